@@ -1,0 +1,167 @@
+"""Value objects of the memory file format (``spec/memhtml-core.md`` §1).
+
+Names in this module use the *short* meta names (``type``, ``confidence`` …, i.e. without the ``memhtml-``
+prefix) and link rels in their underscore form (``supersedes``, ``about_person`` …). The on-disk token is
+``memhtml-`` + name (rels with ``_`` → ``-``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MEMORY_TYPES: tuple[str, ...] = (
+    "episodic",
+    "semantic",
+    "procedural",
+    "agent_insight",
+    "user_preference",
+    "error_pattern",
+    "verdict",
+    "precedent",
+    "arc",
+    "task",
+)
+"""The ten memory types (``spec/memhtml-core.md`` §1.5)."""
+
+TASK_STATUSES: tuple[str, ...] = ("todo", "doing", "blocked", "done")
+STATUSES: tuple[str, ...] = ("active", "archived")
+PARA_BUCKETS: tuple[str, ...] = ("projects", "areas", "resources", "archive")
+
+META_ORDER: tuple[str, ...] = (
+    "type",
+    "status",
+    "created",
+    "updated",
+    "confidence",
+    "importance",
+    "content-hash",
+    "author",
+    "session",
+    "prompt",
+    "turn",
+    "valid-from",
+    "valid-until",
+    "reprieves",
+    "archived",
+    "superseded-by",
+    "needs-revision",
+    "task-status",
+    "due",
+    "entity",
+    "tag",
+    "alias",
+)
+"""Head meta emission order (``spec/memhtml-core.md`` §1.2). New scalars append to the scalar block, new
+repeatables to the end."""
+
+REPEATABLE_METAS: frozenset[str] = frozenset({"entity", "tag", "alias"})
+REQUIRED_METAS: tuple[str, ...] = ("type", "status", "created", "updated")
+
+REL_CLASSES: dict[str, str] = {
+    "supersedes": "memory",
+    "contradicts": "memory",
+    "caused_by": "memory",
+    "leads_to": "memory",
+    "part_of": "memory",
+    "relates_to": "memory",
+    "example_of": "memory",
+    "supports": "memory",
+    "laterally_related": "memory",
+    "about_person": "person",
+    "authored_by": "person",
+    "from_session": "provenance",
+    "blocks": "task",
+    "subtask_of": "task",
+}
+"""Closed link vocabulary, rel → edge class (``spec/memhtml-core.md`` §1.3)."""
+
+
+def rel_token(rel: str) -> str:
+    """Return the ``<link rel>`` token of a rel: ``memhtml-`` + rel with ``_`` → ``-``."""
+    return "memhtml-" + rel.replace("_", "-")
+
+
+def rel_from_token(token: str) -> str | None:
+    """Return the rel of a ``memhtml-…`` token, or ``None`` when it is not a known rel."""
+    if not token.startswith("memhtml-"):
+        return None
+    rel = token[len("memhtml-") :].replace("-", "_")
+    return rel if rel in REL_CLASSES else None
+
+
+@dataclass(frozen=True)
+class Link:
+    """One head ``<link>``: ``rel`` in underscore form, ``href`` root-relative (``/areas/x.html``)."""
+
+    rel: str
+    href: str
+
+
+@dataclass(frozen=True)
+class Facet:
+    """One ``<dt>``/``<dd>`` pair; ``numeric_value`` is the first finite ``<data value>`` inside the ``<dd>``."""
+
+    name: str
+    value: str
+    numeric_value: float | None = None
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A non-empty ``<cite>`` or ``<q>`` text, with ``q@cite`` as ``href``."""
+
+    text: str
+    href: str | None = None
+
+
+@dataclass(frozen=True)
+class MemoryDocument:
+    """A parsed, valid memory file.
+
+    ``metas`` keeps every ``memhtml-`` head meta in source order as ``(short name, value)``; the typed fields are
+    read from it. Optional values that failed validation are ``None`` and reported in ``warnings``.
+    """
+
+    title: str
+    memory_type: str
+    status: str
+    created: str
+    updated: str
+    article_html: str
+    content_hash: str
+    gist: str
+    body_text: str
+    metas: tuple[tuple[str, str], ...] = ()
+    links: tuple[Link, ...] = ()
+    confidence: float | None = None
+    importance: int | None = None
+    content_hash_meta: str | None = None
+    author: str | None = None
+    session_id: str | None = None
+    prompt_id: str | None = None
+    turn_uuid: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    reprieves: int | None = None
+    archived_at: str | None = None
+    superseded_by: str | None = None
+    needs_revision: bool = False
+    task_status: str | None = None
+    due: str | None = None
+    entities: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    event_at: str | None = None
+    facets: tuple[Facet, ...] = ()
+    citations: tuple[Citation, ...] = ()
+    concepts: tuple[str, ...] = ()
+    langs: tuple[str, ...] = ()
+    summaries: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = field(default=())
+
+    def meta(self, name: str) -> str | None:
+        """Return the first value of head meta ``name`` (short form), or ``None``."""
+        for key, value in self.metas:
+            if key == name:
+                return value
+        return None

@@ -1,0 +1,134 @@
+"""The one error base of git-memhtml.
+
+Core code raises subclasses of :class:`MemhtmlError`; only the CLI (``git_memhtml.cli.main``) turns them into an
+exit code, a one-line message and a ``hint:`` line. Error codes are the original tool's append-only vocabulary
+(``spec/memhtml-core.md`` §6). Errors carry actionable fields (path, shas, operation) and never memory text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class MemhtmlError(Exception):
+    """Base of every expected failure.
+
+    Args:
+        message: one line saying what went wrong (names the file or argument).
+        hint: one line saying how to fix it (an exact command, flag or variable), or ``None``.
+        path: the repository path the error is about, if any.
+
+    Attributes:
+        code: the stable ``ERR_*`` code printed in ``--json`` envelopes.
+        exit_code: the process exit code the CLI uses (1 failure, 2 usage).
+    """
+
+    code = "ERR_UNKNOWN"
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None, path: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.path = path
+
+
+class UsageError(MemhtmlError):
+    """A bad flag, argument or input stream; exits 2."""
+
+    code = "ERR_INVALID_FLAG"
+    exit_code = 2
+
+
+class NotARepo(MemhtmlError):
+    """The directory is not inside a git repository."""
+
+    code = "ERR_GIT"
+
+
+class GitError(MemhtmlError):
+    """A git operation failed (wraps ``pygit2.GitError`` and git subprocess failures)."""
+
+    code = "ERR_GIT"
+
+
+class PathNotFound(MemhtmlError):
+    """A memory path named by the caller does not exist."""
+
+    code = "ERR_PATH_NOT_FOUND"
+
+
+class InvalidMemory(MemhtmlError):
+    """A memory file (or rendered memory) violates the format; ``violations`` lists every finding.
+
+    Args:
+        violations: every violation found in one pass (``spec/memhtml-core.md`` §1.7).
+    """
+
+    code = "ERR_INVALID_MEMORY"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        violations: Sequence[str] = (),
+        hint: str | None = None,
+        path: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint, path=path)
+        self.violations = tuple(violations)
+
+
+class DuplicateContent(MemhtmlError):
+    """The content hash already belongs to an active memory."""
+
+    code = "ERR_DUPLICATE_CONTENT"
+
+
+class WriteConflict(MemhtmlError):
+    """Two writers touched the same path."""
+
+    code = "ERR_WRITE_CONFLICT"
+
+
+class DirtyTree(MemhtmlError):
+    """The work tree has uncommitted changes where a clean tree is required."""
+
+    code = "ERR_DIRTY_TREE"
+
+
+class IndexStale(MemhtmlError):
+    """The index does not describe the tree and cannot be brought up to date."""
+
+    code = "ERR_INDEX_STALE"
+
+
+class EmbedModelMismatch(MemhtmlError):
+    """The index holds vectors of another space than the configured embedder's."""
+
+    code = "ERR_EMBED_MODEL_MISMATCH"
+
+
+class ModelUnavailable(MemhtmlError):
+    """An embedder or model could not be loaded or reached."""
+
+    code = "ERR_MODEL_UNAVAILABLE"
+
+
+class StorageError(MemhtmlError):
+    """SQLite or the file system failed (wraps ``apsw.Error``)."""
+
+    code = "ERR_STORAGE"
+
+
+class DiscriminationFailed(MemhtmlError):
+    """The discrimination gate refused."""
+
+    code = "ERR_DISCRIMINATION_FAILED"
+
+
+class ConfigError(MemhtmlError):
+    """A configuration value is invalid."""
+
+    code = "ERR_INVALID_FLAG"
+    exit_code = 2
