@@ -1,0 +1,421 @@
+"""The one choke point for git (DESIGN §3.4).
+
+pygit2 does reads, trees, index edits, commits, branches and worktrees; the ``git`` binary is used only where
+pygit2 cannot give git's own semantics: trailer parsing (``git log %(trailers)``) and the user-visible
+fast-forward of a checked-out branch (``git merge --ff-only``). libgit2 runs no hooks, so every command of ours
+indexes after its own commits.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import DiffFind, FileStatus
+
+from git_memhtml.errors import GitError, NotARepo, PathNotFound
+
+PARA_PREFIXES: tuple[str, ...] = ("projects/", "areas/", "resources/", "archive/")
+"""The four PARA buckets whose ``.html`` files are memories (``spec/memhtml-core.md`` §2.1)."""
+
+_DELETED = FileStatus.WT_DELETED | FileStatus.INDEX_DELETED
+_FALLBACK_NAME = "git-memhtml"
+_FALLBACK_EMAIL = "git-memhtml@localhost"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry of a tree diff: ``status`` is git's letter (A, M, D, R, C, T); ``old_path`` is set for R/C."""
+
+    status: str
+    path: str
+    old_path: str | None = None
+
+
+@dataclass(frozen=True)
+class DirtyEntry:
+    """One uncommitted work-tree path (staged or not); ``deleted`` when it is gone from disk."""
+
+    path: str
+    deleted: bool
+
+
+def _git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
+    return env
+
+
+def _parse_git_date(value: str) -> tuple[int, int] | None:
+    """Parse a ``GIT_*_DATE`` value (ISO 8601 or ``@<epoch> [+hhmm]``) into (epoch seconds, offset minutes)."""
+    value = value.strip()
+    match = re.fullmatch(r"@?(\d+)(?:\s+([+-])(\d{2})(\d{2}))?", value)
+    if match:
+        offset = 0
+        if match.group(2):
+            offset = int(match.group(3)) * 60 + int(match.group(4))
+            offset = -offset if match.group(2) == "-" else offset
+        return int(match.group(1)), offset
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    delta = parsed.utcoffset()
+    offset_minutes = int(delta.total_seconds() // 60) if delta is not None else 0
+    return int(parsed.timestamp()), offset_minutes
+
+
+class GitRepo:
+    """A git repository with a work tree.
+
+    Attributes:
+        root: the work tree folder.
+        git_dir: this work tree's git dir (``.git`` or ``.git/worktrees/<name>``).
+        common_dir: the git dir shared by every work tree of the repository.
+    """
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        if repo.workdir is None:
+            raise NotARepo(
+                f"{repo.path}: a bare repository has no work tree",
+                hint="run git memhtml inside a clone with a work tree",
+            )
+        self._repo = repo
+        self.root = Path(repo.workdir).resolve()
+        self.git_dir = Path(repo.path).resolve()
+        commondir = self.git_dir / "commondir"
+        if commondir.is_file():
+            self.common_dir = (self.git_dir / commondir.read_text().strip()).resolve()
+        else:
+            self.common_dir = self.git_dir
+
+    # -- discovery -----------------------------------------------------------------------------------------
+    @classmethod
+    def discover(cls, path: Path | str = ".") -> GitRepo:
+        """Open the repository containing ``path``; raises :class:`NotARepo` with a hint."""
+        found = pygit2.discover_repository(str(path))
+        if found is None:
+            raise NotARepo(
+                f"{Path(path).resolve()}: not inside a git repository",
+                hint="run `git memhtml init` here, or pass --repo PATH",
+            )
+        return cls(pygit2.Repository(found))
+
+    @classmethod
+    def init(cls, path: Path | str, *, branch: str = "main") -> GitRepo:
+        """Create a repository at ``path`` whose first branch is ``branch`` and open it."""
+        repo = pygit2.init_repository(str(path), initial_head=branch)
+        return cls(repo)
+
+    # -- reads ---------------------------------------------------------------------------------------------
+    def head_sha(self) -> str | None:
+        """Return the commit HEAD points at, or ``None`` on an unborn branch."""
+        if self._repo.head_is_unborn:
+            return None
+        return str(self._repo.head.target)
+
+    def current_branch(self) -> str | None:
+        """Return the short name of the checked-out branch, or ``None`` when HEAD is detached."""
+        if self._repo.head_is_detached:
+            return None
+        ref = self._repo.lookup_reference("HEAD").target
+        name = str(ref)
+        return name[len("refs/heads/") :] if name.startswith("refs/heads/") else name
+
+    def branch_sha(self, name: str) -> str | None:
+        """Return the tip of local branch ``name``, or ``None`` when it does not exist."""
+        branch = self._repo.branches.local.get(name)
+        return None if branch is None else str(branch.target)
+
+    def branches(self, prefix: str = "") -> list[str]:
+        """Return local branch names starting with ``prefix``, sorted."""
+        return sorted(b for b in self._repo.branches.local if b.startswith(prefix))
+
+    def read_blob(self, sha: str) -> bytes:
+        """Return the bytes of blob ``sha``."""
+        obj = self._repo.get(sha)
+        if obj is None or not isinstance(obj, pygit2.Blob):
+            raise GitError(f"blob {sha} not found", hint="run `git fsck` to check the repository")
+        return obj.data
+
+    def tree_blobs(self, commit_sha: str, prefixes: Sequence[str] = PARA_PREFIXES) -> dict[str, str]:
+        """Return ``{path: blob sha}`` for every blob of the commit's tree under ``prefixes`` (all when empty)."""
+        index = pygit2.Index()
+        index.read_tree(self._commit(commit_sha).tree)
+        out: dict[str, str] = {}
+        for entry in index:
+            if not prefixes or entry.path.startswith(tuple(prefixes)):
+                out[entry.path] = str(entry.id)
+        return out
+
+    def read_path_at(self, commit_sha: str, path: str) -> bytes | None:
+        """Return the bytes of ``path`` at ``commit_sha``, or ``None`` when absent."""
+        tree = self._commit(commit_sha).tree
+        try:
+            obj = tree[path]
+        except KeyError:
+            return None
+        blob = self._repo.get(obj.id)
+        return blob.data if isinstance(blob, pygit2.Blob) else None
+
+    def diff(self, a_sha: str, b_sha: str) -> list[Change]:
+        """Return the changes from commit ``a_sha`` to ``b_sha`` with rename detection (copies are adds)."""
+        diff = self._repo.diff(self._commit(a_sha).tree, self._commit(b_sha).tree)
+        diff.find_similar(flags=DiffFind.FIND_RENAMES, rename_threshold=50)
+        out: list[Change] = []
+        for delta in diff.deltas:
+            status = delta.status_char()
+            if status == "R":
+                out.append(Change("R", delta.new_file.path, delta.old_file.path))
+            elif status == "D":
+                out.append(Change("D", delta.old_file.path))
+            elif status == "C":
+                out.append(Change("A", delta.new_file.path))
+            else:
+                out.append(Change(status, delta.new_file.path))
+        return out
+
+    def dirty(self) -> list[DirtyEntry]:
+        """Return uncommitted paths (staged, modified, deleted or untracked; ignored ones excluded), sorted."""
+        status = self._repo.status()
+        out = [
+            DirtyEntry(path, bool(flags & _DELETED))
+            for path, flags in status.items()
+            if not flags & FileStatus.IGNORED
+        ]
+        return sorted(out, key=lambda e: e.path)
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """Return whether ``ancestor`` is ``descendant`` or one of its ancestors."""
+        if ancestor == descendant:
+            return True
+        return bool(self._repo.descendant_of(descendant, ancestor))
+
+    def commits_between(self, base: str, head: str) -> list[str]:
+        """Return the commits reachable from ``head`` but not ``base``, oldest first."""
+        walker = self._repo.walk(head, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+        walker.hide(base)
+        return [str(c.id) for c in walker]
+
+    def commit_message(self, sha: str) -> str:
+        """Return the full message of commit ``sha``."""
+        return str(self._commit(sha).message)
+
+    def log_trailers(self, base: str, head: str, key: str) -> list[tuple[str, list[str]]]:
+        """Return ``(sha, values)`` of trailer ``key`` for each commit in ``base..head``, oldest first.
+
+        Parsed by ``git log %(trailers:key=…)`` so the semantics are git's own (DESIGN §3.4).
+        """
+        fmt = f"%x00%H%x1f%(trailers:key={key},valueonly,separator=%x1f)"
+        out = self.run_git(["log", "--reverse", f"--format={fmt}", f"{base}..{head}"])
+        result: list[tuple[str, list[str]]] = []
+        for record in out.split("\x00"):
+            if not record.strip():
+                continue
+            parts = record.strip("\n").split("\x1f")
+            values = [p.strip() for p in parts[1:] if p.strip()]
+            result.append((parts[0].strip(), values))
+        return result
+
+    # -- writes to the work tree and index -----------------------------------------------------------------
+    def stage(self, paths: Iterable[str]) -> None:
+        """Stage ``paths`` as they are on disk (a missing file is staged as a deletion)."""
+        index = self._repo.index
+        index.read(force=False)
+        for path in paths:
+            if (self.root / path).is_file():
+                index.add(path)
+            else:
+                try:
+                    index.remove(path)
+                except (OSError, KeyError):
+                    pass
+        index.write()
+
+    def move(self, src: str, dst: str) -> None:
+        """``git mv src dst``: create parent folders, rename on disk, and stage both sides."""
+        source = self.root / src
+        if not source.is_file():
+            raise PathNotFound(f"{src}: no such file in the work tree", hint="run `git memhtml list`")
+        target = self.root / dst
+        target.parent.mkdir(parents=True, exist_ok=True)
+        source.rename(target)
+        self.stage([src, dst])
+
+    def unstage_all(self) -> None:
+        """Reset the index to HEAD without touching work-tree bytes (``git reset -q``)."""
+        head = self.head_sha()
+        index = self._repo.index
+        if head is None:
+            index.clear()
+        else:
+            index.read_tree(self._commit(head).tree)
+        index.write()
+
+    def restore_paths(self, paths: Iterable[str]) -> None:
+        """Put ``paths`` back as HEAD has them: rewrite tracked files, delete untracked ones, re-stage."""
+        head = self.head_sha()
+        for path in paths:
+            data = self.read_path_at(head, path) if head else None
+            target = self.root / path
+            if data is None:
+                if target.is_file():
+                    target.unlink()
+                    _prune_empty_dirs(target.parent, self.root)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+        self.unstage_all()
+
+    def staged_changes(self) -> bool:
+        """Return whether the index differs from HEAD's tree."""
+        index = self._repo.index
+        index.read(force=False)
+        tree = index.write_tree()
+        head = self.head_sha()
+        return head is None or tree != self._commit(head).tree_id
+
+    def commit(self, subject: str, body: str | None = None, trailers: Sequence[tuple[str, str]] = ()) -> str | None:
+        """Commit what is staged on the checked-out branch; return the sha, or ``None`` when nothing is staged.
+
+        The message is ``subject``, a blank line, ``body`` (already indented by the caller when untrusted), a
+        blank line and one ``Key: value`` line per trailer.
+        """
+        index = self._repo.index
+        index.read(force=False)
+        tree = index.write_tree()
+        head = self.head_sha()
+        if head is not None and tree == self._commit(head).tree_id:
+            return None
+        message = subject.strip() + "\n"
+        if body and body.strip():
+            message += "\n" + body.rstrip() + "\n"
+        if trailers:
+            message += "\n" + "".join(f"{k}: {v}\n" for k, v in trailers)
+        author = self._signature("AUTHOR")
+        committer = self._signature("COMMITTER")
+        parents = [] if head is None else [pygit2.Oid(hex=head)]
+        try:
+            oid = self._repo.create_commit("HEAD", author, committer, message, tree, parents)
+        except pygit2.GitError as exc:
+            raise GitError(f"commit failed: {exc}", hint="check `git status` and retry") from exc
+        return str(oid)
+
+    # -- branches and worktrees ------------------------------------------------------------------------------
+    def create_branch(self, name: str, sha: str) -> None:
+        """Create local branch ``name`` at ``sha``; raises :class:`GitError` when it exists."""
+        try:
+            self._repo.branches.local.create(name, self._commit(sha))
+        except (pygit2.GitError, ValueError) as exc:
+            raise GitError(f"cannot create branch {name}: {exc}", hint=f"git branch -D {name}") from exc
+
+    def delete_branch(self, name: str) -> None:
+        """Delete local branch ``name`` if it exists."""
+        branch = self._repo.branches.local.get(name)
+        if branch is not None:
+            branch.delete()
+
+    def add_worktree(self, name: str, path: Path, branch: str) -> GitRepo:
+        """Check ``branch`` out in a new linked work tree at ``path`` and return it."""
+        ref = self._repo.branches.local.get(branch)
+        if ref is None:
+            raise GitError(f"no branch {branch}", hint="git branch --list 'sleep/*'")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._repo.add_worktree(name, str(path), ref)
+        except pygit2.GitError as exc:
+            raise GitError(f"cannot add worktree {name}: {exc}", hint="git worktree prune") from exc
+        return GitRepo(pygit2.Repository(str(path)))
+
+    def worktree_path(self, name: str) -> Path | None:
+        """Return the folder of linked work tree ``name``, or ``None``."""
+        if name not in self._repo.list_worktrees():
+            return None
+        return Path(self._repo.lookup_worktree(name).path)
+
+    def remove_worktree(self, name: str) -> None:
+        """Delete linked work tree ``name`` (its folder and its admin dir) if it exists."""
+        if name not in self._repo.list_worktrees():
+            return
+        worktree = self._repo.lookup_worktree(name)
+        folder = Path(worktree.path)
+        if folder.exists():
+            shutil.rmtree(folder)
+        worktree.prune(True)
+
+    def fast_forward(self, branch: str, sha: str) -> None:
+        """Move ``branch`` forward to ``sha``; a checked-out branch is merged with ``git merge --ff-only``."""
+        current = self.branch_sha(branch)
+        if current is not None and not self.is_ancestor(current, sha):
+            raise GitError(f"{branch} cannot fast-forward to {sha[:12]}", hint="re-run the sleep cycle")
+        if self.current_branch() == branch:
+            self.run_git(["merge", "--ff-only", "-q", sha])
+            self._repo.index.read(force=True)
+            return
+        ref = self._repo.references.get(f"refs/heads/{branch}")
+        if ref is None:
+            self._repo.branches.local.create(branch, self._commit(sha))
+        else:
+            ref.set_target(pygit2.Oid(hex=sha))
+
+    # -- config ------------------------------------------------------------------------------------------
+    def config_get(self, key: str) -> str | None:
+        """Return the effective value of git config ``key`` (repo, then global), or ``None``."""
+        try:
+            return str(self._repo.config[key])
+        except KeyError:
+            return None
+
+    def config_set(self, key: str, value: str) -> None:
+        """Set ``key`` in the repository's local config."""
+        self._repo.config[key] = value
+
+    # -- plumbing ---------------------------------------------------------------------------------------
+    def run_git(self, args: Sequence[str]) -> str:
+        """Run the ``git`` binary in this work tree; raises :class:`GitError` naming the subcommand."""
+        proc = subprocess.run(
+            ["git", "-C", str(self.root), *args],
+            capture_output=True,
+            text=True,
+            env=_git_env(),
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise GitError(
+                f"git {args[0]} failed (exit {proc.returncode}): {proc.stderr.strip()[:300]}",
+                hint="run the same git command by hand to see the full message",
+            )
+        return proc.stdout
+
+    def _commit(self, sha: str) -> pygit2.Commit:
+        try:
+            obj = self._repo.revparse_single(sha)
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise GitError(f"no commit {sha}", hint="git log --oneline") from exc
+        commit = obj.peel(pygit2.Commit)
+        assert isinstance(commit, pygit2.Commit)
+        return commit
+
+    def _signature(self, role: str) -> pygit2.Signature:
+        name = os.environ.get(f"GIT_{role}_NAME") or self.config_get("user.name") or _FALLBACK_NAME
+        email = os.environ.get(f"GIT_{role}_EMAIL") or self.config_get("user.email") or _FALLBACK_EMAIL
+        date = os.environ.get(f"GIT_{role}_DATE")
+        parsed = _parse_git_date(date) if date else None
+        if parsed is None:
+            return pygit2.Signature(name, email)
+        return pygit2.Signature(name, email, parsed[0], parsed[1])
+
+
+def _prune_empty_dirs(folder: Path, root: Path) -> None:
+    while folder != root and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
