@@ -1,0 +1,214 @@
+"""Authoring doors: prose → article markup and whole new memory files (``spec/memhtml-core.md`` §1.9).
+
+Exactly one of prose (claim + body paragraphs) or raw ``article_html`` is given. A body paragraph that is one
+whole backtick fence becomes ``<figure><pre><code data-lang>``; no language is guessed. The rendered file is
+re-validated by :func:`parse_memory` (the render gate) before it is returned.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Final
+
+from git_memhtml.document.hash import collapse, content_hash, js_trim
+from git_memhtml.document.model import Link
+from git_memhtml.document.parse import parse_memory
+from git_memhtml.document.serialize import canonical_article_html, escape_attribute, escape_text, serialize_memory
+from git_memhtml.document.validate import LANG_TOKEN
+from git_memhtml.errors import InvalidMemory
+
+DEFAULT_TASK_STATUS: Final[str] = "todo"
+"""``task-status`` stamped on a new task when none is given (core §1.8)."""
+
+_FENCE_OPEN: Final = re.compile(r"^(`{3,})([^`]*)$")
+_CLAIM: Final = re.compile(r"^(.*?[.!?])(\s|$)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class FencedBlock:
+    """One whole-paragraph backtick fence: ``code`` verbatim, ``lang`` = first info token lowercased or None."""
+
+    code: str
+    lang: str | None
+
+
+def fence_opening(line: str) -> str | None:
+    """The backtick run (≥3) of a fence-opening line (info string without backticks), else ``None``."""
+    match = _FENCE_OPEN.match(js_trim(line))
+    return match.group(1) if match else None
+
+
+def closes_fence(line: str, opening: str) -> bool:
+    """True when ``line`` is only a run of at least ``len(opening)`` backticks (surrounding spaces allowed)."""
+    stripped = js_trim(line)
+    return len(stripped) >= len(opening) and set(stripped) == {"`"}
+
+
+def fenced_block(paragraph: str) -> FencedBlock | None:
+    """Read a paragraph that is one whole closed fence, else ``None`` (unclosed or mixed prose is text)."""
+    lines = paragraph.split("\n")
+    if len(lines) < 2:
+        return None
+    match = _FENCE_OPEN.match(js_trim(lines[0]))
+    if match is None or not closes_fence(lines[-1], match.group(1)):
+        return None
+    info = js_trim(match.group(2)).split()
+    token = info[0] if info else ""
+    lang = token.lower() if token and LANG_TOKEN.match(token) else None
+    return FencedBlock(code="\n".join(lines[1:-1]), lang=lang)
+
+
+def split_paragraphs(prose: str) -> list[str]:
+    """Split prose on blank lines (blank lines inside an open fence are content); trimmed, empties dropped."""
+    parts: list[list[str]] = [[]]
+    opening: str | None = None
+    for line in prose.split("\n"):
+        if opening is None and js_trim(line) == "":
+            if parts[-1]:
+                parts.append([])
+            continue
+        parts[-1].append(line)
+        if opening is None:
+            opening = fence_opening(line)
+        elif closes_fence(line, opening):
+            opening = None
+    return [text for lines in parts if (text := js_trim("\n".join(lines)))]
+
+
+def split_prose(text: str) -> tuple[str, list[str]]:
+    """Derive ``(claim, body_paragraphs)`` from free prose (core §1.9, MCP/JSONL door).
+
+    The claim is the text through the first ``.``/``!``/``?`` followed by whitespace or the end (the whole text
+    when there is none); the remainder is split on blank lines, fence-aware.
+    """
+    trimmed = js_trim(text)
+    match = _CLAIM.match(trimmed)
+    claim = js_trim(match.group(1) if match else trimmed)
+    remainder = js_trim(trimmed[len(claim) :])
+    return claim, (split_paragraphs(remainder) if remainder else [])
+
+
+def _code_figure(block: FencedBlock) -> str:
+    lang = f' data-lang="{escape_attribute(block.lang)}"' if block.lang else ""
+    return f"<figure><pre><code{lang}>{escape_text(block.code)}</code></pre></figure>"
+
+
+def render_article(claim: str, body: Sequence[str]) -> str:
+    """Canonical article inner HTML for prose (core §1.9).
+
+    ``<p><mark>CLAIM</mark> BODY0</p>``, then one ``<p>`` per further paragraph, joined by ``"\\n"``; a
+    paragraph that is one whole fence becomes ``<figure><pre><code data-lang="x">…</code></pre></figure>`` and is
+    never joined onto the claim. Blank paragraphs are dropped; all text is escaped.
+    """
+    rendered: list[tuple[str, str | None]] = []  # (html, tail text when it is prose)
+    for text in body:
+        if js_trim(text) == "":
+            continue
+        block = fenced_block(text)
+        if block is None:
+            rendered.append((f"<p>{escape_text(js_trim(text))}</p>", js_trim(text)))
+        else:
+            rendered.append((_code_figure(block), None))
+    mark = f"<mark>{escape_text(js_trim(claim))}</mark>"
+    if rendered and rendered[0][1] is not None:
+        first, following = f"<p>{mark} {escape_text(rendered[0][1])}</p>", rendered[1:]
+    else:
+        first, following = f"<p>{mark}</p>", rendered
+    return canonical_article_html("\n".join([first, *(html for html, _ in following)]))
+
+
+def format_confidence(value: float) -> str:
+    """Two decimals, ties rounded up like ECMAScript ``toFixed(2)`` (core §1.2)."""
+    return str(Decimal(value).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def _article(claim: str | None, body: Sequence[str], article_html: str | None) -> str:
+    has_claim = claim is not None and js_trim(claim) != ""
+    has_html = article_html is not None and js_trim(article_html) != ""
+    if has_claim == has_html:
+        which = "both" if has_claim else "neither"
+        raise InvalidMemory(
+            f"give exactly one of a claim or article_html ({which} given)",
+            violations=[f"exactly one of claim or article_html is required ({which} given)"],
+            hint="pass a claim (plus body paragraphs) for prose, or article_html with its own <mark>, not both",
+        )
+    if has_html:
+        assert article_html is not None
+        return canonical_article_html(article_html)
+    assert claim is not None
+    return render_article(claim, body)
+
+
+def render_memory(
+    *,
+    title: str,
+    memory_type: str,
+    now: str,
+    claim: str | None = None,
+    body: Sequence[str] = (),
+    article_html: str | None = None,
+    status: str = "active",
+    confidence: float | None = None,
+    importance: int | None = None,
+    author: str | None = None,
+    entities: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    aliases: Sequence[str] = (),
+    links: Sequence[Link] = (),
+    session_id: str | None = None,
+    prompt_id: str | None = None,
+    turn_uuid: str | None = None,
+    valid_from: str | None = None,
+    valid_until: str | None = None,
+    task_status: str | None = None,
+    due: str | None = None,
+    extra_metas: Sequence[tuple[str, str]] = (),
+) -> str:
+    """Render a new memory file and re-validate it (the render gate, core §1.9).
+
+    Emits ``type``, ``status``, ``created`` = ``updated`` = ``now`` (ISO UTC), ``content-hash`` of the rendered
+    article, and each optional meta that is given (``confidence`` with two decimals); a ``task`` without
+    ``task_status`` gets ``todo``. ``extra_metas`` are ``(short name, value)`` pairs. The title is
+    whitespace-collapsed. Empty entity/tag/alias values are skipped.
+
+    Raises:
+        InvalidMemory: neither or both of claim/article_html; unknown meta name or rel; any violation of the
+            rendered file (e.g. bad type, a task status on a non-task, an article_html without a leading mark).
+    """
+    article = _article(claim, body, article_html)
+    if memory_type == "task" and task_status is None:
+        task_status = DEFAULT_TASK_STATUS
+    scalars: list[tuple[str, str | None]] = [
+        ("type", memory_type),
+        ("status", status),
+        ("created", now),
+        ("updated", now),
+        ("confidence", None if confidence is None else format_confidence(confidence)),
+        ("importance", None if importance is None else str(int(importance))),
+        ("content-hash", content_hash(article)),
+        ("author", author),
+        ("session", session_id),
+        ("prompt", prompt_id),
+        ("turn", turn_uuid),
+        ("valid-from", valid_from),
+        ("valid-until", valid_until),
+        ("task-status", task_status),
+        ("due", due),
+    ]
+    metas = [(name, value) for name, value in scalars if value is not None]
+    for name, values in (("entity", entities), ("tag", tags), ("alias", aliases)):
+        metas.extend((name, value) for value in values if value.strip())
+    metas.extend(extra_metas)
+    text = serialize_memory(title=collapse(title), metas=metas, links=links, article_html=article)
+    try:
+        parse_memory(text)
+    except InvalidMemory as exc:
+        raise InvalidMemory(
+            "rendered memory is invalid: " + "; ".join(exc.violations),
+            violations=exc.violations,
+            hint=exc.hint,
+        ) from None
+    return text

@@ -1,0 +1,414 @@
+"""Format constraints of a memory file (``spec/memhtml-core.md`` §1.2 head rules, §1.3 links, §1.7).
+
+Pure predicates over one parsed tree. Every violation is collected in one pass (nothing short-circuits, nothing
+repairs); warnings never block. Each message is one line naming the offending element or value.
+"""
+
+from __future__ import annotations
+
+import calendar
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+from xml.etree.ElementTree import Element
+
+from git_memhtml.document.hash import canonical_text_of, iter_elements, js_trim, parse_document, tag_of
+from git_memhtml.document.model import (
+    MEMORY_TYPES,
+    META_ORDER,
+    REPEATABLE_METAS,
+    REQUIRED_METAS,
+    STATUSES,
+    TASK_STATUSES,
+    rel_from_token,
+)
+
+META_PREFIX: Final[str] = "memhtml-"
+"""Prefix of every format meta name and link rel token (core §1.2, §1.3)."""
+
+KNOWN_ELEMENTS: Final[frozenset[str]] = frozenset(
+    {
+        "html", "head", "body", "title", "meta", "link",
+        "article", "mark", "time", "dl", "dt", "dd", "data", "cite", "q", "dfn", "figure", "figcaption",
+        "details", "summary", "aside", "section", "abbr", "pre", "code", "kbd", "samp", "var", "table",
+        "caption", "thead", "tbody", "tr", "th", "td", "p", "ul", "ol", "li", "a", "strong", "em",
+        "address",
+    }
+)
+"""The closed element vocabulary (core §1.4); anything else warns once per name."""
+
+FIGURE_SCOPED_ELEMENTS: Final[frozenset[str]] = frozenset({"div", "span"})
+"""Allowed only under a ``<figure>`` (core §1.4)."""
+
+FORBIDDEN_ELEMENTS: Final[frozenset[str]] = frozenset({"script", "style"})
+FORBIDDEN_ATTRIBUTES: Final[frozenset[str]] = frozenset({"class", "style"})
+URL_ATTRIBUTES: Final[frozenset[str]] = frozenset({"href", "src", "cite"})
+"""Attributes checked for a ``javascript:`` URL (a violation anywhere in the document)."""
+
+LANG_TOKEN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_+#.-]*$")
+"""Valid ``data-lang`` value (core §1.4)."""
+
+_DATETIME: Final = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})"
+    r"(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?"
+    r"(?:Z|[+-](\d{2}):?(\d{2}))?$"
+)
+_URL_NOISE: Final = re.compile(r"[\x00-\x20\x7f]+")
+_JS_DECIMAL: Final = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+_JS_RADIX: Final = re.compile(r"^0([xXoObB])([0-9a-fA-F]+)$")
+MAX_SAFE_INTEGER: Final[int] = 2**53 - 1
+"""Upper bound of ``memhtml-reprieves`` (the original reads numbers as IEEE doubles)."""
+TRUE_WORDS: Final[frozenset[str]] = frozenset({"true", "1", "yes"})
+"""``memhtml-needs-revision`` values read as true, case-insensitive (core §1.2)."""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Outcome of checking one tree: violations and warnings in rule order, then document order."""
+
+    violations: tuple[str, ...]
+    warnings: tuple[str, ...]
+    article: Element | None
+
+
+def show(value: str, limit: int = 60) -> str:
+    """A value quoted for a one-line message: JSON-escaped (no raw newlines), truncated to ``limit`` chars."""
+    text = value if len(value) <= limit else value[:limit] + "…"
+    return json.dumps(text, ensure_ascii=False)
+
+
+def is_valid_datetime(value: str) -> bool:
+    """True for ``YYYY-MM-DD[(T| )HH:MM[:SS[.f]]][Z|±HH[:]MM]`` with a real calendar date, hour ≤ 23,
+    minute ≤ 59, second ≤ 60 (leap second), zone hour ≤ 23 and zone minute ≤ 59 (core §1.7 rule 2)."""
+    match = _DATETIME.match(value)
+    if match is None:
+        return False
+    year, month, day, hour, minute, second, zone_h, zone_m = match.groups()
+    if not 1 <= int(month) <= 12 or not 1 <= int(day) <= calendar.monthrange(int(year), int(month))[1]:
+        return False
+    if hour is not None and (int(hour) > 23 or int(minute) > 59):
+        return False
+    if second is not None and int(second) > 60:
+        return False
+    return zone_h is None or (int(zone_h) <= 23 and int(zone_m) <= 59)
+
+
+def is_root_relative_href(href: str) -> bool:
+    """True when ``href`` starts with ``/`` (not ``//``) and no path segment is empty, ``.`` or ``..``;
+    query and fragment are ignored (core §1.3)."""
+    if not href.startswith("/") or href.startswith("//"):
+        return False
+    path = re.split(r"[?#]", href, maxsplit=1)[0]
+    return all(segment not in ("", ".", "..") for segment in path[1:].split("/"))
+
+
+def is_javascript_url(value: str) -> bool:
+    """True when a URL attribute is ``javascript:`` in any case once whitespace/control chars are removed."""
+    return _URL_NOISE.sub("", value).lower().startswith("javascript:")
+
+
+def js_number(value: str) -> float | None:
+    """ECMAScript ``Number(value)``: ``None`` for NaN; blank is 0; ``0x``/``0o``/``0b`` radix; ±Infinity."""
+    text = js_trim(value)
+    if text == "":
+        return 0.0
+    radix = _JS_RADIX.match(text)
+    if radix is not None:
+        base = {"x": 16, "o": 8, "b": 2}[radix.group(1).lower()]
+        try:
+            return float(int(radix.group(2), base))
+        except ValueError:
+            return None
+    if text in ("Infinity", "+Infinity", "-Infinity"):
+        return float("-inf") if text.startswith("-") else float("inf")
+    return float(text) if _JS_DECIMAL.match(text) else None
+
+
+@dataclass(frozen=True)
+class MetaValues:
+    """Typed reading of the head metas (core §1.2): first value of each scalar, optionals ``None`` when
+    absent or dropped; ``violations`` and ``warnings`` explain what was refused or dropped."""
+
+    memory_type: str | None
+    status: str | None
+    confidence: float | None
+    importance: int | None
+    reprieves: int | None
+    needs_revision: bool
+    task_status: str | None
+    due: str | None
+    violations: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+
+def _bounded(value: str | None, low: float, high: float, integral: bool) -> tuple[float | None, bool]:
+    """``(number, dropped)``: the value in ``[low, high]`` (integral when asked), or ``None``."""
+    if value is None:
+        return None, False
+    number = js_number(value)
+    if number is None or number != number or number in (float("inf"), float("-inf")):
+        return None, True
+    if number < low or number > high or (integral and not number.is_integer()):
+        return None, True
+    return number, False
+
+
+def read_meta_values(metas: Sequence[tuple[str, str]]) -> MetaValues:
+    """Read and check ``(short name, value)`` head metas (core §1.2, §1.7).
+
+    Violations: type outside ``MEMORY_TYPES``, status outside ``active|archived``, task coupling (a task without
+    ``task-status``, a non-task with one, a value outside ``TASK_STATUSES``), a ``due`` that is not a valid
+    datetime. Warnings (value dropped): confidence not in [0, 1], importance not an integer 1-10, reprieves not an
+    integer >= 0.
+    """
+    first: dict[str, str] = {}
+    for name, value in metas:
+        first.setdefault(name, value)
+    violations: list[str] = []
+    warnings: list[str] = []
+    raw_type, raw_status = first.get("type"), first.get("status")
+    memory_type = raw_type if raw_type in MEMORY_TYPES else None
+    status = raw_status if raw_status in STATUSES else None
+    if raw_type is not None and memory_type is None:
+        violations.append(f"memhtml-type {show(raw_type)} is not one of {', '.join(MEMORY_TYPES)}")
+    if raw_status is not None and status is None:
+        violations.append(f"memhtml-status {show(raw_status)} is neither active nor archived")
+    raw_task, due = first.get("task-status"), first.get("due")
+    if raw_task is not None and memory_type != "task":
+        violations.append(f"memhtml-task-status on a {memory_type or 'typeless'} memory: only a task has one")
+    if raw_task is not None and raw_task not in TASK_STATUSES:
+        violations.append(f"memhtml-task-status {show(raw_task)} is not one of {', '.join(TASK_STATUSES)}")
+    if memory_type == "task" and raw_task is None:
+        violations.append('a task needs <meta name="memhtml-task-status">')
+    if due is not None and not is_valid_datetime(due):
+        violations.append(f"memhtml-due {show(due)} is not a valid ISO date or datetime")
+    confidence, bad = _bounded(first.get("confidence"), 0.0, 1.0, False)
+    if bad:
+        warnings.append(f"memhtml-confidence {show(first['confidence'])} is not a number in [0, 1]; dropped")
+    importance, bad = _bounded(first.get("importance"), 1.0, 10.0, True)
+    if bad:
+        warnings.append(f"memhtml-importance {show(first['importance'])} is not an integer 1-10; dropped")
+    reprieves, bad = _bounded(first.get("reprieves"), 0.0, float(MAX_SAFE_INTEGER), True)
+    if bad:
+        warnings.append(f"memhtml-reprieves {show(first['reprieves'])} is not an integer >= 0; dropped")
+    needs = first.get("needs-revision")
+    return MetaValues(
+        memory_type=memory_type,
+        status=status,
+        confidence=confidence,
+        importance=None if importance is None else int(importance),
+        reprieves=None if reprieves is None else int(reprieves),
+        needs_revision=needs is not None and needs.lower() in TRUE_WORDS,
+        task_status=raw_task if raw_task in TASK_STATUSES else None,
+        due=due,
+        violations=tuple(violations),
+        warnings=tuple(warnings),
+    )
+
+
+def parent_map(root: Element) -> dict[Element, Element]:
+    """Child → parent for every node of a tree (etree has no parent pointers)."""
+    return {child: parent for parent in root.iter() for child in parent}
+
+
+def _has_ancestor(node: Element, name: str, parents: dict[Element, Element]) -> bool:
+    cursor = parents.get(node)
+    while cursor is not None:
+        if tag_of(cursor) == name:
+            return True
+        cursor = parents.get(cursor)
+    return False
+
+
+def _is_within(node: Element, ancestor: Element, parents: dict[Element, Element]) -> bool:
+    cursor: Element | None = node
+    while cursor is not None:
+        if cursor is ancestor:
+            return True
+        cursor = parents.get(cursor)
+    return False
+
+
+def head_of(root: Element) -> Element | None:
+    """The ``<head>`` element of a parsed document, or ``None``."""
+    return next(iter_elements(root, "head"), None)
+
+
+def head_metas(root: Element) -> list[tuple[str, str]]:
+    """Every ``<meta name>`` in ``<head>`` as ``(full name, content)`` in document order."""
+    head = head_of(root)
+    if head is None:
+        return []
+    return [
+        (str(meta.get("name")), str(meta.get("content", "")))
+        for meta in iter_elements(head, "meta")
+        if meta.get("name") is not None
+    ]
+
+
+def _direct_text(element: Element) -> str:
+    parts = [element.text or ""] + [child.tail or "" for child in element]
+    return js_trim("".join(parts))
+
+
+def _check_head(root: Element) -> list[str]:
+    violations: list[str] = []
+    titles = list(iter_elements(root, "title"))
+    if len(titles) != 1:
+        violations.append(f"{len(titles)} <title> elements: a memory needs exactly one")
+    elif _direct_text(titles[0]) == "":
+        violations.append("empty <title>")
+    counts = Counter(name for name, _ in head_metas(root))
+    for required in REQUIRED_METAS:
+        if counts[META_PREFIX + required] == 0:
+            violations.append(f'missing required <meta name="memhtml-{required}">')
+    for name, count in counts.items():
+        if not name.startswith(META_PREFIX):
+            continue
+        short = name[len(META_PREFIX) :]
+        if short not in META_ORDER:
+            violations.append(f"<meta name={show(name)}> is not in the closed meta vocabulary")
+        elif count > 1 and short not in REPEATABLE_METAS:
+            violations.append(f'<meta name="{name}"> appears {count} times but is not repeatable')
+    return violations
+
+
+def _check_article(root: Element) -> tuple[Element | None, list[str]]:
+    articles = list(iter_elements(root, "article"))
+    if len(articles) == 1:
+        return articles[0], []
+    if not articles:
+        return None, ["no <article>: a memory needs exactly one"]
+    return None, [f"{len(articles)} <article> elements: a memory needs exactly one"]
+
+
+def _check_mark(article: Element, parents: dict[Element, Element]) -> list[str]:
+    marks = list(iter_elements(article, "mark"))
+    if not marks:
+        return ["no <mark> in the <article>: the claim span is required"]
+    if len(marks) > 1:
+        return [f"{len(marks)} <mark> elements in the <article>: exactly one is the claim"]
+    mark = marks[0]
+    violations: list[str] = []
+    if js_trim(canonical_text_of(mark, skip_code=True)) == "":
+        violations.append("empty <mark>: the claim must have text outside <code>/<pre>")
+    folded = [
+        f"<mark> inside <{name}>: the claim must not be {why}"
+        for name, why in (("aside", "an aside"), ("details", "behind a fold"))
+        if _has_ancestor(mark, name, parents)
+    ]
+    if folded:
+        return violations + folded
+    first_block = next(iter_elements(article, "p", "li"), None)
+    if first_block is None:
+        violations.append("<mark> is not in a <p> or <li>: the claim must lead the article")
+    elif not _is_within(mark, first_block, parents):
+        violations.append(f"<mark> is not in the first <{tag_of(first_block)}>: the claim must lead the article")
+    return violations
+
+
+def _check_times(root: Element) -> list[str]:
+    violations: list[str] = []
+    for time in iter_elements(root, "time"):
+        value = time.get("datetime")
+        if value is None:
+            violations.append(f"<time> without datetime: {show(_direct_text(time), 40)}")
+        elif not is_valid_datetime(value):
+            violations.append(f"<time datetime={show(value)}> is not a valid ISO date or datetime")
+    return violations
+
+
+def _check_scripting(root: Element) -> list[str]:
+    violations: list[str] = []
+    for element in iter_elements(root):
+        tag = tag_of(element)
+        if tag in FORBIDDEN_ELEMENTS:
+            violations.append(f"<{tag}> is forbidden: a memory file neither executes nor styles")
+        for key, value in element.attrib.items():
+            name = str(key).rsplit("}", 1)[-1].lower()
+            if name in FORBIDDEN_ATTRIBUTES:
+                violations.append(f"{name} attribute on <{tag}>: presentation is not memory")
+            elif name.startswith("on") and len(name) > 2:
+                violations.append(f"{name} handler on <{tag}>: a memory file does not execute")
+            if name in URL_ATTRIBUTES and is_javascript_url(str(value)):
+                violations.append(f"{name}={show(str(value))} on <{tag}> is a javascript: URL")
+    return violations
+
+
+def _check_links(root: Element) -> list[str]:
+    head = head_of(root)
+    if head is None:
+        return []
+    violations: list[str] = []
+    for link in iter_elements(head, "link"):
+        rel = link.get("rel")
+        if rel is None or not rel.startswith(META_PREFIX):
+            continue
+        if rel_from_token(rel) is None:
+            violations.append(f"<link rel={show(rel)}> is not in the closed link vocabulary")
+        href = link.get("href")
+        if not href:
+            violations.append(f'<link rel="{rel}"> has no href')
+        elif not is_root_relative_href(href):
+            violations.append(f'<link rel="{rel}" href={show(href)}> is not root-relative ("/path")')
+    return violations
+
+
+def _collect_warnings(root: Element, parents: dict[Element, Element]) -> list[str]:
+    seen: set[str] = set()
+    warnings: list[str] = []
+
+    def push(key: str, message: str) -> None:
+        if key not in seen:
+            seen.add(key)
+            warnings.append(message)
+
+    for element in iter_elements(root):
+        tag = tag_of(element) or ""
+        lang = element.get("data-lang")
+        if lang is not None and not LANG_TOKEN.match(lang):
+            push(f"lang:{lang}", f"data-lang={show(lang)} is not a language token")
+        if tag in FIGURE_SCOPED_ELEMENTS:
+            if not _has_ancestor(element, "figure", parents):
+                push(f"scoped:{tag}", f"<{tag}> outside a <figure>: use a semantic element")
+        elif tag not in KNOWN_ELEMENTS:
+            push(f"unknown:{tag}", f"<{tag}> is not in the closed element vocabulary")
+    return warnings
+
+
+def check_tree(root: Element) -> CheckResult:
+    """Check a parsed document against every rule of core §1.2/§1.3/§1.7 in one pass.
+
+    Returns:
+        :class:`CheckResult` with violations (head, article, mark, times, scripting, links, meta values) and
+        warnings (dropped optional metas, unknown elements, stray div/span, bad ``data-lang``), plus the
+        article element when there is exactly one.
+    """
+    parents = parent_map(root)
+    article, article_violations = _check_article(root)
+    values = read_meta_values(_short_metas(head_metas(root)))
+    meta_violations, meta_warnings = values.violations, values.warnings
+    violations = [
+        *_check_head(root),
+        *article_violations,
+        *(_check_mark(article, parents) if article is not None else []),
+        *_check_times(root),
+        *_check_scripting(root),
+        *_check_links(root),
+        *meta_violations,
+    ]
+    warnings = [*meta_warnings, *_collect_warnings(root, parents)]
+    return CheckResult(tuple(violations), tuple(warnings), article)
+
+
+def _short_metas(metas: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(name[len(META_PREFIX) :], value) for name, value in metas if name.startswith(META_PREFIX)]
+
+
+def check_document(html: str) -> tuple[list[str], list[str]]:
+    """Check a whole file's text; returns ``(violations, warnings)``. Total: never raises."""
+    result = check_tree(parse_document(html))
+    return list(result.violations), list(result.warnings)
