@@ -1,0 +1,327 @@
+"""Merge veto and in-batch role guard for near-duplicate folds (sleep-eval §3; seed 000 §5 and §7).
+
+Cosine similarity cannot see polarity, quantities or variants, so every proposed fold of ``drop`` into ``keep``
+passes three symmetric divergence predicates first; any one of them vetoes the fold. The numeric predicate reads
+the one-line claim (gist) alone, while negation and variant read the claim joined with the article text (seed 000
+§7: over whole articles the numeric predicate vetoed every candidate, because bodies cite dates and ids).
+
+:func:`merge_candidates` is the post-filter every proposal goes through, deterministic or model-made: the
+similarity threshold, the veto, the self-pair check, the role guard (v0.6 semantics, seed 000 §7) and the per-run
+cap. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+NEAR_DUPLICATE_THRESHOLD = 0.92
+"""Cosine a pair must strictly exceed to fold (sleep-eval §1 phase 2 and §3; seed 000 §5)."""
+
+MAX_MERGE_PAIRS = 100
+"""Folds committed per night at most (sleep-eval §1 phase 2; seed 000 §5)."""
+
+NEGATION_MARKERS: frozenset[str] = frozenset(
+    {
+        "not", "no", "never", "none", "cannot", "without", "neither", "nor", "avoid", "disallow", "disallowed",
+        "forbidden", "unsafe", "invalid", "false", "fail", "fails", "failed", "deny", "denied", "reject",
+        "rejected",
+    }
+)
+"""Tokens that mark a negated statement (sleep-eval §3 "The three predicates")."""
+
+VARIANT_QUALIFIERS: frozenset[str] = frozenset(
+    {"pro", "max", "beta", "alpha", "rc", "preview", "legacy", "deprecated", "experimental"}
+)
+"""Tokens that qualify a product variant (sleep-eval §3 "The three predicates")."""
+
+_CONTRACTIONS: tuple[tuple[str, str], ...] = (
+    ("isn't", "is not"),
+    ("aren't", "are not"),
+    ("wasn't", "was not"),
+    ("weren't", "were not"),
+    ("don't", "do not"),
+    ("doesn't", "does not"),
+    ("didn't", "did not"),
+    ("won't", "will not"),
+    ("can't", "can not"),
+    ("cannot", "can not"),
+    ("couldn't", "could not"),
+    ("shouldn't", "should not"),
+    ("wouldn't", "would not"),
+    ("mustn't", "must not"),
+    ("haven't", "have not"),
+    ("hasn't", "has not"),
+    ("hadn't", "had not"),
+)
+"""Whole-word contraction rewrites, applied in this order (sleep-eval §3 "Tokenisation" step 2)."""
+
+_CONTRACTION_RES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(r"\b" + re.escape(word) + r"\b"), repl) for word, repl in _CONTRACTIONS
+)
+_GENERIC_NT = re.compile(r"n't\b")
+_TOKEN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)*")
+_DIGIT = re.compile(r"[0-9]")
+
+VETO_NEGATION = "negation"
+VETO_NUMERIC = "numeric"
+VETO_VARIANT = "variant"
+
+
+def tokenize(text: str) -> list[str]:
+    """Split ``text`` into veto tokens (sleep-eval §3 "Tokenisation").
+
+    NFC-normalise and lowercase; rewrite contractions (only the ASCII apostrophe) in the fixed order, then any
+    remaining ``n't`` to `` not``; return every match of ``[a-z0-9]+(?:\\.[0-9]+)*`` in order, so ``v2.1`` and
+    ``3.5`` stay one token. Non-ASCII letters are separators.
+    """
+    lowered = unicodedata.normalize("NFC", text).lower()
+    for pattern, repl in _CONTRACTION_RES:
+        lowered = pattern.sub(repl, lowered)
+    lowered = _GENERIC_NT.sub(" not", lowered)
+    return _TOKEN.findall(lowered)
+
+
+def _has_negation(text: str) -> bool:
+    return any(token in NEGATION_MARKERS for token in tokenize(text))
+
+
+def negation_divergent(a: str, b: str) -> bool:
+    """True when exactly one of ``a`` and ``b`` carries a negation marker (:data:`NEGATION_MARKERS`). Symmetric."""
+    return _has_negation(a) != _has_negation(b)
+
+
+def _numeric_tokens(text: str) -> frozenset[str]:
+    return frozenset(token for token in tokenize(text) if _DIGIT.search(token))
+
+
+def numeric_token_divergent(a: str, b: str) -> bool:
+    """True when the sets of digit-bearing tokens (``m1``, ``sev1``, ``v2.1``, ``3``) differ.
+
+    False when neither side has one. Symmetric (sleep-eval §3).
+    """
+    left, right = _numeric_tokens(a), _numeric_tokens(b)
+    if not left and not right:
+        return False
+    return left != right
+
+
+def _qualifiers(text: str) -> frozenset[str]:
+    return frozenset(token for token in tokenize(text) if token in VARIANT_QUALIFIERS)
+
+
+def variant_qualifier_divergent(a: str, b: str) -> bool:
+    """True when the sets of variant qualifiers (:data:`VARIANT_QUALIFIERS`) differ; two empty sets are equal."""
+    return _qualifiers(a) != _qualifiers(b)
+
+
+@dataclass(frozen=True)
+class MergeText:
+    """The two texts the veto reads for one side of a pair (seed 000 §7 "MergeText").
+
+    Attributes:
+        claim: the one-line claim (the ``<mark>`` gist); the numeric predicate reads this alone.
+        article: the article text; negation and variant read ``claim + "\\n" + article``.
+    """
+
+    claim: str
+    article: str = ""
+
+    @property
+    def whole(self) -> str:
+        """``claim`` and ``article`` joined by a newline: the text negation and variant read."""
+        return f"{self.claim}\n{self.article}" if self.article else self.claim
+
+
+def _as_text(value: MergeText | str) -> MergeText:
+    return value if isinstance(value, MergeText) else MergeText(claim=value)
+
+
+def veto_reasons(a: MergeText | str, b: MergeText | str) -> tuple[str, ...]:
+    """Names of the divergence predicates that fire for a pair, in the order negation, numeric, variant.
+
+    A bare ``str`` is taken as a claim with no article. Empty tuple = not vetoed (sleep-eval §3).
+    """
+    left, right = _as_text(a), _as_text(b)
+    reasons: list[str] = []
+    if negation_divergent(left.whole, right.whole):
+        reasons.append(VETO_NEGATION)
+    if numeric_token_divergent(left.claim, right.claim):
+        reasons.append(VETO_NUMERIC)
+    if variant_qualifier_divergent(left.whole, right.whole):
+        reasons.append(VETO_VARIANT)
+    return tuple(reasons)
+
+
+def merge_vetoed(a: MergeText | str, b: MergeText | str) -> bool:
+    """The disjunction of the three predicates (sleep-eval §3 ``mergeVetoed``)."""
+    return bool(veto_reasons(a, b))
+
+
+@dataclass(frozen=True)
+class MergeProposal:
+    """One proposed fold of ``drop`` into ``keep``.
+
+    Attributes:
+        keep: repository path of the keeper (the older file, by corpus order).
+        drop: repository path of the file that would be archived.
+        sim: the pair's cosine (the model path passes the mined value or 0.86).
+        keep_text / drop_text: article text of each side, or ``None`` when unknown.
+        keep_claim / drop_claim: claim (gist) of each side, or ``None`` when unknown.
+
+    A side is *known* when its claim or its text is not ``None`` (a missing part reads as ""). The veto runs only
+    when both sides are known (sleep-eval §3: "If either text is missing, the veto is skipped").
+    """
+
+    keep: str
+    drop: str
+    sim: float
+    keep_text: str | None = None
+    drop_text: str | None = None
+    keep_claim: str | None = None
+    drop_claim: str | None = None
+
+    def texts(self) -> tuple[MergeText, MergeText] | None:
+        """Both sides' :class:`MergeText`, or ``None`` when either side is unknown."""
+        if (self.keep_text is None and self.keep_claim is None) or (
+            self.drop_text is None and self.drop_claim is None
+        ):
+            return None
+        return (
+            MergeText(self.keep_claim or "", self.keep_text or ""),
+            MergeText(self.drop_claim or "", self.drop_text or ""),
+        )
+
+
+@dataclass(frozen=True)
+class MergeDecision:
+    """A fold that passed every filter: archive ``drop`` into ``keep``."""
+
+    keep: str
+    drop: str
+    sim: float
+
+
+@dataclass(frozen=True)
+class VetoedPair:
+    """A proposal refused by the divergence veto; ``reasons`` names the predicates that fired."""
+
+    keep: str
+    drop: str
+    sim: float
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MergeOutcome:
+    """Every proposal lands in exactly one field, each in proposal order.
+
+    Attributes:
+        decisions: folds to commit.
+        vetoed: refused by the divergence veto (with the firing predicates).
+        role_guarded: refused because a path already took an incompatible role this batch.
+        below_threshold: ``sim <= threshold``.
+        self_pairs: ``keep == drop``.
+        capped: not examined because :data:`MAX_MERGE_PAIRS` decisions were already made.
+    """
+
+    decisions: tuple[MergeDecision, ...]
+    vetoed: tuple[VetoedPair, ...]
+    role_guarded: tuple[MergeProposal, ...]
+    below_threshold: tuple[MergeProposal, ...]
+    self_pairs: tuple[MergeProposal, ...]
+    capped: tuple[MergeProposal, ...]
+
+
+def merge_candidates(
+    proposals: Iterable[MergeProposal],
+    *,
+    threshold: float = NEAR_DUPLICATE_THRESHOLD,
+    cap: int = MAX_MERGE_PAIRS,
+) -> MergeOutcome:
+    """Filter proposals in one ordered pass (sleep-eval §3 "Role guard", seed 000 §7 v0.6 semantics).
+
+    For each proposal, in order: once ``cap`` decisions exist every remaining proposal is ``capped``; a ``sim``
+    not strictly above ``threshold`` is ``below_threshold``; a pair whose texts are both known and diverge is
+    ``vetoed``; ``keep == drop`` is a ``self_pair``; then the role guard: a path already dropped this batch can
+    be neither dropped again nor keep, and a path already kept can keep again but never be dropped; a pair that
+    breaks this is ``role_guarded``. Otherwise the fold is a decision. So (gf, a) then (b, gf) commits only the
+    first, while (k, a), (k, b) folds both into ``k``.
+    """
+    decisions: list[MergeDecision] = []
+    vetoed: list[VetoedPair] = []
+    guarded: list[MergeProposal] = []
+    below: list[MergeProposal] = []
+    selfs: list[MergeProposal] = []
+    capped: list[MergeProposal] = []
+    kept: set[str] = set()
+    dropped: set[str] = set()
+    for proposal in proposals:
+        if len(decisions) >= cap:
+            capped.append(proposal)
+            continue
+        if not proposal.sim > threshold:
+            below.append(proposal)
+            continue
+        texts = proposal.texts()
+        if texts is not None:
+            reasons = veto_reasons(*texts)
+            if reasons:
+                vetoed.append(VetoedPair(proposal.keep, proposal.drop, proposal.sim, reasons))
+                continue
+        if proposal.keep == proposal.drop:
+            selfs.append(proposal)
+            continue
+        if proposal.drop in dropped or proposal.drop in kept or proposal.keep in dropped:
+            guarded.append(proposal)
+            continue
+        decisions.append(MergeDecision(proposal.keep, proposal.drop, proposal.sim))
+        kept.add(proposal.keep)
+        dropped.add(proposal.drop)
+    return MergeOutcome(
+        decisions=tuple(decisions),
+        vetoed=tuple(vetoed),
+        role_guarded=tuple(guarded),
+        below_threshold=tuple(below),
+        self_pairs=tuple(selfs),
+        capped=tuple(capped),
+    )
+
+
+def connected_components(pairs: Iterable[Sequence[str]]) -> list[list[str]]:
+    """Connected components of an undirected edge list (sleep-eval §3 ``connectedComponents``).
+
+    Args:
+        pairs: ``(a, b)`` path pairs (extra items, such as a similarity, are ignored).
+
+    Returns:
+        Each component's members sorted ascending; components ordered by their root, which is the smallest member
+        (union-find where the lexicographically smaller root wins). A self pair yields a singleton component.
+    """
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    for pair in pairs:
+        a, b = pair[0], pair[1]
+        parent.setdefault(a, a)
+        parent.setdefault(b, b)
+        ra, rb = find(a), find(b)
+        if ra == rb:
+            continue
+        if ra < rb:
+            parent[rb] = ra
+        else:
+            parent[ra] = rb
+    groups: dict[str, list[str]] = {}
+    for node in parent:
+        groups.setdefault(find(node), []).append(node)
+    return [sorted(groups[root]) for root in sorted(groups)]

@@ -1,0 +1,100 @@
+"""Reciprocal rank fusion and greedy MMR diversification (core §4 "Fusion" and "Search").
+
+The index builds the same fusion in one SQL statement; these functions are the reference arithmetic (and serve
+callers that fuse in Python). Pure; numpy for the cosine penalty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+RRF_K = 60
+"""Rank offset of reciprocal rank fusion: each arm adds ``w / (rank + 60)`` (core §4; sleep-eval §8.4)."""
+
+MMR_LAMBDA = 0.5
+"""Relevance weight of greedy MMR (core §4 "Search")."""
+
+
+def rrf_fuse(
+    arms: Mapping[str, Sequence[str]],
+    weights: Mapping[str, float],
+    *,
+    k: int = RRF_K,
+) -> list[tuple[str, float]]:
+    """Fuse ranked arms into one list (core §4 "Fusion").
+
+    Args:
+        arms: arm name → paths in rank order (rank 1 first). A path repeated within one arm counts at its first
+            rank only.
+        weights: arm name → weight; an arm without a weight is dropped (weight 0 contributes nothing).
+        k: rank offset.
+
+    Returns:
+        ``[(path, score)]`` with ``score = Σ_arms w / (rank + k)``, ordered score DESC then path ASC. Arms are
+        summed in sorted arm-name order so the float result is order-independent.
+    """
+    scores: dict[str, float] = {}
+    for arm in sorted(arms):
+        weight = weights.get(arm)
+        if weight is None:
+            continue
+        seen: set[str] = set()
+        for rank, path in enumerate(arms[arm], start=1):
+            if path in seen:
+                continue
+            seen.add(path)
+            scores[path] = scores.get(path, 0.0) + weight / (rank + k)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _unit(vector: np.ndarray | None) -> np.ndarray | None:
+    if vector is None:
+        return None
+    vec = np.asarray(vector, dtype=np.float64).ravel()
+    norm = float(np.linalg.norm(vec))
+    return vec / norm if norm > 0 else None
+
+
+def mmr(
+    candidates: Sequence[str],
+    relevance: Mapping[str, float] | None = None,
+    vectors: Mapping[str, np.ndarray] | None = None,
+    lambda_: float = MMR_LAMBDA,
+    limit: int = 10,
+) -> list[str]:
+    """Greedy maximal marginal relevance over fused candidates (core §4 "Search").
+
+    Args:
+        candidates: paths in fusion order.
+        relevance: path → relevance; default ``1 / (fusion position)``, position from 1.
+        vectors: path → vector; a path without a (non-zero) vector has penalty 0.
+        lambda_: relevance weight; the objective is ``λ·rel − (1−λ)·max cosine to the chosen``.
+        limit: how many to pick.
+
+    Returns:
+        Up to ``limit`` paths in pick order; ties go to the earlier fusion position.
+    """
+    order = list(dict.fromkeys(candidates))
+    rel = {path: (relevance[path] if relevance is not None and path in relevance else 1.0 / (i + 1))
+           for i, path in enumerate(order)}
+    units = {path: _unit(vectors.get(path)) if vectors is not None else None for path in order}
+    chosen: list[str] = []
+    penalty = {path: 0.0 for path in order}
+    remaining = list(order)
+    while remaining and len(chosen) < limit:
+        best = max(
+            range(len(remaining)),
+            key=lambda idx: (lambda_ * rel[remaining[idx]] - (1 - lambda_) * penalty[remaining[idx]], -idx),
+        )
+        pick = remaining.pop(best)
+        chosen.append(pick)
+        picked = units[pick]
+        if picked is None:
+            continue
+        for path in remaining:
+            vec = units[path]
+            if vec is not None:
+                penalty[path] = max(penalty[path], float(vec @ picked))
+    return chosen
