@@ -1,0 +1,393 @@
+"""Rebuild and incremental update of the index plane from git (core §3.4, §3.6, §3.7, §3.8).
+
+Git is the system of record: ``rebuild`` re-projects HEAD (plus the uncommitted work tree) into emptied index
+tables; ``update`` applies the committed delta from the ``index_state.head_sha`` watermark to HEAD (renames move
+rows and keep vectors, copies are adds), then the dirty work-tree files (uncommitted edits win), then moves the
+watermark, then embeds every chunk lacking a vector. Embedding failures never fail a pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from git_memhtml.document.model import MemoryDocument
+from git_memhtml.embed.base import Embedder
+from git_memhtml.errors import DuplicateContent, EmbedModelMismatch, GitError, InvalidMemory, MemhtmlError
+from git_memhtml.index.db import IndexDB
+from git_memhtml.index.project import is_indexable, project
+from git_memhtml.index.write import delete_path, rename_path, write_projection
+
+EMBED_SLICE = 960
+"""Chunks per embedder call and per persisted transaction (core §3.7 step 7)."""
+REBUILD_TABLES: tuple[str, ...] = (
+    "file_citations", "file_facets", "file_entities", "file_tags", "embeddings", "chunks", "edges", "files",
+    "worktree_paths",
+)
+"""Exactly what ``rebuild`` empties (core §3.4); trace, run-state and ``state.*`` tables survive."""
+REBUILD_HINT = "git memhtml index rebuild"
+
+
+class _Change(Protocol):
+    status: str
+    path: str
+    old_path: str | None
+
+
+class _Dirty(Protocol):
+    path: str
+    deleted: bool
+
+
+class _Repo(Protocol):
+    root: Path
+
+    def head_sha(self) -> str | None: ...
+    def tree_blobs(self, commit_sha: str) -> dict[str, str]: ...
+    def read_blob(self, sha: str) -> bytes: ...
+    def diff(self, a_sha: str, b_sha: str) -> Sequence[_Change]: ...
+    def dirty(self) -> Sequence[_Dirty]: ...
+
+
+Parser = Callable[..., MemoryDocument]
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    """Outcome of one pass. Counts are files; ``errors`` = ``(path, "violation; violation")`` per skipped file;
+    ``embed_error`` is the embedder's failure message when embedding stopped early (progress kept)."""
+
+    head_sha: str | None
+    rebuilt: bool
+    added: int = 0
+    modified: int = 0
+    removed: int = 0
+    renamed: int = 0
+    skipped: int = 0
+    embeddings_written: int = 0
+    errors: tuple[tuple[str, str], ...] = ()
+    embed_error: str | None = None
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """Freshness and size of the index: ``fresh`` when the watermark equals HEAD."""
+
+    indexed_head: str | None
+    head: str | None
+    fresh: bool
+    files: int
+    archived: int
+    chunks: int
+    embeddings: int
+    edges: int
+    space: str | None
+
+
+@dataclass
+class _Pass:
+    added: int = 0
+    modified: int = 0
+    removed: int = 0
+    renamed: int = 0
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    deferred: list[tuple[str, bytes, str, str | None]] = field(default_factory=list)
+
+
+def git_blob_sha(data: bytes) -> str:
+    """Return git's blob id of ``data`` (``sha1("blob <len>\\0" + data)``), as ``git hash-object`` would."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _parser() -> Parser:
+    from git_memhtml.document.parse import parse_memory  # noqa: PLC0415 - sibling package, loaded on use
+
+    return parse_memory
+
+
+def _state(db: IndexDB) -> tuple[str | None, str | None]:
+    row = db.query_one("SELECT head_sha, embed_model FROM index_state WHERE id = 1")
+    return (row[0], row[1]) if row else (None, None)
+
+
+def check_space(db: IndexDB, embedder: Embedder | None) -> None:
+    """Refuse an embedder whose space differs from the one recorded in ``index_state`` (core §3.8).
+
+    Raises:
+        EmbedModelMismatch: hint ``git memhtml index rebuild``.
+    """
+    if embedder is None:
+        return
+    recorded = _state(db)[1]
+    if recorded is not None and recorded != embedder.space:
+        raise EmbedModelMismatch(
+            f"the index holds vectors of {recorded} but the configured embedder is {embedder.space}",
+            hint=REBUILD_HINT,
+        )
+
+
+def _indexed_blob(db: IndexDB, path: str) -> str | None:
+    row = db.query_one("SELECT blob_sha FROM files WHERE path = ?", (path,))
+    return None if row is None else str(row[0])
+
+
+def _project_bytes(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: str, now: str, parse: Parser,
+                   *, count: str | None, defer: bool) -> bool:
+    """Parse and write one file; ``count`` is the counter bumped on success (``added``/``modified``/None).
+    A parse failure is recorded in ``run.errors``; a duplicate-content refusal is deferred once (``defer``)
+    because the holder of that content may be deleted or changed later in the same pass."""
+    try:
+        doc = parse(data, path=path)
+    except InvalidMemory as exc:
+        run.errors.append((path, "; ".join(exc.violations) or exc.message))
+        return False
+    try:
+        with db.atomic():
+            write_projection(db, project(doc, path=path, blob_sha=blob_sha, now=now), now=now)
+    except DuplicateContent as exc:
+        if defer:
+            run.deferred.append((path, data, blob_sha, count))
+        else:
+            run.errors.append((path, exc.message))
+        return False
+    if count == "added":
+        run.added += 1
+    elif count == "modified":
+        run.modified += 1
+    return True
+
+
+def _upsert(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: str, now: str, parse: Parser) -> None:
+    """Project ``path`` unless the index already holds exactly this blob there."""
+    indexed = _indexed_blob(db, path)
+    if indexed == blob_sha:
+        return
+    _project_bytes(db, run, path, data, blob_sha, now, parse, count="added" if indexed is None else "modified",
+                   defer=True)
+
+
+def _indexed(db: IndexDB, path: str) -> bool:
+    return _indexed_blob(db, path) is not None
+
+
+def _retry_deferred(db: IndexDB, run: _Pass, now: str, parse: Parser) -> None:
+    deferred, run.deferred = run.deferred, []
+    for path, data, blob_sha, count in deferred:
+        _project_bytes(db, run, path, data, blob_sha, now, parse, count=count, defer=False)
+
+
+def _apply_worktree(repo: _Repo, db: IndexDB, run: _Pass, head_blobs: Callable[[], dict[str, str]], now: str,
+                    parse: Parser) -> None:
+    """Project dirty indexable files (adds first, deletes last so moved chunks keep their vectors); restore from
+    HEAD any path projected from the work tree earlier that is clean again."""
+    dirty = [d for d in repo.dirty() if is_indexable(d.path)]
+    dirty_paths = {d.path for d in dirty}
+    previous = {r[0] for r in db.query("SELECT path FROM worktree_paths")}
+    deletes: list[str] = []
+    for entry in dirty:
+        disk = repo.root / entry.path
+        if entry.deleted or not disk.is_file():
+            deletes.append(entry.path)
+            continue
+        data = disk.read_bytes()
+        _upsert(db, run, entry.path, data, git_blob_sha(data), now, parse)
+    for path in deletes:
+        with db.atomic():
+            if delete_path(db, path):
+                run.removed += 1
+    _retry_deferred(db, run, now, parse)
+    for path in sorted(previous - dirty_paths):
+        blob = head_blobs().get(path)
+        if blob is None:
+            with db.atomic():
+                if delete_path(db, path):
+                    run.removed += 1
+        else:
+            _upsert(db, run, path, repo.read_blob(blob), blob, now, parse)
+    with db.atomic():
+        db.execute("DELETE FROM worktree_paths")
+        db.executemany("INSERT INTO worktree_paths(path) VALUES (?)", [(p,) for p in sorted(dirty_paths)])
+
+
+def _lazy_blobs(repo: _Repo, head: str | None) -> Callable[[], dict[str, str]]:
+    cache: dict[str, dict[str, str]] = {}
+
+    def get() -> dict[str, str]:
+        if "b" not in cache:
+            cache["b"] = (
+                {p: s for p, s in repo.tree_blobs(head).items() if is_indexable(p)} if head is not None else {}
+            )
+        return cache["b"]
+
+    return get
+
+
+def _set_head(db: IndexDB, head: str | None, now: str, *, rebuilt: bool, space: str | None) -> None:
+    db.execute("INSERT INTO index_state(id) VALUES (1) ON CONFLICT(id) DO NOTHING")
+    if rebuilt:
+        dim = int(space.rsplit("@", 1)[1]) if space else None
+        db.execute(
+            "UPDATE index_state SET head_sha = ?, embed_model = ?, embed_dim = ?, rebuilt_at = ?, updated_at = ? "
+            "WHERE id = 1",
+            (head, space, dim, now, now),
+        )
+    else:
+        db.execute("UPDATE index_state SET head_sha = ?, updated_at = ? WHERE id = 1", (head, now))
+
+
+def embed_missing(db: IndexDB, embedder: Embedder | None, *, now: str) -> tuple[int, str | None]:
+    """Embed every chunk lacking a vector, :data:`EMBED_SLICE` chunks per call, each slice committed on its own.
+
+    Records the embedder's space in ``index_state`` with the first vectors. Returns ``(vectors written, error
+    message or None)``; an embedder failure stops the loop but keeps earlier slices (core §3.7 step 7).
+    """
+    if embedder is None:
+        return 0, None
+    check_space(db, embedder)
+    todo = db.query(
+        "SELECT c.chunk_id, c.text FROM chunks c LEFT JOIN embeddings e ON e.chunk_id = c.chunk_id "
+        "WHERE e.chunk_id IS NULL ORDER BY c.chunk_id"
+    )
+    written = 0
+    for start in range(0, len(todo), EMBED_SLICE):
+        batch = todo[start : start + EMBED_SLICE]
+        try:
+            vecs = np.asarray(embedder.embed([t for _, t in batch]), dtype="<f4")
+            if vecs.shape != (len(batch), embedder.dim):
+                raise ValueError(f"embedder returned shape {vecs.shape}, expected {(len(batch), embedder.dim)}")
+        except (MemhtmlError, Exception) as exc:  # noqa: BLE001 - an embedder failure never fails the pass
+            return written, f"{type(exc).__name__}: {exc}"
+        with db.atomic():
+            db.execute("INSERT INTO index_state(id) VALUES (1) ON CONFLICT(id) DO NOTHING")
+            db.execute(
+                "UPDATE index_state SET embed_model = ?, embed_dim = ? WHERE id = 1 AND embed_model IS NULL",
+                (embedder.space, embedder.dim),
+            )
+            db.executemany(
+                "INSERT INTO embeddings(chunk_id, model, dim, vec, created_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT(chunk_id) DO UPDATE SET model = excluded.model, dim = excluded.dim, "
+                "vec = excluded.vec, created_at = excluded.created_at",
+                [(cid, embedder.space, embedder.dim, vec.tobytes(), now) for (cid, _), vec in zip(batch, vecs,
+                                                                                                  strict=True)],
+            )
+        written += len(batch)
+    return written, None
+
+
+def _report(head: str | None, run: _Pass, rebuilt: bool, written: int, embed_error: str | None) -> IndexReport:
+    return IndexReport(
+        head_sha=head, rebuilt=rebuilt, added=run.added, modified=run.modified, removed=run.removed,
+        renamed=run.renamed, skipped=len(run.errors), embeddings_written=written,
+        errors=tuple(sorted(run.errors)), embed_error=embed_error,
+    )
+
+
+def rebuild(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
+            parse: Parser | None = None) -> IndexReport:
+    """Empty the rebuildable tables and re-project HEAD plus the dirty work tree; embed every chunk.
+
+    Records ``head_sha``, the embedder's space (``None`` when off), ``rebuilt_at``. Never raises for a bad
+    file (reported in ``errors``) or an embedder failure (``embed_error``).
+
+    Raises:
+        StorageError: SQLite failed. GitError: the repository cannot be read.
+    """
+    parse = parse or _parser()
+    head = repo.head_sha()
+    blobs = _lazy_blobs(repo, head)
+    run = _Pass()
+    with db.atomic():
+        for table in REBUILD_TABLES:
+            db.execute(f"DELETE FROM {table}")
+        _set_head(db, head, now, rebuilt=True, space=embedder.space if embedder else None)
+        for path, sha in sorted(blobs().items()):
+            _project_bytes(db, run, path, repo.read_blob(sha), sha, now, parse, count="added", defer=True)
+        _retry_deferred(db, run, now, parse)
+        _apply_worktree(repo, db, run, blobs, now, parse)
+    written, error = embed_missing(db, embedder, now=now)
+    return _report(head, run, True, written, error)
+
+
+def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
+           parse: Parser | None = None) -> IndexReport:
+    """Bring the index from its watermark to HEAD + work tree (core §3.7); rebuild when there is no watermark
+    or the watermark commit is gone.
+
+    Raises:
+        EmbedModelMismatch: the index holds vectors of another space (hint ``git memhtml index rebuild``).
+        StorageError: SQLite failed. GitError: the repository cannot be read.
+    """
+    parse = parse or _parser()
+    check_space(db, embedder)
+    watermark, _ = _state(db)
+    if watermark is None:
+        return rebuild(repo, db, embedder, now=now, parse=parse)
+    head = repo.head_sha()
+    changes: Sequence[_Change] = ()
+    if head is not None and head != watermark:
+        try:
+            changes = repo.diff(watermark, head)
+        except GitError:
+            return rebuild(repo, db, embedder, now=now, parse=parse)
+    blobs = _lazy_blobs(repo, head)
+    run = _Pass()
+    renames = [c for c in changes if c.status == "R" and c.old_path]
+    upserts: list[str] = []
+    deletes: list[str] = []
+    for c in changes:
+        if c.status == "D":
+            deletes.append(c.path)
+        elif c.status == "R" and c.old_path:
+            if not is_indexable(c.path):
+                deletes.append(c.old_path)
+        elif c.status in ("A", "C", "M", "T"):
+            upserts.append(c.path)
+    for c in renames:
+        old, new = c.old_path or "", c.path
+        if not is_indexable(new):
+            continue
+        moved = False
+        if is_indexable(old):
+            with db.atomic():
+                moved = rename_path(db, old, new)
+        sha = blobs().get(new)
+        if moved:
+            run.renamed += 1
+            if sha is not None and _indexed_blob(db, new) != sha:
+                _project_bytes(db, run, new, repo.read_blob(sha), sha, now, parse, count=None, defer=True)
+        elif sha is not None:
+            _upsert(db, run, new, repo.read_blob(sha), sha, now, parse)
+    for path in upserts:
+        sha = blobs().get(path) if is_indexable(path) else None
+        if sha is not None:
+            _upsert(db, run, path, repo.read_blob(sha), sha, now, parse)
+    for path in deletes:
+        if is_indexable(path):
+            with db.atomic():
+                if delete_path(db, path):
+                    run.removed += 1
+    _retry_deferred(db, run, now, parse)
+    _apply_worktree(repo, db, run, blobs, now, parse)
+    with db.atomic():
+        _set_head(db, head, now, rebuilt=False, space=None)
+    written, error = embed_missing(db, embedder, now=now)
+    return _report(head, run, False, written, error)
+
+
+def status(repo: _Repo, db: IndexDB) -> IndexStatus:
+    """Return the watermark, HEAD, freshness and row counts of the index (reads only)."""
+    indexed, space = _state(db)
+    head = repo.head_sha()
+    counts = db.query_one(
+        "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM files WHERE archived = 1), "
+        "(SELECT count(*) FROM chunks), (SELECT count(*) FROM embeddings), (SELECT count(*) FROM edges)"
+    ) or (0, 0, 0, 0, 0)
+    return IndexStatus(
+        indexed_head=indexed, head=head, fresh=indexed is not None and indexed == head,
+        files=counts[0], archived=counts[1], chunks=counts[2], embeddings=counts[3], edges=counts[4], space=space,
+    )

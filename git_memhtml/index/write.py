@@ -1,0 +1,95 @@
+"""Apply projections to the index plane: upsert, delete, rename (core §3.5, §3.7 step 5).
+
+Every function runs its statements on ``db`` as given; the caller owns the transaction (``db.atomic()``).
+"""
+
+from __future__ import annotations
+
+from git_memhtml.errors import DuplicateContent
+from git_memhtml.index.db import IndexDB
+from git_memhtml.index.project import FILE_COLUMNS, Projection
+
+_UPSERT_FILE = (
+    f"INSERT INTO files({', '.join(FILE_COLUMNS)}) VALUES ({', '.join('?' for _ in FILE_COLUMNS)}) "
+    "ON CONFLICT(path) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in FILE_COLUMNS if c != "path")
+)
+"""Upsert on ``path`` — never delete+insert, which would cascade the file's chunks and vectors away (§3.5)."""
+
+
+def write_projection(db: IndexDB, proj: Projection, *, now: str) -> None:
+    """Replace the index rows of ``proj.path`` with ``proj`` (core §3.5).
+
+    Detail rows and the file's authored out-edges are replaced; chunks are deleted only when their content hash
+    differs from the new one; chunks are inserted with ``ON CONFLICT(chunk_id)`` re-pointing the path, so a
+    moved file keeps its vectors.
+
+    Raises:
+        DuplicateContent: another active non-task file already holds this content hash (the partial unique
+            index of §3.2); nothing is written for this path.
+        StorageError: SQLite failed.
+    """
+    row = proj.file
+    path = row.path
+    if not row.archived and row.memory_type != "task":
+        other = db.query_one(
+            "SELECT path FROM files WHERE content_hash = ? AND archived = 0 AND memory_type <> 'task' AND path <> ?",
+            (row.content_hash, path),
+        )
+        if other is not None:
+            raise DuplicateContent(
+                f"{path} has the same content as {other[0]}",
+                path=path,
+                hint=f"archive or delete one of {path} and {other[0]}",
+            )
+    for table in ("file_tags", "file_entities", "file_facets", "file_citations"):
+        db.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
+    db.execute("DELETE FROM chunks WHERE path = ? AND content_hash <> ?", (path, row.content_hash))
+    db.execute("DELETE FROM edges WHERE src_path = ? AND provenance = 'authored'", (path,))
+    db.execute(_UPSERT_FILE, tuple(getattr(row, c) for c in FILE_COLUMNS))
+    db.executemany("INSERT INTO file_tags(path, tag) VALUES (?, ?)", [(path, t) for t in proj.tags])
+    db.executemany(
+        "INSERT INTO file_entities(path, entity_type, entity_name) VALUES (?, ?, ?)",
+        [(path, t, n) for t, n in proj.entities],
+    )
+    db.executemany(
+        "INSERT INTO file_facets(path, name, value, numeric_value) VALUES (?, ?, ?, ?)",
+        [(path, n, v, x) for n, v, x in proj.facets],
+    )
+    db.executemany(
+        "INSERT INTO file_citations(path, text, href) VALUES (?, ?, ?)", [(path, t, h) for t, h in proj.citations]
+    )
+    db.executemany(
+        "INSERT INTO chunks(chunk_id, path, content_hash, ordinal, text, char_count) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(chunk_id) DO UPDATE SET path = excluded.path",
+        [(c.chunk_id, path, row.content_hash, c.ordinal, c.text, len(c.text)) for c in proj.chunks],
+    )
+    db.executemany(
+        "INSERT INTO edges(src_path, rel, dst_path, edge_class, derived, strength, provenance, sleep_run, "
+        "src_hash, created_at) VALUES (?, ?, ?, ?, 0, 1.0, 'authored', NULL, ?, ?) "
+        "ON CONFLICT(src_path, rel, dst_path) DO UPDATE SET edge_class = excluded.edge_class, derived = 0, "
+        "strength = 1.0, provenance = 'authored', sleep_run = NULL, src_hash = excluded.src_hash",
+        [(path, e.rel, e.dst_path, e.edge_class, row.content_hash, now) for e in proj.edges],
+    )
+
+
+def delete_path(db: IndexDB, path: str) -> bool:
+    """Remove ``path`` from the index: its out-edges, then its ``files`` row (details, chunks and vectors
+    cascade). Returns whether a file row existed (core §3.7 step 5, D)."""
+    db.execute("DELETE FROM edges WHERE src_path = ?", (path,))
+    return db.execute("DELETE FROM files WHERE path = ?", (path,)) > 0
+
+
+def rename_path(db: IndexDB, old: str, new: str) -> bool:
+    """Move ``old`` to ``new`` in place: ``UPDATE files SET path`` (details and chunks follow by ``ON UPDATE
+    CASCADE``, vectors stay attached to their chunks) and ``UPDATE edges SET src_path``. A stale row at ``new``
+    is removed first. Returns whether ``old`` was indexed (core §3.7 step 5, R)."""
+    if old == new:
+        return db.query_one("SELECT 1 FROM files WHERE path = ?", (old,)) is not None
+    if db.query_one("SELECT 1 FROM files WHERE path = ?", (old,)) is None:
+        return False
+    delete_path(db, new)
+    db.execute("UPDATE files SET path = ? WHERE path = ?", (new, old))
+    db.execute("DELETE FROM edges WHERE src_path = ? AND dst_path = ?", (old, new))
+    db.execute("UPDATE OR REPLACE edges SET src_path = ? WHERE src_path = ?", (new, old))
+    return True
