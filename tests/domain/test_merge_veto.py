@@ -1,0 +1,173 @@
+"""Merge veto predicates, tokenizer, role guard, cap and components (sleep-eval §3; seed 000 §5, §7)."""
+
+from __future__ import annotations
+
+from git_memhtml.domain.merge import (
+    MAX_MERGE_PAIRS,
+    NEAR_DUPLICATE_THRESHOLD,
+    MergeProposal,
+    MergeText,
+    connected_components,
+    merge_candidates,
+    merge_vetoed,
+    negation_divergent,
+    numeric_token_divergent,
+    tokenize,
+    variant_qualifier_divergent,
+    veto_reasons,
+)
+
+
+def test_constants() -> None:
+    assert NEAR_DUPLICATE_THRESHOLD == 0.92
+    assert MAX_MERGE_PAIRS == 100
+
+
+def test_tokenize_keeps_dotted_versions_and_lowercases() -> None:
+    assert tokenize("V2.1 ships in 3.5 days, Café!") == ["v2.1", "ships", "in", "3.5", "days", "caf"]
+
+
+def test_tokenize_nfc_normalises_before_matching() -> None:
+    # "Ａ" (fullwidth) is not touched by NFC; a combining sequence is composed and then dropped as non-ASCII.
+    assert tokenize("e\u0301x") == tokenize("\u00e9x") == ["x"]
+
+
+def test_tokenize_contractions_in_order() -> None:
+    assert tokenize("It isn't safe") == ["it", "is", "not", "safe"]
+    assert tokenize("we won't ship") == ["we", "will", "not", "ship"]  # not "wo not"
+    assert tokenize("you can't") == ["you", "can", "not"]  # not "ca not"
+    assert tokenize("you cannot") == ["you", "can", "not"]
+    assert tokenize("they shouldn't") == ["they", "should", "not"]
+    assert tokenize("it ain't so") == ["it", "ai", "not", "so"]  # generic n't rule
+
+
+def test_tokenize_handles_only_ascii_apostrophes() -> None:
+    assert "not" not in tokenize("it isn\u2019t safe")
+
+
+def test_negation_example_is_vetoed() -> None:
+    a, b = "the deploy step is safe", "the deploy step is not safe"
+    assert negation_divergent(a, b) and negation_divergent(b, a)
+    assert veto_reasons(a, b) == ("negation",)
+    assert merge_vetoed(a, b)
+
+
+def test_negation_via_contraction_and_markers() -> None:
+    assert negation_divergent("the deploy step is safe", "the deploy step isn't safe")
+    assert negation_divergent("the token is valid", "the token is invalid")
+    assert negation_divergent("retries succeed", "retries fail")
+
+
+def test_negation_both_sides_or_neither_is_not_divergent() -> None:
+    assert not negation_divergent("never deploy on friday", "do not deploy on friday")
+    assert not negation_divergent("deploy on monday", "deploy on tuesday")
+
+
+def test_numeric_example_is_vetoed() -> None:
+    a, b = "v2.1 ships in 3 days", "v2.2 ships in 3 days"
+    assert numeric_token_divergent(a, b) and numeric_token_divergent(b, a)
+    assert veto_reasons(a, b) == ("numeric",)
+
+
+def test_numeric_tokens_include_identifiers_and_ignore_order() -> None:
+    assert numeric_token_divergent("paged for sev1", "paged for sev2")
+    assert not numeric_token_divergent("m1 then 3", "3 then m1")
+    assert not numeric_token_divergent("no numbers here", "none here either")
+    assert numeric_token_divergent("takes 5 minutes", "takes minutes")
+
+
+def test_variant_example_is_vetoed() -> None:
+    a, b = "the pro plan includes sso", "the plan includes sso"
+    assert variant_qualifier_divergent(a, b) and variant_qualifier_divergent(b, a)
+    assert veto_reasons(a, b) == ("variant",)
+    assert not variant_qualifier_divergent("the beta flag", "beta flag on")
+
+
+def test_multiple_reasons_are_all_named_in_fixed_order() -> None:
+    assert veto_reasons("the pro plan costs 5", "the plan does not cost 6") == ("negation", "numeric", "variant")
+
+
+def test_numeric_reads_claim_only_negation_and_variant_read_article() -> None:
+    left = MergeText("the deploy step is safe", "checked on 2026-01-03 in INC-41")
+    right = MergeText("the deploy step is safe", "checked on 2026-02-09 in INC-77")
+    assert veto_reasons(left, right) == ()  # body numbers differ, claim numbers do not
+    body_negated = MergeText("the deploy step is safe", "it is not safe on the legacy runner")
+    assert veto_reasons(left, body_negated) == ("negation", "variant")
+
+
+def _p(keep: str, drop: str, sim: float = 0.95, **texts: str) -> MergeProposal:
+    return MergeProposal(keep, drop, sim, **texts)  # type: ignore[arg-type]
+
+
+def test_threshold_is_strict() -> None:
+    out = merge_candidates([_p("a", "b", 0.92), _p("c", "d", 0.9200001)])
+    assert [p.drop for p in out.below_threshold] == ["b"]
+    assert [(d.keep, d.drop) for d in out.decisions] == [("c", "d")]
+
+
+def test_custom_threshold_zero_admits_model_pairs() -> None:
+    out = merge_candidates([_p("a", "b", 0.86)], threshold=0)
+    assert len(out.decisions) == 1
+
+
+def test_vetoed_pair_names_predicates_and_is_not_decided() -> None:
+    out = merge_candidates(
+        [
+            _p(
+                "old.html",
+                "new.html",
+                0.97,
+                keep_claim="the deploy step is safe",
+                drop_claim="the deploy step is not safe",
+                keep_text="",
+                drop_text="",
+            )
+        ]
+    )
+    assert out.decisions == ()
+    assert [(v.keep, v.drop, v.reasons) for v in out.vetoed] == [("old.html", "new.html", ("negation",))]
+
+
+def test_veto_skipped_when_a_text_is_missing() -> None:
+    out = merge_candidates([_p("a", "b", 0.97, keep_claim="the deploy step is safe")])
+    assert len(out.decisions) == 1 and out.vetoed == ()
+
+
+def test_self_pair_is_skipped() -> None:
+    out = merge_candidates([_p("a", "a")])
+    assert out.decisions == () and [p.keep for p in out.self_pairs] == ["a"]
+
+
+def test_role_guard_chain_gf_a_then_b_gf() -> None:
+    out = merge_candidates([_p("gf", "a"), _p("b", "gf")])
+    assert [(d.keep, d.drop) for d in out.decisions] == [("gf", "a")]
+    assert [(p.keep, p.drop) for p in out.role_guarded] == [("b", "gf")]
+    assert out.vetoed == ()
+
+
+def test_role_guard_keeper_may_keep_again() -> None:
+    out = merge_candidates([_p("k", "a"), _p("k", "b"), _p("k", "c")])
+    assert [d.drop for d in out.decisions] == ["a", "b", "c"]
+
+
+def test_role_guard_dropped_path_is_never_dropped_again_nor_keeps() -> None:
+    out = merge_candidates([_p("k", "a"), _p("j", "a"), _p("a", "z")])
+    assert [(d.keep, d.drop) for d in out.decisions] == [("k", "a")]
+    assert [(p.keep, p.drop) for p in out.role_guarded] == [("j", "a"), ("a", "z")]
+
+
+def test_cap_counts_decisions_not_proposals() -> None:
+    vetoed_first = _p("x", "y", 0.99, keep_claim="is safe", drop_claim="is not safe")
+    proposals = [vetoed_first] + [_p(f"k{i:03d}", f"d{i:03d}") for i in range(150)]
+    out = merge_candidates(proposals)
+    assert len(out.decisions) == 100
+    assert len(out.capped) == 50
+    assert out.capped[0].keep == "k100"
+    assert len(out.vetoed) == 1
+
+
+def test_connected_components_sorted_and_ordered_by_root() -> None:
+    comps = connected_components([("d", "c"), ("z", "y"), ("c", "b"), ("y", "a"), ("e", "f")])
+    assert comps == [["a", "y", "z"], ["b", "c", "d"], ["e", "f"]]
+    assert connected_components([("a", "b", 0.9)]) == [["a", "b"]]
+    assert connected_components([]) == []
