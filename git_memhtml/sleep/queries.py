@@ -1,0 +1,178 @@
+"""Shared index reads of the sleep phases (``spec/memhtml-sleep-eval.md`` §0 "Exclusions and reads", seed 000 §4).
+
+Every read excludes tasks (``SLEEP_EXCLUDED_TYPES``) and archived rows, and every result is ordered with a path
+tie-break so two runs over one corpus read the same sequence. The index is a projection: a phase that needs the
+truth about one file reads the tree; these reads pick candidates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from git_memhtml.index.db import IndexDB
+
+SLEEP_EXCLUDED_TYPES: tuple[str, ...] = ("task",)
+"""Memory types no sleep read returns (seed 000 §4; sleep-eval §0)."""
+
+_SQL_CHUNK = 500
+"""Paths bound per ``IN (…)`` statement (an implementation choice below SQLite's variable limit)."""
+
+
+@dataclass(frozen=True)
+class CorpusRow:
+    """One active memory as ``active_corpus`` reads it (sleep-eval §0 ``activeCorpus``).
+
+    ``gist`` is the ``<mark>`` claim; ``body_text`` the whole article text (which includes the gist). Instants are
+    ISO-8601 UTC strings; ``confidence`` in [0, 1]; ``importance`` 1-10.
+    """
+
+    path: str
+    memory_type: str
+    title: str
+    gist: str
+    body_text: str
+    content_hash: str
+    confidence: float
+    importance: int
+    word_count: int
+    created_at: str
+    updated_at: str
+    valid_until: str | None
+    reprieves: int
+    frame_key: str | None
+
+
+@dataclass(frozen=True)
+class EntityCount:
+    """One ``(entity_type, entity_name)`` claimed by active non-task files; ``paths`` sorted, ``count = len(paths)``."""
+
+    entity_type: str
+    entity_name: str
+    paths: tuple[str, ...]
+
+    @property
+    def count(self) -> int:
+        """Number of distinct active claimant files."""
+        return len(self.paths)
+
+
+def _excluded_clause(column: str, excluded: Sequence[str]) -> tuple[str, list[str]]:
+    if not excluded:
+        return "1", []
+    marks = ", ".join("?" for _ in excluded)
+    return f"{column} NOT IN ({marks})", list(excluded)
+
+
+def active_corpus(db: IndexDB, *, exclude_types: Sequence[str] = SLEEP_EXCLUDED_TYPES) -> list[CorpusRow]:
+    """Active (not archived) files minus ``exclude_types``, oldest first: ``ORDER BY created_at, path``.
+
+    The position of a row in this list is its *corpus offset*; dedup-merge keeps the lower offset (seed 000 §7).
+    Tasks are always excluded, whatever ``exclude_types`` says (seed 000 §4).
+
+    Raises:
+        StorageError: SQLite failed.
+    """
+    excluded = tuple(dict.fromkeys((*SLEEP_EXCLUDED_TYPES, *exclude_types)))
+    clause, params = _excluded_clause("memory_type", excluded)
+    rows = db.query(
+        "SELECT path, memory_type, title, gist, body_text, content_hash, confidence, importance, word_count, "
+        "created_at, updated_at, valid_until, reprieves, frame_key FROM files "
+        f"WHERE archived = 0 AND {clause} ORDER BY created_at, path",
+        params,
+    )
+    return [
+        CorpusRow(
+            path=r[0], memory_type=r[1], title=r[2], gist=r[3], body_text=r[4], content_hash=r[5],
+            confidence=float(r[6]), importance=int(r[7]), word_count=int(r[8]), created_at=r[9],
+            updated_at=r[10], valid_until=r[11], reprieves=int(r[12]), frame_key=r[13],
+        )
+        for r in rows
+    ]
+
+
+def vector_space(db: IndexDB) -> str | None:
+    """The vector space the index was built in (``index_state.embed_model``, ``<provider>:<model>@<dim>``), or None."""
+    row = db.query_one("SELECT embed_model FROM index_state WHERE id = 1")
+    return None if row is None else row[0]
+
+
+def first_chunk_vector_map(db: IndexDB, paths: Sequence[str], space: str) -> dict[str, np.ndarray]:
+    """``{path: float32 (dim,)}`` of the ordinal-0 chunk vector of each path that has one in ``space``.
+
+    Vectors are float32 little-endian blobs (core §3.2); a path with no chunk or no vector is absent.
+
+    Raises:
+        StorageError: SQLite failed.
+    """
+    found: dict[str, np.ndarray] = {}
+    unique = sorted(set(paths))
+    for start in range(0, len(unique), _SQL_CHUNK):
+        part = unique[start : start + _SQL_CHUNK]
+        marks = ", ".join("?" for _ in part)
+        rows = db.query(
+            "SELECT c.path, e.vec FROM chunks c JOIN embeddings e ON e.chunk_id = c.chunk_id "
+            f"WHERE c.ordinal = 0 AND e.model = ? AND c.path IN ({marks})",
+            [space, *part],
+        )
+        for path, blob in rows:
+            found[path] = np.frombuffer(bytes(blob), dtype="<f4").astype(np.float32)
+    return found
+
+
+def first_chunk_vectors(db: IndexDB, paths: Sequence[str], space: str) -> np.ndarray:
+    """First-chunk (ordinal 0) vectors of ``paths`` in ``space`` as a float32 ``(len(paths), dim)`` matrix.
+
+    Row ``i`` belongs to ``paths[i]``; a path without a vector gets a zero row (which ``top_neighbor_pairs`` never
+    pairs). ``dim`` is read from ``space`` (``…@<dim>``), else from the first vector found; with neither the result
+    is ``(len(paths), 0)``.
+
+    Raises:
+        StorageError: SQLite failed. ValueError: a stored vector's length disagrees with the others.
+    """
+    found = first_chunk_vector_map(db, paths, space)
+    dim = _space_dim(space)
+    if dim is None:
+        dim = next((len(v) for v in found.values()), 0)
+    out = np.zeros((len(paths), dim), dtype=np.float32)
+    for row, path in enumerate(paths):
+        vec = found.get(path)
+        if vec is None:
+            continue
+        if len(vec) != dim:
+            raise ValueError(f"vector of {path} has {len(vec)} dimensions, space {space!r} has {dim}")
+        out[row] = vec
+    return out
+
+
+def _space_dim(space: str) -> int | None:
+    _, at, tail = space.rpartition("@")
+    return int(tail) if at and tail.isdigit() else None
+
+
+def active_entities(db: IndexDB, *, exclude_types: Sequence[str] = SLEEP_EXCLUDED_TYPES) -> list[EntityCount]:
+    """``file_entities`` of active non-task files grouped by ``(type, name)``, sorted by type, name.
+
+    (sleep-eval §6 step 1 ``activeEntities``.) Names are the raw strings as written.
+
+    Raises:
+        StorageError: SQLite failed.
+    """
+    excluded = tuple(dict.fromkeys((*SLEEP_EXCLUDED_TYPES, *exclude_types)))
+    clause, params = _excluded_clause("f.memory_type", excluded)
+    rows = db.query(
+        "SELECT fe.entity_type, fe.entity_name, fe.path FROM file_entities fe JOIN files f ON f.path = fe.path "
+        f"WHERE f.archived = 0 AND {clause} ORDER BY fe.entity_type, fe.entity_name, fe.path",
+        params,
+    )
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for etype, name, path in rows:
+        grouped.setdefault((etype, name), []).append(path)
+    return [EntityCount(t, n, tuple(sorted(set(ps)))) for (t, n), ps in sorted(grouped.items())]
+
+
+def active_paths(db: IndexDB) -> set[str]:
+    """Paths of every active (not archived) indexed file, tasks included."""
+    return {r[0] for r in db.query("SELECT path FROM files WHERE archived = 0")}
