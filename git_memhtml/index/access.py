@@ -1,0 +1,108 @@
+"""The access plane ``state.access``: reinforcement, reads, renames and the committed JSONL export
+(core §3.3, §3.8, §4 "Reinforcement"; sleep-eval §4.5). This module is the sole writer of ``state.access``.
+
+Only explicit reads and ``reinforce`` bump; search and recall never do. The 900 s cooldown is decided in SQL
+(the upsert's ``WHERE``), and it gates the signal too. ``now`` is always passed in (ISO-8601 UTC).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Literal
+
+from git_memhtml.domain.reinforce import COOLDOWN_SECONDS, OUTCOME_DECAY, OUTCOME_GAIN, SIGNAL_VALUES
+from git_memhtml.errors import UsageError
+from git_memhtml.index.db import IndexDB
+
+Signal = Literal["positive", "negative", "neutral"]
+
+_UPSERT = f"""
+INSERT INTO state.access(path, access_count, reinforcement_count, outcome_score, last_accessed_at,
+                         last_reinforced_at, updated_at)
+VALUES (:path, 1, :bump, :sig, :now, CASE WHEN :bump = 1 THEN :now END, :now)
+ON CONFLICT(path) DO UPDATE SET
+  access_count = access_count + 1,
+  reinforcement_count = reinforcement_count + :bump,
+  outcome_score = CASE WHEN :bump = 1
+                       THEN max(-1.0, min(1.0, {OUTCOME_DECAY!r} * outcome_score + {OUTCOME_GAIN!r} * :sig))
+                       ELSE outcome_score END,
+  last_accessed_at = :now,
+  last_reinforced_at = CASE WHEN :bump = 1 THEN :now ELSE last_reinforced_at END,
+  updated_at = :now
+WHERE last_accessed_at IS NULL OR unixepoch(:now) - unixepoch(last_accessed_at) >= {COOLDOWN_SECONDS}
+RETURNING path
+"""
+"""One bump (sleep-eval §4.5): first insert sets outcome = signal; later non-neutral signals take the EWMA
+``clamp(0.7·old + 0.3·s, −1, 1)``; the cooldown (900 s) refuses the whole bump; RETURNING says it applied."""
+
+
+def reinforce(db: IndexDB, paths: Sequence[str], *, signal: Signal, now: str) -> tuple[str, ...]:
+    """Bump ``paths`` (deduplicated) with ``signal`` at ``now``; return the paths that were bumped (the others
+    were inside their 900 s cooldown), in input order.
+
+    Raises:
+        UsageError: unknown signal. StorageError: SQLite failed.
+    """
+    if signal not in SIGNAL_VALUES:
+        raise UsageError(f"unknown signal {signal!r}", hint="use one of: positive, negative, neutral")
+    value = SIGNAL_VALUES[signal]
+    bumped: list[str] = []
+    with db.atomic():
+        for path in dict.fromkeys(paths):
+            rows = db.query(_UPSERT, {"path": path, "bump": int(value != 0), "sig": float(value), "now": now})
+            if rows:
+                bumped.append(path)
+    return tuple(bumped)
+
+
+def record_read(db: IndexDB, path: str, *, now: str) -> bool:
+    """Record one explicit read of ``path`` (neutral bump); return whether it applied (not cooled down)."""
+    return bool(reinforce(db, [path], signal="neutral", now=now))
+
+
+def rename_access(db: IndexDB, old: str, new: str) -> bool:
+    """Move the access row of ``old`` to ``new`` (the store calls this on every move; core §3.3 ``onMove``).
+    A row already at ``new`` is replaced by ``old``'s history. Returns whether ``old`` had a row."""
+    if old == new:
+        return db.query_one("SELECT 1 FROM state.access WHERE path = ?", (old,)) is not None
+    with db.atomic():
+        if db.query_one("SELECT 1 FROM state.access WHERE path = ?", (old,)) is None:
+            return False
+        db.execute("DELETE FROM state.access WHERE path = ?", (new,))
+        db.execute("UPDATE state.access SET path = ? WHERE path = ?", (new, old))
+    return True
+
+
+def _score(value: float) -> float | int:
+    rounded = round(float(value), 4)
+    if rounded == 0:
+        return 0
+    return int(rounded) if rounded.is_integer() else rounded
+
+
+def export_access_jsonl(db: IndexDB) -> str:
+    """Return ``state.access`` as the committed sidecar text (core §3.8): rows by path, one compact JSON object
+    per line with keys ``path, accessCount, reinforcementCount, outcomeScore`` (4 dp, −0 → 0, integral values
+    without a fraction), ``lastAccessedAt, lastReinforcedAt, updatedAt``; trailing newline; ``""`` when empty."""
+    rows = db.query(
+        "SELECT path, access_count, reinforcement_count, outcome_score, last_accessed_at, last_reinforced_at, "
+        "updated_at FROM state.access ORDER BY path"
+    )
+    lines = [
+        json.dumps(
+            {
+                "path": path,
+                "accessCount": int(count),
+                "reinforcementCount": int(reinforced),
+                "outcomeScore": _score(outcome),
+                "lastAccessedAt": last_access,
+                "lastReinforcedAt": last_reinforced,
+                "updatedAt": updated,
+            },
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        for path, count, reinforced, outcome, last_access, last_reinforced, updated in rows
+    ]
+    return "".join(line + "\n" for line in lines)

@@ -1,0 +1,266 @@
+"""Pure SQL builders of hybrid retrieval (core §4, DESIGN §3.13): query sanitising, scope filter, arms, fusion.
+
+Every builder returns ``(sql, params)`` with *named* parameters; nothing here touches a database. The scope
+filter is built once (:func:`scope_sql`) and the same string is injected into every arm (a scope that holds on
+three of four arms is a leak). Arms rank from 1 and return at most ``:arm_limit`` rows.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from git_memhtml.domain.rrf import RRF_K
+from git_memhtml.domain.salience import SALIENCE_DECAY_PER_HOUR
+
+ARM_LIMIT = 40
+"""Candidates per arm (core §4 "Arms")."""
+SNIPPET_CHARS = 700
+"""Longest snippet, ellipsis included (core §4 "Search")."""
+STOP_WORDS: frozenset[str] = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below between
+    both but by can could did do does doing down during each few for from further had has have having he her here
+    hers herself him himself his how i if in into is it its itself just me more most my myself no nor not of off
+    on once only or other our ours ourselves out over own same she should so some such than that the their theirs
+    them themselves then there these they this those through to too under until up very was we were what when
+    where which while who whom why will with would you your yours yourself yourselves""".split()
+)
+"""Short English stop-word list dropped from lexical queries (DESIGN §3.13, retrieval-baselines: OR over
+non-stop-word tokens). Negations (``no``, ``not``) are dropped too: bm25 cannot use them."""
+_TOKEN = re.compile(r"[^\W_]+")
+"""Runs of Unicode letters and digits (``[\\p{L}\\p{N}]+``, core §4 "Query sanitizing")."""
+
+Params = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Narrowing of a search (core §4 "Scope grammar"); scopes never widen.
+
+    Attributes:
+        memory_types: ANY-of; ``None``/empty → every type but ``task``. An explicit list is used verbatim.
+        workspace: strict equality with ``files.workspace``.
+        tags: ANY-of, via ``EXISTS file_tags``.
+        entity: one ``type:name``, via ``EXISTS file_entities``.
+        include_archived: also archived files (default hides them).
+        as_of: ISO instant; replaces the archived filter with the validity window
+            ``coalesce(valid_from, event_at, created_at) <= as_of AND (valid_until IS NULL OR valid_until > as_of)``.
+    """
+
+    memory_types: tuple[str, ...] | None = None
+    workspace: str | None = None
+    tags: tuple[str, ...] = ()
+    entity: str | None = None
+    include_archived: bool = False
+    as_of: str | None = None
+
+    @property
+    def narrowed(self) -> bool:
+        """Whether any field narrows beyond the default."""
+        return bool(self.memory_types or self.workspace or self.tags or self.entity or self.as_of)
+
+
+@dataclass(frozen=True)
+class ArmWeights:
+    """RRF weight per arm (core §4; DESIGN §3.13 says they are configuration). A weight ≤ 0 drops the arm."""
+
+    fts: float = 1.0
+    vector: float = 1.0
+    recency: float = 0.5
+    salience: float = 0.4
+
+
+def query_tokens(query: str) -> list[str]:
+    """Lowercased letter/digit runs of ``query`` minus :data:`STOP_WORDS`, first occurrence order, unique."""
+    return list(dict.fromkeys(t for t in _TOKEN.findall(query.lower()) if t not in STOP_WORDS))
+
+
+def fts_match(query: str) -> str | None:
+    """FTS5 MATCH text: each token double-quoted, joined with ``OR``; ``None`` when no token survives."""
+    tokens = query_tokens(query)
+    return " OR ".join(f'"{t}"' for t in tokens) if tokens else None
+
+
+def scope_sql(scope: Scope, alias: str = "f") -> tuple[str, Params]:
+    """Return the one filter (over ``files AS <alias>``) of ``scope`` and its ``:s_*`` parameters."""
+    clauses: list[str] = []
+    params: Params = {}
+    if scope.as_of is not None:
+        clauses.append(
+            f"coalesce({alias}.valid_from, {alias}.event_at, {alias}.created_at) <= :s_as_of "
+            f"AND ({alias}.valid_until IS NULL OR {alias}.valid_until > :s_as_of)"
+        )
+        params["s_as_of"] = scope.as_of
+    elif not scope.include_archived:
+        clauses.append(f"{alias}.archived = 0")
+    if scope.memory_types:
+        names = [f":s_type{i}" for i in range(len(scope.memory_types))]
+        clauses.append(f"{alias}.memory_type IN ({', '.join(names)})")
+        params.update({n[1:]: t for n, t in zip(names, scope.memory_types, strict=True)})
+    else:
+        clauses.append(f"{alias}.memory_type <> 'task'")
+    if scope.workspace is not None:
+        clauses.append(f"{alias}.workspace = :s_workspace")
+        params["s_workspace"] = scope.workspace
+    if scope.tags:
+        names = [f":s_tag{i}" for i in range(len(scope.tags))]
+        clauses.append(
+            f"EXISTS (SELECT 1 FROM file_tags st WHERE st.path = {alias}.path AND st.tag IN ({', '.join(names)}))"
+        )
+        params.update({n[1:]: t for n, t in zip(names, scope.tags, strict=True)})
+    if scope.entity is not None:
+        clauses.append(
+            f"EXISTS (SELECT 1 FROM file_entities se WHERE se.path = {alias}.path "
+            "AND se.entity_type || ':' || se.entity_name = :s_entity)"
+        )
+        params["s_entity"] = scope.entity
+    return " AND ".join(f"({c})" for c in clauses), params
+
+
+def _ranked(inner: str, order: str) -> str:
+    return f"SELECT path, row_number() OVER (ORDER BY {order}) AS rank FROM ({inner})"
+
+
+def fts_arm_sql(scope_filter: str) -> str:
+    """Lexical arm: ``files_fts MATCH :match`` + scope, by ``bm25`` ascending then path (core §4)."""
+    inner = (
+        "SELECT f.path AS path, bm25(files_fts) AS score FROM files_fts JOIN files f ON f.id = files_fts.rowid "
+        f"WHERE files_fts MATCH :match AND {scope_filter} ORDER BY score, f.path LIMIT :arm_limit"
+    )
+    return _ranked(inner, "score, path")
+
+
+def vector_arm_sql(scope_filter: str) -> str:
+    """Vector arm: per path the smallest cosine distance (sqlite-vec ``vec_distance_cosine``, exact) between
+    ``:qvec`` and its chunks' vectors of space ``:space``; zero vectors (NULL distance) never rank (core §4)."""
+    inner = (
+        "SELECT f.path AS path, min(vec_distance_cosine(e.vec, :qvec)) AS d FROM files f "
+        "JOIN chunks c ON c.path = f.path JOIN embeddings e ON e.chunk_id = c.chunk_id "
+        f"WHERE e.model = :space AND {scope_filter} GROUP BY f.path HAVING d IS NOT NULL "
+        "ORDER BY d, f.path LIMIT :arm_limit"
+    )
+    return _ranked(inner, "d, path")
+
+
+def recency_arm_sql(scope_filter: str) -> str:
+    """Recency arm: ``coalesce(event_at, updated_at)`` DESC (string order), path ASC (core §4)."""
+    inner = (
+        "SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS t FROM files f "
+        f"WHERE {scope_filter} ORDER BY t DESC, f.path LIMIT :arm_limit"
+    )
+    return _ranked(inner, "t DESC, path")
+
+
+def salience_arm_sql(scope_filter: str) -> str:
+    """Salience arm: ``exp(−0.01·hours since coalesce(last_accessed_at, updated_at)) + ln(1 + access_count) +
+    max(outcome_score, 0)`` DESC, path ASC; tasks and ``resources/people/`` never rank (core §4)."""
+    hours = "max(0.0, (julianday(:now) - julianday(coalesce(a.last_accessed_at, f.updated_at))) * 24.0)"
+    score = (
+        f"coalesce(exp(-{SALIENCE_DECAY_PER_HOUR!r} * {hours}), 0.0) + ln(1 + coalesce(a.access_count, 0)) "
+        "+ max(coalesce(a.outcome_score, 0.0), 0.0)"
+    )
+    inner = (
+        f"SELECT f.path AS path, {score} AS s FROM files f LEFT JOIN state.access a ON a.path = f.path "
+        f"WHERE {scope_filter} AND f.memory_type <> 'task' AND f.path NOT LIKE 'resources/people/%' "
+        "ORDER BY s DESC, f.path LIMIT :arm_limit"
+    )
+    return _ranked(inner, "s DESC, path")
+
+
+ARM_BUILDERS = {
+    "fts": fts_arm_sql,
+    "vector": vector_arm_sql,
+    "recency": recency_arm_sql,
+    "salience": salience_arm_sql,
+}
+"""Arm name → SQL builder, in fusion order."""
+
+
+def fusion_sql(
+    arms: dict[str, float],
+    scope: Scope,
+    *,
+    match: str | None = None,
+    qvec: bytes | None = None,
+    space: str | None = None,
+    now: str | None = None,
+    limit: int = 10,
+    arm_limit: int = ARM_LIMIT,
+) -> tuple[str, Params]:
+    """One statement fusing ``arms`` (name → weight) by RRF: ``Σ w/(rank + 60)`` per path, ``score DESC, path
+    ASC``, ``LIMIT :limit`` (core §4 "Fusion"). Returns ``(sql, params)``; rows are ``(path, score)``.
+
+    The caller passes ``match`` for ``fts``, ``qvec``/``space`` for ``vector``, ``now`` for ``salience``.
+    """
+    if not arms:
+        raise ValueError("fusion needs at least one arm")
+    scope_filter, params = scope_sql(scope)
+    ctes = [f"{name} AS ({ARM_BUILDERS[name](scope_filter)})" for name in arms]
+    unions = " UNION ALL ".join(f"SELECT path, :w_{name} / (rank + {RRF_K}.0) AS w FROM {name}" for name in arms)
+    sql = (
+        f"WITH {', '.join(ctes)} SELECT path, sum(w) AS score FROM ({unions}) "
+        "GROUP BY path ORDER BY score DESC, path ASC LIMIT :limit"
+    )
+    params.update({f"w_{name}": float(w) for name, w in arms.items()})
+    params.update({"limit": limit, "arm_limit": arm_limit})
+    if "fts" in arms:
+        params["match"] = match
+    if "vector" in arms:
+        params["qvec"] = qvec
+        params["space"] = space
+    if "salience" in arms:
+        params["now"] = now
+    return sql, params
+
+
+def hydrate_sql(paths: list[str]) -> tuple[str, Params]:
+    """Hit columns ``(path, title, gist, memory_type, confidence, updated_at)`` of ``paths``."""
+    names = {f"p{i}": p for i, p in enumerate(paths)}
+    holders = ", ".join(f":{n}" for n in names)
+    return (
+        f"SELECT path, title, gist, memory_type, confidence, updated_at FROM files WHERE path IN ({holders})",
+        names,
+    )
+
+
+def entities_sql(paths: list[str]) -> tuple[str, Params]:
+    """``(path, "type:name")`` of ``paths``, sorted, unique."""
+    names = {f"p{i}": p for i, p in enumerate(paths)}
+    holders = ", ".join(f":{n}" for n in names)
+    return (
+        "SELECT DISTINCT path, entity_type || ':' || entity_name AS e FROM file_entities "
+        f"WHERE path IN ({holders}) ORDER BY path, e",
+        names,
+    )
+
+
+def superseded_by_sql(paths: list[str]) -> tuple[str, Params]:
+    """``(dst_path, src_path)`` of authored ``supersedes`` edges into ``paths``, newest source first (by the
+    source file's ``updated_at``, then the edge's ``created_at``), ties ``src_path`` ASC."""
+    names = {f"p{i}": p for i, p in enumerate(paths)}
+    holders = ", ".join(f":{n}" for n in names)
+    return (
+        "SELECT e.dst_path, e.src_path FROM edges e LEFT JOIN files s ON s.path = e.src_path "
+        f"WHERE e.rel = 'supersedes' AND e.derived = 0 AND e.dst_path IN ({holders}) "
+        "ORDER BY coalesce(s.updated_at, e.created_at) DESC, e.created_at DESC, e.src_path ASC",
+        names,
+    )
+
+
+def snippet_sql(paths: list[str], *, with_vector: bool) -> tuple[str, Params]:
+    """``(path, ordinal, text, distance)`` of every chunk of ``paths``; ``distance`` against ``:qvec`` in
+    ``:space`` when ``with_vector`` (else NULL). The caller sets ``qvec``/``space``."""
+    names: Params = {f"p{i}": p for i, p in enumerate(paths)}
+    holders = ", ".join(f":{n}" for n in names)
+    dist = (
+        "(SELECT vec_distance_cosine(e.vec, :qvec) FROM embeddings e WHERE e.chunk_id = c.chunk_id "
+        "AND e.model = :space)"
+        if with_vector
+        else "NULL"
+    )
+    return (
+        f"SELECT c.path, c.ordinal, c.text, {dist} FROM chunks c WHERE c.path IN ({holders}) "
+        "ORDER BY c.path, c.ordinal",
+        names,
+    )
