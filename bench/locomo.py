@@ -31,7 +31,6 @@ import json
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -80,21 +79,6 @@ _MONTHS = {
         start=1,
     )
 }
-
-
-@dataclass(frozen=True)
-class Question:
-    """One LoCoMo question with evidence: ``evidence`` are normalised ``D<s>:<t>`` ids present in the
-    conversation, ``category`` the scorer's number (see :data:`CATEGORIES`)."""
-
-    question: str
-    evidence: tuple[str, ...]
-    category: int
-
-    @property
-    def category_name(self) -> str:
-        """The pinned name of ``category`` (``"unknown"`` outside 1–5)."""
-        return CATEGORIES.get(self.category, "unknown")
 
 
 def parse_session_date(value: str) -> str:

@@ -1,0 +1,70 @@
+"""Shared helpers of the bench tests: where the real data lives, the converter module, op rendering."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+"""Real inputs beside the project (``../shared/data/README.md``); tests skip when absent."""
+LOCOMO_JSON = SHARED_DATA / "locomo" / "locomo-dev.json"
+DEMO_JSONL = PROJECT_ROOT / "fixtures" / "demo" / "memories.jsonl"
+NOW = "2026-01-15T12:00:00Z"
+"""The write instant the render tests stamp (matches ``tests/conftest.py``'s fixed date)."""
+
+
+def load_locomo_module() -> ModuleType:
+    """Import ``bench/locomo.py`` (a script, not a package) by path."""
+    path = PROJECT_ROOT / "bench" / "locomo.py"
+    spec = importlib.util.spec_from_file_location("bench_locomo", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Every non-blank line of ``path`` as a JSON object."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def render_op(op: dict[str, Any], now: str = NOW) -> str:
+    """Render one apply ``write`` op through ``document.template.render_memory`` (the render gate).
+
+    Mirrors the apply door: prose ``body`` → claim through the first ``.``/``!``/``?`` plus paragraphs; the
+    op's ``status`` is the task status. Raises ``InvalidMemory`` when the op's article is invalid.
+    """
+    from git_memhtml.document.model import Link
+    from git_memhtml.document.template import render_memory, split_prose
+
+    claim: str | None = None
+    body: list[str] = []
+    if op.get("body"):
+        claim, body = split_prose(op["body"])
+    return render_memory(
+        title=op["title"],
+        memory_type=op["type"],
+        now=now,
+        claim=claim,
+        body=body,
+        article_html=op.get("article_html"),
+        confidence=op.get("confidence"),
+        importance=op.get("importance"),
+        entities=op.get("entities", ()),
+        tags=op.get("tags", ()),
+        aliases=op.get("aliases", ()),
+        links=[Link(rel=link["rel"], href=link["href"]) for link in op.get("links", ())],
+        session_id=op.get("session_id"),
+        prompt_id=op.get("prompt_id"),
+        turn_uuid=op.get("turn_uuid"),
+        valid_from=op.get("valid_from"),
+        valid_until=op.get("valid_until"),
+        task_status=op.get("status"),
+        due=op.get("due"),
+    )
