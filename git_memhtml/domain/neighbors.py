@@ -47,7 +47,8 @@ def top_neighbor_pairs(
     mirrored duplicates and left de-duplication to callers; callers that need corpus order orient themselves).
 
     The scan runs in the input's precision (float32 input → float32 products, anything else float64), in row
-    blocks of at most :data:`BLOCK_BYTES`; the returned sims are recomputed in float64 for the chosen pairs.
+    blocks of at most :data:`BLOCK_BYTES`; the returned sims are recomputed in float64 for the chosen pairs (so a
+    pair chosen at float32 precision may report a sim up to ~1e-7 below ``floor``).
 
     Args:
         paths: one path per row of ``vectors``; must be unique.
