@@ -78,7 +78,7 @@ WORDS = st.text(alphabet="abcdef", min_size=1, max_size=5)
 SPACE = st.sampled_from(["", " ", "\n", "\n  ", "\t", "\r\n    "])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, database=None)
 @given(items=st.lists(WORDS, min_size=1, max_size=5), pads=st.lists(SPACE, min_size=8, max_size=8))
 def test_reindenting_block_markup_keeps_hash(items: list[str], pads: list[str]) -> None:
     flat = "<p><mark>Claim.</mark></p><ul>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>"
@@ -90,7 +90,7 @@ def test_reindenting_block_markup_keeps_hash(items: list[str], pads: list[str]) 
     assert content_hash(pretty) == content_hash(flat)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, database=None)
 @given(text=st.text(alphabet=" \t\nab\u00a0", max_size=20))
 def test_collapsible_text_has_no_ascii_whitespace_runs(text: str) -> None:
     out = canonical_text(f"<p>{text}</p>")
