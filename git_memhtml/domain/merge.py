@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 NEAR_DUPLICATE_THRESHOLD = 0.92
@@ -290,7 +290,7 @@ def merge_candidates(
     )
 
 
-def connected_components(pairs: Iterable[Sequence[str]]) -> list[list[str]]:
+def connected_components(pairs: Iterable[tuple[str, str] | tuple[str, str, float]]) -> list[list[str]]:
     """Connected components of an undirected edge list (sleep-eval §3 ``connectedComponents``).
 
     Args:

@@ -125,7 +125,7 @@ def neumaier_sum(values: Iterable[float]) -> float:
 
 def round_half_up(value: float, places: int = 4) -> float:
     """Round half up to ``places`` decimals, as the original's ``Math.round(x * 10**p) / 10**p``."""
-    factor = 10**places
+    factor = float(10**places)
     return math.floor(value * factor + 0.5) / factor
 
 

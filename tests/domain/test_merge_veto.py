@@ -96,7 +96,7 @@ def test_numeric_reads_claim_only_negation_and_variant_read_article() -> None:
 
 
 def _p(keep: str, drop: str, sim: float = 0.95, **texts: str) -> MergeProposal:
-    return MergeProposal(keep, drop, sim, **texts)  # type: ignore[arg-type]
+    return MergeProposal(keep, drop, sim, **texts)
 
 
 def test_threshold_is_strict() -> None:

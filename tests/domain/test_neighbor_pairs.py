@@ -16,13 +16,15 @@ def _brute_force(paths: list[str], vectors: np.ndarray, floor: float, k: int, li
     unit = [v / np.linalg.norm(v) if np.linalg.norm(v) > 0 else None for v in vectors.astype(np.float64)]
     pairs: dict[tuple[str, str], float] = {}
     for i in range(n):
-        if unit[i] is None:
+        ui = unit[i]
+        if ui is None:
             continue
         row = []
         for j in range(n):
-            if i == j or unit[j] is None:
+            uj = unit[j]
+            if i == j or uj is None:
                 continue
-            sim = float(np.dot(unit[i], unit[j]))
+            sim = float(np.dot(ui, uj))
             if sim >= floor:
                 row.append((-sim, paths[j], j))
         row.sort()
