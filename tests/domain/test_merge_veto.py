@@ -171,3 +171,18 @@ def test_connected_components_sorted_and_ordered_by_root() -> None:
     assert comps == [["a", "y", "z"], ["b", "c", "d"], ["e", "f"]]
     assert connected_components([("a", "b", 0.9)]) == [["a", "b"]]
     assert connected_components([]) == []
+
+
+def test_marker_vocabularies_are_complete() -> None:
+    from git_memhtml.domain.merge import NEGATION_MARKERS, VARIANT_QUALIFIERS
+
+    assert NEGATION_MARKERS == {
+        "not", "no", "never", "none", "cannot", "without", "neither", "nor", "avoid", "disallow", "disallowed",
+        "forbidden", "unsafe", "invalid", "false", "fail", "fails", "failed", "deny", "denied", "reject",
+        "rejected",
+    }
+    assert VARIANT_QUALIFIERS == {"pro", "max", "beta", "alpha", "rc", "preview", "legacy", "deprecated", "experimental"}
+    for marker in sorted(NEGATION_MARKERS - {"cannot"}):
+        assert negation_divergent(f"the step is {marker} here", "the step is here"), marker
+    for qualifier in sorted(VARIANT_QUALIFIERS):
+        assert variant_qualifier_divergent(f"the {qualifier} plan", "the plan"), qualifier
