@@ -73,21 +73,24 @@ def parse_fragment(html: str) -> Element:
 def tag_of(node: Element) -> str | None:
     """Local tag name of an element, or ``None`` for a comment/processing instruction."""
     tag = node.tag
-    if not isinstance(tag, str):
+    if tag.__class__ is not str:
         return None
-    if tag.startswith("{"):
+    if tag[:1] == "{":
         return tag[tag.index("}") + 1 :]
     return tag
 
 
 def iter_elements(root: Element, *names: str) -> Iterator[Element]:
-    """Elements of a subtree in document order (root included), optionally only those named ``names``."""
-    for node in root.iter():
-        tag = tag_of(node)
-        if tag is None:
-            continue
-        if not names or tag in names:
-            yield node
+    """Elements of a subtree in document order (root included), optionally only the HTML elements named
+    ``names`` (foreign elements such as SVG ``<title>`` never match a name)."""
+    if len(names) == 1:
+        yield from root.iter(names[0])
+        return
+    if names:
+        wanted = frozenset(names)
+        yield from (node for node in root.iter() if node.tag in wanted)
+        return
+    yield from (node for node in root.iter() if node.tag.__class__ is str)
 
 
 def first_article(root: Element) -> Element | None:

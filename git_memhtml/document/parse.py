@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Final
 from xml.etree.ElementTree import Element
 
-from git_memhtml.document.hash import canonical_text_of, collapse, content_hash_of, iter_elements, parse_document
+from git_memhtml.document.hash import canonical_text_of, collapse, digest, iter_elements, parse_document
 from git_memhtml.document.model import Citation, Facet, Link, MemoryDocument, rel_from_token
 from git_memhtml.document.serialize import inner_html
 from git_memhtml.document.validate import (
@@ -50,7 +50,8 @@ def decode_memory(data: bytes | str, *, path: str | None = None) -> str:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise _fail(path, [f"not UTF-8 (invalid byte at offset {exc.start})"], "re-save the file as UTF-8") from None
+            reason = f"not UTF-8 (invalid byte at offset {exc.start})"
+            raise _fail(path, [reason], "re-save the file as UTF-8") from None
     else:
         text = data
     text = text.removeprefix("\ufeff")
@@ -145,6 +146,7 @@ def parse_memory(data: bytes | str, *, path: str | None = None) -> MemoryDocumen
     title = next(iter_elements(root, "title"))
     mark = next(iter_elements(article, "mark"))
     time = next(iter_elements(article, "time"), None)
+    article_text = canonical_text_of(article)
     assert values.memory_type is not None and values.status is not None  # guaranteed by check_tree
 
     def repeated(name: str) -> tuple[str, ...]:
@@ -157,9 +159,9 @@ def parse_memory(data: bytes | str, *, path: str | None = None) -> MemoryDocumen
         created=first["created"],
         updated=first["updated"],
         article_html=inner_html(article),
-        content_hash=content_hash_of(article),
+        content_hash=digest(article_text),
         gist=collapse(canonical_text_of(mark, skip_code=True)),
-        body_text=_text(article),
+        body_text=collapse(article_text),
         metas=metas,
         links=_links(root),
         confidence=values.confidence,

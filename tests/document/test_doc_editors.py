@@ -141,7 +141,11 @@ OPS = st.one_of(
     st.tuples(st.just("set"), st.sampled_from(META_ORDER), st.text(max_size=12)),
     st.tuples(st.just("add"), st.sampled_from(["entity", "tag", "alias"]), st.text(max_size=12)),
     st.tuples(st.just("remove"), st.sampled_from(META_ORDER), st.none()),
-    st.tuples(st.just("link"), st.sampled_from(["supports", "relates_to", "blocks"]), st.sampled_from(["/a.html", "/b/c.html"])),
+    st.tuples(
+        st.just("link"),
+        st.sampled_from(["supports", "relates_to", "blocks"]),
+        st.sampled_from(["/a.html", "/b/c.html"]),
+    ),
     st.tuples(st.just("unlink"), st.sampled_from(["supports", "relates_to"]), st.none()),
 )
 

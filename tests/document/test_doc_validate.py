@@ -162,7 +162,8 @@ def test_optional_good_values_are_read() -> None:
 
 
 def test_unknown_elements_warn_once_each() -> None:
-    html = memory_file(MINIMAL_ARTICLE + "<b>x</b><b>y</b><i>z</i><div>d</div><figure><div>ok</div><span>s</span></figure>")
+    extra = "<b>x</b><b>y</b><i>z</i><div>d</div><figure><div>ok</div><span>s</span></figure>"
+    html = memory_file(MINIMAL_ARTICLE + extra)
     warnings = warnings_of(html)
     assert warnings == [
         "<b> is not in the closed element vocabulary",
