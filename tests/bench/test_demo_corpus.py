@@ -171,7 +171,7 @@ def test_demo_corpus_applies_as_one_commit_with_spec_placement(tmp_path: Any) ->
     result = writer.apply_batch(repo, parsed, now="2026-01-15T12:00:00Z", dedupe=lambda _hash: None)
     assert [r for r in result.results if not r.ok] == []
     head = repo.head_sha()
-    assert head != before and result.commit_sha == head
+    assert head is not None and head != before and result.commit_sha == head
     paths = sorted(p for p in repo.tree_blobs(head) if p.endswith(".html"))
     assert len(paths) == len(parsed)
     assert "resources/people/priya-raman.html" in paths

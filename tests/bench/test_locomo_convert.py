@@ -26,12 +26,14 @@ OP_FIELDS = {"op", "title", "type", "article_html", "workspace", "tags", "entiti
 def data() -> list[dict[str, Any]]:
     if not LOCOMO_JSON.exists():
         pytest.skip(f"LoCoMo data absent: {SHARED_DATA} (see ../shared/data/README.md)")
-    return locomo.load_data(LOCOMO_JSON)
+    loaded: list[dict[str, Any]] = locomo.load_data(LOCOMO_JSON)
+    return loaded
 
 
 @pytest.fixture(scope="module")
 def conv26_observations(data: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return locomo.convert(data, "conv-26", "observations")
+    ops: list[dict[str, Any]] = locomo.convert(data, "conv-26", "observations")
+    return ops
 
 
 # --- pure pieces (no data needed) ---------------------------------------------------------------
