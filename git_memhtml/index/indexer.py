@@ -18,7 +18,14 @@ import numpy as np
 
 from git_memhtml.document.model import MemoryDocument
 from git_memhtml.embed.base import Embedder
-from git_memhtml.errors import DuplicateContent, EmbedModelMismatch, GitError, InvalidMemory, MemhtmlError
+from git_memhtml.errors import (
+    DuplicateContent,
+    EmbedModelMismatch,
+    GitError,
+    InvalidMemory,
+    MemhtmlError,
+    StorageError,
+)
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.project import is_indexable, project
 from git_memhtml.index.write import delete_path, rename_path, write_projection
@@ -353,8 +360,13 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
             continue
         moved = False
         if is_indexable(old):
-            with db.atomic():
-                moved = rename_path(db, old, new)
+            try:
+                with db.atomic():
+                    moved = rename_path(db, old, new)
+            except StorageError:  # e.g. un-archived onto live duplicate content: drop old, project new
+                with db.atomic():
+                    if delete_path(db, old):
+                        run.removed += 1
         sha = blobs().get(new)
         if moved:
             run.renamed += 1

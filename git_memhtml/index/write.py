@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from git_memhtml.errors import DuplicateContent
 from git_memhtml.index.db import IndexDB
-from git_memhtml.index.project import FILE_COLUMNS, Projection
+from git_memhtml.index.project import FILE_COLUMNS, Projection, path_facts
 
 _UPSERT_FILE = (
     f"INSERT INTO files({', '.join(FILE_COLUMNS)}) VALUES ({', '.join('?' for _ in FILE_COLUMNS)}) "
@@ -81,15 +81,23 @@ def delete_path(db: IndexDB, path: str) -> bool:
 
 
 def rename_path(db: IndexDB, old: str, new: str) -> bool:
-    """Move ``old`` to ``new`` in place: ``UPDATE files SET path`` (details and chunks follow by ``ON UPDATE
+    """Move ``old`` to ``new`` in place: ``UPDATE files SET path`` and the path-derived columns (details and chunks follow by ``ON UPDATE
     CASCADE``, vectors stay attached to their chunks) and ``UPDATE edges SET src_path``. A stale row at ``new``
-    is removed first. Returns whether ``old`` was indexed (core §3.7 step 5, R)."""
+    is removed first. Returns whether ``old`` was indexed (core §3.7 step 5, R).
+
+    Raises:
+        StorageError: e.g. un-archiving onto content another live file holds (the partial unique index).
+    """
     if old == new:
         return db.query_one("SELECT 1 FROM files WHERE path = ?", (old,)) is not None
     if db.query_one("SELECT 1 FROM files WHERE path = ?", (old,)) is None:
         return False
     delete_path(db, new)
-    db.execute("UPDATE files SET path = ? WHERE path = ?", (new, old))
+    facts = path_facts(new)
+    db.execute(
+        "UPDATE files SET path = ?, para = ?, workspace = ?, archived = ?, origin_path = ? WHERE path = ?",
+        (new, facts.para, facts.workspace, int(facts.archived), facts.origin_path, old),
+    )
     db.execute("DELETE FROM edges WHERE src_path = ? AND dst_path = ?", (old, new))
     db.execute("UPDATE OR REPLACE edges SET src_path = ? WHERE src_path = ?", (new, old))
     return True

@@ -1,0 +1,97 @@
+"""Connection, migrations (two ledgers), vector_distance_cos, atomic(), corrupt-file handling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from git_memhtml.errors import StorageError
+from git_memhtml.index.db import IndexDB, open_index, vector_distance_cos
+
+INDEX_TABLES = {
+    "files", "file_tags", "file_entities", "file_facets", "file_citations", "chunks", "embeddings", "edges",
+    "files_fts", "index_state", "sleep_runs", "sleep_phases", "worktree_paths", "schema_migrations",
+}
+STATE_TABLES = {"access", "edge_corroboration", "entity_corroboration", "applied_ledgers", "schema_migrations"}
+
+
+def _tables(db: IndexDB, schema: str) -> set[str]:
+    return {r[0] for r in db.query(f"SELECT name FROM {schema}.sqlite_schema WHERE type = 'table'")}
+
+
+def test_migrations_create_both_planes_with_separate_ledgers(tmp_path: Path) -> None:
+    db = open_index(tmp_path / "index.db", tmp_path / "state.db")
+    assert INDEX_TABLES <= _tables(db, "main")
+    assert STATE_TABLES <= _tables(db, "state")
+    assert "access" not in _tables(db, "main")
+    main_ledger = db.applied_migrations("main")
+    state_ledger = db.applied_migrations("state")
+    assert main_ledger[0] == "0001_files.sql" and main_ledger == sorted(main_ledger)
+    assert state_ledger[0] == "0001_access.sql"
+    assert db.query("PRAGMA journal_mode") == [("wal",)]
+    assert db.query("PRAGMA foreign_keys") == [(1,)]
+    assert db.query("SELECT vec_version()")[0][0].startswith("v")
+    db.close()
+    again = open_index(tmp_path / "index.db", tmp_path / "state.db")  # re-open applies nothing twice
+    assert again.applied_migrations("main") == main_ledger
+    again.close()
+
+
+def test_for_repo_places_index_in_git_dir_and_state_in_common_dir(tmp_path: Path) -> None:
+    class FakeRepo:
+        git_dir = tmp_path / "wt" / ".git"
+        common_dir = tmp_path / "common"
+
+    db = IndexDB.for_repo(FakeRepo())
+    db.close()
+    assert (tmp_path / "wt" / ".git" / "memhtml" / "index.db").is_file()
+    assert (tmp_path / "common" / "memhtml" / "state.db").is_file()
+
+
+def test_vector_distance_cos() -> None:
+    a = np.array([1, 0, 0], "<f4").tobytes()
+    b = np.array([0, 1, 0], "<f4").tobytes()
+    z = np.zeros(3, "<f4").tobytes()
+    assert vector_distance_cos(a, a) == pytest.approx(0.0)
+    assert vector_distance_cos(a, b) == pytest.approx(1.0)
+    assert vector_distance_cos(a, np.array([-1, 0, 0], "<f4").tobytes()) == pytest.approx(2.0)
+    assert vector_distance_cos(a, z) == pytest.approx(1.0)  # zero norm → cosine 0
+    assert vector_distance_cos(a, a[:8]) is None
+    assert vector_distance_cos(a, "text") is None
+    assert vector_distance_cos(b"abc", b"abc") is None
+
+
+def test_vector_distance_cos_is_registered(db: IndexDB) -> None:
+    a = np.array([1, 1], "<f4").tobytes()
+    assert db.query("SELECT vector_distance_cos(?, ?)", (a, a))[0][0] == pytest.approx(0.0)
+    assert db.query("SELECT vector_distance_cos(?, 3)", (a,))[0][0] is None
+
+
+def test_atomic_nests_and_rolls_back_inner_only(db: IndexDB) -> None:
+    with db.atomic():
+        db.execute("INSERT INTO sleep_runs(run_id, base_sha, status) VALUES ('a', 'x', 'running')")
+        with pytest.raises(RuntimeError), db.atomic():
+            db.execute("INSERT INTO sleep_runs(run_id, base_sha, status) VALUES ('b', 'x', 'running')")
+            raise RuntimeError("boom")
+    assert db.query("SELECT run_id FROM sleep_runs") == [("a",)]
+    with pytest.raises(RuntimeError), db.atomic():
+        db.execute("INSERT INTO sleep_runs(run_id, base_sha, status) VALUES ('c', 'x', 'running')")
+        raise RuntimeError("boom")
+    assert db.query("SELECT run_id FROM sleep_runs") == [("a",)]
+
+
+def test_sql_errors_become_storage_errors(db: IndexDB) -> None:
+    with pytest.raises(StorageError) as err:
+        db.query("SELECT * FROM no_such_table")
+    assert err.value.hint
+
+
+def test_corrupt_index_names_the_fix(tmp_path: Path) -> None:
+    bad = tmp_path / "index.db"
+    bad.write_bytes(b"not a database" * 400)
+    with pytest.raises(StorageError) as err:
+        open_index(bad, tmp_path / "state.db")
+    assert "git memhtml index rebuild" in (err.value.hint or "")
+    assert str(bad) in (err.value.hint or "")
