@@ -147,3 +147,17 @@ def test_edges_part_of_next_twelve_and_authored_by() -> None:
         assert any(l.rel == "authored_by" for l in doc.links) == (i % 11 == 0)
         has_person = any(e.startswith("person:") for e in doc.entities)
         assert any(l.rel == "about_person" for l in doc.links) == has_person
+
+
+def test_vocabulary_is_digit_free_marker_free_and_unqualified() -> None:
+    from git_memhtml.eval.vocab import CLAIM_TEMPLATES, SCOPES, TOPICS
+
+    words = list(SCOPES) + list(PEOPLE)
+    for topic in TOPICS:
+        words += [topic.workspace, topic.anchor, *topic.nouns, *(w for pair in topic.verbs for w in pair)]
+    words += [re.sub(r"\{\w+\}", " ", t) for t in CLAIM_TEMPLATES.values()]
+    tokens = set(tokenize(" ".join(words)))
+    assert not tokens & NEGATION_MARKERS
+    assert not tokens & VARIANT_QUALIFIERS
+    assert not any(ch.isdigit() for w in words for ch in w)
+    assert len(SCOPES) == 23 and len(TOPICS) == 12 and len(set(SCOPES)) == 23
