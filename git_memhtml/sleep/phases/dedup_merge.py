@@ -1,0 +1,195 @@
+"""Phase 2, dedup-merge, deterministic path: fold every near-duplicate a cosine can prove.
+
+(``spec/memhtml-sleep-eval.md`` §1 phase 2 "No-model path", §3; seed 000 §5, §7, §10.) First-chunk vectors of
+the active non-task, non-arc corpus are scanned for neighbour pairs at the 0.92 floor; each pair is oriented so
+the older file (lower corpus offset) keeps; the pairs go through ``merge_candidates`` (threshold, veto, self
+pair, role guard, cap). Each decision archives the dropped file (``superseded-by`` → keeper) and links the keeper
+``supersedes`` → the archive path. A pair the veto refused becomes a detected review task naming the predicates
+that fired. With no model the night never judged a component, so vanished veto tasks are not swept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from git_memhtml.domain.merge import (
+    MAX_MERGE_PAIRS,
+    NEAR_DUPLICATE_THRESHOLD,
+    MergeDecision,
+    MergeProposal,
+    VetoedPair,
+    connected_components,
+    merge_candidates,
+)
+from git_memhtml.domain.neighbors import top_neighbor_pairs
+from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.queries import CorpusRow, active_corpus, first_chunk_vectors
+from git_memhtml.sleep.tasks import Measurement, TaskTally, mint_detected_task
+from git_memhtml.store import edits
+
+DETECTOR = "dedup-merge"
+EXCLUDED_TYPES: tuple[str, ...] = ("arc", "task")
+"""Types dedup never reads (sleep-eval §1 phase 2)."""
+
+NO_MODEL_FLOOR = NEAR_DUPLICATE_THRESHOLD
+"""Mining floor with no model bound: 0.92 (sleep-eval §1 phase 2 "Input")."""
+
+PER_SOURCE_K = 5
+"""Neighbours kept per file (sleep-eval §1 phase 2, ``perSourceK``)."""
+
+NO_MODEL_PAIR_LIMIT = 400
+"""Pairs mined with no model bound (sleep-eval §1 phase 2, ``DEDUP_PAIR_LIMIT`` note)."""
+
+NO_VECTORS = "no vectors"
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The oriented, de-duplicated pair list of one night and the corpus it came from."""
+
+    proposals: tuple[MergeProposal, ...]
+    components: int
+
+
+def orient(pairs: Sequence[tuple[str, str, float]], rows: Sequence[CorpusRow]) -> list[MergeProposal]:
+    """Orient mined pairs keeper = lower corpus offset, de-duplicated on ``keep drop``, in mined order.
+
+    Both sides carry their claim (gist) and article text (body_text) so the veto reads what sleep-eval §3 says.
+    Pairs naming a path outside ``rows`` are dropped.
+    """
+    offset = {row.path: i for i, row in enumerate(rows)}
+    by_path = {row.path: row for row in rows}
+    seen: set[tuple[str, str]] = set()
+    out: list[MergeProposal] = []
+    for a, b, sim in pairs:
+        if a not in offset or b not in offset:
+            continue
+        keep, drop = (a, b) if offset[a] <= offset[b] else (b, a)
+        if (keep, drop) in seen:
+            continue
+        seen.add((keep, drop))
+        k, d = by_path[keep], by_path[drop]
+        out.append(
+            MergeProposal(keep=keep, drop=drop, sim=sim, keep_text=k.body_text, drop_text=d.body_text,
+                          keep_claim=k.gist, drop_claim=d.gist)
+        )
+    return out
+
+
+def _mine(env: PhaseEnv) -> Candidates | None:
+    """Mine and orient the night's candidate pairs; ``None`` when there is no vector to compare."""
+    if env.embedder is None:
+        return None
+    rows = active_corpus(env.db, exclude_types=EXCLUDED_TYPES)
+    paths = [row.path for row in rows]
+    matrix = first_chunk_vectors(env.db, paths, env.embedder.space)
+    if matrix.size == 0 or not np.any(matrix):
+        return None
+    mined = top_neighbor_pairs(paths, matrix, floor=NO_MODEL_FLOOR, k=PER_SOURCE_K, limit=NO_MODEL_PAIR_LIMIT)
+    proposals = orient(mined, rows)
+    components = connected_components([(p.keep, p.drop) for p in proposals])
+    return Candidates(tuple(proposals), len(components))
+
+
+def _fold(env: PhaseEnv, decision: MergeDecision) -> bool:
+    """Archive ``drop`` into ``keep``; return False when either file is gone from the tree (vanished)."""
+    root = env.repo.root
+    if not (root / decision.drop).is_file() or not (root / decision.keep).is_file():
+        return False
+    if env.dry_run:
+        return True
+    archived = edits.archive_file(
+        env.repo, decision.drop, at=env.at, extra=[edits.set_meta("superseded-by", "/" + decision.keep)]
+    )
+    if archived is None:
+        return False
+    edits.stamp_file(
+        env.repo, decision.keep, [edits.link("supersedes", "/" + archived), edits.set_meta("updated", env.at)]
+    )
+    return True
+
+
+def veto_finding(pair: VetoedPair) -> str:
+    """The finding of a vetoed pair: its two paths, sorted, space-separated (sleep-eval §7 detectors table)."""
+    return " ".join(sorted((pair.keep, pair.drop)))
+
+
+def _mint_veto_tasks(env: PhaseEnv, vetoed: Sequence[VetoedPair], floor: float) -> TaskTally:
+    tally = TaskTally()
+    by_finding: dict[str, VetoedPair] = {}
+    for pair in vetoed:
+        by_finding.setdefault(veto_finding(pair), pair)
+    for finding in sorted(by_finding):
+        pair = by_finding[finding]
+        keep_name, drop_name = pair.keep.rsplit("/", 1)[-1], pair.drop.rsplit("/", 1)[-1]
+        evidence = Measurement(
+            f"cosine {pair.sim:.4f} above the {floor:.2f} near-duplicate floor; "
+            f"divergence veto fired: {', '.join(pair.reasons)}"
+        )
+        tally.add(
+            mint_detected_task(
+                env,
+                DETECTOR,
+                finding,
+                title=f"Review near-duplicates {keep_name} and {drop_name}",
+                claim=f"review: {pair.keep} and {pair.drop} are near-duplicates the merge veto refused to fold.",
+                evidence=evidence,
+                detail=(
+                    f"The older memory {pair.keep} would have absorbed {pair.drop}, but the "
+                    f"{' and '.join(pair.reasons)} predicate found them saying different things. Decide whether "
+                    "one supersedes the other, or whether both stand."
+                ),
+            )
+        )
+    return tally
+
+
+def run(env: PhaseEnv) -> PhaseOutcome:
+    """Fold near-duplicates with no model bound (sleep-eval §1 phase 2).
+
+    Counts: ``candidates, components, llmGroups (0), vetoed, roleGuarded, merged, vanished, tasksMinted,
+    tasksRefreshed, tasksFramed, tasksDismissed, tasksClosed (0: no sweep without a judged night),
+    tasksCapped``. With no embedder or no vector the phase reports ``candidates 0`` and detail ``no vectors``.
+
+    Raises:
+        StorageError: the index could not be read. InvalidMemory: a review task failed the render gate.
+    """
+    mined = _mine(env)
+    if mined is None:
+        return PhaseOutcome(_counts(), detail=NO_VECTORS)
+    outcome = merge_candidates(mined.proposals, threshold=NEAR_DUPLICATE_THRESHOLD, cap=MAX_MERGE_PAIRS)
+    merged = vanished = 0
+    for decision in outcome.decisions:
+        if _fold(env, decision):
+            merged += 1
+        else:
+            vanished += 1
+    tally = _mint_veto_tasks(env, outcome.vetoed, NO_MODEL_FLOOR)
+    counts = _counts(
+        candidates=len(mined.proposals),
+        components=mined.components,
+        vetoed=len(outcome.vetoed),
+        roleGuarded=len(outcome.role_guarded),
+        merged=merged,
+        vanished=vanished,
+        **tally.counts(),
+    )
+    deferred = tally.minted + tally.refreshed
+    return PhaseOutcome(
+        counts,
+        subject=f"fold {merged} near-duplicates into canonicals",
+        body=f"deferred {deferred} vetoed pairs to review tasks",
+    )
+
+
+def _counts(**values: int) -> dict[str, int]:
+    counts = {
+        "candidates": 0, "components": 0, "llmGroups": 0, "vetoed": 0, "roleGuarded": 0, "merged": 0,
+        "vanished": 0, "tasksMinted": 0, "tasksRefreshed": 0, "tasksFramed": 0, "tasksDismissed": 0,
+        "tasksClosed": 0, "tasksCapped": 0,
+    }
+    counts.update(values)
+    return counts

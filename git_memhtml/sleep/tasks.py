@@ -1,0 +1,353 @@
+"""Detected tasks: the proposals a night declined to decide, filed as ordinary task files with evidence.
+
+(``spec/memhtml-sleep-eval.md`` §7; seed 000 §10.) One module holds what every detector shares:
+
+- **The key is the path.** ``areas/inbox/tasks/det-<12 hex>-<slug>.html`` where the hex is
+  ``sha256(norm(detector) + " " + norm(finding))[:12]``; a second night finds the open file and refreshes its
+  ``updated`` stamp instead of opening a duplicate, with no index involved.
+- **Evidence is verified in code**: a quote must appear in the flattened article text of the cited file on disk; a
+  measurement must be non-empty.
+- **A human dismissal sticks**: a done detected task under ``archive/<Y>/areas/inbox/tasks/`` that was not closed
+  by the machine refuses the same key (ten years back from the run date).
+- **Ten a night** across detectors (``env.budget``); overflow is counted.
+- **Self-cleaning**: :func:`close_vanished` marks an open detection whose finding was not seen done, tags it
+  ``machine-closed`` and archives it. Callers run it only on a night that judged its whole candidate set.
+
+Every function stages through ``store.edits`` and never commits; on ``env.dry_run`` outcomes are computed and
+nothing is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from html import escape
+from typing import Literal
+
+from git_memhtml.document.model import MemoryDocument
+from git_memhtml.document.parse import parse_memory
+from git_memhtml.document.template import render_memory
+from git_memhtml.domain.frame import frame_key_of
+from git_memhtml.errors import InvalidMemory
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.sleep.env import PhaseEnv
+from git_memhtml.store import edits
+from git_memhtml.store.layout import placement_for, slugify
+
+DETECTED_DIR = placement_for("task")
+"""Directory of detected tasks: ``areas/inbox/tasks`` (sleep-eval §7 "Path and key")."""
+
+KEY_HEX = 12
+"""Hex digits of the key digest (sleep-eval §7)."""
+
+SLUG_CAP = 80 - 4 - KEY_HEX - 1
+"""Slug budget after ``det-<hex>-``: 63 (sleep-eval §7)."""
+
+TITLE_CAP = 90
+"""Flattened title length cap (sleep-eval §7)."""
+
+DISMISSAL_YEARS = 10
+"""Archive years searched for a human dismissal, the run's year included (sleep-eval §7 "Mint order" step 2)."""
+
+DETECTED_TAG = "detected"
+MACHINE_CLOSED_TAG = "machine-closed"
+SLEEP_AUTHOR = "agent:sleep"
+"""Author separation (seed 000 §10)."""
+
+NO_LONGER_DETECTED = "no longer detected"
+"""Commit-body phrase for swept tasks (seed 000 §10)."""
+
+KEY_RE = re.compile(r"^(det-[0-9a-f]{12})-")
+"""Recovers the key from a file name (sleep-eval §7)."""
+
+_WS = re.compile(r"\s+")
+
+MintResult = Literal["minted", "refreshed", "dismissed", "unverified", "framed", "capped"]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Evidence that is a measurement (a ratio, a predicate, a count): no sentence in the corpus states it."""
+
+    detail: str
+
+
+@dataclass(frozen=True)
+class Quote:
+    """Evidence that is a sentence of ``source_path`` (repository path); verified against the file on disk."""
+
+    quote: str
+    source_path: str
+
+
+Evidence = Measurement | Quote
+
+
+@dataclass(frozen=True)
+class MintOutcome:
+    """What :func:`mint_detected_task` did: ``result``, the finding's ``key`` and the task ``path`` it concerns."""
+
+    result: MintResult
+    key: str
+    path: str
+
+
+@dataclass(frozen=True)
+class OpenDetection:
+    """An open detected task on disk: path, key, detector (``tags[1]``) and gist (its claim)."""
+
+    path: str
+    key: str
+    detector: str
+    gist: str
+
+
+@dataclass
+class TaskTally:
+    """Per-phase counts of mint outcomes and sweeps, in the phases' count names (``tasksMinted`` …)."""
+
+    minted: int = 0
+    refreshed: int = 0
+    framed: int = 0
+    dismissed: int = 0
+    capped: int = 0
+    unverified: int = 0
+    closed: int = 0
+    live_keys: set[str] = field(default_factory=set)
+
+    def add(self, outcome: MintOutcome) -> None:
+        """Count one outcome and remember its key as seen (live, whatever the result)."""
+        setattr(self, outcome.result, getattr(self, outcome.result) + 1)
+        self.live_keys.add(outcome.key)
+
+    @property
+    def touched(self) -> bool:
+        """Whether anything was (or, on a dry run, would be) written."""
+        return bool(self.minted or self.refreshed or self.closed)
+
+    def counts(self) -> dict[str, int]:
+        """``tasksMinted, tasksRefreshed, tasksFramed, tasksDismissed, tasksClosed, tasksCapped``."""
+        return {
+            "tasksMinted": self.minted,
+            "tasksRefreshed": self.refreshed,
+            "tasksFramed": self.framed,
+            "tasksDismissed": self.dismissed,
+            "tasksClosed": self.closed,
+            "tasksCapped": self.capped,
+        }
+
+
+def norm(text: str) -> str:
+    """NFC, lowercase, collapse whitespace runs, trim (sleep-eval §7 ``norm``)."""
+    return _WS.sub(" ", unicodedata.normalize("NFC", text).lower()).strip()
+
+
+def flatten(text: str) -> str:
+    """Collapse whitespace runs to one space and trim."""
+    return _WS.sub(" ", text).strip()
+
+
+def detection_key(detector: str, finding: str) -> str:
+    """``det-`` + ``sha256(norm(detector) + " " + norm(finding))[:12]`` (sleep-eval §7)."""
+    digest = hashlib.sha256(f"{norm(detector)} {norm(finding)}".encode()).hexdigest()
+    return f"det-{digest[:KEY_HEX]}"
+
+
+def detected_task_path(key: str, title: str) -> str:
+    """``areas/inbox/tasks/<key>-<slug>.html`` with the slug capped at :data:`SLUG_CAP` (empty → ``untitled``)."""
+    return f"{DETECTED_DIR}/{key}-{slugify(flatten(title), cap=SLUG_CAP)}.html"
+
+
+def key_of_path(path: str) -> str | None:
+    """The ``det-<hex>`` key of a task path's file name, or ``None``."""
+    match = KEY_RE.match(path.rsplit("/", 1)[-1])
+    return match.group(1) if match else None
+
+
+def _read_doc(repo: GitRepo, path: str) -> MemoryDocument | None:
+    target = repo.root / path
+    if not target.is_file():
+        return None
+    try:
+        return parse_memory(target.read_bytes(), path=path)
+    except InvalidMemory:
+        return None
+
+
+def _is_detected(doc: MemoryDocument) -> bool:
+    return doc.memory_type == "task" and bool(doc.tags) and doc.tags[0] == DETECTED_TAG
+
+
+def open_detections(repo: GitRepo, detector: str | None = None) -> list[OpenDetection]:
+    """Open detected tasks in the tree, sorted by path (sleep-eval §7 ``openDetections``).
+
+    A file ``areas/inbox/tasks/det-*.html`` that parses as a task not marked done, with ``tags[0] == detected``
+    and (when ``detector`` is given) ``tags[1] == detector``. Unparseable files are skipped.
+    """
+    folder = repo.root / DETECTED_DIR
+    if not folder.is_dir():
+        return []
+    found: list[OpenDetection] = []
+    for file in sorted(folder.glob("det-*.html")):
+        path = f"{DETECTED_DIR}/{file.name}"
+        key = key_of_path(path)
+        doc = _read_doc(repo, path)
+        if key is None or doc is None or not _is_detected(doc) or doc.task_status == "done":
+            continue
+        owner = doc.tags[1] if len(doc.tags) > 1 else ""
+        if detector is not None and owner != detector:
+            continue
+        found.append(OpenDetection(path=path, key=key, detector=owner, gist=doc.gist))
+    return found
+
+
+def is_dismissed(repo: GitRepo, key: str, date: str) -> bool:
+    """Whether a human closed this key: a done, detected, not ``machine-closed`` task in the archive or in place.
+
+    Looks in ``archive/<Y>/areas/inbox/tasks/<key>-*.html`` for Y = the run year back :data:`DISMISSAL_YEARS`
+    years, and at a done ``areas/inbox/tasks/<key>-*.html`` still in place (sleep-eval §7 step 2).
+    """
+    year = int(date[:4])
+    folders = [DETECTED_DIR] + [f"archive/{y:04d}/{DETECTED_DIR}" for y in range(year, year - DISMISSAL_YEARS, -1)]
+    for folder in folders:
+        base = repo.root / folder
+        if not base.is_dir():
+            continue
+        for file in sorted(base.glob(f"{key}-*.html")):
+            doc = _read_doc(repo, f"{folder}/{file.name}")
+            if doc is None or not _is_detected(doc) or doc.task_status != "done":
+                continue
+            if MACHINE_CLOSED_TAG not in doc.tags:
+                return True
+    return False
+
+
+def evidence_verified(repo: GitRepo, evidence: Evidence) -> bool:
+    """A measurement needs a non-blank detail; a quote must occur (flattened, case-sensitive) in the flattened
+    article text of its source file on disk (sleep-eval §7 "Evidence kinds")."""
+    if isinstance(evidence, Measurement):
+        return bool(evidence.detail.strip())
+    quote = flatten(evidence.quote)
+    doc = _read_doc(repo, evidence.source_path)
+    return bool(quote) and doc is not None and quote in flatten(doc.body_text)
+
+
+def _evidence_html(evidence: Evidence) -> str:
+    if isinstance(evidence, Measurement):
+        return f"<p>Measured: {escape(flatten(evidence.detail), quote=False)}</p>"
+    href = escape("/" + evidence.source_path.lstrip("/"))
+    return f'<p>Evidence: <q cite="{href}">{escape(flatten(evidence.quote), quote=False)}</q></p>'
+
+
+def render_detected_task(
+    *, detector: str, run_id: str, title: str, claim: str, evidence: Evidence, now: str, detail: str | None = None
+) -> str:
+    """The task file: type task, status todo, author ``agent:sleep``, tags ``[detected, <detector>]``.
+
+    Article: ``<p><mark>claim</mark></p>``, an optional detail paragraph, the evidence paragraph and a provenance
+    paragraph naming the detector and the run.
+
+    Raises:
+        InvalidMemory: the render gate refused the file (e.g. an empty claim).
+    """
+    paragraphs = [f"<p><mark>{escape(flatten(claim), quote=False)}</mark></p>"]
+    if detail and detail.strip():
+        paragraphs.append(f"<p>{escape(flatten(detail), quote=False)}</p>")
+    paragraphs.append(_evidence_html(evidence))
+    paragraphs.append(
+        f"<p>Detected by the {escape(detector, quote=False)} phase of sleep run {escape(run_id, quote=False)}. "
+        "This task is a proposal: it closes itself when the finding is no longer detected.</p>"
+    )
+    return render_memory(
+        title=flatten(title)[:TITLE_CAP].strip() or "untitled",
+        memory_type="task",
+        now=now,
+        article_html="\n".join(paragraphs),
+        author=SLEEP_AUTHOR,
+        tags=(DETECTED_TAG, detector),
+        task_status="todo",
+    )
+
+
+def mint_detected_task(
+    env: PhaseEnv,
+    detector: str,
+    finding: str,
+    title: str,
+    claim: str,
+    evidence: Evidence,
+    *,
+    detail: str | None = None,
+) -> MintOutcome:
+    """Mint (or refresh, or refuse) the detected task of one finding (sleep-eval §7 "Mint order").
+
+    In order: an open detection with this key is stamped ``updated = env.at`` → ``refreshed`` (no budget); a
+    human dismissal → ``dismissed``; unverifiable evidence → ``unverified``; ``frame_key_of(claim)`` equal to the
+    frame key of an open detection's gist of this detector → ``framed``; no budget left → ``capped`` (overflow
+    counted); else the file is written and staged and one budget unit spent → ``minted``. On a dry run the same
+    outcome is returned and nothing is written.
+
+    Args:
+        finding: the canonical finding string (the detector sorts its parts), e.g. the two paths of a pair.
+        evidence: :class:`Measurement` or :class:`Quote`.
+
+    Raises:
+        InvalidMemory: the task file failed the render gate.
+    """
+    key = detection_key(detector, finding)
+    opened = open_detections(env.repo, detector)
+    for item in opened:
+        if item.key == key:
+            if not env.dry_run:
+                edits.stamp_file(env.repo, item.path, [edits.set_meta("updated", env.at)])
+            return MintOutcome("refreshed", key, item.path)
+    path = detected_task_path(key, title)
+    if is_dismissed(env.repo, key, env.date):
+        return MintOutcome("dismissed", key, path)
+    if not evidence_verified(env.repo, evidence):
+        return MintOutcome("unverified", key, path)
+    frame = frame_key_of(flatten(claim))
+    if frame is not None and any(frame_key_of(flatten(item.gist)) == frame for item in opened):
+        return MintOutcome("framed", key, path)
+    if env.budget.remaining <= 0:
+        env.budget.overflow += 1
+        return MintOutcome("capped", key, path)
+    text = render_detected_task(
+        detector=detector, run_id=env.run_id, title=title, claim=claim, evidence=evidence, now=env.at, detail=detail
+    )
+    env.budget.remaining -= 1
+    if not env.dry_run:
+        target = env.repo.root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        env.repo.stage([path])
+    return MintOutcome("minted", key, path)
+
+
+def close_vanished(env: PhaseEnv, detector: str, live_keys: Iterable[str]) -> list[str]:
+    """Close every open detection of ``detector`` whose key is not in ``live_keys`` (sleep-eval §7 "Sweep").
+
+    Each is stamped ``task-status = done``, ``updated = env.at``, tagged ``machine-closed`` and archived with
+    ``archive_file``. Call only on a night that judged its whole candidate set; ``live_keys`` is every finding
+    seen, including capped ones. Returns the closed (original) paths, sorted; a dry run returns them and writes
+    nothing.
+    """
+    live = set(live_keys)
+    closed: list[str] = []
+    for item in open_detections(env.repo, detector):
+        if item.key in live:
+            continue
+        closed.append(item.path)
+        if env.dry_run:
+            continue
+        edits.stamp_file(
+            env.repo,
+            item.path,
+            [edits.set_meta("task-status", "done"), edits.set_meta("updated", env.at),
+             edits.add_meta("tag", MACHINE_CLOSED_TAG)],
+        )
+        edits.archive_file(env.repo, item.path, at=env.at)
+    return closed

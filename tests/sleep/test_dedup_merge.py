@@ -1,0 +1,108 @@
+"""dedup-merge, no-model path: fold, veto → review task, idempotence, role guard, no vectors, dry run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, memory, tree_files
+
+from git_memhtml.document.editors import get_links, get_meta, get_metas
+from git_memhtml.document.parse import parse_memory
+from git_memhtml.domain.merge import MergeProposal, merge_candidates
+from git_memhtml.sleep.phases import dedup_merge
+from git_memhtml.sleep.tasks import detection_key, open_detections
+
+BASE = "the checkout api deploy window opens after the nightly batch finishes and needs release manager approval"
+SAFE = "the deploy step for the payments ledger service is safe to run during business hours with canary traffic"
+UNSAFE = "the deploy step for the payments ledger service is not safe to run during business hours with canary traffic"
+
+
+def _dup_files() -> dict[str, str]:
+    return {
+        "areas/inbox/window-old.html": memory(BASE + ".", created="2026-01-01T00:00:00Z"),
+        "areas/inbox/window-new.html": memory(BASE + " today.", created="2026-02-01T00:00:00Z"),
+        "areas/inbox/safe.html": memory(SAFE + ".", created="2026-01-03T00:00:00Z"),
+        "areas/inbox/unsafe.html": memory(UNSAFE + ".", created="2026-02-03T00:00:00Z"),
+        "areas/inbox/other.html": memory("Coffee beans are stored in the left cupboard.", created="2026-01-02T00:00:00Z"),
+    }
+
+
+def test_near_duplicate_folds_into_older_and_veto_opens_one_review_task(tmp_path: Path) -> None:
+    env = make_env(make_repo(tmp_path, _dup_files()))
+    outcome = dedup_merge.run(env)
+    counts = outcome.counts
+    assert counts["merged"] == 1 and counts["vetoed"] == 1 and counts["tasksMinted"] == 1
+    assert counts["candidates"] == 2 and counts["components"] == 2 and counts["llmGroups"] == 0
+    assert outcome.subject == "fold 1 near-duplicates into canonicals"
+    assert outcome.body == "deferred 1 vetoed pairs to review tasks"
+    root = env.repo.root
+    archived = "archive/2026/areas/inbox/window-new.html"
+    assert not (root / "areas/inbox/window-new.html").exists()
+    dropped = (root / archived).read_text()
+    assert get_meta(dropped, "status") == "archived"
+    assert get_meta(dropped, "superseded-by") == "/areas/inbox/window-old.html"
+    keeper = (root / "areas/inbox/window-old.html").read_text()
+    assert any(link.rel == "supersedes" and link.href == "/" + archived for link in get_links(keeper))
+    assert get_meta(keeper, "updated") == AT
+    # the negation pair is untouched and has exactly one review task naming the predicate
+    assert (root / "areas/inbox/safe.html").exists() and (root / "areas/inbox/unsafe.html").exists()
+    tasks = open_detections(env.repo, "dedup-merge")
+    assert len(tasks) == 1
+    key = detection_key("dedup-merge", "areas/inbox/safe.html areas/inbox/unsafe.html")
+    assert tasks[0].key == key
+    doc = parse_memory((root / tasks[0].path).read_bytes())
+    assert doc.memory_type == "task" and doc.task_status == "todo" and doc.author == "agent:sleep"
+    assert doc.tags[:2] == ("detected", "dedup-merge")
+    assert "negation" in doc.body_text and "cosine 0.9" in doc.body_text
+
+
+def test_second_run_on_unchanged_corpus_changes_nothing(tmp_path: Path) -> None:
+    env = make_env(make_repo(tmp_path, _dup_files()))
+    dedup_merge.run(env)
+    assert commit_and_reindex(env) is not None
+    before = tree_files(env.repo)
+    again = dedup_merge.run(env).counts
+    assert again["merged"] == 0 and again["tasksMinted"] == 0 and again["tasksRefreshed"] == 1
+    assert tree_files(env.repo) == before
+    assert env.repo.commit("again") is None
+
+
+def test_dry_run_counts_but_writes_nothing(tmp_path: Path) -> None:
+    env = make_env(make_repo(tmp_path, _dup_files()), dry_run=True)
+    before = tree_files(env.repo)
+    counts = dedup_merge.run(env).counts
+    assert counts["merged"] == 1 and counts["tasksMinted"] == 1
+    assert tree_files(env.repo) == before
+    assert env.repo.commit("dry") is None
+
+
+def test_no_embedder_reports_no_vectors(tmp_path: Path) -> None:
+    env = make_env(make_repo(tmp_path, _dup_files()), embed=False)
+    outcome = dedup_merge.run(env)
+    assert outcome.counts["candidates"] == 0 and outcome.detail == "no vectors"
+
+
+def test_role_guard_chain_folds_only_the_first_pair() -> None:
+    chain = [MergeProposal("gf", "a", 0.99), MergeProposal("b", "gf", 0.98), MergeProposal("gf", "c", 0.97)]
+    result = merge_candidates(chain)
+    assert [(d.keep, d.drop) for d in result.decisions] == [("gf", "a"), ("gf", "c")]
+    assert [(p.keep, p.drop) for p in result.role_guarded] == [("b", "gf")]
+
+
+def test_three_copies_fold_into_the_oldest_and_tasks_and_arcs_are_ignored(tmp_path: Path) -> None:
+    files = {
+        "areas/inbox/c1.html": memory(BASE + ".", created="2026-01-01T00:00:00Z"),
+        "areas/inbox/c2.html": memory(BASE + " now.", created="2026-01-05T00:00:00Z"),
+        "areas/inbox/c3.html": memory(BASE + " again.", created="2026-01-09T00:00:00Z"),
+        "areas/arcs/arc.html": memory(BASE + " arc.", memory_type="arc", created="2025-12-01T00:00:00Z"),
+        "areas/inbox/tasks/t.html": memory(BASE + " task.", memory_type="task", created="2025-12-01T00:00:00Z"),
+    }
+    env = make_env(make_repo(tmp_path, files))
+    counts = dedup_merge.run(env).counts
+    assert counts["merged"] == 2 and counts["roleGuarded"] == 1
+    keeper = (env.repo.root / "areas/inbox/c1.html").read_text()
+    hrefs = sorted(link.href for link in get_links(keeper) if link.rel == "supersedes")
+    assert hrefs == ["/archive/2026/areas/inbox/c2.html", "/archive/2026/areas/inbox/c3.html"]
+    assert (env.repo.root / "areas/arcs/arc.html").exists()
+    assert (env.repo.root / "areas/inbox/tasks/t.html").exists()
+    assert get_metas((env.repo.root / "areas/inbox/tasks/t.html").read_text(), "tag") == []
