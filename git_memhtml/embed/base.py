@@ -26,9 +26,20 @@ class Embedder(Protocol):
         dim: number of dimensions of every row.
     """
 
-    provider: str
-    model: str
-    dim: int
+    @property
+    def provider(self) -> str:
+        """Registry name of the provider."""
+        ...
+
+    @property
+    def model(self) -> str:
+        """Model id inside the provider."""
+        ...
+
+    @property
+    def dim(self) -> int:
+        """Dimensions of every row."""
+        ...
 
     @property
     def space(self) -> str:

@@ -131,7 +131,7 @@ class IndexDB:
         if not seq:
             return
         try:
-            self._conn.executemany(sql, seq).fetchall()
+            self._conn.executemany(sql, seq).fetchall()  # type: ignore[arg-type]
         except apsw.Error as exc:
             raise _wrap(exc, "index write failed") from exc
 
@@ -274,7 +274,9 @@ def open_index(index_path: str | Path, state_path: str | Path) -> IndexDB:
         except apsw.Error as exc:
             raise _wrap(exc, "cannot load sqlite-vec",
                         hint="reinstall the sqlite-vec package: `pip install --force-reinstall sqlite-vec`") from exc
-        conn.create_scalar_function("vector_distance_cos", vector_distance_cos, 2, deterministic=True)
+        conn.create_scalar_function(
+            "vector_distance_cos", vector_distance_cos, 2, deterministic=True  # type: ignore[arg-type]
+        )
         db = IndexDB(conn, index_s, state_s)
         try:
             db._migrate("main", "migrations")
