@@ -12,9 +12,12 @@ from git_memhtml.index.db import IndexDB, open_index, vector_distance_cos
 
 INDEX_TABLES = {
     "files", "file_tags", "file_entities", "file_facets", "file_citations", "chunks", "embeddings", "edges",
-    "files_fts", "index_state", "sleep_runs", "sleep_phases", "worktree_paths", "schema_migrations",
+    "files_fts", "index_state", "trace_consolidations", "worktree_paths", "schema_migrations",
 }
-STATE_TABLES = {"access", "edge_corroboration", "entity_corroboration", "applied_ledgers", "schema_migrations"}
+STATE_TABLES = {
+    "access", "edge_corroboration", "entity_corroboration", "applied_ledgers", "sleep_runs", "sleep_phases",
+    "schema_migrations",
+}
 
 
 def _tables(db: IndexDB, schema: str) -> set[str]:
@@ -71,15 +74,15 @@ def test_vector_distance_cos_is_registered(db: IndexDB) -> None:
 
 def test_atomic_nests_and_rolls_back_inner_only(db: IndexDB) -> None:
     with db.atomic():
-        db.execute("INSERT INTO sleep_runs(run_id, base_sha, status) VALUES ('a', 'x', 'running')")
+        db.execute("INSERT INTO state.applied_ledgers(run_id, applied_at) VALUES ('a', 'x')")
         with pytest.raises(RuntimeError), db.atomic():
-            db.execute("INSERT INTO sleep_runs(run_id, base_sha, status) VALUES ('b', 'x', 'running')")
+            db.execute("INSERT INTO state.applied_ledgers(run_id, applied_at) VALUES ('b', 'x')")
             raise RuntimeError("boom")
-    assert db.query("SELECT run_id FROM sleep_runs") == [("a",)]
+    assert db.query("SELECT run_id FROM state.applied_ledgers") == [("a",)]
     with pytest.raises(RuntimeError), db.atomic():
-        db.execute("INSERT INTO sleep_runs(run_id, base_sha, status) VALUES ('c', 'x', 'running')")
+        db.execute("INSERT INTO state.applied_ledgers(run_id, applied_at) VALUES ('c', 'x')")
         raise RuntimeError("boom")
-    assert db.query("SELECT run_id FROM sleep_runs") == [("a",)]
+    assert db.query("SELECT run_id FROM state.applied_ledgers") == [("a",)]
 
 
 def test_sql_errors_become_storage_errors(db: IndexDB) -> None:
