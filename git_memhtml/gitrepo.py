@@ -200,6 +200,13 @@ class GitRepo:
             return True
         return bool(self._repo.descendant_of(descendant, ancestor))
 
+    def merge_base(self, a: str, b: str) -> str:
+        """Return the best common ancestor of commits ``a`` and ``b``."""
+        oid = self._repo.merge_base(pygit2.Oid(hex=a), pygit2.Oid(hex=b))
+        if oid is None:
+            raise GitError(f"{a[:12]} and {b[:12]} share no history", hint="git log --graph --oneline --all")
+        return str(oid)
+
     def commits_between(self, base: str, head: str) -> list[str]:
         """Return the commits reachable from ``head`` but not ``base``, oldest first."""
         walker = self._repo.walk(head, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
@@ -335,6 +342,16 @@ class GitRepo:
         except pygit2.GitError as exc:
             raise GitError(f"cannot add worktree {name}: {exc}", hint="git worktree prune") from exc
         return GitRepo(pygit2.Repository(str(path)))
+
+    def add_detached_worktree(self, name: str, path: Path, sha: str) -> GitRepo:
+        """Check ``sha`` out detached in a new linked work tree at ``path`` (no branch is created)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.run_git(["worktree", "add", "--detach", "--quiet", str(path), sha])
+        created = pygit2.Repository(str(path))
+        actual = path.resolve().name
+        if actual != name:
+            raise GitError(f"worktree {actual} is not named {name}", hint="git worktree prune")
+        return GitRepo(created)
 
     def worktree_path(self, name: str) -> Path | None:
         """Return the folder of linked work tree ``name``, or ``None``."""

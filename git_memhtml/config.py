@@ -1,0 +1,91 @@
+"""Settings and where each value came from (DESIGN §3.5).
+
+Precedence, lowest first: built-in default → ``git config memhtml.<key>`` (repository, then global, as git
+resolves it) → ``MEMHTML_<KEY>`` environment variable → command-line flag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from git_memhtml.errors import ConfigError
+
+Source = Literal["default", "git-config", "env", "flag"]
+
+
+class Settings(BaseModel):
+    """The effective configuration.
+
+    Attributes:
+        embed: embedder name: ``wordllama`` (default, offline), ``fake`` (deterministic hashing), ``off``.
+        llm: model binding for the eight model phases; only ``off`` exists in this version (DESIGN §3.7).
+        weight_fts / weight_vector / weight_recency / weight_salience: RRF arm weights (core §4; DESIGN §3.13).
+        hooks: ``0`` turns the index hooks off (DESIGN §3.9).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    embed: Literal["wordllama", "fake", "off"] = "wordllama"
+    llm: Literal["off"] = "off"
+    weight_fts: float = Field(1.0, ge=0.0)
+    weight_vector: float = Field(1.0, ge=0.0)
+    weight_recency: float = Field(0.5, ge=0.0)
+    weight_salience: float = Field(0.4, ge=0.0)
+    hooks: Literal["0", "1"] = "1"
+
+
+KEYS: tuple[str, ...] = tuple(Settings.model_fields)
+
+
+@dataclass(frozen=True)
+class ResolvedSettings:
+    """Settings plus the source of each value (``{key: source}``)."""
+
+    settings: Settings
+    sources: Mapping[str, Source]
+
+
+def _git_key(key: str) -> str:
+    return "memhtml." + key.replace("_", "")
+
+
+def resolve_settings(
+    *,
+    git_config: Callable[[str], str | None],
+    env: Mapping[str, str],
+    flags: Mapping[str, object | None] | None = None,
+) -> ResolvedSettings:
+    """Resolve every key through the four sources; raises :class:`ConfigError` naming the bad key and source.
+
+    Args:
+        git_config: lookup of a git config key (``memhtml.weightfts`` style names: dots, no underscores).
+        env: the process environment (``MEMHTML_EMBED``, ``MEMHTML_WEIGHT_FTS`` …).
+        flags: values given on the command line (``None`` means not given).
+    """
+    values: dict[str, object] = {}
+    sources: dict[str, Source] = {key: "default" for key in KEYS}
+    for key in KEYS:
+        raw = git_config(_git_key(key))
+        if raw is not None:
+            values[key], sources[key] = raw.strip().lower() if key in ("embed", "llm") else raw.strip(), "git-config"
+        env_raw = env.get("MEMHTML_" + key.upper())
+        if env_raw is not None and env_raw.strip() != "":
+            values[key] = env_raw.strip().lower() if key in ("embed", "llm") else env_raw.strip()
+            sources[key] = "env"
+        if flags and flags.get(key) is not None:
+            values[key], sources[key] = flags[key], "flag"
+    try:
+        settings = Settings(**values)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = str(first["loc"][0]) if first["loc"] else "?"
+        raise ConfigError(
+            f"invalid setting {key}={values.get(key)!r} (from {sources.get(key, 'default')}): {first['msg']}",
+            hint=f"git config {_git_key(key)} <value>, or unset MEMHTML_{key.upper()}; "
+            f"see `git memhtml config`",
+        ) from exc
+    return ResolvedSettings(settings, sources)

@@ -1,0 +1,59 @@
+"""The only writer to stdout and stderr (DESIGN §3.8).
+
+Human-readable text by default; ``--json`` prints exactly one envelope ``{"apiVersion": "1", "type": …,
+"data": …}`` (errors: ``{"apiVersion": "1", "error": …, "code": …, "hint": …}``). Logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+API_VERSION = "1"
+
+
+def envelope(kind: str, data: Any) -> str:
+    """Return the success envelope of ``data`` as one JSON document (sorted-free, UTF-8, no trailing newline)."""
+    return json.dumps({"apiVersion": API_VERSION, "type": kind, "data": data}, ensure_ascii=False, indent=2)
+
+
+def error_envelope(message: str, code: str, hint: str | None, **extra: Any) -> str:
+    """Return the error envelope."""
+    body: dict[str, Any] = {"apiVersion": API_VERSION, "error": message, "code": code, "hint": hint}
+    body.update(extra)
+    return json.dumps(body, ensure_ascii=False, indent=2)
+
+
+def emit(text: str) -> None:
+    """Write ``text`` and a newline to stdout."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def log(text: str) -> None:
+    """Write one log line to stderr."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def warn(text: str) -> None:
+    """Write a ``warning:`` line to stderr."""
+    log(f"warning: {text}")
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """Return a plain left-aligned text table (two spaces between columns)."""
+    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
+    return "\n".join(lines)
+
+
+def kv(pairs: Mapping[str, object]) -> str:
+    """Return ``key: value`` lines with keys aligned."""
+    if not pairs:
+        return ""
+    width = max(len(k) for k in pairs)
+    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in pairs.items())

@@ -1,0 +1,125 @@
+"""Head stamps and archive moves on a work tree (``spec/memhtml-sleep-eval.md`` §0 "Edits", core §1.10, §2.4).
+
+Every edit is a byte splice of one head line, so the article bytes and the content hash never move. A file is
+written and staged only when its bytes change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from git_memhtml.document import editors
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.store.layout import MAX_ORDINAL, archive_path_for
+
+EditKind = Literal["set", "add", "remove", "link", "unlink"]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One head edit: ``set``/``add``/``remove`` a meta (short name) or ``link``/``unlink`` a rel → href."""
+
+    kind: EditKind
+    name: str
+    value: str | None = None
+
+
+def set_meta(name: str, value: str) -> Edit:
+    """Edit that sets scalar meta ``name``."""
+    return Edit("set", name, value)
+
+
+def add_meta(name: str, value: str) -> Edit:
+    """Edit that adds a repeatable meta value (idempotent)."""
+    return Edit("add", name, value)
+
+
+def remove_meta(name: str, value: str | None = None) -> Edit:
+    """Edit that removes meta ``name`` (one value, or every line when ``value`` is ``None``)."""
+    return Edit("remove", name, value)
+
+
+def link(rel: str, href: str) -> Edit:
+    """Edit that adds head link ``rel`` → ``href`` (idempotent)."""
+    return Edit("link", rel, href)
+
+
+def unlink(rel: str, href: str) -> Edit:
+    """Edit that removes head link ``rel`` → ``href``."""
+    return Edit("unlink", rel, href)
+
+
+def apply_edits(html: str, edits: Sequence[Edit]) -> str:
+    """Return ``html`` with ``edits`` spliced into its head, in order."""
+    for edit in edits:
+        if edit.kind == "set":
+            assert edit.value is not None
+            html = editors.set_meta(html, edit.name, edit.value)
+        elif edit.kind == "add":
+            assert edit.value is not None
+            html = editors.add_meta(html, edit.name, edit.value)
+        elif edit.kind == "remove":
+            html = editors.remove_meta(html, edit.name, edit.value)
+        elif edit.kind == "link":
+            assert edit.value is not None
+            html = editors.add_link(html, edit.name, edit.value)
+        else:
+            assert edit.value is not None
+            html = editors.remove_link(html, edit.name, edit.value)
+    return html
+
+
+def stamp_file(repo: GitRepo, path: str, edits: Sequence[Edit]) -> bool:
+    """Splice ``edits`` into ``path``'s head on disk; stage and return ``True`` only when the bytes changed.
+
+    A missing file returns ``False`` (the tree is authoritative; a later phase may see a path an earlier one moved).
+    """
+    target = repo.root / path
+    if not target.is_file():
+        return False
+    before = target.read_bytes()
+    after = apply_edits(before.decode("utf-8"), edits).encode("utf-8")
+    if after == before:
+        return False
+    target.write_bytes(after)
+    repo.stage([path])
+    return True
+
+
+def free_archive_path(repo: GitRepo, path: str, year: int | str) -> str | None:
+    """Return ``archive/<YYYY>/<path>``, or the first free ``-2``…``-1000`` before the extension, or ``None``."""
+    target = archive_path_for(path, year)
+    if not (repo.root / target).exists():
+        return target
+    stem, dot, ext = target.rpartition(".")
+    for ordinal in range(2, MAX_ORDINAL + 1):
+        candidate = f"{stem}-{ordinal}{dot}{ext}"
+        if not (repo.root / candidate).exists():
+            return candidate
+    return None
+
+
+def archive_file(repo: GitRepo, path: str, *, at: str, extra: Sequence[Edit] = ()) -> str | None:
+    """Move ``path`` to the archive mirror (``git mv``) and stamp status, updated and archived.
+
+    Args:
+        at: the instant stamped as ``updated`` and ``archived``; its year picks ``archive/<YYYY>/``.
+        extra: further edits applied in the same stamp (e.g. ``superseded-by``).
+
+    Returns:
+        The archive path, or ``None`` when the source is gone or no free archive path exists.
+    """
+    if not (repo.root / path).is_file():
+        return None
+    target = free_archive_path(repo, path, at[:4])
+    if target is None:
+        return None
+    repo.move(path, target)
+    stamp_file(
+        repo,
+        target,
+        [set_meta("status", "archived"), set_meta("updated", at), set_meta("archived", at), *extra],
+    )
+    return target

@@ -1,0 +1,146 @@
+"""Where memories live: PARA placement, slugs with ordinals, and the archive algebra (``spec/memhtml-core.md`` §2).
+
+Pure functions over repository paths (POSIX, no leading slash). The path is the id.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+
+from git_memhtml.document.model import PARA_BUCKETS
+
+SLUG_MAX = 80
+"""Slug length cap (core §2.3)."""
+MAX_ORDINAL = 1000
+"""Collision ordinals tried before giving up (core §2.3)."""
+GENERATED_NAMES = frozenset({"index.html", "sitemap.xml"})
+_ARCHIVE_RE = re.compile(r"^archive/(\d{4,})/(.+)$")
+
+
+def slugify(text: str, *, cap: int = SLUG_MAX) -> str:
+    """NFKD, drop combining marks, lowercase, non-``[a-z0-9]`` runs → ``-``, trim, cap (re-trim); empty → ``untitled``."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
+    slug = re.sub(r"[^a-z0-9]+", "-", stripped).strip("-")
+    slug = slug[:cap].strip("-")
+    return slug or "untitled"
+
+
+def normalize_path(path: str) -> str:
+    """Strip a leading ``/``, collapse ``//`` and drop one trailing ``/``."""
+    path = re.sub(r"/{2,}", "/", path.strip())
+    path = path.lstrip("/")
+    return path[:-1] if path.endswith("/") else path
+
+
+def is_valid_memory_path(path: str) -> bool:
+    """Bucket-rooted, ``.html``, at least two segments, no empty, ``.`` or ``..`` segment, not a generated name."""
+    parts = path.split("/")
+    if len(parts) < 2 or parts[0] not in PARA_BUCKETS or not path.endswith(".html"):
+        return False
+    if any(p in ("", ".", "..") for p in parts):
+        return False
+    return parts[-1] not in GENERATED_NAMES
+
+
+def is_indexable(path: str) -> bool:
+    """Return whether ``path`` is a memory the index holds (core §2.1: ``.html`` under a bucket, not generated)."""
+    return is_valid_memory_path(path)
+
+
+def para_of(path: str) -> str:
+    """Return the PARA bucket of ``path``."""
+    return path.split("/", 1)[0]
+
+
+def is_archived_path(path: str) -> bool:
+    """Return whether ``path`` lies under ``archive/``."""
+    return path.startswith("archive/")
+
+
+def workspace_of(path: str) -> str | None:
+    """Return the workspace of a ``projects/<ws>/…`` path (the archived mirror included), else ``None``."""
+    live = unarchive_path(path) if is_archived_path(path) else path
+    parts = live.split("/")
+    if len(parts) >= 3 and parts[0] == "projects":
+        return parts[1]
+    return None
+
+
+def archive_path_for(path: str, year: int | str) -> str:
+    """Return ``archive/<YYYY>/<path>`` (core §2.4)."""
+    return f"archive/{int(year):04d}/{path}"
+
+
+def unarchive_path(path: str) -> str:
+    """Strip exactly one ``archive/<YYYY>/`` prefix; a path without one is returned unchanged."""
+    match = _ARCHIVE_RE.match(path)
+    return match.group(2) if match else path
+
+
+def placement_for(
+    memory_type: str,
+    *,
+    path: str | None = None,
+    workspace: str | None = None,
+    tags: Sequence[str] = (),
+    entities: Sequence[str] = (),
+) -> str:
+    """Return the directory a new memory goes to (core §2.2, total).
+
+    An explicit valid ``path`` returns its directory; then arc → ``areas/arcs``; task → the workspace's
+    ``tasks/`` or ``areas/inbox/tasks``; semantic with a ``person:`` entity → ``resources/people``; a workspace →
+    ``projects/<slug(ws)>``; semantic/procedural/precedent with a tag → ``resources/<slug(tag)>``; else
+    ``areas/inbox``.
+    """
+    if path:
+        normal = normalize_path(path)
+        if is_valid_memory_path(normal):
+            return normal.rsplit("/", 1)[0]
+    ws = workspace.strip() if workspace else ""
+    if memory_type == "arc":
+        return "areas/arcs"
+    if memory_type == "task":
+        return f"projects/{slugify(ws)}/tasks" if ws else "areas/inbox/tasks"
+    if memory_type == "semantic" and any(e.startswith("person:") for e in entities):
+        return "resources/people"
+    if ws:
+        return f"projects/{slugify(ws)}"
+    first_tag = next((t for t in tags if t.strip()), None)
+    if memory_type in ("semantic", "procedural", "precedent") and first_tag:
+        return f"resources/{slugify(first_tag)}"
+    return "areas/inbox"
+
+
+def filename_stem(title: str, memory_type: str, *, date: str) -> str:
+    """Return the file stem: ``slugify(title)``, prefixed ``YYYYMMDD-`` for episodic (outside the 80 budget).
+
+    Args:
+        date: the write instant ``YYYY-MM-DD…``; only its date part is used.
+    """
+    slug = slugify(title)
+    if memory_type == "episodic":
+        return date[:10].replace("-", "") + "-" + slug
+    return slug
+
+
+def free_path(directory: str, stem: str, taken: Callable[[str], bool]) -> str | None:
+    """Return ``<directory>/<stem>.html`` or the first free ``-2``, ``-3``… ordinal, or ``None`` past 1000.
+
+    The suffix stays inside the 80-character slug budget: the stem is cut (and re-trimmed) to make room.
+    """
+    candidate = f"{directory}/{stem}.html"
+    if not taken(candidate):
+        return candidate
+    for ordinal in range(2, MAX_ORDINAL + 1):
+        suffix = f"-{ordinal}"
+        dated = stem[:8].isdigit() and stem[8:9] == "-"
+        prefix, base = (stem[:9], stem[9:]) if dated else ("", stem)
+        room = SLUG_MAX - len(suffix)
+        cut = base[:room].rstrip("-") or "untitled"
+        candidate = f"{directory}/{prefix}{cut}{suffix}.html"
+        if not taken(candidate):
+            return candidate
+    return None

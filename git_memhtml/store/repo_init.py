@@ -1,0 +1,118 @@
+"""``git memhtml init``: scaffold a memory repository, convergently (``spec/memhtml-core.md`` §2.6).
+
+Running it again changes nothing; running it in an existing repository adds only what is missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from git_memhtml.errors import DirtyTree, NotARepo
+from git_memhtml.gitrepo import GitRepo
+
+KEEP_DIRS: tuple[str, ...] = (
+    "projects",
+    "areas",
+    "resources",
+    "archive",
+    "areas/arcs",
+    "resources/people",
+    "areas/inbox",
+    ".memhtml/state",
+    ".memhtml/sleep",
+)
+"""Folders that always exist, each held by a ``.gitkeep`` (core §2.6)."""
+
+GITIGNORE_LINES: tuple[str, ...] = (
+    ".memhtml/index.db",
+    ".memhtml/state.db",
+    ".memhtml/index.db-*",
+    ".memhtml/state.db-*",
+)
+"""Ignored cache names of stores written by the original tool; ours live in the git dir (DESIGN §3.2)."""
+
+GITATTRIBUTES_LINES: tuple[str, ...] = (
+    "index.html merge=ours linguist-generated",
+    "sitemap.xml merge=ours linguist-generated",
+    "*.html diff=html",
+)
+"""Generated artifacts never conflict: git keeps ours and the next integrity phase or publish regenerates them."""
+
+README_HTML = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Memory repository</title>
+</head>
+<body>
+<h1>Memory repository</h1>
+<p>Every file under projects/, areas/, resources/ and archive/ is one memory: one fact in one semantic HTML5
+file. This repository is managed by git-memhtml; run <code>git memhtml --help</code>.</p>
+</body>
+</html>
+"""
+
+
+@dataclass(frozen=True)
+class InitReport:
+    """What ``init`` did: the repository root, whether it created the repository, files written, the commit."""
+
+    root: str
+    created_repo: bool
+    written: tuple[str, ...]
+    commit_sha: str | None
+
+
+def _ensure_lines(path: Path, lines: tuple[str, ...]) -> bool:
+    existing = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    missing = [line for line in lines if line not in existing]
+    if not missing:
+        return False
+    text = "\n".join(existing + missing) + "\n"
+    path.write_text(text, encoding="utf-8")
+    return True
+
+
+def init_repo(path: Path) -> InitReport:
+    """Create (if needed) and scaffold a memory repository at ``path``; commit what was added.
+
+    Raises:
+        DirtyTree: the index already holds staged changes that are not ours (nothing is written).
+    """
+    path.mkdir(parents=True, exist_ok=True)
+    created = False
+    try:
+        repo = GitRepo.discover(path)
+        if repo.root != path.resolve():
+            repo = GitRepo.init(path)
+            created = True
+    except NotARepo:
+        repo = GitRepo.init(path)
+        created = True
+    if repo.head_sha() is not None and repo.staged_changes():
+        raise DirtyTree(
+            f"{repo.root}: the git index holds staged changes",
+            hint="commit them (`git commit`) or unstage them (`git restore --staged .`), then re-run init",
+        )
+    repo.config_set("merge.ours.driver", "true")
+    written: list[str] = []
+    for folder in KEEP_DIRS:
+        keep = repo.root / folder / ".gitkeep"
+        if not keep.exists():
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            keep.write_text("")
+            written.append(f"{folder}/.gitkeep")
+    if _ensure_lines(repo.root / ".gitignore", GITIGNORE_LINES):
+        written.append(".gitignore")
+    if _ensure_lines(repo.root / ".gitattributes", GITATTRIBUTES_LINES):
+        written.append(".gitattributes")
+    readme = repo.root / "README.html"
+    if not readme.exists():
+        readme.write_text(README_HTML, encoding="utf-8")
+        written.append("README.html")
+    sha = None
+    if written:
+        repo.stage(written)
+        sha = repo.commit("memhtml(init): scaffold the memory repository")
+    return InitReport(str(repo.root), created, tuple(written), sha)
