@@ -1,0 +1,159 @@
+"""``sleep merge``: the gate, the fast-forward, the pending-mark ledger, the index update (seed 001, seed 000 §15).
+
+Refusals are values and happen before anything moves: ``no-run`` (no such run), ``main-advanced`` (``main`` is
+not the run's base, or the fast-forward failed), ``gate-failed`` (the discrimination gate refused). A refusal
+applies no pending marks and reports neither count.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from git_memhtml.embed.base import Embedder
+from git_memhtml.errors import DiscriminationFailed, GitError, MemhtmlError, UsageError
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index.db import IndexDB
+from git_memhtml.index.indexer import update
+from git_memhtml.sleep.review import resolve_run
+from git_memhtml.sleep.run import TRUNK, worktree_name
+from git_memhtml.sleep.runs import set_status
+
+Gate = Callable[[], object]
+"""Runs the discrimination gate; raises :class:`DiscriminationFailed` when it refuses."""
+
+
+@dataclass
+class MergeReport:
+    """The ``sleep.merge`` envelope."""
+
+    run_id: str
+    merged: bool
+    refusal: str | None = None
+    reason: str | None = None
+    base_sha: str | None = None
+    head_sha: str | None = None
+    gate_skipped: bool = False
+    marks_pending: int | None = None
+    marks_applied: int | None = None
+    index: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "runId": self.run_id,
+            "merged": self.merged,
+            "refusal": self.refusal,
+            "reason": self.reason,
+            "baseSha": self.base_sha,
+            "headSha": self.head_sha,
+            "gateSkipped": self.gate_skipped,
+            "marksPending": self.marks_pending,
+            "marksApplied": self.marks_applied,
+            **self.index,
+        }
+
+
+def ledger_path(run_id: str) -> str:
+    """Return the committed ledger path of a run: ``.memhtml/sleep/<run id, / → ->.pending.jsonl``."""
+    return f".memhtml/sleep/{run_id.replace('/', '-')}.pending.jsonl"
+
+
+def apply_ledger(repo: GitRepo, db: IndexDB, run_id: str, tip: str, *, now: str) -> tuple[int, int]:
+    """Apply a run's committed pending marks once (recorded in ``state.applied_ledgers``).
+
+    Returns:
+        ``(pending, applied)``; a ledger already applied counts as pending with zero applied.
+    """
+    data = repo.read_path_at(tip, ledger_path(run_id))
+    lines = [] if data is None else [l for l in data.decode("utf-8", "replace").splitlines() if l.strip()]
+    if db.query_one("SELECT 1 FROM state.applied_ledgers WHERE run_id = ?", (run_id,)):
+        return len(lines), 0
+    applied = 0
+    with db.atomic():
+        for line in lines:
+            try:
+                mark = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            kind = mark.get("kind")
+            if kind == "commitment-below-floor":
+                applied += 1
+            elif kind == "entity-promoted":
+                db.execute(
+                    "UPDATE state.entity_corroboration SET promoted = 1, confirmed = 1, updated_at = ? "
+                    "WHERE entity_type = ? AND alias_name = ? AND canonical_name = ?",
+                    (now, mark.get("entityType"), mark.get("alias"), mark.get("canonical")),
+                )
+                applied += 1
+            elif kind == "edge-promoted":
+                db.execute(
+                    "UPDATE state.edge_corroboration SET promoted = 1, confirmed = 1, updated_at = ? "
+                    "WHERE src_path = ? AND rel = ? AND dst_path = ?",
+                    (now, mark.get("src"), mark.get("rel"), mark.get("dst")),
+                )
+                applied += 1
+        db.execute("INSERT INTO state.applied_ledgers (run_id, applied_at) VALUES (?, ?)", (run_id, now))
+    return len(lines), applied
+
+
+def merge_run(
+    repo: GitRepo,
+    db: IndexDB,
+    run_id: str,
+    *,
+    gate: Gate | None,
+    embedder: Embedder | None,
+    clock: Callable[[], str],
+) -> MergeReport:
+    """Fast-forward ``main`` to the run's branch after the gate; then apply the ledger and update the index.
+
+    ``gate=None`` is ``--skip-gate`` (the caller warns).
+    """
+    try:
+        name, row, base, tip = resolve_run(repo, db, run_id)
+    except UsageError:
+        return MergeReport(run_id, False, "no-run", f"no sleep run {run_id!r}")
+    if repo.branch_sha(name) is None:
+        return MergeReport(name, False, "no-run", f"the branch {name} is gone")
+    trunk = repo.branch_sha(TRUNK)
+    report = MergeReport(name, False, base_sha=base, head_sha=tip, gate_skipped=gate is None)
+    if trunk != base:
+        report.refusal, report.reason = "main-advanced", f"{TRUNK} is at {str(trunk)[:12]}, the run was cut from {base[:12]}"
+        return report
+    if gate is not None:
+        try:
+            gate()
+        except DiscriminationFailed as exc:
+            report.refusal, report.reason = "gate-failed", exc.message
+            return report
+    repo.remove_worktree(worktree_name(name))
+    try:
+        repo.fast_forward(TRUNK, tip)
+    except GitError as exc:
+        report.refusal, report.reason = "main-advanced", exc.message
+        return report
+    now = clock()
+    report.merged = True
+    set_status(db, name, "merged", head_sha=tip, now=now)
+    try:
+        report.marks_pending, report.marks_applied = apply_ledger(repo, db, name, tip, now=now)
+    except MemhtmlError as exc:
+        report.marks_pending, report.marks_applied = None, 0
+        report.reason = f"ledger not applied: {exc.message}"
+    try:
+        result = update(repo, db, embedder, now=now)
+        report.index = {
+            "indexUpdated": True,
+            "indexHeadSha": result.head_sha,
+            "indexAdded": result.added,
+            "indexModified": result.modified,
+            "indexRemoved": result.removed,
+            "indexRenamed": result.renamed,
+            "embeddingsWritten": result.embeddings_written,
+        }
+    except MemhtmlError as exc:
+        report.index = {"indexUpdated": False, "indexError": exc.message}
+    return report

@@ -1,0 +1,129 @@
+"""``sleep review``: what a run changed, classified by article hash on both sides (seed 001, seed 000 §15).
+
+Classification of each changed file (``spec/memhtml-sleep-eval.md`` §2 "Review"): added → ``created``; deleted
+→ ``deleted``; renamed into ``archive/<YYYY>/`` → ``archived`` (``fromPath`` kept); renamed elsewhere →
+``body-changed``; modified with the same article hash at base and tip → ``meta-only``; modified otherwise →
+``body-changed``. Each entry also says whether it is a ``memory`` or a generated/run ``artifact``
+(``index.html``, ``sitemap.xml``, ``.memhtml/…``), so a reviewer can skip artifacts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from git_memhtml.document.hash import content_hash
+from git_memhtml.errors import UsageError
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index.db import IndexDB
+from git_memhtml.sleep.commit import TRAILER_COUNTS, TRAILER_PHASE
+from git_memhtml.sleep.runs import RunRow, get_run, latest_run, phase_rows
+from git_memhtml.store.layout import is_indexable
+
+CLASSES: tuple[str, ...] = ("meta-only", "body-changed", "archived", "created", "deleted")
+_ARCHIVE = re.compile(r"^archive/\d{4,}/")
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One changed file of a run."""
+
+    path: str
+    classification: str
+    kind: str  # memory | artifact
+    from_path: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {"path": self.path, "classification": self.classification, "kind": self.kind, "fromPath": self.from_path}
+
+
+def _article_hash(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    try:
+        return content_hash(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+def classify(repo: GitRepo, base: str, tip: str) -> list[FileChange]:
+    """Classify every file changed between ``base`` and ``tip`` (rename detection on; no similarity score used)."""
+    out: list[FileChange] = []
+    for change in repo.diff(base, tip):
+        kind = "memory" if is_indexable(change.path) or (change.old_path and is_indexable(change.old_path)) else "artifact"
+        if change.status == "A":
+            out.append(FileChange(change.path, "created", kind))
+        elif change.status == "D":
+            out.append(FileChange(change.path, "deleted", kind))
+        elif change.status == "R":
+            label = "archived" if _ARCHIVE.match(change.path) and not _ARCHIVE.match(change.old_path or "") else "body-changed"
+            out.append(FileChange(change.path, label, kind, change.old_path))
+        else:
+            before = repo.read_path_at(base, change.path)
+            after = repo.read_path_at(tip, change.path)
+            if change.path.endswith(".html"):
+                same = _article_hash(before) is not None and _article_hash(before) == _article_hash(after)
+            else:
+                same = False
+            out.append(FileChange(change.path, "meta-only" if same else "body-changed", kind))
+    order = {c: i for i, c in enumerate(("body-changed", "created", "archived", "deleted", "meta-only"))}
+    return sorted(out, key=lambda f: (f.kind != "memory", order[f.classification], f.path))
+
+
+def resolve_run(repo: GitRepo, db: IndexDB, run_id: str | None) -> tuple[str, RunRow | None, str, str]:
+    """Return ``(run_id, row, base, tip)`` for a named run or the latest one.
+
+    Raises:
+        UsageError: ``no-run`` — neither a row nor a branch of that name.
+    """
+    row = get_run(db, run_id) if run_id else latest_run(db)
+    name = run_id or (row.run_id if row else None)
+    if name is None:
+        raise UsageError("no-run: no sleep run yet", hint="git memhtml sleep run")
+    tip = repo.branch_sha(name)
+    if tip is None:
+        if row is not None and row.head_sha:
+            tip = row.head_sha
+        else:
+            raise UsageError(f"no-run: no sleep run {name!r}", hint="git memhtml sleep status lists the runs")
+    base = row.base_sha if row else repo.merge_base(repo.branch_sha("main") or tip, tip)
+    return name, row, base, tip
+
+
+def review_run(repo: GitRepo, db: IndexDB, run_id: str | None) -> dict[str, Any]:
+    """Return the review of a run: phases, commits with trailers, classified files, summary and diffstat."""
+    name, row, base, tip = resolve_run(repo, db, run_id)
+    counts = dict(repo.log_trailers(base, tip, TRAILER_COUNTS))
+    commits = []
+    for sha, phases in repo.log_trailers(base, tip, TRAILER_PHASE):
+        raw = counts.get(sha, [])
+        try:
+            parsed = json.loads(raw[0]) if raw else {}
+        except json.JSONDecodeError:
+            parsed = {}
+        commits.append(
+            {"sha": sha, "subject": repo.commit_message(sha).split("\n", 1)[0], "phase": phases[0] if phases else None, "counts": parsed}
+        )
+    files = classify(repo, base, tip)
+    summary = Counter(f.classification for f in files if f.kind == "memory")
+    return {
+        "runId": name,
+        "status": row.status if row else "unknown",
+        "baseSha": base,
+        "headSha": tip,
+        "phases": [p.as_json() for p in phase_rows(db, name)],
+        "commits": commits,
+        "files": [f.as_json() for f in files],
+        "summary": {c: summary.get(c, 0) for c in CLASSES},
+        "artifacts": sum(1 for f in files if f.kind == "artifact"),
+        "diffStat": repo.run_git(["diff", "--stat", f"{base}..{tip}"]).strip() if base != tip else "",
+    }
+
+
+def diff_text(repo: GitRepo, base: str, tip: str) -> str:
+    """Return the raw ``git diff base..tip`` for ``--diff``."""
+    return repo.run_git(["diff", f"{base}..{tip}"])

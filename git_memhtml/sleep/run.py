@@ -1,0 +1,334 @@
+"""``sleep run`` and ``sleep resume``: execute the phases on a branch, in a linked work tree (DESIGN §3.3).
+
+The branch ``sleep/<date>[-N]`` is cut from the trunk (``main``) before any phase runs and worked in a linked
+worktree under the git dir, so the user's checkout is never touched. Every phase is isolated: a failure is a
+value, its writes are undone, later phases still run, except the hard prerequisites (seed 000 §2). Resume reads
+the ``Memhtml-Phase`` trailers of ``base..branch`` (seed 000 §3).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from git_memhtml.embed.base import Embedder
+from git_memhtml.errors import GitError, MemhtmlError, UsageError
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index.db import IndexDB
+from git_memhtml.index.indexer import update
+from git_memhtml.sleep.commit import TRAILER_COUNTS, TRAILER_PHASE, commit_phase
+from git_memhtml.sleep.contract import (
+    HARD_PREREQUISITES,
+    MAX_SAME_DAY_RUNS,
+    NON_COMMITTING_PHASES,
+    SLEEP_PHASES,
+)
+from git_memhtml.sleep.env import DetectionBudget, PhaseEnv, PhaseReport
+from git_memhtml.sleep.phases import PHASE_BODIES
+from git_memhtml.sleep.runs import RunRow, get_run, phase_rows, reap_stale, record_phase, set_status, upsert_run
+
+Clock = Callable[[], str]
+TRUNK = "main"
+ALREADY_DONE = "already completed on this branch"
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """The ``sleep.report`` envelope (seed 001): per-phase outcomes, commits, reaped rows."""
+
+    run_id: str
+    branch: str
+    base_sha: str
+    head_sha: str
+    dry_run: bool
+    phases: tuple[PhaseReport, ...]
+    commits: tuple[str, ...] = ()
+    reaped: tuple[dict[str, str], ...] = ()
+    resumed: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed_phases(self) -> list[str]:
+        """Names of the phases that failed."""
+        return [p.phase for p in self.phases if p.status == "failed"]
+
+    @property
+    def llm_calls(self) -> int:
+        """Model calls spent by the run."""
+        return sum(p.llm_calls for p in self.phases)
+
+    def as_json(self) -> dict[str, Any]:
+        """Return the JSON data of the envelope."""
+        return {
+            "runId": self.run_id,
+            "branch": self.branch,
+            "baseSha": self.base_sha,
+            "headSha": self.head_sha,
+            "dryRun": self.dry_run,
+            "resumed": self.resumed,
+            "llmCalls": self.llm_calls,
+            "phases": [p.as_json() for p in self.phases],
+            "failedPhases": self.failed_phases,
+            "commits": list(self.commits),
+            "reaped": list(self.reaped),
+        }
+
+
+def trunk_sha(main: GitRepo) -> str:
+    """Return the tip of the trunk branch ``main``; raises :class:`UsageError` when there is none."""
+    sha = main.branch_sha(TRUNK)
+    if sha is None:
+        raise UsageError(
+            f"{main.root}: no branch {TRUNK!r} to cut a sleep run from",
+            hint="run `git memhtml init`, or create it: git branch main <commit>",
+        )
+    return sha
+
+
+def next_run_id(main: GitRepo, date: str, db: IndexDB) -> str:
+    """Return ``sleep/<date>``, or the first free ``-2`` … ``-100`` (branch and run row both free)."""
+    for n in range(1, MAX_SAME_DAY_RUNS + 1):
+        run_id = f"sleep/{date}" if n == 1 else f"sleep/{date}-{n}"
+        if main.branch_sha(run_id) is None and get_run(db, run_id) is None:
+            return run_id
+    raise UsageError(
+        f"all {MAX_SAME_DAY_RUNS} run ids of {date} are taken",
+        hint="delete old runs: git memhtml sleep abort <run-id>, or pass --date",
+    )
+
+
+def worktree_name(run_id: str) -> str:
+    """Return the worktree name of a run (``sleep/2026-11-30-2`` → ``sleep-2026-11-30-2``)."""
+    return run_id.replace("/", "-")
+
+
+def worktree_folder(main: GitRepo, run_id: str) -> Path:
+    """Return where a run's linked worktree lives: ``<common-dir>/memhtml/worktrees/<name>``."""
+    return main.common_dir / "memhtml" / "worktrees" / worktree_name(run_id)
+
+
+def _execute(env: PhaseEnv, selected: Sequence[str], done: dict[str, PhaseReport], clock: Clock) -> list[str]:
+    """Run ``selected`` phases in canonical order; append reports to ``env.results``; return new commits."""
+    failed: set[str] = set()
+    commits: list[str] = []
+    for phase in SLEEP_PHASES:
+        if phase not in selected:
+            continue
+        if phase in done:
+            env.results.append(done[phase])
+            continue
+        blocked = [p for p in HARD_PREREQUISITES.get(phase, ()) if p in failed]
+        started = clock()
+        if blocked:
+            report = PhaseReport(phase, "skipped", {}, detail=f"hard prerequisite {blocked[0]} failed")
+        else:
+            report = _run_phase(env, phase)
+            if report.status == "failed":
+                failed.add(phase)
+            if report.commit_sha:
+                commits.append(report.commit_sha)
+        env.results.append(report)
+        if not env.dry_run:
+            record_phase(env.db, env.run_id, report, started_at=started, ended_at=clock())
+    return commits
+
+
+def _run_phase(env: PhaseEnv, phase: str) -> PhaseReport:
+    try:
+        outcome = PHASE_BODIES[phase](env)
+        sha = None
+        if not env.dry_run and phase not in NON_COMMITTING_PHASES:
+            sha = commit_phase(
+                env.repo,
+                run_id=env.run_id,
+                phase=phase,
+                subject=outcome.subject or phase,
+                body=outcome.body,
+                counts=outcome.counts,
+            )
+            if sha and env.reindex is not None:
+                env.reindex()
+        return PhaseReport(phase, "ok", dict(outcome.counts), sha, outcome.llm_calls, outcome.detail)
+    except Exception as exc:  # noqa: BLE001 - a failing phase is a value (seed 000 §2)
+        _undo(env.repo)
+        message = exc.message if isinstance(exc, MemhtmlError) else str(exc)
+        return PhaseReport(phase, "failed", {}, None, 0, f"{type(exc).__name__}: {message}"[:500])
+
+
+def _undo(repo: GitRepo) -> None:
+    """Put every path a failed phase touched back as HEAD has it (the post-0.4 failed-phase cleanup)."""
+    try:
+        repo.restore_paths([e.path for e in repo.dirty()])
+    except (MemhtmlError, OSError):
+        repo.unstage_all()
+
+
+def _open_env(
+    main: GitRepo,
+    tree: GitRepo,
+    *,
+    run_id: str,
+    base_sha: str,
+    date: str,
+    dry_run: bool,
+    deep: bool,
+    embedder: Embedder | None,
+) -> PhaseEnv:
+    db = IndexDB.for_repo(tree)
+    at = f"{date}T00:00:00Z"
+    env = PhaseEnv(
+        repo=tree,
+        db=db,
+        embedder=embedder,
+        run_id=run_id,
+        base_sha=base_sha,
+        date=date,
+        at=at,
+        dry_run=dry_run,
+        deep=deep,
+        budget=DetectionBudget(),
+    )
+    env.reindex = lambda: update(tree, db, embedder, now=at)
+    return env
+
+
+def run_sleep(
+    main: GitRepo,
+    db: IndexDB,
+    *,
+    date: str,
+    phases: Sequence[str] = SLEEP_PHASES,
+    dry_run: bool = False,
+    deep: bool = False,
+    embedder: Embedder | None,
+    clock: Clock,
+) -> RunReport:
+    """Cut ``sleep/<date>[-N]`` from ``main``, run ``phases`` in a linked worktree, and report.
+
+    Args:
+        main: the user's repository (never touched: its checkout, index and HEAD stay as they are).
+        db: the user's index connection (for the shared state plane: run rows).
+        date: the run date ``YYYY-MM-DD``; phases stamp midnight UTC of it.
+        dry_run: no branch; phases run in a detached scratch worktree and write nothing.
+        clock: wall-clock instants for row timestamps only.
+
+    Raises:
+        UsageError: no trunk branch, or every run id of the date is taken.
+    """
+    base = trunk_sha(main)
+    reaped = reap_stale(db, branch_exists=lambda b: main.branch_sha(b) is not None, now=clock())
+    run_id = next_run_id(main, date, db)
+    name = worktree_name(run_id) if not dry_run else f"dry-{worktree_name(run_id)}"
+    folder = worktree_folder(main, run_id).with_name(name)
+    if folder.exists():
+        main.remove_worktree(name)
+    if dry_run:
+        tree = main.add_detached_worktree(name, folder, base)
+    else:
+        main.create_branch(run_id, base)
+        tree = main.add_worktree(name, folder, run_id)
+    upsert_run(db, RunRow(run_id, run_id, base, base, "running", dry_run, clock(), None))
+    env = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=dry_run, deep=deep, embedder=embedder)
+    try:
+        commits = _execute(env, phases, {}, clock)
+        head = tree.head_sha() or base
+    finally:
+        env.db.close()
+        main.remove_worktree(name)
+    report = RunReport(run_id, run_id, base, head, dry_run, tuple(env.results), tuple(commits), tuple(reaped))
+    status = "abandoned" if dry_run else ("failed" if report.failed_phases else "review")
+    set_status(db, run_id, status, head_sha=head, now=clock())
+    return report
+
+
+def completed_phases(main: GitRepo, base: str, tip: str) -> dict[str, dict[str, Any]]:
+    """Return ``{phase: counts}`` for every phase with a ``Memhtml-Phase`` trailer on ``base..tip``."""
+    phases = dict(main.log_trailers(base, tip, TRAILER_PHASE))
+    counts = dict(main.log_trailers(base, tip, TRAILER_COUNTS))
+    done: dict[str, dict[str, Any]] = {}
+    for sha, values in phases.items():
+        for phase in values:
+            if phase in SLEEP_PHASES:
+                raw = counts.get(sha, [])
+                try:
+                    done[phase] = json.loads(raw[0]) if raw else {}
+                except json.JSONDecodeError:
+                    done[phase] = {}
+    return done
+
+
+def resume_sleep(
+    main: GitRepo,
+    db: IndexDB,
+    run_id: str,
+    *,
+    deep: bool = False,
+    embedder: Embedder | None,
+    clock: Clock,
+) -> RunReport:
+    """Finish an interrupted run: re-run only phases without a ``Memhtml-Phase`` commit on its branch.
+
+    Completed phases are reported ``skipped`` with detail ``already completed on this branch``; the report
+    accounts for all seventeen phases. Reaps nothing (seed 001).
+
+    Raises:
+        UsageError: no such run (code ``no-run``).
+    """
+    tip = main.branch_sha(run_id)
+    row = get_run(db, run_id)
+    if tip is None:
+        raise UsageError(
+            f"no-run: no sleep branch {run_id!r}",
+            hint="git memhtml sleep status lists the runs; start one with git memhtml sleep run",
+        )
+    base = row.base_sha if row else main.merge_base(trunk_sha(main), tip)
+    date = run_id.split("/", 1)[1][:10]
+    name = worktree_name(run_id)
+    main.remove_worktree(name)
+    tree = main.add_worktree(name, worktree_folder(main, run_id), run_id)
+    upsert_run(db, RunRow(run_id, run_id, base, tip, "running", False, row.started_at if row else clock(), None))
+    set_status(db, run_id, "running", head_sha=tip, now=clock())
+    previous = {p.phase: p for p in phase_rows(db, run_id)}
+    done = {
+        phase: PhaseReport(
+            phase,
+            "skipped",
+            previous[phase].counts if phase in previous else counts,
+            previous[phase].commit_sha if phase in previous else None,
+            detail=ALREADY_DONE,
+        )
+        for phase, counts in completed_phases(main, base, tip).items()
+    }
+    env = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=False, deep=deep, embedder=embedder)
+    try:
+        commits = _execute(env, SLEEP_PHASES, done, clock)
+        head = tree.head_sha() or tip
+    finally:
+        env.db.close()
+        main.remove_worktree(name)
+    report = RunReport(run_id, run_id, base, head, False, tuple(env.results), tuple(commits), (), resumed=True)
+    set_status(db, run_id, "failed" if report.failed_phases else "review", head_sha=head, now=clock())
+    return report
+
+
+def abort_run(main: GitRepo, db: IndexDB, run_id: str, *, clock: Clock) -> dict[str, Any]:
+    """Drop a run: remove its worktree and branch, mark the row abandoned. ``main`` never moved.
+
+    Raises:
+        UsageError: neither a branch nor a row of that name exists.
+    """
+    row = get_run(db, run_id)
+    tip = main.branch_sha(run_id)
+    if row is None and tip is None:
+        raise UsageError(f"no-run: no sleep run {run_id!r}", hint="git memhtml sleep status")
+    main.remove_worktree(worktree_name(run_id))
+    if tip is not None:
+        if main.current_branch() == run_id:
+            raise GitError(f"{run_id} is checked out here", hint="git switch main, then abort again")
+        main.delete_branch(run_id)
+    if row is not None and row.status != "merged":
+        set_status(db, run_id, "abandoned", now=clock())
+    return {"runId": run_id, "branchDeleted": tip is not None, "headSha": tip}
