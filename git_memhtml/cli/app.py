@@ -1,0 +1,101 @@
+"""The world the commands run in, resolved once at the CLI edge: repository, settings, embedder, clock.
+
+Core functions receive these explicitly (style-anchors §7.5). ``MEMHTML_NOW`` pins the clock (ISO UTC) for
+reproducible runs and tests; nothing below the CLI reads the clock or the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from git_memhtml.config import ResolvedSettings, resolve_settings
+from git_memhtml.embed.base import Embedder
+from git_memhtml.embed.registry import get_embedder
+from git_memhtml.errors import UsageError
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index.db import IndexDB
+from git_memhtml.index.indexer import IndexReport, update
+from git_memhtml.index.retrieval import ArmWeights
+from git_memhtml.output import warn
+
+_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+
+
+def utc_now() -> str:
+    """Return the current instant (or ``MEMHTML_NOW``) as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    pinned = os.environ.get("MEMHTML_NOW")
+    if pinned:
+        if not _INSTANT.match(pinned):
+            raise UsageError(f"MEMHTML_NOW={pinned!r} is not an instant", hint="use YYYY-MM-DDTHH:MM:SSZ")
+        return pinned
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class App:
+    """Lazily resolved collaborators of one command invocation."""
+
+    repo_path: Path | None = None
+    json: bool = False
+    _repo: GitRepo | None = field(default=None, repr=False)
+    _settings: ResolvedSettings | None = field(default=None, repr=False)
+    _embedder: Embedder | None = field(default=None, repr=False)
+    _embedder_loaded: bool = False
+
+    def repo(self) -> GitRepo:
+        """The repository containing ``--repo`` (default: the current directory)."""
+        if self._repo is None:
+            self._repo = GitRepo.discover(self.repo_path or Path.cwd())
+        return self._repo
+
+    def settings(self) -> ResolvedSettings:
+        """Effective settings: defaults < git config < MEMHTML_* < flags."""
+        if self._settings is None:
+            repo: GitRepo | None
+            try:
+                repo = self.repo()
+            except Exception:  # noqa: BLE001 - settings outside a repository use global config only
+                repo = None
+            lookup = repo.config_get if repo is not None else (lambda key: None)
+            self._settings = resolve_settings(git_config=lookup, env=os.environ)
+        return self._settings
+
+    def embedder(self) -> Embedder | None:
+        """The configured embedder (``None`` when ``embed=off``)."""
+        if not self._embedder_loaded:
+            self._embedder = get_embedder(self.settings().settings.embed)
+            self._embedder_loaded = True
+        return self._embedder
+
+    def weights(self) -> ArmWeights:
+        """RRF arm weights from the settings."""
+        s = self.settings().settings
+        return ArmWeights(
+            fts=s.weight_fts, vector=s.weight_vector, recency=s.weight_recency, salience=s.weight_salience
+        )
+
+    @contextmanager
+    def index(self, *, catch_up: bool = True) -> Iterator[IndexDB]:
+        """Open the checkout's index; with ``catch_up`` bring it to HEAD + work tree first (logging skipped files)."""
+        db = IndexDB.for_repo(self.repo())
+        try:
+            if catch_up:
+                self.reindex(db)
+            yield db
+        finally:
+            db.close()
+
+    def reindex(self, db: IndexDB) -> IndexReport:
+        """Incrementally update ``db`` to the work tree; skipped files are warned about on stderr."""
+        report = update(self.repo(), db, self.embedder(), now=utc_now())
+        for path, reason in report.errors:
+            warn(f"{path}: not indexed: {reason}")
+        if report.embed_error:
+            warn(f"embedding stopped early: {report.embed_error}")
+        return report

@@ -1,0 +1,32 @@
+"""Shared click options and rendering helpers for the command modules."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from git_memhtml.cli.app import App
+from git_memhtml.output import emit, envelope
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON envelope on stdout.")
+
+
+def app_of(ctx: click.Context) -> App:
+    """Return the :class:`App` of the invocation."""
+    obj = ctx.find_object(App)
+    assert obj is not None
+    return obj
+
+
+def respond(as_json: bool, kind: str, data: Any, human: Callable[[], str]) -> None:
+    """Print ``data`` as one envelope of ``kind`` with ``--json``, else the human text."""
+    if as_json:
+        emit(envelope(kind, data))
+    else:
+        text = human()
+        if text:
+            emit(text)

@@ -1,0 +1,80 @@
+"""``git memhtml demo``: build a memory repository from the shipped demo corpus and run a full sleep cycle.
+
+plan → run → review → merge → search, offline, no credentials: the product's main job end to end.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import click
+
+from git_memhtml.cli.app import App, utc_now
+from git_memhtml.errors import UsageError
+from git_memhtml.eval.discriminate import gate as discrimination_gate
+from git_memhtml.index.retrieval import search
+from git_memhtml.output import emit, table
+from git_memhtml.sleep.merge import merge_run
+from git_memhtml.sleep.plan import plan
+from git_memhtml.sleep.review import review_run
+from git_memhtml.sleep.run import run_sleep
+from git_memhtml.store.ops import parse_op_stream
+from git_memhtml.store.repo_init import init_repo
+from git_memhtml.store.writer import apply_batch
+
+DEMO_CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "demo" / "memories.jsonl"
+"""The demo corpus shipped with the project (``fixtures/demo``)."""
+
+
+@click.command("demo")
+@click.argument("directory", required=False, type=click.Path(path_type=Path))
+@click.option("--corpus", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="JSONL apply stream to import (default: the shipped demo corpus).")
+@click.option("--query", default="checkout timeout", show_default=True, help="Search run after the merge.")
+@click.pass_context
+def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, query: str) -> int:
+    """Create a demo memory repository and run plan → sleep run → review → merge → search in it."""
+    source = corpus or DEMO_CORPUS
+    if not source.is_file():
+        raise UsageError(f"demo corpus {source} not found", hint="pass --corpus FILE (a JSONL apply stream)")
+    if directory is None:
+        directory = Path(tempfile.mkdtemp(prefix="memhtml-demo-"))
+    elif directory.exists() and any(directory.iterdir()):
+        raise UsageError(f"{directory} is not empty", hint="give a new or empty folder, or omit it for a temp folder")
+    init = init_repo(directory)
+    emit(f"1. init      {init.root}")
+    app = App(repo_path=directory)
+    repo = app.repo()
+    ops = parse_op_stream(source.read_text(encoding="utf-8"), source=str(source))
+    with app.index(catch_up=False) as db:
+        app.reindex(db)
+        result = apply_batch(repo, ops, now=utc_now(), dedupe=lambda h: None)
+        if not result.ok:
+            bad = next(r for r in result.results if r.code)
+            raise UsageError(f"demo corpus op {bad.index}: {bad.error}", hint="fix the corpus line")
+        report = app.reindex(db)
+        emit(f"2. apply     {result.summary['written']} memories in one commit {str(result.commit_sha)[:12]}; "
+             f"indexed {report.added} files, {report.embeddings_written} vectors ({app.settings().settings.embed})")
+        verdict = plan(repo, db)
+        emit(f"3. plan      verdict {verdict['verdict']}")
+        run = run_sleep(repo, db, date=utc_now()[:10], embedder=app.embedder(), clock=utc_now)
+        emit(f"4. run       {run.run_id}: {len(run.commits)} commits, "
+             f"{'failed: ' + ', '.join(run.failed_phases) if run.failed_phases else 'all 17 phases ok'}")
+        for phase in run.phases:
+            shown = phase.detail or " ".join(f"{k}={v}" for k, v in phase.counts.items())
+            emit(f"            {phase.phase:<20} {phase.status:<7} {shown[:80]}")
+        review = review_run(repo, db, run.run_id)
+        emit("5. review    " + ", ".join(f"{k} {v}" for k, v in review["summary"].items()) + f"; artifacts {review['artifacts']}")
+        gate_dir = Path(tempfile.mkdtemp(prefix="memhtml-gate-"))
+        merged = merge_run(repo, db, run.run_id, gate=lambda: discrimination_gate(workdir=gate_dir),
+                           embedder=app.embedder(), clock=utc_now)
+        emit(f"6. merge     {'merged: main is at ' + str(merged.head_sha)[:12] if merged.merged else 'refused: ' + str(merged.refusal)}")
+        hits = search(db, query, limit=3, embedder=app.embedder(), weights=app.weights(), now=utc_now())
+        emit(f"7. search    {query!r}")
+        emit(table(["#", "path", "claim"], [[i + 1, h.path, h.gist[:70]] for i, h in enumerate(hits.hits)]))
+    emit(f"\nthe demo repository is {directory}; try: git -C {directory} log --oneline --graph")
+    return 0 if merged.merged and not run.failed_phases else 1
+
+
+COMMANDS = [demo_cmd]

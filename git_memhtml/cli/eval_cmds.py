@@ -1,0 +1,46 @@
+"""``git memhtml eval discriminate``: the discrimination gate on its own seeded fixture corpus."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import click
+
+from git_memhtml.cli.common import json_option, respond
+from git_memhtml.eval.discriminate import DEFAULT_PROBES, DEFAULT_SEED, DEFAULT_SIZE, MRR_FLOOR, run_discrimination
+from git_memhtml.output import table
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Measure retrieval quality."""
+
+
+@eval_group.command("discriminate")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Fixture corpus seed.")
+@click.option("--size", type=click.IntRange(24, 5000), default=DEFAULT_SIZE, show_default=True, help="Base memories.")
+@click.option("--probes", type=click.IntRange(1, 500), default=DEFAULT_PROBES, show_default=True)
+@click.option("--mrr-floor", type=click.FloatRange(0, 1), default=MRR_FLOOR, show_default=True)
+@json_option
+def discriminate_cmd(seed: int, size: int, probes: int, mrr_floor: float, as_json: bool) -> int:
+    """Does every probe rank its target above its wrong twins? Never opens your store; exits 1 when it fails."""
+    with tempfile.TemporaryDirectory(prefix="memhtml-eval-") as folder:
+        report = run_discrimination(workdir=Path(folder), seed=seed, size=size, probes=probes, mrr_floor=mrr_floor)
+
+    def human() -> str:
+        lines = [
+            f"{'passed' if report.passed else 'FAILED'}: {len(report.probes)} probes, {report.inversions} inversions, "
+            f"mrr {report.mrr:.4f} (floor {report.mrr_floor}), corpus mrr {report.corpus_mrr:.4f}, seed {report.seed}"
+        ]
+        if report.inverted:
+            lines.append(table(["target", "rank", "controls"], [
+                [p.target_path, p.target_rank, ", ".join(f"{k}={v}" for k, v in p.control_ranks)] for p in report.inverted
+            ]))
+        return "\n".join(lines)
+
+    respond(as_json, "eval.discrimination", report.to_dict(), human)
+    return 0 if report.passed else 1
+
+
+COMMANDS = [eval_group]

@@ -1,0 +1,66 @@
+"""``git memhtml index rebuild|update|status``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import click
+
+from git_memhtml.cli.app import utc_now
+from git_memhtml.cli.common import app_of, json_option, respond
+from git_memhtml.index.indexer import IndexReport, rebuild, status
+from git_memhtml.output import kv
+
+
+@click.group("index")
+def index_group() -> None:
+    """Maintain the rebuildable SQLite index (kept in the git dir)."""
+
+
+def _human(report: IndexReport) -> str:
+    lines = [f"{path}: not indexed: {reason}" for path, reason in report.errors]
+    lines.append(
+        f"{'rebuilt' if report.rebuilt else 'updated'} to {str(report.head_sha)[:12]}: {report.added} added, "
+        f"{report.modified} modified, {report.removed} removed, {report.renamed} renamed, {report.skipped} skipped, "
+        f"{report.embeddings_written} vectors written"
+    )
+    return "\n".join(lines)
+
+
+@index_group.command("rebuild")
+@json_option
+@click.pass_context
+def rebuild_cmd(ctx: click.Context, as_json: bool) -> int:
+    """Drop the index plane and re-project HEAD plus the work tree (re-embeds every chunk)."""
+    app = app_of(ctx)
+    with app.index(catch_up=False) as db:
+        report = rebuild(app.repo(), db, app.embedder(), now=utc_now())
+    respond(as_json, "index.report", asdict(report), lambda: _human(report))
+    return 0
+
+
+@index_group.command("update")
+@json_option
+@click.pass_context
+def update_cmd(ctx: click.Context, as_json: bool) -> int:
+    """Catch the index up from the indexed commit to HEAD and the work tree (malformed files are reported)."""
+    app = app_of(ctx)
+    with app.index(catch_up=False) as db:
+        report = app.reindex(db)
+    respond(as_json, "index.report", asdict(report), lambda: _human(report))
+    return 1 if report.errors else 0
+
+
+@index_group.command("status")
+@json_option
+@click.pass_context
+def status_cmd(ctx: click.Context, as_json: bool) -> int:
+    """Show whether the index describes HEAD, and its size."""
+    app = app_of(ctx)
+    with app.index(catch_up=False) as db:
+        result = status(app.repo(), db)
+    respond(as_json, "index.status", asdict(result), lambda: kv(asdict(result)))
+    return 0
+
+
+COMMANDS = [index_group]

@@ -1,0 +1,322 @@
+"""Memory commands: init, write, apply, correct, archive, link, read, list, search."""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from git_memhtml.cli.app import utc_now
+from git_memhtml.cli.common import app_of, json_option, respond
+from git_memhtml.document.model import MEMORY_TYPES
+from git_memhtml.document.parse import parse_memory
+from git_memhtml.errors import UsageError
+from git_memhtml.index.access import record_read
+from git_memhtml.index.db import IndexDB
+from git_memhtml.index.retrieval import Scope, search
+from git_memhtml.output import table
+from git_memhtml.store.ops import WriteOp, parse_op_stream
+from git_memhtml.store.reads import list_memories
+from git_memhtml.store.repo_init import init_repo
+from git_memhtml.store.writer import (
+    apply_batch,
+    archive_memory,
+    correct_memory,
+    link_memories,
+    safe_repo_path,
+)
+
+_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
+
+
+def _dedupe(db: IndexDB):  # type: ignore[no-untyped-def]
+    def lookup(digest: str) -> str | None:
+        row = db.query_one(
+            "SELECT path FROM files WHERE content_hash = ? AND archived = 0 AND memory_type <> 'task'", (digest,)
+        )
+        return None if row is None else str(row[0])
+
+    return lookup
+
+
+@click.command("init")
+@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+@json_option
+def init_cmd(path: Path | None, as_json: bool) -> int:
+    """Create or complete a memory repository (PARA folders, .gitattributes, .gitignore, merge config)."""
+    report = init_repo(path or Path.cwd())
+    respond(
+        as_json,
+        "repo.init",
+        asdict(report),
+        lambda: f"{'created' if report.created_repo else 'scaffolded'} {report.root}"
+        + (f" ({len(report.written)} files, commit {report.commit_sha[:12]})" if report.commit_sha else " (nothing to add)"),
+    )
+    return 0
+
+
+def _op_from_flags(**flags: object) -> WriteOp:
+    values = {k: v for k, v in flags.items() if v not in (None, (), "")}
+    try:
+        return WriteOp.model_validate(values)
+    except Exception as exc:  # pydantic ValidationError → usage error naming the flag
+        raise UsageError(f"invalid memory flags: {exc}".splitlines()[0] + " " + str(exc).splitlines()[-1],
+                         hint="git memhtml write --help") from exc
+
+
+def _read_html(source: str | None) -> str | None:
+    if source is None:
+        return None
+    if source == "-":
+        return sys.stdin.read()
+    path = Path(source)
+    if not path.is_file():
+        raise UsageError(f"--article-html {source}: no such file", hint="give a file path, or - for stdin")
+    return path.read_text(encoding="utf-8")
+
+
+_write_options = [
+    click.option("--title", required=True, help="Title of the memory."),
+    click.option("--claim", help="The one-sentence claim (becomes the <mark>), verbatim."),
+    click.option("--body", multiple=True, help="A body paragraph (repeatable)."),
+    click.option("--article-html", "article_html", help="File (or -) holding the article inner HTML instead."),
+    click.option("--tag", "tags", multiple=True, help="Tag (repeatable)."),
+    click.option("--entity", "entities", multiple=True, help="Entity type:name (repeatable)."),
+    click.option("--session-id", help="Provenance: the agent session id."),
+]
+
+
+def _with(options: list, fn):  # type: ignore[no-untyped-def]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+@click.command("write")
+@click.option("--type", "memory_type", required=True, type=click.Choice([t for t in MEMORY_TYPES if t != "arc"]))
+@click.option("--path", help="Explicit repository path (default: placement rules).")
+@click.option("--workspace", help="Project workspace (files go to projects/<ws>/).")
+@click.option("--importance", type=click.IntRange(1, 10))
+@click.option("--confidence", type=click.FloatRange(0, 1))
+@json_option
+@click.pass_context
+def write_cmd(ctx: click.Context, memory_type: str, as_json: bool, **flags: object) -> int:
+    """Write one memory as one commit (deduplicated by content hash)."""
+    app = app_of(ctx)
+    html = _read_html(flags.pop("article_html"))  # type: ignore[arg-type]
+    bodies = flags.pop("body")
+    op = _op_from_flags(type=memory_type, article_html=html, body="\n\n".join(bodies) if bodies else None, **flags)
+    with app.index() as db:
+        result = apply_batch(app.repo(), [op], now=utc_now(), dedupe=_dedupe(db), verb="write")
+        _raise_first_error(result.results)
+        app.reindex(db)
+    first = result.results[0]
+    data = {"path": first.path, "created": not first.deduped, "deduped": first.deduped,
+            "existingPath": first.existing_path, "commitSha": result.commit_sha}
+    respond(as_json, "memory.written", data,
+            lambda: f"{'deduplicated: already stored at' if first.deduped else 'wrote'} {first.path}")
+    return 0
+
+
+write_cmd = _with(_write_options, write_cmd)
+
+
+def _raise_first_error(results) -> None:  # type: ignore[no-untyped-def]
+    from git_memhtml.errors import InvalidMemory
+
+    for r in results:
+        if r.code:
+            raise InvalidMemory(f"op {r.index}: {r.error}", hint="fix the memory and write again")
+
+
+@click.command("apply")
+@click.option("--file", "source", default="-", show_default=True, help="JSONL stream of write ops, or - for stdin.")
+@click.option("--continue-on-error", is_flag=True, help="Commit the ops that pass instead of refusing the batch.")
+@json_option
+@click.pass_context
+def apply_cmd(ctx: click.Context, source: str, continue_on_error: bool, as_json: bool) -> int:
+    """Write a JSONL batch of memories as one commit; atomic unless --continue-on-error."""
+    app = app_of(ctx)
+    if source == "-":
+        text, label = sys.stdin.read(), "<stdin>"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise UsageError(f"--file {source}: no such file", hint="give a JSONL file, or - for stdin")
+        text, label = path.read_text(encoding="utf-8"), source
+    ops = parse_op_stream(text, source=label)
+    with app.index() as db:
+        result = apply_batch(app.repo(), ops, now=utc_now(), dedupe=_dedupe(db), continue_on_error=continue_on_error)
+        if result.commit_sha:
+            app.reindex(db)
+    data = {"results": [asdict(r) for r in result.results], "summary": result.summary, "commitSha": result.commit_sha}
+
+    def human() -> str:
+        lines = [f"op {r.index}: {r.error}" for r in result.results if r.code]
+        s = result.summary
+        lines.append(f"{s['written']} written, {s['deduped']} deduplicated, {s['failed']} failed, {s['skipped']} skipped"
+                     + (f"; commit {result.commit_sha[:12]}" if result.commit_sha else "; nothing written"))
+        return "\n".join(lines)
+
+    respond(as_json, "batch.applied", data, human)
+    return 0 if result.ok else 1
+
+
+@click.command("correct")
+@click.argument("target")
+@click.option("--type", "memory_type", type=click.Choice([t for t in MEMORY_TYPES if t != "arc"]))
+@click.option("--reason", help="Why the target is wrong.")
+@json_option
+@click.pass_context
+def correct_cmd(ctx: click.Context, target: str, memory_type: str | None, reason: str | None, as_json: bool,
+                **flags: object) -> int:
+    """Write a memory that supersedes TARGET; TARGET is archived (one commit)."""
+    app = app_of(ctx)
+    repo = app.repo()
+    html = _read_html(flags.pop("article_html"))  # type: ignore[arg-type]
+    bodies = flags.pop("body")
+    if memory_type is None:
+        rel = safe_repo_path(repo, target, argument="TARGET")
+        memory_type = parse_memory((repo.root / rel).read_bytes(), path=rel).memory_type if (repo.root / rel).is_file() else "semantic"
+    op = _op_from_flags(type=memory_type, article_html=html, body="\n\n".join(bodies) if bodies else None, **flags)
+    with app.index() as db:
+        result = correct_memory(repo, target, op, reason=reason, now=utc_now())
+        app.reindex(db)
+    respond(as_json, "memory.corrected", asdict(result),
+            lambda: f"wrote {result.path}; archived the target to {result.archived_path}")
+    return 0
+
+
+correct_cmd = _with(_write_options, correct_cmd)
+
+
+@click.command("archive")
+@click.argument("path")
+@click.option("--reason", required=True, help="Why the memory is archived.")
+@json_option
+@click.pass_context
+def archive_cmd(ctx: click.Context, path: str, reason: str, as_json: bool) -> int:
+    """Move a memory into archive/<YYYY>/ (git mv) as one commit; nothing is ever deleted."""
+    app = app_of(ctx)
+    with app.index() as db:
+        result = archive_memory(app.repo(), path, reason=reason, now=utc_now())
+        app.reindex(db)
+    respond(as_json, "memory.archived", asdict(result), lambda: f"archived {result.path} → {result.archive_path}")
+    return 0
+
+
+@click.command("link")
+@click.argument("src")
+@click.argument("rel")
+@click.argument("dst")
+@json_option
+@click.pass_context
+def link_cmd(ctx: click.Context, src: str, rel: str, dst: str, as_json: bool) -> int:
+    """Add a typed head link SRC --REL--> DST (one commit when it changes the file)."""
+    from git_memhtml.document.model import REL_CLASSES
+
+    if rel.replace("-", "_") not in REL_CLASSES:
+        raise UsageError(f"unknown rel {rel!r}", hint="one of " + ", ".join(sorted(REL_CLASSES)))
+    app = app_of(ctx)
+    with app.index() as db:
+        sha = link_memories(app.repo(), src, rel, dst)
+        app.reindex(db)
+    respond(as_json, "memory.linked", {"ok": True, "rel": rel, "srcPath": src, "dstPath": dst, "commitSha": sha},
+            lambda: f"linked {src} --{rel}--> {dst}" if sha else "already linked; nothing changed")
+    return 0
+
+
+@click.command("read")
+@click.argument("path")
+@json_option
+@click.pass_context
+def read_cmd(ctx: click.Context, path: str, as_json: bool) -> int:
+    """Show one memory (an explicit read: it counts as an access)."""
+    app = app_of(ctx)
+    repo = app.repo()
+    rel = safe_repo_path(repo, path)
+    target = repo.root / rel
+    if not target.is_file() or target.is_symlink():
+        from git_memhtml.errors import PathNotFound
+
+        raise PathNotFound(f"{rel}: no such memory", hint="git memhtml list")
+    doc = parse_memory(target.read_bytes(), path=rel)
+    with app.index(catch_up=False) as db:
+        record_read(db, rel, now=utc_now())
+    data = {"path": rel, "title": doc.title, "gist": doc.gist, "body": doc.body_text, "memoryType": doc.memory_type,
+            "status": doc.status, "meta": dict(doc.metas), "links": [asdict(l) for l in doc.links],
+            "archived": rel.startswith("archive/"), "warnings": list(doc.warnings)}
+    respond(as_json, "memory.detail", data,
+            lambda: f"{doc.title}\n{rel} · {doc.memory_type} · {doc.status}\n\n{doc.body_text}")
+    return 0
+
+
+def _scope(memory_types: tuple[str, ...], workspace: str | None, tags: tuple[str, ...], entity: str | None,
+           include_archived: bool, as_of: str | None) -> Scope:
+    if as_of is not None and not _INSTANT.match(as_of):
+        raise UsageError(f"--as-of {as_of!r} is not an instant", hint="use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ")
+    if entity is not None and ":" not in entity:
+        raise UsageError(f"--entity {entity!r} is not type:name", hint="e.g. --entity person:Priya")
+    return Scope(memory_types=memory_types or None, workspace=workspace, tags=tags, entity=entity,
+                 include_archived=include_archived, as_of=as_of)
+
+
+@click.command("search")
+@click.argument("query")
+@click.option("--type", "memory_types", multiple=True, type=click.Choice(MEMORY_TYPES), help="Memory type (repeatable).")
+@click.option("--workspace")
+@click.option("--tag", "tags", multiple=True, help="Tag (repeatable, any-of).")
+@click.option("--entity", help="One entity type:name.")
+@click.option("--include-archived", is_flag=True, help="Also return archived memories.")
+@click.option("--as-of", help="Point-in-time: memories valid at this instant.")
+@click.option("--limit", type=click.IntRange(1, 500), default=10, show_default=True)
+@json_option
+@click.pass_context
+def search_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], workspace: str | None,
+               tags: tuple[str, ...], entity: str | None, include_archived: bool, as_of: str | None, limit: int,
+               as_json: bool) -> int:
+    """Hybrid search: fts, vector, recency and salience arms fused by RRF (k=60)."""
+    app = app_of(ctx)
+    scope = _scope(memory_types, workspace, tags, entity, include_archived, as_of)
+    with app.index() as db:
+        result = search(db, query, scope=scope, limit=limit, embedder=app.embedder(), weights=app.weights(),
+                        now=utc_now())
+    data = {"hits": [{**asdict(h), "entities": list(h.entities)} for h in result.hits],
+            "degraded": result.degraded, "arms": list(result.arms)}
+    if result.degraded:
+        from git_memhtml.output import warn
+
+        warn("the vector arm is unavailable; results come from the lexical arms only")
+    respond(as_json, "memory.hits", data, lambda: table(
+        ["#", "score", "type", "path", "claim"],
+        [[i + 1, f"{h.score:.4f}", h.memory_type, h.path, h.gist[:80]] for i, h in enumerate(result.hits)],
+    ) if result.hits else "no matches")
+    return 0
+
+
+@click.command("list")
+@click.option("--type", "memory_type", type=click.Choice(MEMORY_TYPES))
+@click.option("--workspace")
+@click.option("--tag")
+@click.option("--entity")
+@click.option("--para", type=click.Choice(["projects", "areas", "resources", "archive"]))
+@click.option("--include-archived", is_flag=True)
+@click.option("--limit", type=click.IntRange(1, 500), default=50, show_default=True)
+@click.option("--cursor", help="Continue after this path.")
+@json_option
+@click.pass_context
+def list_cmd(ctx: click.Context, as_json: bool, **filters: object) -> int:
+    """List memories in path order (tasks included)."""
+    app = app_of(ctx)
+    with app.index() as db:
+        rows, cursor = list_memories(db, **filters)  # type: ignore[arg-type]
+    respond(as_json, "memory.list", {"files": rows, "nextCursor": cursor}, lambda: table(
+        ["path", "type", "updated", "title"], [[r["path"], r["memoryType"], r["updatedAt"], r["title"][:60]] for r in rows]
+    ) + (f"\nmore: --cursor {cursor}" if cursor else ""))
+    return 0
+
+
+COMMANDS = [init_cmd, write_cmd, apply_cmd, correct_cmd, archive_cmd, link_cmd, read_cmd, search_cmd, list_cmd]
