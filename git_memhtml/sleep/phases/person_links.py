@@ -1,0 +1,117 @@
+"""Phase 4, person-links: one file per person, and an ``about_person`` link from every memory that names them.
+
+(``spec/memhtml-sleep-eval.md`` §1 phase 4; core §2.5; seed 000 §1.) Runs after entity-resolution, so aliases
+have already collapsed. People and their claimants are read from the **tree** (the ``memhtml-entity`` lines of
+each active non-task file the index lists): the runner re-indexes between committing phases, but a stale index
+must not mint a person file under a name entity-resolution just rewrote away. A missing
+``resources/people/<slugify(name)>.html`` is created; an existing one is never rewritten. Each other claimant
+gains ``about_person → /<person file>`` and ``updated``, only when the link is new.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from git_memhtml.document import editors
+from git_memhtml.document.model import Link
+from git_memhtml.document.template import render_memory
+from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.queries import active_corpus
+from git_memhtml.store import edits
+from git_memhtml.store.layout import slugify
+
+PEOPLE_DIR = "resources/people"
+"""Where person files live (core §2.2, §2.5)."""
+
+SLEEP_AUTHOR = "agent:sleep"
+
+
+def person_path(name: str) -> str:
+    """``resources/people/<slugify(name)>.html`` (core §2.5)."""
+    return f"{PEOPLE_DIR}/{slugify(name)}.html"
+
+
+def render_person(name: str, now: str) -> str:
+    """The minted person file: semantic, title = name, claim ``<name> appears in this agent's memory.``,
+    author ``agent:sleep``, entity ``person:<name>`` (core §2.5).
+
+    Raises:
+        InvalidMemory: the render gate refused the file.
+    """
+    return render_memory(
+        title=name,
+        memory_type="semantic",
+        now=now,
+        claim=f"{name} appears in this agent's memory.",
+        author=SLEEP_AUTHOR,
+        entities=(f"person:{name}",),
+    )
+
+
+def people_in_tree(env: PhaseEnv) -> dict[str, list[str]]:
+    """``{person name: [claimant paths, sorted]}`` from the head metas of the active non-task files on disk.
+
+    Candidates are the index's active non-task paths; a file gone from the tree, archived on disk or a task on
+    disk is skipped.
+    """
+    people: dict[str, set[str]] = {}
+    for row in active_corpus(env.db):
+        target = env.repo.root / row.path
+        if not target.is_file():
+            continue
+        html = target.read_text(encoding="utf-8")
+        if editors.get_meta(html, "status") == "archived" or editors.get_meta(html, "type") == "task":
+            continue
+        for value in editors.get_metas(html, "entity"):
+            kind, colon, name = value.partition(":")
+            if kind == "person" and colon and name.strip():
+                people.setdefault(name, set()).add(row.path)
+    return {name: sorted(paths) for name, paths in sorted(people.items())}
+
+
+def _link_claimants(env: PhaseEnv, people: Mapping[str, list[str]]) -> tuple[int, set[str]]:
+    added = 0
+    linked: set[str] = set()
+    for name, claimants in people.items():
+        target = person_path(name)
+        link = Link("about_person", "/" + target)
+        for path in claimants:
+            if path == target:
+                continue
+            html = (env.repo.root / path).read_text(encoding="utf-8")
+            if link in editors.get_links(html):
+                continue
+            if env.dry_run or edits.stamp_file(
+                env.repo, path, [edits.link(link.rel, link.href), edits.set_meta("updated", env.at)]
+            ):
+                added += 1
+                linked.add(path)
+    return added, linked
+
+
+def run(env: PhaseEnv) -> PhaseOutcome:
+    """Create missing person files and link their claimants (sleep-eval §1 phase 4).
+
+    Counts: ``people`` (distinct person names), ``filesCreated``, ``linksAdded``. Subject
+    ``link <linked> memories to <people> people`` where ``linked`` is the number of files that gained a link.
+
+    Raises:
+        StorageError: the index could not be read. InvalidMemory: a person file failed the render gate.
+    """
+    people = people_in_tree(env)
+    created: set[str] = set()
+    for name in people:
+        target = person_path(name)
+        if target in created or (env.repo.root / target).exists():
+            continue
+        created.add(target)
+        if env.dry_run:
+            continue
+        text = render_person(name, env.at)
+        file = env.repo.root / target
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(text, encoding="utf-8")
+        env.repo.stage([target])
+    added, linked = _link_claimants(env, people)
+    counts = {"people": len(people), "filesCreated": len(created), "linksAdded": added}
+    return PhaseOutcome(counts, subject=f"link {len(linked)} memories to {len(people)} people")

@@ -1,0 +1,67 @@
+"""person-links: person files minted from the tree, never rewritten, claimants linked once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, memory, tree_files
+
+from git_memhtml.document.editors import get_links, get_meta
+from git_memhtml.document.model import Link
+from git_memhtml.document.parse import parse_memory
+from git_memhtml.sleep.phases import entity_resolution, person_links
+
+
+def _files() -> dict[str, str]:
+    return {
+        "areas/inbox/a.html": memory("Sam approved the budget.", entities=["person:Sam Ortiz"]),
+        "areas/inbox/b.html": memory("Sam owns the roadmap.", entities=["person:Sam Ortiz", "person:Dana"]),
+        "resources/people/dana.html": memory("Dana is a contractor.", title="Dana", entities=["person:Dana"]),
+        "areas/inbox/tasks/t.html": memory("Ask Sam.", memory_type="task", entities=["person:Task Only"]),
+    }
+
+
+def test_person_files_created_and_claimants_linked(tmp_path: Path) -> None:
+    env = make_env(make_repo(tmp_path, _files()))
+    dana_before = (env.repo.root / "resources/people/dana.html").read_bytes()
+    outcome = person_links.run(env)
+    assert outcome.counts == {"people": 2, "filesCreated": 1, "linksAdded": 3}
+    assert outcome.subject == "link 2 memories to 2 people"
+    root = env.repo.root
+    sam = parse_memory((root / "resources/people/sam-ortiz.html").read_bytes())
+    assert sam.title == "Sam Ortiz" and sam.gist == "Sam Ortiz appears in this agent's memory."
+    assert sam.author == "agent:sleep" and sam.entities == ("person:Sam Ortiz",) and sam.created == AT
+    assert (root / "resources/people/dana.html").read_bytes() == dana_before  # never rewritten, no self link
+    assert not (root / "resources/people/task-only.html").exists()  # tasks are excluded
+    b = (root / "areas/inbox/b.html").read_text()
+    assert Link("about_person", "/resources/people/sam-ortiz.html") in get_links(b)
+    assert Link("about_person", "/resources/people/dana.html") in get_links(b)
+    assert get_meta(b, "updated") == AT
+
+
+def test_second_run_adds_nothing(tmp_path: Path) -> None:
+    env = make_env(make_repo(tmp_path, _files()))
+    person_links.run(env)
+    commit_and_reindex(env)
+    before = tree_files(env.repo)
+    assert person_links.run(env).counts == {"people": 2, "filesCreated": 0, "linksAdded": 0}
+    assert tree_files(env.repo) == before
+
+
+def test_reads_names_from_the_tree_after_entity_resolution_without_reindex(tmp_path: Path) -> None:
+    files = {
+        "areas/inbox/a.html": memory("Kim approved.", entities=["person:Kim Lee"]),
+        "areas/inbox/b.html": memory("Kim asked.", entities=["person:Kim  LEE"]),
+    }
+    env = make_env(make_repo(tmp_path, files))
+    entity_resolution.run(env)  # rewrites both to person:kim lee; index not refreshed
+    counts = person_links.run(env).counts
+    assert counts["people"] == 1 and counts["filesCreated"] == 1
+    assert (env.repo.root / "resources/people/kim-lee.html").exists()
+
+
+def test_dry_run_writes_nothing(tmp_path: Path) -> None:
+    env = make_env(make_repo(tmp_path, _files()), dry_run=True)
+    before = tree_files(env.repo)
+    assert person_links.run(env).counts["filesCreated"] == 1
+    assert tree_files(env.repo) == before
