@@ -1,0 +1,102 @@
+"""Phase 17, report: the committed run report and the run's pending-mark ledger (sleep-eval §1 phase 16; seed 000
+§2 "The pending-mark ledger"; DESIGN §3.2).
+
+The page lists every phase the runner reported so far (``env.results``) plus the report's own line, so a resume
+that re-runs only the report still accounts for every phase. The pending marks the run earned (``env.ledger``)
+are appended to ``.memhtml/sleep/<run>.pending.jsonl``, one compact JSON line per mark, deduplicated by the
+rendered line so a resume re-recording a mark appends nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome, PhaseReport
+from git_memhtml.sleep.report_html import render_report
+
+REPORT_DIR = ".memhtml/sleep"
+"""Where run reports and ledgers are committed (core §2.1)."""
+PHASE = "report"
+
+
+def run_file_stem(run_id: str) -> str:
+    """The run id as a file stem: ``/`` → ``-`` (``sleep/2026-01-15`` → ``sleep-2026-01-15``)."""
+    return run_id.replace("/", "-")
+
+
+def report_path(run_id: str) -> str:
+    """``.memhtml/sleep/<run id with / → ->.html``."""
+    return f"{REPORT_DIR}/{run_file_stem(run_id)}.html"
+
+
+def ledger_file(run_id: str) -> str:
+    """``.memhtml/sleep/<run id with / → ->.pending.jsonl``."""
+    return f"{REPORT_DIR}/{run_file_stem(run_id)}.pending.jsonl"
+
+
+def render_mark(mark: dict[str, Any]) -> str:
+    """One ledger line: compact JSON with sorted keys, so equal marks render to equal lines."""
+    return json.dumps(mark, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def merged_ledger(existing: str, marks: Sequence[dict[str, Any]]) -> str:
+    """``existing`` ledger text with each new rendered mark appended once (existing lines kept as they are)."""
+    lines = [line for line in existing.splitlines() if line.strip()]
+    seen = set(lines)
+    for mark in marks:
+        line = render_mark(mark)
+        if line not in seen:
+            seen.add(line)
+            lines.append(line)
+    return "".join(line + "\n" for line in lines)
+
+
+def phase_lines(results: Sequence[PhaseReport], own_counts: dict[str, Any]) -> list[PhaseReport]:
+    """Every earlier result (a stale ``report`` line dropped) plus the report's own ``ok`` line."""
+    earlier = [r for r in results if r.phase != PHASE]
+    return [*earlier, PhaseReport(PHASE, "ok", own_counts)]
+
+
+def _write_if_changed(env: PhaseEnv, path: str, data: bytes) -> bool:
+    target = env.repo.root / path
+    if target.is_file() and target.read_bytes() == data:
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    env.repo.stage([path])
+    return True
+
+
+def run(env: PhaseEnv) -> PhaseOutcome:
+    """Render and stage the report (and the ledger); counts ``phases, committed, failed, skipped, bytes``.
+
+    ``phases`` includes the report itself; ``bytes`` is the size of the page. On a dry run nothing is written and
+    the counts say what would be.
+
+    Raises:
+        OSError/GitError: the files cannot be written or staged.
+    """
+    earlier = [r for r in env.results if r.phase != PHASE]
+    counts: dict[str, Any] = {
+        "phases": len(earlier) + 1,
+        "committed": sum(1 for r in earlier if r.commit_sha),
+        "failed": sum(1 for r in earlier if r.status == "failed"),
+        "skipped": sum(1 for r in earlier if r.status == "skipped"),
+    }
+    page = render_report(
+        run_id=env.run_id,
+        branch=env.run_id,
+        base_sha=env.base_sha,
+        head_sha=env.repo.head_sha(),
+        reports=phase_lines(env.results, dict(counts)),
+    ).encode("utf-8")
+    counts["bytes"] = len(page)
+    if not env.dry_run:
+        _write_if_changed(env, report_path(env.run_id), page)
+        if env.ledger:
+            ledger = env.repo.root / ledger_file(env.run_id)
+            existing = ledger.read_text(encoding="utf-8") if ledger.is_file() else ""
+            _write_if_changed(env, ledger_file(env.run_id), merged_ledger(existing, env.ledger).encode("utf-8"))
+    return PhaseOutcome(counts, subject=f"record run {env.run_id}")

@@ -1,0 +1,100 @@
+"""Phase 11, reprieve: a memory whose ``valid-until`` has passed is extended or archived (sleep-eval §1 phase 11,
+§4.4; seed 000 §1, §5).
+
+Selection: active non-arc, non-task memories with a ``valid_until`` at or before the run instant. Each gets the
+reprieve score ``0.4*importance/10 + 0.3*ln(1+access) + 0.2*max(0, outcome) + 0.1*exp(-0.01*hours)`` (hours
+since the last access, else since ``updated_at``). A score >= 0.5 with fewer than 3 reprieves extends validity
+by 14 days from the run date and counts the reprieve; anything else is archived.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from git_memhtml.domain.retention import MAX_REPRIEVES, REPRIEVE_DAYS, reprieve_score, should_reprieve
+from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.scoring import AccessRow, access_rows, active_rows
+from git_memhtml.store.edits import archive_file, set_meta, stamp_file
+
+EXEMPT_TYPES: frozenset[str] = frozenset({"arc", "task"})
+"""Types reprieve never selects (sleep-eval §1 phase 11)."""
+
+
+def parse_instant(value: str) -> datetime | None:
+    """Parse an ISO date or instant (``Z``, offset or naive = UTC) into an aware datetime; ``None`` if unreadable."""
+    text = value.strip()
+    if not text:
+        return None
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
+
+
+def format_instant(value: datetime) -> str:
+    """``YYYY-MM-DDTHH:MM:SSZ`` in UTC (the instant format of every stamp, core §1.2)."""
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def extended_until(at: str, days: int = REPRIEVE_DAYS) -> str:
+    """The new ``valid-until``: the run instant (midnight UTC of the run date) plus ``days`` (14, sleep-eval §4.4)."""
+    start = parse_instant(at)
+    if start is None:
+        raise ValueError(f"run instant {at!r} is not ISO-8601")
+    return format_instant(start + timedelta(days=days))
+
+
+def hours_between(earlier: str | None, at: datetime) -> float:
+    """Hours from ``earlier`` to ``at``, clamped at 0; an absent or unreadable stamp reads as 0 hours."""
+    start = parse_instant(earlier) if earlier else None
+    if start is None:
+        return 0.0
+    return max(0.0, (at - start).total_seconds() / 3600.0)
+
+
+def run(env: PhaseEnv) -> PhaseOutcome:
+    """Reprieve or expire; counts ``ttlPassed, reprieved, expired, maxReprieves``.
+
+    Raises:
+        StorageError: the index cannot be read. GitError: a move failed.
+    """
+    now = parse_instant(env.at)
+    if now is None:
+        raise ValueError(f"run instant {env.at!r} is not ISO-8601")
+    access = access_rows(env.db)
+    counts = {"ttlPassed": 0, "reprieved": 0, "expired": 0, "maxReprieves": MAX_REPRIEVES}
+    lines: list[str] = []
+    for row in active_rows(env.db, env.repo.root):
+        until = parse_instant(row.valid_until) if row.valid_until else None
+        if row.memory_type in EXEMPT_TYPES or until is None or until > now:
+            continue
+        counts["ttlPassed"] += 1
+        facts = access.get(row.path, AccessRow())
+        hours = hours_between(facts.last_accessed_at or row.updated_at, now)
+        score = reprieve_score(row.importance, facts.access_count, facts.outcome_score, hours)
+        if should_reprieve(score, row.reprieves):
+            if env.dry_run:
+                counts["reprieved"] += 1
+                continue
+            edits = [
+                set_meta("valid-until", extended_until(env.at)),
+                set_meta("reprieves", str(row.reprieves + 1)),
+                set_meta("updated", env.at),
+            ]
+            if stamp_file(env.repo, row.path, edits):
+                counts["reprieved"] += 1
+                lines.append(f"reprieve {row.path} (score {score:.4f}, reprieve {row.reprieves + 1})")
+            continue
+        if env.dry_run:
+            counts["expired"] += 1
+            continue
+        target = archive_file(env.repo, row.path, at=env.at)
+        if target is not None:
+            counts["expired"] += 1
+            lines.append(f"expire {row.path} -> {target} (score {score:.4f}, {row.reprieves} reprieves)")
+    return PhaseOutcome(
+        counts,
+        subject=f"reprieve {counts['reprieved']}, expire {counts['expired']} TTL-passed memories",
+        body="\n".join(lines) if lines else None,
+    )

@@ -1,0 +1,36 @@
+"""Phase 16, state-export: the committed access sidecar ``.memhtml/state/access.jsonl`` (sleep-eval §1 phase 15;
+DESIGN §3.2, §3.11).
+
+``state.access`` is not rebuildable and lives outside the tree, so each run exports it as one JSON line per path
+(path order) for clones to import. The bytes come from ``index.access.export_access_jsonl``; the file is written
+only when they differ, so a quiet night commits nothing here.
+"""
+
+from __future__ import annotations
+
+from git_memhtml.index.access import export_access_jsonl
+from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
+
+SIDECAR_PATH = ".memhtml/state/access.jsonl"
+"""The committed sidecar (core §2.1)."""
+
+
+def run(env: PhaseEnv) -> PhaseOutcome:
+    """Export and stage the sidecar; counts ``rows, bytes, written`` (``written`` 1 when the bytes changed).
+
+    Raises:
+        StorageError: the state plane cannot be read. OSError/GitError: the file cannot be written or staged.
+    """
+    text = export_access_jsonl(env.db)
+    data = text.encode("utf-8")
+    rows = text.count("\n")
+    target = env.repo.root / SIDECAR_PATH
+    changed = not target.is_file() or target.read_bytes() != data
+    if changed and not env.dry_run:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        env.repo.stage([SIDECAR_PATH])
+    return PhaseOutcome(
+        {"rows": rows, "bytes": len(data), "written": int(changed)},
+        subject=f"export {rows} access rows to the committed sidecar",
+    )

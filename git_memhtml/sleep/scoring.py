@@ -1,0 +1,156 @@
+"""The retention pass shared by retention-triage and reprieve (sleep-eval §4.1-4.2, §5; seed 000 §4, §6, §11).
+
+One pass scores every active non-task memory: PageRank and bridge counts over the memory graph, inbound
+``supports`` (derived included) and authored inbound ``contradicts`` counts, access counts from the state plane,
+the projected confidence and the age from ``updated_at`` to the run instant. The pass is recomputed by each
+consumer, so a phase always scores the corpus as the index holds it at that moment.
+
+The tree is authoritative (sleep-eval §0 "Exclusions and reads"): a row whose file an earlier phase moved away is
+not active and takes no part in the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from git_memhtml.domain.graph import Edge, bridge_counts, label_propagation, pagerank
+from git_memhtml.domain.retention import Band, RetentionInput, age_days, band, retention_score
+from git_memhtml.index.db import IndexDB
+from git_memhtml.sleep.queries import CorpusRow, active_corpus
+
+GROUPING_REL = "laterally_related"
+"""Deep-sleep grouping band rel; its derived edges never reach scoring, PageRank or bridges (seed 000 §16)."""
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One memory's retention score in [0, 1] and its band (sleep-eval §4.2)."""
+
+    row: CorpusRow
+    score: float
+    band: Band
+
+
+@dataclass(frozen=True)
+class AccessRow:
+    """The state-plane access facts of one path (sleep-eval §4.4, §4.5); zeros when the path has no row."""
+
+    access_count: int = 0
+    reinforcement_count: int = 0
+    outcome_score: float = 0.0
+    last_accessed_at: str | None = None
+
+
+def active_rows(db: IndexDB, root: Path | None = None) -> list[CorpusRow]:
+    """Active non-task rows oldest first (``queries.active_corpus``), minus rows whose file left ``root``.
+
+    Args:
+        root: the work tree; when given, a row whose file is missing from it is dropped (the tree wins,
+            sleep-eval §0).
+
+    Raises:
+        StorageError: the index cannot be read.
+    """
+    rows = active_corpus(db)
+    if root is None:
+        return rows
+    return [row for row in rows if (root / row.path).is_file()]
+
+
+def access_rows(db: IndexDB) -> dict[str, AccessRow]:
+    """Every ``state.access`` row keyed by path. Raises ``StorageError``."""
+    rows = db.query(
+        "SELECT path, access_count, reinforcement_count, outcome_score, last_accessed_at FROM state.access"
+    )
+    return {r[0]: AccessRow(int(r[1]), int(r[2]), float(r[3]), r[4]) for r in rows}
+
+
+def memory_edges(db: IndexDB, active: set[str]) -> list[tuple[str, str, str, int, float]]:
+    """Memory-class edges with both ends in ``active`` as ``(src, rel, dst, derived, strength)``, sorted.
+
+    Authored edges weigh 1.0; derived ones carry their mined strength; derived ``laterally_related`` edges (the
+    deep grouping band) are left out (sleep-eval §4.2 ``memoryEdges``; seed 000 §16).
+    """
+    rows = db.query(
+        "SELECT src_path, rel, dst_path, derived, strength FROM edges WHERE edge_class = 'memory' "
+        "AND NOT (derived = 1 AND rel = ?) ORDER BY src_path, rel, dst_path",
+        (GROUPING_REL,),
+    )
+    out: list[tuple[str, str, str, int, float]] = []
+    for src, rel, dst, derived, strength in rows:
+        if src in active and dst in active:
+            out.append((src, rel, dst, int(derived), float(strength) if derived else 1.0))
+    return out
+
+
+def retention_pass(db: IndexDB, *, at: str, root: Path | None = None) -> list[Scored]:
+    """Score every active non-task memory at instant ``at`` (sleep-eval §4.1-4.2), in corpus order.
+
+    Args:
+        at: the run instant (``env.at``); ages are days from ``updated_at`` to it, clamped at 0.
+        root: the work tree, so rows whose files are gone are skipped (see :func:`active_rows`).
+
+    Returns:
+        One :class:`Scored` per active row, oldest first.
+
+    Raises:
+        StorageError: the index cannot be read.
+    """
+    rows = active_rows(db, root)
+    paths = {row.path for row in rows}
+    edges = memory_edges(db, paths)
+    graph_edges: list[Edge] = [(src, dst, strength) for src, _rel, dst, _derived, strength in edges]
+    ranks = pagerank(sorted(paths), graph_edges)
+    communities = label_propagation(sorted(paths), graph_edges)
+    bridges = bridge_counts(sorted(paths), graph_edges, communities)
+    max_rank = max(ranks.values(), default=0.0)
+    supports: dict[str, int] = {}
+    contradictions: dict[str, int] = {}
+    for _src, rel, dst, derived, _strength in edges:
+        if rel == "supports":
+            supports[dst] = supports.get(dst, 0) + 1
+        elif rel == "contradicts" and derived == 0:
+            contradictions[dst] = contradictions.get(dst, 0) + 1
+    access = access_rows(db)
+    return [_score(row, at, ranks, max_rank, bridges, supports, contradictions, access) for row in rows]
+
+
+def _score(
+    row: CorpusRow,
+    at: str,
+    ranks: Mapping[str, float],
+    max_rank: float,
+    bridges: Mapping[str, int],
+    supports: Mapping[str, int],
+    contradictions: Mapping[str, int],
+    access: Mapping[str, AccessRow],
+) -> Scored:
+    inp = RetentionInput(
+        memory_type=row.memory_type,
+        age_days=_age(row.updated_at, at),
+        access_count=access.get(row.path, AccessRow()).access_count,
+        confidence=row.confidence,
+        pagerank=ranks.get(row.path, 0.0),
+        max_pagerank=max_rank,
+        bridges=bridges.get(row.path, 0),
+        reinforcements=supports.get(row.path, 0),
+        word_count=row.word_count,
+        contradictions=contradictions.get(row.path, 0),
+    )
+    score = retention_score(inp)
+    return Scored(row=row, score=score, band=band(score))
+
+
+def _age(updated_at: str, at: str) -> float:
+    """Days from ``updated_at`` to ``at``; an unparseable stamp reads as age 0 (never a crash on a bad file)."""
+    try:
+        return age_days(_instant(updated_at), at)
+    except (ValueError, TypeError):
+        return 0.0
+
+
+def _instant(value: str) -> str:
+    """A bare ``YYYY-MM-DD`` becomes midnight UTC; anything else is passed through."""
+    return f"{value}T00:00:00Z" if len(value) == 10 else value

@@ -1,0 +1,79 @@
+"""confidence-decay: file value decayed one step, 3 decimals, reinforced/task skipped, delta gate, dry run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, memory, tree_files
+
+from git_memhtml.document.editors import get_meta
+from git_memhtml.document.template import render_memory
+from git_memhtml.sleep.phases import confidence_decay
+from git_memhtml.sleep.phases.confidence_decay import file_confidence
+
+OLD = "2026-01-01T00:00:00Z"
+
+
+def _files() -> dict[str, str]:
+    return {
+        "areas/inbox/plain.html": memory("The build cache lives on the second disk."),
+        "areas/inbox/reinforced.html": memory("The staging database restarts every Sunday."),
+        "areas/inbox/floor.html": render_memory(
+            title="floor", memory_type="semantic", now=OLD, claim="The old printer jams on A3.", confidence=0.2
+        ),
+        "areas/inbox/tasks/todo.html": render_memory(
+            title="todo", memory_type="task", now=OLD, claim="Renew the TLS certificate."
+        ),
+    }
+
+
+def _reinforce(env: object, path: str) -> None:
+    env.db.execute(  # type: ignore[attr-defined]
+        "INSERT INTO state.access(path, access_count, reinforcement_count, outcome_score, updated_at) "
+        "VALUES (?, 3, 1, 0.3, ?)",
+        (path, OLD),
+    )
+
+
+def test_absent_confidence_decays_to_0_92_with_three_decimals(tmp_path: Path) -> None:
+    env = make_env(make_repo(tmp_path, _files()))
+    _reinforce(env, "areas/inbox/reinforced.html")
+    reinforced_before = (env.repo.root / "areas/inbox/reinforced.html").read_bytes()
+    outcome = confidence_decay.run(env)
+    assert outcome.counts == {
+        "active": 4, "reinforced": 1, "skippedType": 1, "eligible": 2, "belowGate": 1, "decayed": 1,
+    }
+    assert outcome.subject == "decay confidence on 1 un-reinforced memories"
+    plain = (env.repo.root / "areas/inbox/plain.html").read_text()
+    assert get_meta(plain, "confidence") == "0.920"
+    assert get_meta(plain, "updated") == AT
+    # reinforced file, task and the at-floor file keep their bytes
+    assert (env.repo.root / "areas/inbox/reinforced.html").read_bytes() == reinforced_before
+    assert get_meta((env.repo.root / "areas/inbox/floor.html").read_text(), "confidence") == "0.20"
+    assert get_meta((env.repo.root / "areas/inbox/tasks/todo.html").read_text(), "updated") == OLD
+    # staged for the runner's commit
+    assert commit_and_reindex(env) is not None
+
+
+def test_second_night_decays_from_the_file_value(tmp_path: Path) -> None:
+    env = make_env(make_repo(tmp_path, {"areas/inbox/a.html": memory("The build cache lives on disk two.")}))
+    confidence_decay.run(env)
+    commit_and_reindex(env)
+    confidence_decay.run(env)
+    assert get_meta((env.repo.root / "areas/inbox/a.html").read_text(), "confidence") == "0.848"
+
+
+def test_dry_run_counts_and_writes_nothing(tmp_path: Path) -> None:
+    env = make_env(make_repo(tmp_path, _files()), dry_run=True)
+    before = tree_files(env.repo)
+    outcome = confidence_decay.run(env)
+    assert outcome.counts["decayed"] == 2  # nothing is reinforced in this corpus
+    assert tree_files(env.repo) == before
+    assert env.repo.commit("nothing") is None
+
+
+def test_file_confidence_reads_absent_and_invalid_as_one() -> None:
+    html = memory("A claim.")
+    assert file_confidence(html) == 1.0
+    assert file_confidence(html.replace('<meta name="memhtml-type"', '<meta name="memhtml-confidence" content="x">\n<meta name="memhtml-type"')) == 1.0
+    assert file_confidence(render_memory(title="t", memory_type="semantic", now=OLD, claim="c.", confidence=0.5)) == 0.5
