@@ -23,7 +23,9 @@ def _dup_files() -> dict[str, str]:
         "areas/inbox/window-new.html": memory(BASE + " today.", created="2026-02-01T00:00:00Z"),
         "areas/inbox/safe.html": memory(SAFE + ".", created="2026-01-03T00:00:00Z"),
         "areas/inbox/unsafe.html": memory(UNSAFE + ".", created="2026-02-03T00:00:00Z"),
-        "areas/inbox/other.html": memory("Coffee beans are stored in the left cupboard.", created="2026-01-02T00:00:00Z"),
+        "areas/inbox/other.html": memory(
+            "Coffee beans are stored in the left cupboard.", created="2026-01-02T00:00:00Z"
+        ),
     }
 
 

@@ -32,7 +32,9 @@ def test_normalisation_and_lcs_merge_rewrite_meta_lines(tmp_path: Path) -> None:
     files = {
         "areas/inbox/a.html": memory("Checkout deploys happen on tuesday.", entities=["service:Checkout API"]),
         "areas/inbox/b.html": memory("Checkout latency budget is tight.", entities=["service:checkout-api"]),
-        "areas/inbox/c.html": memory("Checkout owns the cart.", entities=["service:checkout-api", "service:checkout api"]),
+        "areas/inbox/c.html": memory(
+            "Checkout owns the cart.", entities=["service:checkout-api", "service:checkout api"]
+        ),
         "areas/inbox/d.html": memory("Payments settle nightly.", entities=["service:payments-api"]),
         "areas/inbox/e.html": memory("Checkout retries twice.", entities=["service:checkout-api"]),
     }

@@ -251,7 +251,8 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         alias += resolution.alias_pairs
         band.extend(resolution.band)
         for row in rows:
-            raw, norm, final = row.entity_name, resolution.normalized[row.entity_name], resolution.final[row.entity_name]
+            raw = row.entity_name
+            norm, final = resolution.normalized[raw], resolution.final[raw]
             names_normalized += norm != raw
             fuzzy += final != norm
             if final == raw:
@@ -268,7 +269,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         "aliasMerges": alias,
         "pendingCorroboration": 0,
         "reviewCandidates": len(band),
-        **{k: v for k, v in tally.counts().items()},
+        **tally.counts(),
         "filesRewritten": rewritten,
     }
     return PhaseOutcome(
