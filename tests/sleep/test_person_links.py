@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, memory, tree_files
+from sleep_corpus_helpers import AT, EMBEDDER, commit_and_reindex, make_env, make_repo, memory, tree_files
 
 from git_memhtml.document.editors import get_links, get_meta
 from git_memhtml.document.model import Link
 from git_memhtml.document.parse import parse_memory
-from git_memhtml.sleep.phases import entity_resolution, person_links
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index import indexer
+from git_memhtml.index.db import IndexDB
+from git_memhtml.sleep.env import PhaseEnv
+from git_memhtml.sleep.phases import dedup_merge, entity_resolution, person_links
+from git_memhtml.store.ops import parse_op_stream
+from git_memhtml.store.repo_init import init_repo
+from git_memhtml.store.writer import apply_batch
 
 
 def _files() -> dict[str, str]:
@@ -65,3 +73,39 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     before = tree_files(env.repo)
     assert person_links.run(env).counts["filesCreated"] == 1
     assert tree_files(env.repo) == before
+
+
+def test_demo_corpus_two_nights_of_the_three_deterministic_phases(tmp_path: Path) -> None:
+    """fixtures/demo: 5 folds, 3 vetoes, Priya merged by the alias oracle, storefront deferred; night two is quiet."""
+    demo = Path(__file__).resolve().parents[2] / "fixtures" / "demo" / "memories.jsonl"
+    root = tmp_path / "demo"
+    init_repo(root)
+    repo = GitRepo.discover(root)
+    apply_batch(repo, parse_op_stream(demo.read_text()), now="2026-01-10T00:00:00Z", dedupe=lambda _h: None)
+    db = IndexDB.for_repo(repo)
+    indexer.rebuild(repo, db, EMBEDDER, now=AT)
+    head = repo.head_sha()
+    assert head is not None
+    env = PhaseEnv(repo=repo, db=db, embedder=EMBEDDER, run_id="sleep/2026-03-10", base_sha=head,
+                   date="2026-03-10", at=AT)
+    nights: list[dict[str, dict[str, int]]] = []
+    for _ in range(2):
+        night: dict[str, dict[str, int]] = {}
+        for phase in (dedup_merge, entity_resolution, person_links):
+            outcome = phase.run(env)
+            night[phase.__name__] = outcome.counts
+            repo.commit(outcome.subject, outcome.body)
+            indexer.update(repo, db, EMBEDDER, now=AT)
+        nights.append(night)
+    first, second = (json.loads(json.dumps(n)) for n in nights)
+    dedup = first["git_memhtml.sleep.phases.dedup_merge"]
+    assert (dedup["merged"], dedup["vetoed"], dedup["tasksMinted"]) == (5, 3, 3)
+    entity = first["git_memhtml.sleep.phases.entity_resolution"]
+    assert entity["aliasMerges"] == 1 and entity["reviewCandidates"] == 1 and entity["tasksMinted"] == 1
+    assert second["git_memhtml.sleep.phases.dedup_merge"]["merged"] == 0
+    assert second["git_memhtml.sleep.phases.dedup_merge"]["tasksRefreshed"] == 3
+    assert second["git_memhtml.sleep.phases.entity_resolution"]["filesRewritten"] == 0
+    assert second["git_memhtml.sleep.phases.person_links"]["linksAdded"] == 0
+    assert repo.commit("nothing left") is None
+    people = sorted(p.name for p in (root / "resources/people").glob("*.html"))
+    assert "priya-raman.html" in people and "priya.html" not in people
