@@ -8,6 +8,7 @@ from sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, me
 
 from git_memhtml.document.editors import get_meta
 from git_memhtml.document.template import render_memory
+from git_memhtml.sleep.env import PhaseEnv
 from git_memhtml.sleep.phases import confidence_decay
 from git_memhtml.sleep.phases.confidence_decay import file_confidence
 
@@ -27,8 +28,8 @@ def _files() -> dict[str, str]:
     }
 
 
-def _reinforce(env: object, path: str) -> None:
-    env.db.execute(  # type: ignore[attr-defined]
+def _reinforce(env: PhaseEnv, path: str) -> None:
+    env.db.execute(
         "INSERT INTO state.access(path, access_count, reinforcement_count, outcome_score, updated_at) "
         "VALUES (?, 3, 1, 0.3, ?)",
         (path, OLD),

@@ -8,6 +8,7 @@ from sleep_corpus_helpers import AT, make_env, make_repo, memory, tree_files
 
 from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
+from git_memhtml.sleep.env import PhaseEnv
 from git_memhtml.sleep.phases import relationship_mining
 
 TEXT = "the nightly backup job for the billing database copies snapshots to the cold storage bucket"
@@ -28,8 +29,8 @@ def _files() -> dict[str, str]:
     }
 
 
-def _derived(env: object) -> list[tuple[object, ...]]:
-    return env.db.query(  # type: ignore[attr-defined,no-any-return]
+def _derived(env: PhaseEnv) -> list[tuple[object, ...]]:
+    return env.db.query(
         "SELECT src_path, rel, dst_path, strength >= 0.85, sleep_run, created_at FROM edges "
         "WHERE derived = 1 ORDER BY src_path, dst_path"
     )

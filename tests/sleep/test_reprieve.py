@@ -8,6 +8,7 @@ from sleep_corpus_helpers import AT, make_env, make_repo, tree_files
 
 from git_memhtml.document.editors import get_meta
 from git_memhtml.document.template import render_memory
+from git_memhtml.sleep.env import PhaseEnv
 from git_memhtml.sleep.phases import reprieve
 from git_memhtml.sleep.phases.reprieve import extended_until
 
@@ -33,8 +34,8 @@ def _files() -> dict[str, str]:
     }
 
 
-def _access(env: object, path: str, count: int) -> None:
-    env.db.execute(  # type: ignore[attr-defined]
+def _access(env: PhaseEnv, path: str, count: int) -> None:
+    env.db.execute(
         "INSERT INTO state.access(path, access_count, reinforcement_count, outcome_score, last_accessed_at, "
         "updated_at) VALUES (?, ?, 0, 0, ?, ?)",
         (path, count, "2026-03-09T00:00:00Z", "2026-03-09T00:00:00Z"),

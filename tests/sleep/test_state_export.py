@@ -6,12 +6,13 @@ from pathlib import Path
 
 from sleep_corpus_helpers import make_env, make_repo, memory
 
+from git_memhtml.sleep.env import PhaseEnv
 from git_memhtml.sleep.phases import state_export
 from git_memhtml.sleep.phases.state_export import SIDECAR_PATH
 
 
-def _seed(env: object) -> None:
-    env.db.executemany(  # type: ignore[attr-defined]
+def _seed(env: PhaseEnv) -> None:
+    env.db.executemany(
         "INSERT INTO state.access(path, access_count, reinforcement_count, outcome_score, last_accessed_at, "
         "last_reinforced_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
         [
