@@ -31,6 +31,8 @@ from git_memhtml.sleep.phases import PHASE_BODIES
 from git_memhtml.sleep.runs import RunRow, get_run, phase_rows, reap_stale, record_phase, set_status, upsert_run
 
 Clock = Callable[[], str]
+AfterPhase = Callable[[PhaseReport], object]
+"""Called after each phase's report is recorded (progress output; fault injection in tests)."""
 TRUNK = "main"
 ALREADY_DONE = "already completed on this branch"
 
@@ -110,7 +112,13 @@ def worktree_folder(main: GitRepo, run_id: str) -> Path:
     return main.common_dir / "memhtml" / "worktrees" / worktree_name(run_id)
 
 
-def _execute(env: PhaseEnv, selected: Sequence[str], done: dict[str, PhaseReport], clock: Clock) -> list[str]:
+def _execute(
+    env: PhaseEnv,
+    selected: Sequence[str],
+    done: dict[str, PhaseReport],
+    clock: Clock,
+    after_phase: AfterPhase | None = None,
+) -> list[str]:
     """Run ``selected`` phases in canonical order; append reports to ``env.results``; return new commits."""
     failed: set[str] = set()
     commits: list[str] = []
@@ -133,6 +141,8 @@ def _execute(env: PhaseEnv, selected: Sequence[str], done: dict[str, PhaseReport
         env.results.append(report)
         if not env.dry_run:
             record_phase(env.db, env.run_id, report, started_at=started, ended_at=clock())
+        if after_phase is not None:
+            after_phase(report)
     return commits
 
 
@@ -205,6 +215,7 @@ def run_sleep(
     deep: bool = False,
     embedder: Embedder | None,
     clock: Clock,
+    after_phase: AfterPhase | None = None,
 ) -> RunReport:
     """Cut ``sleep/<date>[-N]`` from ``main``, run ``phases`` in a linked worktree, and report.
 
@@ -214,6 +225,7 @@ def run_sleep(
         date: the run date ``YYYY-MM-DD``; phases stamp midnight UTC of it.
         dry_run: no branch; phases run in a detached scratch worktree and write nothing.
         clock: wall-clock instants for row timestamps only.
+        after_phase: called with each phase's report as soon as it is recorded.
 
     Raises:
         UsageError: no trunk branch, or every run id of the date is taken.
@@ -233,7 +245,7 @@ def run_sleep(
     upsert_run(db, RunRow(run_id, run_id, base, base, "running", dry_run, clock(), None))
     env = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=dry_run, deep=deep, embedder=embedder)
     try:
-        commits = _execute(env, phases, {}, clock)
+        commits = _execute(env, phases, {}, clock, after_phase)
         head = tree.head_sha() or base
     finally:
         env.db.close()
@@ -268,6 +280,7 @@ def resume_sleep(
     deep: bool = False,
     embedder: Embedder | None,
     clock: Clock,
+    after_phase: AfterPhase | None = None,
 ) -> RunReport:
     """Finish an interrupted run: re-run only phases without a ``Memhtml-Phase`` commit on its branch.
 
@@ -304,7 +317,7 @@ def resume_sleep(
     }
     env = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=False, deep=deep, embedder=embedder)
     try:
-        commits = _execute(env, SLEEP_PHASES, done, clock)
+        commits = _execute(env, SLEEP_PHASES, done, clock, after_phase)
         head = tree.head_sha() or tip
     finally:
         env.db.close()

@@ -1,5 +1,13 @@
-"""Phase 7, confidence-decay: one nightly decay step for every un-reinforced memory (sleep-eval §1 phase 7, §4.3;
-seed 000 §1, §5).
+"""Phase 7, confidence-decay: one decay step per elapsed week for every un-reinforced memory (sleep-eval §1 phase
+7, §4.3; seed 000 §1, §5, §17).
+
+Decision (docs/sleep.md "Decay follows time, not runs"): the original applies one step per *run*, so a caller
+that runs sleep twice forgets twice as fast, and a second run over an unchanged corpus changes scores and can
+evict — contradicting seed 000 §17 ("a run over an unchanged corpus re-derives the same deterministic scores").
+Here the number of steps is ``floor(days from the file's memhtml-updated to the run instant / 7)``: the same
+EWMA step (1.0 → 0.92 → 0.848), applied per :data:`DECAY_PERIOD_DAYS` without a stamp, whatever the cadence.
+``updated`` is read as the run's base commit has it, so a stamp an earlier phase of the same night made (an
+entity rewrite, a person link) does not hide the time the memory really went untouched.
 
 The value decayed is the one in the FILE (``memhtml-confidence``), not the index projection: an absent or
 invalid value reads as 1.0. A file whose ``state.access.reinforcement_count`` is above 0 is exempt, and tasks are
@@ -10,11 +18,46 @@ stops producing diffs. A written value has three decimals and the stamp sets ``u
 from __future__ import annotations
 
 import math
+from datetime import datetime
 
 from git_memhtml.document.editors import get_meta
 from git_memhtml.domain.decay import decay_confidence, format_confidence, should_commit
 from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
 from git_memhtml.store.edits import set_meta, stamp_file
+
+
+DECAY_PERIOD_DAYS = 7
+"""One decay step per this many days since the file's last ``updated`` stamp (our decision, docs/sleep.md)."""
+MAX_STEPS = 104
+"""Cap on steps applied at once (two years of weeks); the value is at the 0.2 floor long before."""
+
+
+def _instant(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace(" ", "T"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        from datetime import timezone
+
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed
+
+
+def due_steps(updated: str | None, at: str) -> int:
+    """Return how many decay steps are due: whole :data:`DECAY_PERIOD_DAYS` periods from ``updated`` to ``at``.
+
+    An unreadable ``updated`` counts as one period (the file has never been stamped by a readable clock).
+    """
+    then, now = _instant(updated), _instant(at)
+    if now is None:
+        return 0
+    if then is None:
+        return 1
+    days = (now - then).total_seconds() / 86400
+    return max(0, min(MAX_STEPS, int(days // DECAY_PERIOD_DAYS)))
 
 
 def file_confidence(html: str) -> float:
@@ -34,7 +77,8 @@ def file_confidence(html: str) -> float:
 def run(env: PhaseEnv) -> PhaseOutcome:
     """Decay and stamp; counts ``active, reinforced, skippedType, eligible, belowGate, decayed``.
 
-    ``active`` counts every active indexed file (tasks included); ``eligible`` the files decayed or gated;
+    ``active`` counts every active indexed file (tasks included); ``notDue`` the files stamped less than a decay
+    period before the run; ``eligible`` the files decayed or gated;
     ``belowGate`` the eligible files whose change is under 0.005; ``decayed`` the files stamped (or, on a dry run,
     that would be). Files missing from the tree are skipped silently (the tree wins).
 
@@ -45,7 +89,15 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         "SELECT f.path, f.memory_type, coalesce(a.reinforcement_count, 0) FROM files f "
         "LEFT JOIN state.access a ON a.path = f.path WHERE f.archived = 0 ORDER BY f.path"
     )
-    counts = {"active": len(rows), "reinforced": 0, "skippedType": 0, "eligible": 0, "belowGate": 0, "decayed": 0}
+    counts = {
+        "active": len(rows),
+        "reinforced": 0,
+        "skippedType": 0,
+        "notDue": 0,
+        "eligible": 0,
+        "belowGate": 0,
+        "decayed": 0,
+    }
     for path, memory_type, reinforcements in rows:
         if memory_type == "task":
             counts["skippedType"] += 1
@@ -56,9 +108,18 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         target = env.repo.root / path
         if not target.is_file():
             continue
+        html = target.read_bytes().decode("utf-8", errors="replace")
+        base = env.repo.read_path_at(env.base_sha, path) if env.base_sha else None
+        anchor = get_meta(base.decode("utf-8", errors="replace"), "updated") if base is not None else None
+        steps = due_steps(anchor or get_meta(html, "updated"), env.at)
+        if steps == 0:
+            counts["notDue"] += 1
+            continue
         counts["eligible"] += 1
-        old = file_confidence(target.read_bytes().decode("utf-8", errors="replace"))
-        new = decay_confidence(old)
+        old = file_confidence(html)
+        new = old
+        for _ in range(steps):
+            new = decay_confidence(new)
         if not should_commit(old, new):
             counts["belowGate"] += 1
             continue
