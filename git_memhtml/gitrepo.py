@@ -47,6 +47,11 @@ class DirtyEntry:
     deleted: bool
 
 
+def library_versions() -> str:
+    """Return ``pygit2 X (libgit2 Y)`` for crash reports."""
+    return f"pygit2 {pygit2.__version__} (libgit2 {pygit2.LIBGIT2_VERSION})"
+
+
 def _git_env() -> dict[str, str]:
     env = dict(os.environ)
     env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})

@@ -54,16 +54,16 @@ _register()
 
 
 def _crash_report(exc: BaseException) -> Path:
-    import apsw
-    import pygit2
+    from git_memhtml.gitrepo import library_versions as git_versions
+    from git_memhtml.index.db import library_versions as db_versions
 
     folder = Path(tempfile.gettempdir()) / "git-memhtml-crashes"
     folder.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
     path = folder / f"crash-{stamp}.log"
     path.write_text(
-        f"git-memhtml {__version__}\npython {platform.python_version()}\npygit2 {pygit2.__version__} "
-        f"(libgit2 {pygit2.LIBGIT2_VERSION})\nsqlite {apsw.sqlite_lib_version()}\nargv {sys.argv}\n\n"
+        f"git-memhtml {__version__}\npython {platform.python_version()}\n{git_versions()}\n{db_versions()}\n"
+        f"argv {sys.argv}\n\n"
         + "".join(traceback.format_exception(exc)),
         encoding="utf-8",
     )

@@ -39,6 +39,11 @@ class _Repo(Protocol):
     common_dir: Path
 
 
+def library_versions() -> str:
+    """Return ``sqlite X (apsw Y), sqlite-vec Z`` for crash reports."""
+    return f"sqlite {apsw.sqlite_lib_version()} (apsw {apsw.apsw_version()}), sqlite-vec {sqlite_vec.__version__}"
+
+
 def _wrap(exc: BaseException, what: str, *, hint: str | None = None) -> StorageError:
     return StorageError(
         f"{what}: {type(exc).__name__}: {exc}",
