@@ -49,7 +49,7 @@ class DirtyEntry:
 
 def library_versions() -> str:
     """Return ``pygit2 X (libgit2 Y)`` for crash reports."""
-    return f"pygit2 {pygit2.__version__} (libgit2 {pygit2.LIBGIT2_VERSION})"
+    return f"pygit2 {getattr(pygit2, '__version__', '?')} (libgit2 {pygit2.LIBGIT2_VERSION})"
 
 
 def _git_env() -> dict[str, str]:
@@ -174,7 +174,7 @@ class GitRepo:
 
     def diff(self, a_sha: str, b_sha: str) -> list[Change]:
         """Return the changes from commit ``a_sha`` to ``b_sha`` with rename detection (copies are adds)."""
-        diff = self._repo.diff(self._commit(a_sha).tree, self._commit(b_sha).tree)
+        diff = self._commit(a_sha).tree.diff_to_tree(self._commit(b_sha).tree)
         diff.find_similar(flags=DiffFind.FIND_RENAMES, rename_threshold=50)
         out: list[Change] = []
         for delta in diff.deltas:

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from git_memhtml.cli.common import json_option, respond
-from git_memhtml.eval.discriminate import DEFAULT_PROBES, DEFAULT_SEED, DEFAULT_SIZE, MRR_FLOOR, run_discrimination
+from git_memhtml.eval.corpus import DEFAULT_PROBES, DEFAULT_SEED, DEFAULT_SIZE
+from git_memhtml.eval.discriminate import MRR_FLOOR, run_discrimination
 from git_memhtml.output import table
 
 

@@ -4,24 +4,27 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import asdict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import click
+from pydantic import ValidationError
 
 from git_memhtml.cli.app import utc_now
-from git_memhtml.cli.common import app_of, json_option, respond
+from git_memhtml.cli.common import F, app_of, json_option, respond
 from git_memhtml.document.model import MEMORY_TYPES
 from git_memhtml.document.parse import parse_memory
-from git_memhtml.errors import UsageError
+from git_memhtml.errors import InvalidMemory, PathNotFound, UsageError
 from git_memhtml.index.access import record_read
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.retrieval import Scope, search
 from git_memhtml.output import table
-from git_memhtml.store.ops import WriteOp, parse_op_stream
+from git_memhtml.store.ops import WRITABLE_TYPES, WriteOp, parse_op_stream
 from git_memhtml.store.reads import list_memories
 from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import (
+    OpResult,
     apply_batch,
     archive_memory,
     correct_memory,
@@ -32,7 +35,7 @@ from git_memhtml.store.writer import (
 _INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
 
 
-def _dedupe(db: IndexDB):  # type: ignore[no-untyped-def]
+def _dedupe(db: IndexDB) -> Callable[[str], str | None]:
     def lookup(digest: str) -> str | None:
         row = db.query_one(
             "SELECT path FROM files WHERE content_hash = ? AND archived = 0 AND memory_type <> 'task'", (digest,)
@@ -58,13 +61,27 @@ def init_cmd(path: Path | None, as_json: bool) -> int:
     return 0
 
 
-def _op_from_flags(**flags: object) -> WriteOp:
-    values = {k: v for k, v in flags.items() if v not in (None, (), "")}
+def _op(memory_type: str, fields: WriteFields) -> WriteOp:
+    html = _read_html(fields.article_html)
+    values = {
+        "type": memory_type,
+        "title": fields.title,
+        "claim": fields.claim,
+        "body": "\n\n".join(fields.body) if fields.body else None,
+        "article_html": html,
+        "tags": fields.tags,
+        "entities": fields.entities,
+        "session_id": fields.session_id,
+        "path": fields.path,
+        "workspace": fields.workspace,
+        "importance": fields.importance,
+        "confidence": fields.confidence,
+    }
     try:
-        return WriteOp.model_validate(values)
-    except Exception as exc:  # pydantic ValidationError → usage error naming the flag
-        raise UsageError(f"invalid memory flags: {exc}".splitlines()[0] + " " + str(exc).splitlines()[-1],
-                         hint="git memhtml write --help") from exc
+        return WriteOp.model_validate({k: v for k, v in values.items() if v not in (None, ())})
+    except ValidationError as exc:
+        reasons = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'flags'}: {e['msg']}" for e in exc.errors())
+        raise UsageError(f"invalid memory: {reasons}", hint="give --claim (or --article-html FILE) and --title") from exc
 
 
 def _read_html(source: str | None) -> str | None:
@@ -78,37 +95,71 @@ def _read_html(source: str | None) -> str | None:
     return path.read_text(encoding="utf-8")
 
 
-_write_options = [
-    click.option("--title", required=True, help="Title of the memory."),
-    click.option("--claim", help="The one-sentence claim (becomes the <mark>), verbatim."),
-    click.option("--body", multiple=True, help="A body paragraph (repeatable)."),
-    click.option("--article-html", "article_html", help="File (or -) holding the article inner HTML instead."),
-    click.option("--tag", "tags", multiple=True, help="Tag (repeatable)."),
-    click.option("--entity", "entities", multiple=True, help="Entity type:name (repeatable)."),
-    click.option("--session-id", help="Provenance: the agent session id."),
-]
+@dataclass(frozen=True)
+class WriteFields:
+    """The memory-content flags shared by ``write`` and ``correct``."""
+
+    title: str
+    claim: str | None
+    body: tuple[str, ...]
+    article_html: str | None
+    tags: tuple[str, ...]
+    entities: tuple[str, ...]
+    session_id: str | None
+    path: str | None = None
+    workspace: str | None = None
+    importance: int | None = None
+    confidence: float | None = None
 
 
-def _with(options: list, fn):  # type: ignore[no-untyped-def]
-    for option in reversed(options):
+def write_options(fn: F) -> F:
+    """Attach the memory-content flags."""
+    for option in reversed(
+        [
+            click.option("--title", required=True, help="Title of the memory."),
+            click.option("--claim", help="The one-sentence claim (becomes the <mark>), verbatim."),
+            click.option("--body", multiple=True, help="A body paragraph (repeatable)."),
+            click.option("--article-html", "article_html", help="File (or -) holding the article inner HTML."),
+            click.option("--tag", "tags", multiple=True, help="Tag (repeatable)."),
+            click.option("--entity", "entities", multiple=True, help="Entity type:name (repeatable)."),
+            click.option("--session-id", help="Provenance: the agent session id."),
+        ]
+    ):
         fn = option(fn)
     return fn
 
 
 @click.command("write")
-@click.option("--type", "memory_type", required=True, type=click.Choice([t for t in MEMORY_TYPES if t != "arc"]))
+@click.option("--type", "memory_type", required=True, type=click.Choice(WRITABLE_TYPES))
 @click.option("--path", help="Explicit repository path (default: placement rules).")
 @click.option("--workspace", help="Project workspace (files go to projects/<ws>/).")
 @click.option("--importance", type=click.IntRange(1, 10))
 @click.option("--confidence", type=click.FloatRange(0, 1))
+@write_options
 @json_option
 @click.pass_context
-def write_cmd(ctx: click.Context, memory_type: str, as_json: bool, **flags: object) -> int:
+def write_cmd(
+    ctx: click.Context,
+    /,
+    memory_type: str,
+    path: str | None,
+    workspace: str | None,
+    importance: int | None,
+    confidence: float | None,
+    title: str,
+    claim: str | None,
+    body: tuple[str, ...],
+    article_html: str | None,
+    tags: tuple[str, ...],
+    entities: tuple[str, ...],
+    session_id: str | None,
+    as_json: bool,
+) -> int:
     """Write one memory as one commit (deduplicated by content hash)."""
     app = app_of(ctx)
-    html = _read_html(flags.pop("article_html"))  # type: ignore[arg-type]
-    bodies = flags.pop("body")
-    op = _op_from_flags(type=memory_type, article_html=html, body="\n\n".join(bodies) if bodies else None, **flags)
+    fields = WriteFields(title, claim, body, article_html, tags, entities, session_id, path, workspace, importance,
+                         confidence)
+    op = _op(memory_type, fields)
     with app.index() as db:
         result = apply_batch(app.repo(), [op], now=utc_now(), dedupe=_dedupe(db), verb="write")
         _raise_first_error(result.results)
@@ -121,15 +172,10 @@ def write_cmd(ctx: click.Context, memory_type: str, as_json: bool, **flags: obje
     return 0
 
 
-write_cmd = _with(_write_options, write_cmd)
-
-
-def _raise_first_error(results) -> None:  # type: ignore[no-untyped-def]
-    from git_memhtml.errors import InvalidMemory
-
+def _raise_first_error(results: Sequence[OpResult]) -> None:
     for r in results:
         if r.code:
-            raise InvalidMemory(f"op {r.index}: {r.error}", hint="fix the memory and write again")
+            raise InvalidMemory(f"invalid memory: {r.error}", hint="fix the memory and write again")
 
 
 @click.command("apply")
@@ -137,16 +183,16 @@ def _raise_first_error(results) -> None:  # type: ignore[no-untyped-def]
 @click.option("--continue-on-error", is_flag=True, help="Commit the ops that pass instead of refusing the batch.")
 @json_option
 @click.pass_context
-def apply_cmd(ctx: click.Context, source: str, continue_on_error: bool, as_json: bool) -> int:
+def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_json: bool) -> int:
     """Write a JSONL batch of memories as one commit; atomic unless --continue-on-error."""
     app = app_of(ctx)
     if source == "-":
         text, label = sys.stdin.read(), "<stdin>"
     else:
-        path = Path(source)
-        if not path.is_file():
+        file = Path(source)
+        if not file.is_file():
             raise UsageError(f"--file {source}: no such file", hint="give a JSONL file, or - for stdin")
-        text, label = path.read_text(encoding="utf-8"), source
+        text, label = file.read_text(encoding="utf-8"), source
     ops = parse_op_stream(text, source=label)
     with app.index() as db:
         result = apply_batch(app.repo(), ops, now=utc_now(), dedupe=_dedupe(db), continue_on_error=continue_on_error)
@@ -167,30 +213,42 @@ def apply_cmd(ctx: click.Context, source: str, continue_on_error: bool, as_json:
 
 @click.command("correct")
 @click.argument("target")
-@click.option("--type", "memory_type", type=click.Choice([t for t in MEMORY_TYPES if t != "arc"]))
+@click.option("--type", "memory_type", type=click.Choice(WRITABLE_TYPES), help="Default: the target's type.")
 @click.option("--reason", help="Why the target is wrong.")
+@write_options
 @json_option
 @click.pass_context
-def correct_cmd(ctx: click.Context, target: str, memory_type: str | None, reason: str | None, as_json: bool,
-                **flags: object) -> int:
+def correct_cmd(
+    ctx: click.Context,
+    /,
+    target: str,
+    memory_type: str | None,
+    reason: str | None,
+    title: str,
+    claim: str | None,
+    body: tuple[str, ...],
+    article_html: str | None,
+    tags: tuple[str, ...],
+    entities: tuple[str, ...],
+    session_id: str | None,
+    as_json: bool,
+) -> int:
     """Write a memory that supersedes TARGET; TARGET is archived (one commit)."""
     app = app_of(ctx)
     repo = app.repo()
-    html = _read_html(flags.pop("article_html"))  # type: ignore[arg-type]
-    bodies = flags.pop("body")
     if memory_type is None:
         rel = safe_repo_path(repo, target, argument="TARGET")
-        memory_type = parse_memory((repo.root / rel).read_bytes(), path=rel).memory_type if (repo.root / rel).is_file() else "semantic"
-    op = _op_from_flags(type=memory_type, article_html=html, body="\n\n".join(bodies) if bodies else None, **flags)
+        source = repo.root / rel
+        if not source.is_file():
+            raise PathNotFound(f"{rel}: no such memory", hint="run `git memhtml list` to see memory paths")
+        memory_type = parse_memory(source.read_bytes(), path=rel).memory_type
+    op = _op(memory_type, WriteFields(title, claim, body, article_html, tags, entities, session_id))
     with app.index() as db:
         result = correct_memory(repo, target, op, reason=reason, now=utc_now())
         app.reindex(db)
     respond(as_json, "memory.corrected", asdict(result),
             lambda: f"wrote {result.path}; archived the target to {result.archived_path}")
     return 0
-
-
-correct_cmd = _with(_write_options, correct_cmd)
 
 
 @click.command("archive")
@@ -240,8 +298,6 @@ def read_cmd(ctx: click.Context, path: str, as_json: bool) -> int:
     rel = safe_repo_path(repo, path)
     target = repo.root / rel
     if not target.is_file() or target.is_symlink():
-        from git_memhtml.errors import PathNotFound
-
         raise PathNotFound(f"{rel}: no such memory", hint="git memhtml list")
     doc = parse_memory(target.read_bytes(), path=rel)
     with app.index(catch_up=False) as db:
@@ -308,14 +364,29 @@ def search_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
 @click.option("--cursor", help="Continue after this path.")
 @json_option
 @click.pass_context
-def list_cmd(ctx: click.Context, as_json: bool, **filters: object) -> int:
+def list_cmd(
+    ctx: click.Context,
+    /,
+    memory_type: str | None,
+    workspace: str | None,
+    tag: str | None,
+    entity: str | None,
+    para: str | None,
+    include_archived: bool,
+    limit: int,
+    cursor: str | None,
+    as_json: bool,
+) -> int:
     """List memories in path order (tasks included)."""
     app = app_of(ctx)
     with app.index() as db:
-        rows, cursor = list_memories(db, **filters)  # type: ignore[arg-type]
-    respond(as_json, "memory.list", {"files": rows, "nextCursor": cursor}, lambda: table(
+        rows, next_cursor = list_memories(
+            db, memory_type=memory_type, workspace=workspace, tag=tag, entity=entity, para=para,
+            include_archived=include_archived, limit=limit, cursor=cursor,
+        )
+    respond(as_json, "memory.list", {"files": rows, "nextCursor": next_cursor}, lambda: table(
         ["path", "type", "updated", "title"], [[r["path"], r["memoryType"], r["updatedAt"], r["title"][:60]] for r in rows]
-    ) + (f"\nmore: --cursor {cursor}" if cursor else ""))
+    ) + (f"\nmore: --cursor {next_cursor}" if next_cursor else ""))
     return 0
 
 

@@ -30,7 +30,7 @@ def plan(repo: GitRepo, db: IndexDB) -> dict[str, Any]:
         found = db.query_one(sql, params)
         return int(found[0]) if found and found[0] is not None else 0
 
-    signals = {
+    signals: dict[str, dict[str, Any]] = {
         "memoriesSinceLastRun": {
             "count": count(
                 "SELECT count(*) FROM files WHERE archived = 0 AND memory_type <> 'task' AND updated_at >= ?", (since,)
@@ -61,7 +61,7 @@ def plan(repo: GitRepo, db: IndexDB) -> dict[str, Any]:
         },
     }
     active = count("SELECT count(*) FROM files WHERE archived = 0 AND memory_type <> 'task'")
-    unknowns = {
+    unknowns: dict[str, dict[str, Any]] = {
         "pairCandidates": {"input": active, "reason": "counting candidate pairs is the neighbour scan itself"},
         "communityMembers": {
             "input": count("SELECT count(*) FROM files WHERE archived = 0 AND path LIKE 'areas/inbox/%' AND memory_type <> 'task'"),
