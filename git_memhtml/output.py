@@ -43,6 +43,11 @@ def warn(text: str) -> None:
     log(f"warning: {text}")
 
 
+def stderr_is_tty() -> bool:
+    """Whether stderr is a terminal (progress is shown only then)."""
+    return sys.stderr.isatty()
+
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """Return a plain left-aligned text table (two spaces between columns)."""
     cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in row] for row in rows]

@@ -12,8 +12,9 @@ import click
 from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import app_of, json_option, respond
 from git_memhtml.errors import UsageError
-from git_memhtml.output import kv, table, warn
+from git_memhtml.output import kv, log, stderr_is_tty, table, warn
 from git_memhtml.sleep.contract import select_phases
+from git_memhtml.sleep.env import PhaseReport
 from git_memhtml.sleep.merge import merge_run
 from git_memhtml.sleep.plan import plan
 from git_memhtml.sleep.review import diff_text, resolve_run, review_run
@@ -26,6 +27,12 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 @click.group("sleep")
 def sleep_group() -> None:
     """Curate the memory on a sleep/<date> branch that a person reviews and merges."""
+
+
+def _progress(report: PhaseReport) -> None:
+    """One stderr line per finished phase, only on a terminal (DESIGN §3.8)."""
+    if stderr_is_tty():
+        log(f"  {report.phase:<20} {report.status}" + (f" ({report.detail})" if report.detail else ""))
 
 
 def _run_table(report: RunReport) -> str:
@@ -78,7 +85,7 @@ def run_cmd(ctx: click.Context, date: str | None, phases: str | None, dry_run: b
         raise UsageError(str(exc), hint="git memhtml sleep run --help") from exc
     with app.index(catch_up=False) as db:
         report = run_sleep(app.repo(), db, date=date or utc_now()[:10], phases=selected, dry_run=dry_run, deep=deep,
-                           embedder=app.embedder(), clock=utc_now)
+                           embedder=app.embedder(), clock=utc_now, after_phase=_progress)
     respond(as_json, "sleep.report", report.as_json(), lambda: _run_table(report))
     return 1 if report.failed_phases else 0
 
@@ -91,7 +98,7 @@ def resume_cmd(ctx: click.Context, run_id: str, as_json: bool) -> int:
     """Finish an interrupted run: re-run only phases without a commit on its branch."""
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
-        report = resume_sleep(app.repo(), db, run_id, embedder=app.embedder(), clock=utc_now)
+        report = resume_sleep(app.repo(), db, run_id, embedder=app.embedder(), clock=utc_now, after_phase=_progress)
     respond(as_json, "sleep.report", report.as_json(), lambda: _run_table(report))
     return 1 if report.failed_phases else 0
 
