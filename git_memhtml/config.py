@@ -21,7 +21,12 @@ class Settings(BaseModel):
     """The effective configuration.
 
     Attributes:
-        embed: embedder name: ``wordllama`` (default, offline), ``fake`` (deterministic hashing), ``off``.
+        embed: embedder name: ``wordllama`` (default, offline), ``fake`` (deterministic hashing), ``openai`` (any
+            OpenAI-compatible ``/v1/embeddings`` endpoint), ``off``.
+        embed_url / embed_model / embed_dim / embed_key_env / embed_timeout / embed_batch: the ``openai``
+            embedder's endpoint (base URL or full ``…/embeddings``), model, dimension, the *name* of the
+            environment variable holding the API key (never the key), seconds per request and texts per request
+            (defaults mirror ``git_memhtml.embed.openai``; docs/retrieval.md).
         llm: model binding for the eight model phases; only ``off`` exists in this version (DESIGN §3.7).
         weight_fts / weight_vector / weight_recency / weight_salience: RRF arm weights (core §4; DESIGN §3.13).
         hooks: ``0`` turns the index hooks off (DESIGN §3.9).
@@ -29,7 +34,13 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    embed: Literal["wordllama", "fake", "off"] = "wordllama"
+    embed: Literal["wordllama", "fake", "openai", "off"] = "wordllama"
+    embed_url: str = Field("https://api.openai.com/v1", min_length=1)
+    embed_model: str = Field("text-embedding-3-small", min_length=1)
+    embed_dim: int = Field(1536, ge=1)
+    embed_key_env: str = Field("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    embed_timeout: float = Field(30.0, gt=0.0)
+    embed_batch: int = Field(96, ge=1)
     llm: Literal["off"] = "off"
     weight_fts: float = Field(1.0, ge=0.0)
     weight_vector: float = Field(1.0, ge=0.0)
@@ -83,8 +94,10 @@ def resolve_settings(
     except ValidationError as exc:
         first = exc.errors()[0]
         key = str(first["loc"][0]) if first["loc"] else "?"
+        shown = "<not shown: it must name a variable, not hold a key>" if key == "embed_key_env" else repr(
+            values.get(key))
         raise ConfigError(
-            f"invalid setting {key}={values.get(key)!r} (from {sources.get(key, 'default')}): {first['msg']}",
+            f"invalid setting {key}={shown} (from {sources.get(key, 'default')}): {first['msg']}",
             hint=f"git config {_git_key(key)} <value>, or unset MEMHTML_{key.upper()}; "
             f"see `git memhtml config`",
         ) from exc

@@ -67,9 +67,18 @@ class App:
         return self._settings
 
     def embedder(self) -> Embedder | None:
-        """The configured embedder (``None`` when ``embed=off``)."""
+        """The configured embedder (``None`` when ``embed=off``); ``openai`` reads its API key from the environment
+        variable named by ``memhtml.embedkeyenv`` here, at the CLI edge."""
         if not self._embedder_loaded:
-            self._embedder = get_embedder(self.settings().settings.embed)
+            s = self.settings().settings
+            options = None
+            if s.embed == "openai":
+                from git_memhtml.embed.openai import OpenAIOptions  # noqa: PLC0415 - httpx only when asked for
+
+                options = OpenAIOptions(url=s.embed_url, model=s.embed_model, dim=s.embed_dim,
+                                        api_key=os.environ.get(s.embed_key_env) or None, key_env=s.embed_key_env,
+                                        timeout=s.embed_timeout, batch=s.embed_batch)
+            self._embedder = get_embedder(s.embed, openai=options)
             self._embedder_loaded = True
         return self._embedder
 

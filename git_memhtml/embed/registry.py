@@ -1,23 +1,30 @@
-"""Embedder registry (DESIGN §3.6): ``wordllama`` (default), ``fake``, ``off``.
+"""Embedder registry (DESIGN §3.6): ``wordllama`` (default), ``fake``, ``openai``, ``off``.
 
 Providers are imported only when asked for, so ``off``/``fake`` never pay the wordllama import.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import ConfigError
 
+if TYPE_CHECKING:
+    from git_memhtml.embed.openai import OpenAIOptions
+
 DEFAULT_EMBEDDER = "wordllama"
 """Default provider (DESIGN §3.6)."""
-EMBEDDER_NAMES: tuple[str, ...] = ("wordllama", "fake", "off")
+EMBEDDER_NAMES: tuple[str, ...] = ("wordllama", "fake", "openai", "off")
 """Valid names of ``memhtml.embed`` / ``MEMHTML_EMBED``."""
 
 
-def get_embedder(name: str | None = DEFAULT_EMBEDDER) -> Embedder | None:
+def get_embedder(name: str | None = DEFAULT_EMBEDDER, *, openai: OpenAIOptions | None = None) -> Embedder | None:
     """Return the embedder called ``name`` (case-insensitive, trimmed; ``None``/empty → default).
 
     ``"off"`` returns ``None`` (lexical-only retrieval). ``"fake"`` is :class:`FakeEmbedder` at 1024 dims.
+    ``"openai"`` is :class:`OpenAIEmbedder` with ``openai`` (default options when ``None``); it makes no request
+    until its first ``embed`` call.
 
     Raises:
         ConfigError: unknown name (the message and hint list the valid choices).
@@ -33,6 +40,10 @@ def get_embedder(name: str | None = DEFAULT_EMBEDDER) -> Embedder | None:
         from git_memhtml.embed.wordllama import WordLlamaEmbedder  # noqa: PLC0415
 
         return WordLlamaEmbedder()
+    if key == "openai":
+        from git_memhtml.embed.openai import OpenAIEmbedder, OpenAIOptions  # noqa: PLC0415
+
+        return OpenAIEmbedder(openai or OpenAIOptions())
     choices = ", ".join(EMBEDDER_NAMES)
     raise ConfigError(
         f"unknown embedder {name!r}; valid choices: {choices}",
