@@ -43,9 +43,9 @@ def cli(ctx: click.Context, repo_path: Path | None) -> None:
 
 
 def _register() -> None:
-    from git_memhtml.cli import config_cmds, demo, eval_cmds, index_cmds, memory_cmds, sleep_cmds
+    from git_memhtml.cli import config_cmds, demo, eval_cmds, index_cmds, memory_cmds, sleep_cmds, validate_cmd
 
-    for module in (memory_cmds, index_cmds, sleep_cmds, eval_cmds, config_cmds, demo):
+    for module in (memory_cmds, index_cmds, sleep_cmds, eval_cmds, config_cmds, demo, validate_cmd):
         for command in module.COMMANDS:
             cli.add_command(command)
 
