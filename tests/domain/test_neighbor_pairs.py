@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
@@ -88,16 +87,15 @@ def test_rejects_bad_input() -> None:
         top_neighbor_pairs(["a", "a"], np.ones((2, 3)), floor=0.5, k=1, limit=1)
 
 
-def test_five_thousand_by_256_is_fast() -> None:
+def test_five_thousand_by_256_in_bounded_blocks_returns_the_limit() -> None:
+    # speed is measured by bench/, never by a timed test; this checks the blocked scan at a realistic size
     n = 5000
     vectors = _clustered(n, 256, 9, np.float32)
     paths = [f"areas/x/{i:05d}.html" for i in range(n)]
-    top_neighbor_pairs(paths[:50], vectors[:50], floor=0.85, k=5, limit=10)  # warm BLAS
-    start = time.perf_counter()
     got = top_neighbor_pairs(paths, vectors, floor=0.85, k=5, limit=2000)
-    elapsed = time.perf_counter() - start
     assert len(got) == 2000
-    assert elapsed < 2.0, elapsed  # ~0.4 s measured on 2 cores; generous for shared CI
+    assert all(a < b and sim >= 0.85 - 1e-6 for a, b, sim in got)
+    assert [g[2] for g in got] == sorted((g[2] for g in got), reverse=True)
 
 
 def test_rank_candidate_pairs_keeps_top_k_on_src_only() -> None:
