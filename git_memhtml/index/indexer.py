@@ -28,27 +28,32 @@ from git_memhtml.errors import (
 )
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.project import is_indexable, project
-from git_memhtml.index.write import delete_path, rename_path, write_projection
+from git_memhtml.index.write import delete_path, refuse, rename_path, write_projection
 
 EMBED_SLICE = 960
 """Chunks per embedder call and per persisted transaction (core §3.7 step 7)."""
 REBUILD_TABLES: tuple[str, ...] = (
     "file_citations", "file_facets", "file_entities", "file_tags", "embeddings", "chunks", "edges", "files",
-    "worktree_paths",
+    "worktree_paths", "index_refusals",
 )
 """Exactly what ``rebuild`` empties (core §3.4); trace, run-state and ``state.*`` tables survive."""
 REBUILD_HINT = "git memhtml index rebuild"
 
 
 class _Change(Protocol):
-    status: str
-    path: str
-    old_path: str | None
+    @property
+    def status(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def old_path(self) -> str | None: ...
 
 
 class _Dirty(Protocol):
-    path: str
-    deleted: bool
+    @property
+    def path(self) -> str: ...
+    @property
+    def deleted(self) -> bool: ...
 
 
 class _Repo(Protocol):
@@ -103,7 +108,6 @@ class _Pass:
     removed: int = 0
     renamed: int = 0
     errors: list[tuple[str, str]] = field(default_factory=list)
-    deferred: list[tuple[str, bytes, str, str | None]] = field(default_factory=list)
 
 
 def git_blob_sha(data: bytes) -> str:
@@ -144,23 +148,37 @@ def _indexed_blob(db: IndexDB, path: str) -> str | None:
 
 
 def _project_bytes(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: str, now: str, parse: Parser,
-                   *, count: str | None, defer: bool) -> bool:
+                   *, count: str | None) -> bool:
     """Parse and write one file; ``count`` is the counter bumped on success (``added``/``modified``/None).
-    A parse failure is recorded in ``run.errors``; a duplicate-content refusal is deferred once (``defer``)
-    because the holder of that content may be deleted or changed later in the same pass."""
+
+    The index plane is a function of the tree, never of the order of writes (issue 4 item 6): a file that does
+    not parse loses any stale rows and is reported in ``run.errors``; of live non-task files with the same
+    content the smallest path is indexed (a smaller newcomer evicts the holder) and the others are remembered in
+    ``index_refusals`` and re-tried by :func:`_retry_refusals` when the holder goes."""
     try:
         doc = parse(data, path=path)
     except InvalidMemory as exc:
+        with db.atomic():
+            delete_path(db, path)
         run.errors.append((path, "; ".join(exc.violations) or exc.message))
         return False
-    try:
-        with db.atomic():
-            write_projection(db, project(doc, path=path, blob_sha=blob_sha, now=now), now=now)
-    except DuplicateContent as exc:
-        if defer:
-            run.deferred.append((path, data, blob_sha, count))
-        else:
+    proj = project(doc, path=path, blob_sha=blob_sha, now=now)
+    for _ in range(2):
+        try:
+            with db.atomic():
+                write_projection(db, proj, now=now)
+            break
+        except DuplicateContent as exc:
+            holder = _live_holder(db, doc.content_hash, path)
+            with db.atomic():
+                if holder is not None and path < holder:
+                    refuse(db, holder, doc.content_hash)
+                    run.errors.append((holder, f"{holder} has the same content as {path}"))
+                    continue
+                refuse(db, path, doc.content_hash)
             run.errors.append((path, exc.message))
+            return False
+    else:  # pragma: no cover - the eviction above frees the content, so the second write cannot collide
         return False
     if count == "added":
         run.added += 1
@@ -169,23 +187,44 @@ def _project_bytes(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: st
     return True
 
 
+def _live_holder(db: IndexDB, content_hash: str, path: str) -> str | None:
+    row = db.query_one(
+        "SELECT path FROM files WHERE content_hash = ? AND archived = 0 AND memory_type <> 'task' AND path <> ?",
+        (content_hash, path),
+    )
+    return None if row is None else str(row[0])
+
+
 def _upsert(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: str, now: str, parse: Parser) -> None:
     """Project ``path`` unless the index already holds exactly this blob there."""
     indexed = _indexed_blob(db, path)
     if indexed == blob_sha:
         return
-    _project_bytes(db, run, path, data, blob_sha, now, parse, count="added" if indexed is None else "modified",
-                   defer=True)
+    _project_bytes(db, run, path, data, blob_sha, now, parse, count="added" if indexed is None else "modified")
 
 
 def _indexed(db: IndexDB, path: str) -> bool:
     return _indexed_blob(db, path) is not None
 
 
-def _retry_deferred(db: IndexDB, run: _Pass, now: str, parse: Parser) -> None:
-    deferred, run.deferred = run.deferred, []
-    for path, data, blob_sha, count in deferred:
-        _project_bytes(db, run, path, data, blob_sha, now, parse, count=count, defer=False)
+def _retry_refusals(repo: _Repo, db: IndexDB, run: _Pass, now: str, parse: Parser) -> None:
+    """Re-try, smallest path first, every refused file whose content no smaller live path holds any more (the
+    holder was deleted, archived or edited in this pass). The bytes are the work tree's: a clean file's bytes
+    are HEAD's and a dirty file's win (core §3.7 step 5)."""
+    rows = db.query(
+        "SELECT r.path FROM index_refusals r WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.content_hash = "
+        "r.content_hash AND f.archived = 0 AND f.memory_type <> 'task' AND f.path < r.path) ORDER BY r.path"
+    )
+    for (path,) in rows:
+        disk = repo.root / path
+        if not disk.is_file():
+            with db.atomic():
+                db.execute("DELETE FROM index_refusals WHERE path = ?", (path,))
+            continue
+        data = disk.read_bytes()
+        _project_bytes(db, run, path, data, git_blob_sha(data), now, parse, count="added")
+    indexed = {r[0] for r in db.query("SELECT path FROM files")} if rows else set()
+    run.errors[:] = [(p, why) for p, why in run.errors if p not in indexed]
 
 
 def _apply_worktree(repo: _Repo, db: IndexDB, run: _Pass, head_blobs: Callable[[], dict[str, str]], now: str,
@@ -207,7 +246,6 @@ def _apply_worktree(repo: _Repo, db: IndexDB, run: _Pass, head_blobs: Callable[[
         with db.atomic():
             if delete_path(db, path):
                 run.removed += 1
-    _retry_deferred(db, run, now, parse)
     for path in sorted(previous - dirty_paths):
         blob = head_blobs().get(path)
         if blob is None:
@@ -313,9 +351,9 @@ def rebuild(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
             db.execute(f"DELETE FROM {table}")
         _set_head(db, head, now, rebuilt=True, space=embedder.space if embedder else None)
         for path, sha in sorted(blobs().items()):
-            _project_bytes(db, run, path, repo.read_blob(sha), sha, now, parse, count="added", defer=True)
-        _retry_deferred(db, run, now, parse)
+            _project_bytes(db, run, path, repo.read_blob(sha), sha, now, parse, count="added")
         _apply_worktree(repo, db, run, blobs, now, parse)
+        _retry_refusals(repo, db, run, now, parse)
     written, error = embed_missing(db, embedder, now=now)
     return _report(head, run, True, written, error)
 
@@ -370,8 +408,8 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
         sha = blobs().get(new)
         if moved:
             run.renamed += 1
-            if sha is not None and _indexed_blob(db, new) != sha:
-                _project_bytes(db, run, new, repo.read_blob(sha), sha, now, parse, count=None, defer=True)
+            if sha is not None:  # always: the path itself feeds the projection (self-link edges are dropped)
+                _project_bytes(db, run, new, repo.read_blob(sha), sha, now, parse, count=None)
         elif sha is not None:
             _upsert(db, run, new, repo.read_blob(sha), sha, now, parse)
     for path in upserts:
@@ -383,8 +421,8 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
             with db.atomic():
                 if delete_path(db, path):
                     run.removed += 1
-    _retry_deferred(db, run, now, parse)
     _apply_worktree(repo, db, run, blobs, now, parse)
+    _retry_refusals(repo, db, run, now, parse)
     with db.atomic():
         _set_head(db, head, now, rebuilt=False, space=None)
     written, error = embed_missing(db, embedder, now=now)

@@ -42,11 +42,15 @@ def write_projection(db: IndexDB, proj: Projection, *, now: str) -> None:
                 path=path,
                 hint=f"archive or delete one of {path} and {other[0]}",
             )
+    previous = db.query_one("SELECT content_hash FROM files WHERE path = ?", (path,))
     for table in ("file_tags", "file_entities", "file_facets", "file_citations"):
         db.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
-    db.execute("DELETE FROM chunks WHERE path = ? AND content_hash <> ?", (path, row.content_hash))
+    db.execute("DELETE FROM index_refusals WHERE path = ?", (path,))
     db.execute("DELETE FROM edges WHERE src_path = ? AND provenance = 'authored'", (path,))
     db.execute(_UPSERT_FILE, tuple(getattr(row, c) for c in FILE_COLUMNS))
+    if previous is not None and previous[0] != row.content_hash:
+        settle_chunks(db, str(previous[0]))  # a twin of the old content keeps its chunks and vectors
+    db.execute("DELETE FROM chunks WHERE path = ? AND content_hash <> ?", (path, row.content_hash))
     db.executemany("INSERT INTO file_tags(path, tag) VALUES (?, ?)", [(path, t) for t in proj.tags])
     db.executemany(
         "INSERT INTO file_entities(path, entity_type, entity_name) VALUES (?, ?, ?)",
@@ -71,12 +75,42 @@ def write_projection(db: IndexDB, proj: Projection, *, now: str) -> None:
         "strength = 1.0, provenance = 'authored', sleep_run = NULL, src_hash = excluded.src_hash",
         [(path, e.rel, e.dst_path, e.edge_class, row.content_hash, now) for e in proj.edges],
     )
+    settle_chunks(db, row.content_hash)
+
+
+def settle_chunks(db: IndexDB, content_hash: str, *, exclude: str | None = None) -> None:
+    """Point the chunks of ``content_hash`` at its preferred holder: live before archived, then the smallest
+    path, ``exclude`` (a path about to go) left out. Chunks are content-keyed (core §3.2), so files with the same
+    content share one chunk set; this rule makes its owner a function of the tree, not of the order of writes.
+    Nothing changes when no other file holds the content."""
+    db.execute(
+        "UPDATE chunks SET path = b.path FROM (SELECT path FROM files WHERE content_hash = ?1 "
+        "AND path IS NOT ?2 ORDER BY archived, path LIMIT 1) AS b WHERE chunks.content_hash = ?1 "
+        "AND chunks.path <> b.path",
+        (content_hash, exclude),
+    )
+
+
+def refuse(db: IndexDB, path: str, content_hash: str) -> None:
+    """Remember that ``path`` (content ``content_hash``) was refused by the live-content unique rule and drop
+    any stale rows it had, so the next pass re-tries it when the holder goes (issue 4 item 6)."""
+    delete_path(db, path)
+    db.execute(
+        "INSERT INTO index_refusals(path, content_hash) VALUES (?, ?) "
+        "ON CONFLICT(path) DO UPDATE SET content_hash = excluded.content_hash",
+        (path, content_hash),
+    )
 
 
 def delete_path(db: IndexDB, path: str) -> bool:
     """Remove ``path`` from the index: its out-edges, then its ``files`` row (details, chunks and vectors
     cascade). Returns whether a file row existed (core §3.7 step 5, D)."""
+    db.execute("DELETE FROM index_refusals WHERE path = ?", (path,))
     db.execute("DELETE FROM edges WHERE src_path = ?", (path,))
+    held = db.query_one("SELECT content_hash FROM files WHERE path = ?", (path,))
+    if held is None:
+        return False
+    settle_chunks(db, str(held[0]), exclude=path)  # a twin inherits the chunks (and their vectors)
     return db.execute("DELETE FROM files WHERE path = ?", (path,)) > 0
 
 
@@ -88,6 +122,7 @@ def rename_path(db: IndexDB, old: str, new: str) -> bool:
     Raises:
         StorageError: e.g. un-archiving onto content another live file holds (the partial unique index).
     """
+    db.execute("DELETE FROM index_refusals WHERE path = ?", (old,))
     if old == new:
         return db.query_one("SELECT 1 FROM files WHERE path = ?", (old,)) is not None
     if db.query_one("SELECT 1 FROM files WHERE path = ?", (old,)) is None:
@@ -100,4 +135,7 @@ def rename_path(db: IndexDB, old: str, new: str) -> bool:
     )
     db.execute("DELETE FROM edges WHERE src_path = ? AND dst_path = ?", (old, new))
     db.execute("UPDATE OR REPLACE edges SET src_path = ? WHERE src_path = ?", (new, old))
+    held = db.query_one("SELECT content_hash FROM files WHERE path = ?", (new,))
+    if held is not None:
+        settle_chunks(db, str(held[0]))
     return True
