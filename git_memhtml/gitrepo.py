@@ -12,13 +12,13 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import DiffFind, FileStatus
+from pygit2.enums import DiffFind, FileMode, FileStatus
 
 from git_memhtml.errors import GitError, NotARepo, PathNotFound
 
@@ -40,6 +40,20 @@ class Change:
 
 
 @dataclass(frozen=True)
+class InMemoryMerge:
+    """Result of :meth:`GitRepo.merge_in_memory`: the merged tree (``None`` while conflicts remain), every merged
+    ``{path: blob sha}`` and the paths the resolver left conflicted."""
+
+    tree_sha: str | None
+    blobs: dict[str, str]
+    unresolved: tuple[str, ...]
+
+
+Resolver = Callable[[str, "bytes | None", "bytes | None", "bytes | None", Mapping[str, str]], "bytes | None"]
+"""``(path, base, ours, theirs, merged blobs) -> merged bytes or None`` for :meth:`GitRepo.merge_in_memory`."""
+
+
+@dataclass(frozen=True)
 class DirtyEntry:
     """One uncommitted work-tree path (staged or not); ``deleted`` when it is gone from disk."""
 
@@ -53,8 +67,10 @@ def library_versions() -> str:
 
 
 def _git_env() -> dict[str, str]:
+    """The environment of our ``git`` children. ``MEMHTML_HOOKS=0``: every command of ours catches the index up
+    after its own git operations, so the installed hooks must not race it (docs/hooks.md)."""
     env = dict(os.environ)
-    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
+    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "MEMHTML_HOOKS": "0"})
     return env
 
 
@@ -417,6 +433,52 @@ class GitRepo:
                 hint="run the same git command by hand to see the full message",
             )
         return proc.stdout
+
+    def merge_in_memory(self, ours: str, theirs: str, resolve: Resolver,
+                        refresh: Callable[[Mapping[str, str]], Mapping[str, bytes]] | None = None) -> InMemoryMerge:
+        """Merge commit ``theirs`` into ``ours`` without touching the work tree, the index file or any ref.
+
+        libgit2 ignores configured merge drivers (git-ecosystem §2.3 #7), so each conflicted path is handed to
+        ``resolve(path, base, ours, theirs, merged)``: the three versions' bytes (``None`` when absent) and
+        ``merged`` = ``{path: blob sha}`` of every cleanly merged entry. Returned bytes become the path's content
+        (the conflict is dropped first: a stage-0 entry alone does not clear it, git-ecosystem §2.4); ``None``
+        leaves it unresolved. Once no conflict is left, ``refresh(merged)`` may return ``{path: bytes}`` to set on
+        top (derived files that git merged cleanly but wrongly). The tree is written only when nothing is left
+        unresolved.
+        """
+        index = self._repo.merge_commits(self._commit(ours), self._commit(theirs))
+        conflicts = index.conflicts
+        pending: list[tuple[str, bytes | None, bytes | None, bytes | None, FileMode]] = []
+        if conflicts is not None:
+            for base_e, ours_e, theirs_e in list(conflicts):
+                entry = ours_e or theirs_e or base_e
+                assert entry is not None
+                pending.append((
+                    entry.path,
+                    None if base_e is None else self.read_blob(str(base_e.id)),
+                    None if ours_e is None else self.read_blob(str(ours_e.id)),
+                    None if theirs_e is None else self.read_blob(str(theirs_e.id)),
+                    FileMode((ours_e or theirs_e or entry).mode),
+                ))
+        merged = {e.path: str(e.id) for e in index}
+        unresolved: list[str] = []
+        for path, base_b, ours_b, theirs_b, mode in pending:
+            data = resolve(path, base_b, ours_b, theirs_b, merged)
+            if data is None:
+                unresolved.append(path)
+                continue
+            del index.conflicts[path]
+            blob = self._repo.create_blob(data)
+            index.add(pygit2.IndexEntry(path, blob, mode))
+            merged[path] = str(blob)
+        if refresh is not None and not unresolved:
+            for path, data in sorted(refresh(dict(merged)).items()):
+                entry = index[path] if path in merged else None
+                blob = self._repo.create_blob(data)
+                index.add(pygit2.IndexEntry(path, blob, entry.mode if entry is not None else FileMode.BLOB))
+                merged[path] = str(blob)
+        tree = None if unresolved else str(index.write_tree(self._repo))
+        return InMemoryMerge(tree, dict(sorted(merged.items())), tuple(sorted(unresolved)))
 
     def _commit(self, sha: str) -> pygit2.Commit:
         try:

@@ -48,6 +48,10 @@ def _register() -> None:
     for module in (memory_cmds, index_cmds, sleep_cmds, eval_cmds, config_cmds, demo, validate_cmd):
         for command in module.COMMANDS:
             cli.add_command(command)
+    from git_memhtml.cli import hooks_cmds
+
+    for command in hooks_cmds.COMMANDS:
+        cli.add_command(command)
 
 
 _register()

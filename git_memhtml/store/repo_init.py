@@ -10,6 +10,7 @@ from pathlib import Path
 
 from git_memhtml.errors import DirtyTree, NotARepo
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.hooks.gitconfig import ensure_config, local_place
 
 KEEP_DIRS: tuple[str, ...] = (
     "projects",
@@ -33,11 +34,19 @@ GITIGNORE_LINES: tuple[str, ...] = (
 """Ignored cache names of stores written by the original tool; ours live in the git dir (DESIGN §3.2)."""
 
 GITATTRIBUTES_LINES: tuple[str, ...] = (
-    "index.html merge=ours linguist-generated",
-    "sitemap.xml merge=ours linguist-generated",
+    "index.html merge=memhtml linguist-generated",
+    "sitemap.xml merge=memhtml linguist-generated",
+    ".memhtml/state/access.jsonl merge=memhtml linguist-generated",
     "*.html diff=html",
 )
-"""Generated artifacts never conflict: git keeps ours and the next integrity phase or publish regenerates them."""
+"""Generated artifacts merge by their entries through ``git memhtml merge-driver`` (DESIGN §3.10) and are
+collapsed in forge reviews (``linguist-generated``, git-ecosystem §8)."""
+
+UPGRADED_ATTRIBUTE_LINES: dict[str, str] = {
+    "index.html merge=ours linguist-generated": "index.html merge=memhtml linguist-generated",
+    "sitemap.xml merge=ours linguist-generated": "sitemap.xml merge=memhtml linguist-generated",
+}
+"""Lines written by earlier versions, replaced in place so that ``init`` stays convergent on old repositories."""
 
 README_HTML = """<!doctype html>
 <html lang="en">
@@ -74,6 +83,21 @@ def _ensure_lines(path: Path, lines: tuple[str, ...]) -> bool:
     return True
 
 
+def _ensure_attributes(path: Path) -> bool:
+    """Upgrade earlier lines in place (:data:`UPGRADED_ATTRIBUTE_LINES`), then add missing ones."""
+    existing = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    upgraded: list[str] = []
+    for line in existing:
+        line = UPGRADED_ATTRIBUTE_LINES.get(line, line)
+        if line not in upgraded or line not in GITATTRIBUTES_LINES:
+            upgraded.append(line)
+    missing = [line for line in GITATTRIBUTES_LINES if line not in upgraded]
+    if upgraded == existing and not missing:
+        return False
+    path.write_text("\n".join(upgraded + missing) + "\n", encoding="utf-8")
+    return True
+
+
 def init_repo(path: Path) -> InitReport:
     """Create (if needed) and scaffold a memory repository at ``path``; commit what was added.
 
@@ -95,7 +119,7 @@ def init_repo(path: Path) -> InitReport:
             f"{repo.root}: the git index holds staged changes",
             hint="commit them (`git commit`) or unstage them (`git restore --staged .`), then re-run init",
         )
-    repo.config_set("merge.ours.driver", "true")
+    ensure_config(local_place(repo.common_dir), "init")
     written: list[str] = []
     for folder in KEEP_DIRS:
         keep = repo.root / folder / ".gitkeep"
@@ -105,7 +129,7 @@ def init_repo(path: Path) -> InitReport:
             written.append(f"{folder}/.gitkeep")
     if _ensure_lines(repo.root / ".gitignore", GITIGNORE_LINES):
         written.append(".gitignore")
-    if _ensure_lines(repo.root / ".gitattributes", GITATTRIBUTES_LINES):
+    if _ensure_attributes(repo.root / ".gitattributes"):
         written.append(".gitattributes")
     readme = repo.root / "README.html"
     if not readme.exists():

@@ -1,0 +1,277 @@
+"""``git memhtml hook <name>``: the body of every installed shim (DESIGN §3.9; git-ecosystem §0.3–0.4, §1.11).
+
+A hook is only a trigger: it catches the index up from the indexed commit to HEAD with
+:func:`git_memhtml.index.indexer.update`, which converges from any HEAD (commit, merge, reset, rebase, pull).
+It never fails and never blocks a git command: every outcome is one line in ``<git-dir>/memhtml/hooks.log`` and
+the process exits 0. Decisions (docs/hooks.md):
+
+- **Environment.** Git exports ``GIT_DIR`` (a linked worktree's ``.git/worktrees/<n>``), and ``GIT_INDEX_FILE``
+  during rebase and ``commit <paths>``; a ``git`` child of ours would then read another index. The repository is
+  found from the hook's cwd (git runs hooks at the work-tree root), checked against ``GIT_DIR`` when set, and
+  :func:`scrub_git_env` removes the repository-locating variables before anything runs. Author/committer
+  variables are harmless and kept.
+- **One catch-up at a time.** An exclusive ``flock`` on ``<git-dir>/memhtml/hook.lock``; a hook that finds it held
+  leaves a rerun mark and exits, and the holder runs again once it is done (a 20-commit rebase costs one or two
+  passes, not twenty).
+- **Time bound** (:data:`HOOK_TIMEOUT_S`, ``memhtml.hooktimeout`` / ``MEMHTML_HOOK_TIMEOUT``): a real-time alarm
+  interrupts the pass; every file is its own transaction and the watermark moves last, so the next pass resumes.
+- **Broken index.** A missing ``index.db`` is built; one that is not an SQLite file (or that SQLite calls
+  corrupt) is moved aside to ``index.db.corrupt`` and rebuilt (it is a cache); a locked one waits until the
+  time bound. ``state.db`` (not rebuildable) is never touched.
+- **Skips.** ``MEMHTML_HOOKS=0`` (or ``memhtml.hooks=0``); a sleep worktree (the run keeps its own index); a
+  rebase in progress for every hook but post-rewrite (it catches up once at the end).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+from git_memhtml.embed.base import Embedder
+from git_memhtml.errors import MemhtmlError, NotARepo, StorageError
+from git_memhtml.gitrepo import GitRepo
+
+HOOK_TIMEOUT_S = 20.0
+"""Default wall-time bound of one hook run, seconds (our decision, docs/hooks.md; git-ecosystem §0.3 asks only for
+"a time bound")."""
+LOG_NAME = "hooks.log"
+LOG_CAP_BYTES = 1 << 20
+"""The log is rotated to ``hooks.log.1`` beyond 1 MiB."""
+MAX_PASSES = 5
+"""Catch-up passes one holder of the lock runs for rerun marks left by concurrent hooks."""
+SQLITE_MAGIC = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file (sqlite.org/fileformat.html §1.3.1)."""
+HOOK_BUSY_TIMEOUT_MS = 250
+"""SQLite busy wait per statement inside a hook, so the time bound (a Python-level alarm) can interrupt."""
+SCRUBBED_ENV: tuple[str, ...] = (
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
+)
+"""Repository-locating variables git exports to hooks (githooks(5); git-ecosystem §1.10 "Worktrees")."""
+_OFF = {"0", "false", "no", "off"}
+
+
+class HookTimeout(BaseException):
+    """Raised by the alarm; a BaseException so that no ``except Exception`` inside a pass swallows it."""
+
+
+@dataclass(frozen=True)
+class HookOutcome:
+    """One hook run: ``status`` is ``updated``, ``skipped``, ``queued`` (another run holds the lock), ``timeout``
+    or ``failed``; ``message`` is the log line's text; ``log_path`` the log written (``None`` when none)."""
+
+    hook: str
+    status: str
+    message: str
+    log_path: str | None
+
+
+def hooks_disabled(env: Mapping[str, str], git_config: Callable[[str], str | None]) -> bool:
+    """Whether ``MEMHTML_HOOKS`` (else ``git config memhtml.hooks``) turns the hooks off (``0/false/no/off``)."""
+    raw = env.get("MEMHTML_HOOKS")
+    if raw is None or not raw.strip():
+        raw = git_config("memhtml.hooks")
+    return raw is not None and raw.strip().lower() in _OFF
+
+
+def hook_timeout(env: Mapping[str, str], git_config: Callable[[str], str | None]) -> float:
+    """The time bound in seconds: ``MEMHTML_HOOK_TIMEOUT``, else ``memhtml.hooktimeout``, else the default.
+    A value that is not a positive number falls back to :data:`HOOK_TIMEOUT_S`."""
+    for raw in (env.get("MEMHTML_HOOK_TIMEOUT"), git_config("memhtml.hooktimeout")):
+        if raw is None or not raw.strip():
+            continue
+        try:
+            value = float(raw)
+        except ValueError:
+            continue
+        if value > 0:
+            return value
+    return HOOK_TIMEOUT_S
+
+
+def scrub_git_env(environ: MutableMapping[str, str]) -> str | None:
+    """Remove :data:`SCRUBBED_ENV` from ``environ`` (the hook process's own environment); return ``GIT_DIR``."""
+    git_dir = environ.get("GIT_DIR")
+    for key in SCRUBBED_ENV:
+        environ.pop(key, None)
+    return git_dir
+
+
+def _log(path: Path, hook: str, message: str, now: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_file() and path.stat().st_size > LOG_CAP_BYTES:
+            os.replace(path, path.with_name(LOG_NAME + ".1"))
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(f"{now} {hook} pid={os.getpid()} {message}\n")
+    except OSError:
+        pass
+
+
+@contextmanager
+def _alarm(seconds: float) -> Iterator[None]:
+    def fire(signum: int, frame: FrameType | None) -> None:
+        raise HookTimeout()
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _quarantine(index_path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        part = Path(str(index_path) + suffix)
+        if part.exists():
+            os.replace(part, Path(str(index_path) + ".corrupt" + suffix))
+
+
+def _not_sqlite(index_path: Path) -> bool:
+    try:
+        with index_path.open("rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except OSError:
+        return False
+    return bool(head) and head != SQLITE_MAGIC
+
+
+def _catch_up(repo: GitRepo, now: str, embedder_factory: Callable[[], Embedder | None]) -> str:
+    from git_memhtml.index.db import IndexDB  # noqa: PLC0415 - loaded only when a pass really runs
+    from git_memhtml.index.indexer import update  # noqa: PLC0415
+
+    index_path = repo.git_dir / "memhtml" / "index.db"
+    notes: list[str] = []
+    if not index_path.exists():
+        notes.append("no index yet: building it")
+    elif _not_sqlite(index_path):
+        _quarantine(index_path)
+        notes.append("index.db was not an SQLite file: moved to index.db.corrupt, rebuilding")
+    try:
+        db = IndexDB.for_repo(repo)
+    except StorageError as exc:
+        if "corrupt" not in exc.message or str(index_path) not in exc.message:
+            raise
+        _quarantine(index_path)
+        notes.append("SQLite reported index.db corrupt: moved to index.db.corrupt, rebuilding")
+        db = IndexDB.for_repo(repo)
+    try:
+        db.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")
+        try:
+            embedder = embedder_factory()
+        except MemhtmlError as exc:
+            embedder = None
+            notes.append(f"embedder unavailable ({exc.message}); vectors wait for the next command")
+        report = update(repo, db, embedder, now=now)
+    finally:
+        db.close()
+    summary = (
+        f"{'rebuilt' if report.rebuilt else 'updated'} to {str(report.head_sha)[:12]}: {report.added} added, "
+        f"{report.modified} modified, {report.removed} removed, {report.renamed} renamed, {report.skipped} skipped"
+    )
+    if report.errors:
+        summary += " (not indexed: " + ", ".join(path for path, _ in report.errors[:5]) + ")"
+    if report.embed_error:
+        notes.append("embedding stopped early; the next command retries")
+    return "; ".join([*notes, summary])
+
+
+def _skip_reason(repo: GitRepo, hook: str, git_dir_env: str | None) -> str | None:
+    if git_dir_env:
+        named = Path(git_dir_env) if Path(git_dir_env).is_absolute() else repo.root / git_dir_env
+        if named.resolve() != repo.git_dir:
+            return f"GIT_DIR={git_dir_env} is not the repository at {repo.root}"
+    if (repo.common_dir / "memhtml" / "worktrees") in repo.root.parents:
+        return "a sleep worktree (the run keeps its own index)"
+    if hook != "post-rewrite" and any((repo.git_dir / d).is_dir() for d in ("rebase-merge", "rebase-apply")):
+        return "rebase in progress; post-rewrite catches up"
+    return None
+
+
+def run_hook(
+    hook: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    now: str,
+    embedder_factory: Callable[[], Embedder | None],
+    git_dir_env: str | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> HookOutcome:
+    """Catch the index of the repository at ``cwd`` up to HEAD under the time bound; never raises.
+
+    Args:
+        hook: the git hook that fired (for the log only). cwd: where git ran it (the work-tree root).
+        env: the environment (``MEMHTML_HOOKS``, ``MEMHTML_HOOK_TIMEOUT``). now: ISO-8601 UTC instant.
+        embedder_factory: returns the configured embedder (may raise ``MemhtmlError``: the pass goes lexical).
+        git_dir_env: the ``GIT_DIR`` git exported to the hook (already scrubbed from the environment), if any.
+    """
+    try:
+        repo = GitRepo.discover(cwd)
+    except NotARepo as exc:
+        return HookOutcome(hook, "skipped", exc.message, None)
+    except Exception as exc:  # noqa: BLE001 - a hook never fails
+        return HookOutcome(hook, "failed", f"{type(exc).__name__}: {exc}", None)
+    log_path = repo.git_dir / "memhtml" / LOG_NAME
+    try:
+        if hooks_disabled(env, repo.config_get):
+            return HookOutcome(hook, "skipped", "MEMHTML_HOOKS=0", None)
+        reason = _skip_reason(repo, hook, git_dir_env)
+        if reason is not None:
+            _log(log_path, hook, f"skipped: {reason}", now)
+            return HookOutcome(hook, "skipped", reason, str(log_path))
+        timeout = hook_timeout(env, repo.config_get)
+    except Exception as exc:  # noqa: BLE001
+        _log(log_path, hook, f"failed: {type(exc).__name__}: {exc}", now)
+        return HookOutcome(hook, "failed", str(exc), str(log_path))
+    return _locked_passes(repo, hook, now, embedder_factory, timeout, log_path, clock)
+
+
+def _locked_passes(repo: GitRepo, hook: str, now: str, embedder_factory: Callable[[], Embedder | None],
+                   timeout: float, log_path: Path, clock: Callable[[], float]) -> HookOutcome:
+    folder = repo.git_dir / "memhtml"
+    rerun = folder / "hook.rerun"
+    status, message = "queued", "another catch-up is running; it will run again for this change"
+    start = clock()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        rerun.touch()
+        with (folder / "hook.lock").open("a") as lock:
+            for _ in range(MAX_PASSES):
+                try:
+                    fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    break
+                try:
+                    rerun.unlink(missing_ok=True)
+                    remaining = timeout - (clock() - start)
+                    if remaining <= 0:
+                        raise HookTimeout()
+                    with _alarm(remaining):
+                        message = _catch_up(repo, now, embedder_factory)
+                    status = "updated"
+                finally:
+                    fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+                if not rerun.exists():
+                    break
+    except HookTimeout:
+        status = "timeout"
+        message = (f"stopped at the {timeout:g} s time bound (the index may be locked by another writer); "
+                   "the next git memhtml command catches up")
+    except MemhtmlError as exc:
+        status = "failed"
+        message = f"{exc.message}" + (f" (hint: {exc.hint})" if exc.hint else "")
+    except Exception as exc:  # noqa: BLE001 - a hook never fails a git command
+        status = "failed"
+        message = f"{type(exc).__name__}: {exc}"
+    _log(log_path, hook, f"{status}: {message} ({clock() - start:.2f} s)", now)
+    return HookOutcome(hook, status, message, str(log_path))
