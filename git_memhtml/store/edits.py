@@ -16,6 +16,11 @@ from git_memhtml.store.layout import MAX_ORDINAL, archive_path_for
 
 EditKind = Literal["set", "add", "remove", "link", "unlink"]
 
+MONOTONIC_STAMPS = frozenset({"updated", "archived"})
+"""Stamps that never go back in time: a sleep run stamps midnight of its date (seed 000 §17), which can precede a
+memory written later that day; the stamp then keeps the file's own ``created``/``updated`` (ISO strings compare
+in time order)."""
+
 
 @dataclass(frozen=True)
 class Edit:
@@ -56,7 +61,10 @@ def apply_edits(html: str, edits: Sequence[Edit]) -> str:
     for edit in edits:
         if edit.kind == "set":
             assert edit.value is not None
-            html = editors.set_meta(html, edit.name, edit.value)
+            value = edit.value
+            if edit.name in MONOTONIC_STAMPS:
+                value = max(value, *(editors.get_meta(html, n) or "" for n in ("created", "updated")))
+            html = editors.set_meta(html, edit.name, value)
         elif edit.kind == "add":
             assert edit.value is not None
             html = editors.add_meta(html, edit.name, edit.value)

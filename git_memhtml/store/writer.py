@@ -25,6 +25,7 @@ from git_memhtml.store.layout import (
     is_valid_memory_path,
     normalize_path,
     placement_for,
+    slugify,
 )
 from git_memhtml.store.ops import WriteOp
 
@@ -113,6 +114,17 @@ def _render(op: WriteOp, *, now: str, extra_links: Sequence[Link] = (), **extra:
     )
 
 
+def _check_workspace(workspace: str | None) -> None:
+    """Refuse a workspace that is not one folder name (it becomes ``projects/<slug>/``)."""
+    if workspace is None:
+        return
+    if "/" in workspace or "\\" in workspace or workspace.strip() in ("", ".", "..") or slugify(workspace) == "untitled":
+        raise UsageError(
+            f"workspace {workspace!r} is not a folder name",
+            hint="use a name like checkout-v2 (letters, digits, hyphens); it becomes projects/<name>/",
+        )
+
+
 def _require_clean_index(repo: GitRepo) -> None:
     if repo.head_sha() is not None and repo.staged_changes():
         raise DirtyTree(
@@ -169,6 +181,11 @@ def apply_batch(
                     continue
             if op.path:
                 explicit = safe_repo_path(repo, op.path, argument="path")
+                if is_archived_path(explicit):
+                    raise UsageError(
+                        f"path {op.path!r} is inside archive/",
+                        hint="write live memories under projects/, areas/ or resources/; archive with `git memhtml archive`",
+                    )
                 if not is_valid_memory_path(explicit):
                     raise UsageError(
                         f"path {op.path!r} is not a memory path",
@@ -180,6 +197,7 @@ def apply_batch(
                     )
                 path = explicit
             else:
+                _check_workspace(op.workspace)
                 directory = placement_for(
                     op.type, workspace=op.workspace, tags=op.all_tags(), entities=op.all_entities()
                 )
@@ -256,6 +274,9 @@ def _active_file(repo: GitRepo, path: str) -> str:
 def correct_memory(repo: GitRepo, target: str, op: WriteOp, *, reason: str | None, now: str) -> CorrectResult:
     """Write ``op`` as a new memory that supersedes ``target``; archive the target; one commit (core §5.3).
 
+    Unless the op says otherwise, the correction keeps the target's type, entities and tags and is written in the
+    target's directory (our decision: a correction replaces the memory where it lived; docs/store.md).
+
     The new file links ``supersedes`` → the target's archive path and carries ``valid-from`` (its own, else its
     first ``<time>``, else ``now``); the target moves to ``archive/<YYYY>/`` with status, updated, archived,
     ``superseded-by`` and ``valid-until`` (unless already earlier) spliced in.
@@ -267,21 +288,29 @@ def correct_memory(repo: GitRepo, target: str, op: WriteOp, *, reason: str | Non
     target = _active_file(repo, target)
     old = parse_memory((repo.root / target).read_bytes(), path=target)
     memory_type = op.type or old.memory_type
+    op = op.model_copy(
+        update={
+            "type": memory_type,
+            "entities": op.all_entities() or old.entities,
+            "tags": op.all_tags() or old.tags,
+            "entity": None,
+            "tag": None,
+        }
+    )
     archived = archive_path_for(target, now[:4])
     if (repo.root / archived).exists():
         raise WriteConflict(f"{archived} already exists", hint="archive the older copy under another year first")
-    probe = _render(op.model_copy(update={"type": memory_type}), now=now)
-    event = parse_memory(probe).event_at
+    event = parse_memory(_render(op, now=now)).event_at
     valid_from = op.valid_from or event or now
-    text = _render(
-        op.model_copy(update={"type": memory_type}),
-        now=now,
-        extra_links=(Link("supersedes", "/" + archived),),
-        valid_from=valid_from,
-    )
+    text = _render(op, now=now, extra_links=(Link("supersedes", "/" + archived),), valid_from=valid_from)
     head = repo.head_sha()
     tracked = set(repo.tree_blobs(head, prefixes=())) if head else set()
-    directory = placement_for(memory_type, workspace=op.workspace, tags=op.all_tags(), entities=op.all_entities())
+    _check_workspace(op.workspace)
+    if op.workspace or op.path:
+        directory = placement_for(memory_type, path=op.path, workspace=op.workspace, tags=op.all_tags(),
+                                  entities=op.all_entities())
+    else:
+        directory = target.rsplit("/", 1)[0]  # a correction stays where the memory it corrects lived
     new_path = free_path(
         directory,
         filename_stem(op.title, memory_type, date=now),
