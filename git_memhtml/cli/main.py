@@ -53,6 +53,11 @@ def _register() -> None:
     for command in hooks_cmds.COMMANDS:
         cli.add_command(command)
 
+    from git_memhtml.cli import man_cmds
+
+    for command in man_cmds.COMMANDS:
+        cli.add_command(command)
+
 
 _register()
 

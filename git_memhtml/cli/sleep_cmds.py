@@ -1,8 +1,9 @@
-"""``git memhtml sleep plan|run|resume|status|review|merge|abort``."""
+"""``git memhtml sleep plan|run|resume|status|review|merge|abort|pr``."""
 
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -12,12 +13,18 @@ import click
 from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import app_of, json_option, respond
 from git_memhtml.errors import UsageError
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index.db import IndexDB
 from git_memhtml.output import kv, log, stderr_is_tty, table, warn
 from git_memhtml.sleep.contract import select_phases
 from git_memhtml.sleep.env import PhaseReport
+from git_memhtml.sleep.forge import open_pull_request
+from git_memhtml.sleep.landings import landing_rows
 from git_memhtml.sleep.merge import merge_run
 from git_memhtml.sleep.plan import plan
+from git_memhtml.sleep.reconcile import Reconciled, reconcile_landed_runs
 from git_memhtml.sleep.review import diff_text, resolve_run, review_run
+from git_memhtml.sleep.review_markdown import render_markdown
 from git_memhtml.sleep.run import RunReport, abort_run, resume_sleep, run_sleep
 from git_memhtml.sleep.runs import all_runs, phase_rows
 
@@ -33,6 +40,18 @@ def _progress(report: PhaseReport) -> None:
     """One stderr line per finished phase, only on a terminal (DESIGN §3.8)."""
     if stderr_is_tty():
         log(f"  {report.phase:<20} {report.status}" + (f" ({report.detail})" if report.detail else ""))
+
+
+def _reconcile(repo: GitRepo, db: IndexDB, *, quiet: bool = False) -> list[Reconciled]:
+    """Recognise runs merged on a forge before anything reads run rows (docs/forge-ci.md); log what landed."""
+    done = reconcile_landed_runs(repo, db, utc_now())
+    for item in done:
+        if item.error:
+            warn(f"{item.run_id}: reached main but could not be recorded: {item.error}")
+        elif not quiet:
+            log(f"{item.run_id} landed on main ({item.how}); applied {item.marks_applied} of "
+                f"{item.marks_pending} pending marks")
+    return done
 
 
 def _run_table(report: RunReport) -> str:
@@ -84,6 +103,8 @@ def run_cmd(ctx: click.Context, date: str | None, phases: str | None, dry_run: b
     except ValueError as exc:
         raise UsageError(str(exc), hint="git memhtml sleep run --help") from exc
     with app.index(catch_up=False) as db:
+        if not dry_run:
+            _reconcile(app.repo(), db)
         report = run_sleep(app.repo(), db, date=date or utc_now()[:10], phases=selected, dry_run=dry_run, deep=deep,
                            embedder=app.embedder(), clock=utc_now, after_phase=_progress)
     respond(as_json, "sleep.report", report.as_json(), lambda: _run_table(report))
@@ -107,30 +128,53 @@ def resume_cmd(ctx: click.Context, run_id: str, as_json: bool) -> int:
 @json_option
 @click.pass_context
 def status_cmd(ctx: click.Context, as_json: bool) -> int:
-    """The runs and the latest run's per-phase outcomes (always exits 0)."""
+    """The runs, how each landed on main, and the latest run's per-phase outcomes (always exits 0)."""
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
+        reconciled = _reconcile(app.repo(), db, quiet=as_json)
+        landed = landing_rows(db)
         runs = all_runs(db)
         latest = runs[0] if runs else None
         phases = [p.as_json() for p in phase_rows(db, latest.run_id)] if latest else []
     data: dict[str, Any] = {
         "runs": [{"runId": r.run_id, "status": r.status, "baseSha": r.base_sha, "headSha": r.head_sha,
-                  "startedAt": r.started_at, "endedAt": r.ended_at} for r in runs],
+                  "startedAt": r.started_at, "endedAt": r.ended_at,
+                  "landed": landed[r.run_id].as_json() if r.run_id in landed else None} for r in runs],
         "latest": None if latest is None else {"runId": latest.run_id, "status": latest.status, "phases": phases},
+        "reconciled": [item.as_json() for item in reconciled],
     }
     respond(as_json, "sleep.status", data, lambda: "no sleep run yet" if not runs else table(
-        ["run", "status", "started", "head"], [[r.run_id, r.status, r.started_at, (r.head_sha or "")[:12]] for r in runs]))
+        ["run", "status", "landed", "started", "head"],
+        [[r.run_id, r.status, _landed_text(landed[r.run_id].how, landed[r.run_id].commit_sha) if r.run_id in landed else "",
+          r.started_at, (r.head_sha or "")[:12]] for r in runs]))
     return 0
+
+
+_LANDED_WORDS = {"sleep-merge": "by sleep merge", "fast-forward": "fast-forward", "merge-commit": "merge commit",
+                 "squash": "squash"}
+
+
+def _landed_text(how: str, sha: str | None) -> str:
+    return f"{_LANDED_WORDS.get(how, how)} {str(sha or '')[:12]}".strip()
 
 
 @sleep_group.command("review")
 @click.argument("run_id", required=False)
 @click.option("--diff", "with_diff", is_flag=True, help="Append the raw git diff.")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True,
+              help="markdown: a pull-request description (at most 60,000 bytes, memory text escaped).")
 @json_option
 @click.pass_context
-def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, as_json: bool) -> int:
+def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, fmt: str, as_json: bool) -> int:
     """Classify every file a run changed: meta-only, body-changed, archived, created, deleted (exits 0)."""
     app = app_of(ctx)
+    if fmt == "markdown":
+        if with_diff:
+            raise UsageError("--diff cannot be combined with --format markdown", hint="drop --diff")
+        with app.index(catch_up=False) as db:
+            body = render_markdown(app.repo(), review_run(app.repo(), db, run_id))
+        respond(as_json, "sleep.review.markdown", body.as_json(), lambda: body.text.rstrip("\n"))
+        return 0
     with app.index(catch_up=False) as db:
         result = review_run(app.repo(), db, run_id)
         if with_diff:
@@ -170,6 +214,7 @@ def merge_cmd(ctx: click.Context, run_id: str, skip_gate: bool, as_json: bool) -
             return discrimination_gate(workdir=Path(folder))
 
     with app.index(catch_up=False) as db:
+        _reconcile(app.repo(), db)
         result = merge_run(app.repo(), db, run_id, gate=None if skip_gate else gate, embedder=app.embedder(),
                            clock=utc_now)
     data = result.as_json()
@@ -189,6 +234,35 @@ def abort_cmd(ctx: click.Context, run_id: str, as_json: bool) -> int:
     with app.index(catch_up=False) as db:
         result = abort_run(app.repo(), db, run_id, clock=utc_now)
     respond(as_json, "sleep.abort", result, lambda: kv(result))
+    return 0
+
+
+@sleep_group.command("pr")
+@click.argument("run_id")
+@click.option("--remote", default="origin", show_default=True, help="The remote to push the run's branch to.")
+@click.option("--base", default="main", show_default=True, help="The branch the pull request merges into.")
+@json_option
+@click.pass_context
+def pr_cmd(ctx: click.Context, run_id: str, remote: str, base: str, as_json: bool) -> int:
+    """Push a run's branch and open or update its pull request (gh), else print the compare address."""
+    app = app_of(ctx)
+    gh_found = shutil.which("gh")
+    with app.index(catch_up=False) as db:
+        report = open_pull_request(app.repo(), db, run_id, remote=remote, base=base,
+                                   gh=Path(gh_found) if gh_found else None)
+
+    def human() -> str:
+        lines = [f"pushed {report.branch} ({report.pushed_sha[:12]}) to {report.remote}",
+                 f"body: {report.body_file}" + (" (truncated)" if report.body.truncated else "")]
+        if report.action in ("created", "updated"):
+            lines.append(f"pull request {report.action}: {report.url or '(gh printed no address)'}")
+        elif report.url:
+            lines.append(f"open the pull request: {report.url}")
+        if report.note:
+            lines.append(report.note)
+        return "\n".join(lines)
+
+    respond(as_json, "sleep.pr", report.as_json(), human)
     return 0
 
 

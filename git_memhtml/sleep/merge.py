@@ -17,6 +17,7 @@ from git_memhtml.errors import DiscriminationFailed, GitError, MemhtmlError, Usa
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
+from git_memhtml.sleep.landings import record_landing
 from git_memhtml.sleep.review import resolve_run
 from git_memhtml.sleep.run import TRUNK, worktree_name
 from git_memhtml.sleep.runs import set_status
@@ -138,6 +139,10 @@ def merge_run(
     now = clock()
     report.merged = True
     set_status(db, name, "merged", head_sha=tip, now=now)
+    try:
+        record_landing(db, name, "sleep-merge", tip, now=now)
+    except MemhtmlError:
+        pass  # like the run row, the landing row is a convenience and never fails a merge
     try:
         report.marks_pending, report.marks_applied = apply_ledger(repo, db, name, tip, now=now)
     except MemhtmlError as exc:
