@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import subprocess
 from pathlib import Path
 
 from git_memhtml.hooks.runner import HOOK_TIMEOUT_S, hook_timeout, hooks_disabled, run_hook, scrub_git_env
@@ -53,3 +54,12 @@ def test_a_hook_that_finds_the_lock_held_queues_a_rerun_and_exits(tmp_path: Path
     assert "post-merge pid=" in (folder / "hooks.log").read_text()
     done = run_hook("post-merge", cwd=root, env={}, now="2026-01-01T00:00:00Z", embedder_factory=lambda: None)
     assert done.status == "updated" and not (folder / "hook.rerun").exists()
+
+
+def test_sleep_worktrees_are_skipped(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    init_repo(root)
+    wt = root / ".git" / "memhtml" / "worktrees" / "sleep-x"
+    subprocess.run(["git", "-C", str(root), "worktree", "add", "-q", "--detach", str(wt)], check=True)
+    outcome = run_hook("post-checkout", cwd=wt, env={}, now="2026-01-01T00:00:00Z", embedder_factory=lambda: None)
+    assert outcome.status == "skipped" and "sleep worktree" in outcome.message
