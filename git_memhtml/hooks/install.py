@@ -197,7 +197,8 @@ def install(root: Path, common_dir: Path, *, scope: Scope = "local", hooks_path_
 
 def _remove_hooks(place: ConfigPlace, receipt: dict[str, Any], default_dir: Path) -> tuple[list[HookAction],
                                                                                             list[str]]:
-    folder = Path(receipt.get("hooksDir") or default_dir)
+    recorded_dir = Path(receipt.get("hooksDir") or default_dir)
+    folder = recorded_dir if recorded_dir.is_dir() else default_dir  # the repository may have moved
     recorded: dict[str, Any] = dict(receipt.get("hooks") or {})
     actions: list[HookAction] = []
     notes: list[str] = []
@@ -239,8 +240,9 @@ def uninstall(root: Path, common_dir: Path, *, scope: Scope = "local") -> Instal
     notes: list[str] = []
     folder: str | None = None
     if scope == "local":
-        folder = str(receipt.get("hooksDir") or common_dir / "hooks")
-        actions, notes = _remove_hooks(place, receipt, common_dir / "hooks")
+        current = hooks_dir(root, common_dir, follow=True)
+        actions, notes = _remove_hooks(place, receipt, current)
+        folder = str(current)
     changed = False
     config = receipt.get("config") or {}
     if config.get("owner") == "install":

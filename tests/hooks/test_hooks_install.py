@@ -153,3 +153,14 @@ def test_init_upgrades_merge_ours_lines_in_place(tmp_path: Path) -> None:
                      "sitemap.xml merge=memhtml linguist-generated", "*.html diff=html",
                      ".memhtml/state/access.jsonl merge=memhtml linguist-generated"]
     assert init_repo(root).commit_sha is None
+
+
+def test_uninstall_after_the_repository_moved(tmp_path: Path) -> None:
+    root = _plain_repo(tmp_path)
+    before = snapshot(root)
+    install(root, root / ".git")
+    moved = tmp_path / "moved"
+    root.rename(moved)
+    report = uninstall(moved, moved / ".git")
+    assert {a.action for a in report.hooks} == {"removed"}
+    assert snapshot(moved) == before
