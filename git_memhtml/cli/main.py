@@ -58,6 +58,11 @@ def _register() -> None:
     for command in man_cmds.COMMANDS:
         cli.add_command(command)
 
+    from git_memhtml.cli import retrieval_cmds
+
+    for command in retrieval_cmds.COMMANDS:
+        cli.add_command(command)
+
 
 _register()
 

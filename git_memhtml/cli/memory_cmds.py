@@ -1,8 +1,7 @@
-"""Memory commands: init, write, apply, correct, archive, link, read, list, search."""
+"""Memory commands: init, write, apply, correct, archive, link, read, list."""
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -18,7 +17,6 @@ from git_memhtml.document.parse import parse_memory
 from git_memhtml.errors import InvalidMemory, PathNotFound, UsageError
 from git_memhtml.index.access import record_read
 from git_memhtml.index.db import IndexDB
-from git_memhtml.index.retrieval import Scope, search
 from git_memhtml.output import table
 from git_memhtml.store.ops import WRITABLE_TYPES, WriteOp, parse_op_stream
 from git_memhtml.store.reads import list_memories
@@ -31,9 +29,6 @@ from git_memhtml.store.writer import (
     link_memories,
     safe_repo_path,
 )
-
-_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
-
 
 def _dedupe(db: IndexDB) -> Callable[[str], str | None]:
     def lookup(digest: str) -> str | None:
@@ -310,49 +305,6 @@ def read_cmd(ctx: click.Context, path: str, as_json: bool) -> int:
     return 0
 
 
-def _scope(memory_types: tuple[str, ...], workspace: str | None, tags: tuple[str, ...], entity: str | None,
-           include_archived: bool, as_of: str | None) -> Scope:
-    if as_of is not None and not _INSTANT.match(as_of):
-        raise UsageError(f"--as-of {as_of!r} is not an instant", hint="use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ")
-    if entity is not None and ":" not in entity:
-        raise UsageError(f"--entity {entity!r} is not type:name", hint="e.g. --entity person:Priya")
-    return Scope(memory_types=memory_types or None, workspace=workspace, tags=tags, entity=entity,
-                 include_archived=include_archived, as_of=as_of)
-
-
-@click.command("search")
-@click.argument("query")
-@click.option("--type", "memory_types", multiple=True, type=click.Choice(MEMORY_TYPES), help="Memory type (repeatable).")
-@click.option("--workspace")
-@click.option("--tag", "tags", multiple=True, help="Tag (repeatable, any-of).")
-@click.option("--entity", help="One entity type:name.")
-@click.option("--include-archived", is_flag=True, help="Also return archived memories.")
-@click.option("--as-of", help="Point-in-time: memories valid at this instant.")
-@click.option("--limit", type=click.IntRange(1, 500), default=10, show_default=True)
-@json_option
-@click.pass_context
-def search_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], workspace: str | None,
-               tags: tuple[str, ...], entity: str | None, include_archived: bool, as_of: str | None, limit: int,
-               as_json: bool) -> int:
-    """Hybrid search: fts, vector, recency and salience arms fused by RRF (k=60)."""
-    app = app_of(ctx)
-    scope = _scope(memory_types, workspace, tags, entity, include_archived, as_of)
-    with app.index() as db:
-        result = search(db, query, scope=scope, limit=limit, embedder=app.embedder(), weights=app.weights(),
-                        now=utc_now())
-    data = {"hits": [{**asdict(h), "entities": list(h.entities)} for h in result.hits],
-            "degraded": result.degraded, "arms": list(result.arms)}
-    if result.degraded:
-        from git_memhtml.output import warn
-
-        warn("the vector arm is unavailable; results come from the lexical arms only")
-    respond(as_json, "memory.hits", data, lambda: table(
-        ["#", "score", "type", "path", "claim"],
-        [[i + 1, f"{h.score:.4f}", h.memory_type, h.path, h.gist[:80]] for i, h in enumerate(result.hits)],
-    ) if result.hits else "no matches")
-    return 0
-
-
 @click.command("list")
 @click.option("--type", "memory_type", type=click.Choice(MEMORY_TYPES))
 @click.option("--workspace")
@@ -390,4 +342,5 @@ def list_cmd(
     return 0
 
 
-COMMANDS = [init_cmd, write_cmd, apply_cmd, correct_cmd, archive_cmd, link_cmd, read_cmd, search_cmd, list_cmd]
+COMMANDS = [init_cmd, write_cmd, apply_cmd, correct_cmd, archive_cmd, link_cmd, read_cmd, list_cmd]
+"""``search`` lives in :mod:`git_memhtml.cli.retrieval_cmds` with recall, neighbors and reinforce."""

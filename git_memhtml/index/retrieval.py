@@ -1,7 +1,8 @@
-"""Hybrid retrieval over the index: four RRF-fused arms under one scope filter (core §4, DESIGN §3.13).
+"""Hybrid retrieval over the index: four RRF-fused arms under one scope filter, then MMR (core §4, DESIGN §3.13).
 
 ``search`` only reads: it never bumps access counts (core §4 "Reinforcement"). The SQL comes from the pure
-builders of :mod:`git_memhtml.index.retrieval_sql`.
+builders of :mod:`git_memhtml.index.retrieval_sql`. An empty result carries the archived rows the same scope and
+query match (:mod:`git_memhtml.index.archived`).
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from git_memhtml.domain.rrf import mmr
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import UsageError
+from git_memhtml.index.archived import ArchivedMatch, archived_matches
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import check_space
 from git_memhtml.index.retrieval_sql import (
@@ -20,6 +23,7 @@ from git_memhtml.index.retrieval_sql import (
     ArmWeights,
     Scope,
     entities_sql,
+    file_vectors_sql,
     fts_match,
     fusion_sql,
     hydrate_sql,
@@ -27,7 +31,10 @@ from git_memhtml.index.retrieval_sql import (
     superseded_by_sql,
 )
 
-__all__ = ["ArmWeights", "Hit", "Scope", "SearchResult", "search"]
+__all__ = ["ArchivedMatch", "ArmWeights", "Hit", "Scope", "SearchResult", "search"]
+
+FUSE_FACTOR = 3
+"""Search fuses ``3 × limit`` candidates before MMR picks ``limit`` (core §4 "Search")."""
 
 
 @dataclass(frozen=True)
@@ -50,12 +57,19 @@ class Hit:
 
 @dataclass(frozen=True)
 class SearchResult:
-    """Hits in fused order; ``degraded`` when the vector arm was wanted but no embedder answered; ``arms`` the
-    arms that ran, in fusion order."""
+    """Hits in MMR pick order; ``degraded`` when the vector arm was wanted but no embedder answered; ``arms`` the
+    arms that ran, in fusion order; ``scope_empty`` = the scope narrowed and nothing matched (core §4).
+
+    ``archived_matches`` is ``None`` when there are hits; on an empty result it is how many archived rows the same
+    scope and query match (0 when the scope already admitted archived rows), and ``archived`` lists the first of
+    them with their ``superseded_by`` (seeds 004)."""
 
     hits: tuple[Hit, ...]
     degraded: bool
     arms: tuple[str, ...]
+    scope_empty: bool = False
+    archived_matches: int | None = None
+    archived: tuple[ArchivedMatch, ...] = ()
 
 
 def _snippet(text: str) -> str:
@@ -76,6 +90,20 @@ def _query_vector(embedder: Embedder | None, query: str) -> tuple[bytes | None, 
     return vec.tobytes(), False
 
 
+def _file_vectors(db: IndexDB, paths: list[str], qvec: bytes | None, space: str | None) -> dict[str, np.ndarray]:
+    """Per path the mean of its chunk vectors in ``space`` (empty without a query vector: MMR then keeps the
+    fusion order)."""
+    if qvec is None or space is None or not paths:
+        return {}
+    sql, params = file_vectors_sql(paths)
+    params["space"] = space
+    sums: dict[str, np.ndarray] = {}
+    for path, blob in db.query(sql, params):
+        vec = np.frombuffer(blob, dtype="<f4").astype(np.float64)
+        sums[path] = sums[path] + vec if path in sums else vec
+    return sums
+
+
 def search(
     db: IndexDB,
     query: str,
@@ -85,20 +113,28 @@ def search(
     embedder: Embedder | None = None,
     weights: ArmWeights | None = None,
     now: str,
+    mmr_lambda: float | None = None,
 ) -> SearchResult:
     """Search the index for ``query`` (core §4).
 
     Arms (40 candidates each): ``fts`` when the sanitised query keeps a token, ``vector`` when an embedder gives
     a non-zero query vector, ``recency`` and ``salience`` always; an arm with weight ≤ 0 is dropped. ``now`` (ISO
-    UTC) is the salience reference instant.
+    UTC) is the salience reference instant. With ``mmr_lambda`` (the CLI passes ``memhtml.mmrlambda``, default
+    :data:`~git_memhtml.domain.rrf.MMR_LAMBDA` 0.5) the fusion keeps ``3 × limit`` candidates and greedy MMR
+    (relevance ``1/fusion position``, penalty the max cosine of the files' mean chunk vectors) picks ``limit`` of
+    them; ``None`` (the default of this function: the gate and the benchmarks measure the ranking itself, see
+    docs/retrieval.md) returns the fused order cut at ``limit``. ``Hit.score`` stays the fused RRF score, so
+    scores need not decrease down an MMR-ordered list.
 
     Raises:
-        UsageError: ``limit`` < 1.
+        UsageError: ``limit`` < 1, or ``mmr_lambda`` outside [0, 1].
         EmbedModelMismatch: the index holds vectors of another space than ``embedder``'s.
         StorageError: SQLite failed.
     """
     if limit < 1:
         raise UsageError(f"limit must be at least 1, got {limit}", hint="pass --limit 1 or more")
+    if mmr_lambda is not None and not 0.0 <= mmr_lambda <= 1.0:
+        raise UsageError(f"MMR lambda must be within [0, 1], got {mmr_lambda}", hint="use 0.5 (core §4)")
     scope = scope or Scope()
     weights = weights or ArmWeights()
     check_space(db, embedder)
@@ -116,16 +152,31 @@ def search(
         arms["recency"] = weights.recency
     if weights.salience > 0:
         arms["salience"] = weights.salience
-    if not arms:
-        return SearchResult((), degraded, ())
+    fused: list[tuple[str, float]] = []
     space = embedder.space if embedder is not None else None
-    sql, params = fusion_sql(
-        arms, scope, match=match, qvec=qvec, space=space, now=now, limit=limit, arm_limit=ARM_LIMIT
-    )
-    fused = db.query(sql, params)
+    if arms:
+        sql, params = fusion_sql(arms, scope, match=match, qvec=qvec, space=space, now=now,
+                                 limit=limit * FUSE_FACTOR if mmr_lambda is not None else limit, arm_limit=ARM_LIMIT)
+        fused = [(str(p), float(sc)) for p, sc in db.query(sql, params)]
     if not fused:
-        return SearchResult((), degraded, tuple(arms))
-    paths = [str(r[0]) for r in fused]
+        count, archived = archived_matches(db, query, scope)
+        return SearchResult((), degraded, tuple(arms), scope_empty=scope.narrowed, archived_matches=count,
+                            archived=archived)
+    if mmr_lambda is not None:
+        order = [p for p, _ in fused]
+        picked = mmr(order, vectors=_file_vectors(db, order, qvec, space), lambda_=mmr_lambda, limit=limit)
+        scores = dict(fused)
+        fused = [(p, scores[p]) for p in picked]
+    paths = [p for p, _ in fused]
+    return SearchResult(tuple(hydrate(db, paths, dict(fused), qvec=qvec, space=space)), degraded, tuple(arms))
+
+
+def hydrate(db: IndexDB, paths: list[str], scores: dict[str, float], *, qvec: bytes | None = None,
+            space: str | None = None) -> list[Hit]:
+    """Build the :class:`Hit` of each of ``paths`` (in that order): columns, entities, ``superseded_by`` and the
+    snippet (the chunk nearest ``qvec`` in ``space``, else chunk 0). Paths missing from the index are skipped."""
+    if not paths:
+        return []
     sql, params = hydrate_sql(paths)
     rows = {r[0]: r for r in db.query(sql, params)}
     sql, params = entities_sql(paths)
@@ -145,15 +196,17 @@ def search(
         if path not in best or key[:2] < best[path][:2]:
             best[path] = key
     hits = []
-    for path, score in fused:
-        row = rows[path]
+    for path in paths:
+        row = rows.get(path)
+        if row is None:
+            continue
         hits.append(
             Hit(
                 path=path,
                 title=row[1],
                 gist=row[2],
                 memory_type=row[3],
-                score=float(score),
+                score=float(scores.get(path, 0.0)),
                 confidence=float(row[4]),
                 updated_at=row[5],
                 snippet=_snippet(best[path][2]) if path in best else "",
@@ -161,4 +214,4 @@ def search(
                 superseded_by=superseded.get(path),
             )
         )
-    return SearchResult(tuple(hits), degraded, tuple(arms))
+    return hits

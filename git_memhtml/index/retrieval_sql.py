@@ -264,3 +264,15 @@ def snippet_sql(paths: list[str], *, with_vector: bool) -> tuple[str, Params]:
         "ORDER BY c.path, c.ordinal",
         names,
     )
+
+
+def file_vectors_sql(paths: list[str]) -> tuple[str, Params]:
+    """``(path, vec)`` of every chunk vector of ``paths`` in space ``:space`` (the caller sets it), by path and
+    ordinal; MMR averages them into one vector per file."""
+    names: Params = {f"p{i}": p for i, p in enumerate(paths)}
+    holders = ", ".join(f":{n}" for n in names)
+    return (
+        "SELECT c.path, e.vec FROM chunks c JOIN embeddings e ON e.chunk_id = c.chunk_id "
+        f"WHERE e.model = :space AND c.path IN ({holders}) ORDER BY c.path, c.ordinal",
+        names,
+    )

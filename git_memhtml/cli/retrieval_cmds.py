@@ -1,0 +1,209 @@
+"""Retrieval commands: search, recall, neighbors, reinforce (core §4; docs/retrieval.md).
+
+``search``, ``recall`` and ``neighbors`` only read; ``reinforce`` (and ``read``) are the only access bumps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any, TypeVar
+
+import click
+
+from git_memhtml.cli.app import App, utc_now
+from git_memhtml.cli.common import app_of, json_option, respond
+from git_memhtml.document.model import MEMORY_TYPES
+from git_memhtml.errors import PathNotFound, UsageError
+from git_memhtml.index.access import reinforce
+from git_memhtml.index.archived import ArchivedMatch
+from git_memhtml.index.asof import AS_OF_FORMAT, parse_as_of
+from git_memhtml.index.neighbors import MAX_DEPTH, MEMORY_RELS, neighbors
+from git_memhtml.index.recall import DEFAULT_BUDGET, Disclosure, IndexLine, recall
+from git_memhtml.index.retrieval import Hit, Scope, search
+from git_memhtml.output import kv, table, warn
+from git_memhtml.store.writer import safe_repo_path
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_SCOPE_OPTIONS = [
+    click.option("--type", "memory_types", multiple=True, type=click.Choice(MEMORY_TYPES),
+                 help="Memory type (repeatable, any-of; default: every type but task)."),
+    click.option("--workspace", help="Only memories of this project workspace."),
+    click.option("--tag", "tags", multiple=True, help="Tag (repeatable, any-of)."),
+    click.option("--entity", help="One entity type:name."),
+    click.option("--include-archived", is_flag=True, help="Also return archived memories."),
+    click.option("--as-of", help=f"Point-in-time: memories valid at this instant ({AS_OF_FORMAT}); replaces the "
+                                 "archived filter with the validity window."),
+]
+
+
+def scope_options(fn: F) -> F:
+    """Attach the scope flags (core §6) to a command."""
+    for option in reversed(_SCOPE_OPTIONS):
+        fn = option(fn)
+    return fn
+
+
+def build_scope(memory_types: tuple[str, ...], workspace: str | None, tags: tuple[str, ...], entity: str | None,
+                include_archived: bool, as_of: str | None) -> Scope:
+    """The one :class:`Scope` of the flags; ``--as-of`` is canonicalised (UsageError naming the format)."""
+    if entity is not None and ":" not in entity:
+        raise UsageError(f"--entity {entity!r} is not type:name", hint="e.g. --entity person:Priya")
+    return Scope(memory_types=memory_types or None, workspace=workspace, tags=tags, entity=entity,
+                 include_archived=include_archived, as_of=parse_as_of(as_of) if as_of is not None else None)
+
+
+def _mmr(app: App) -> float | None:
+    value = app.settings().settings.mmr_lambda
+    return None if value >= 1.0 else value
+
+
+def hit_json(hit: Hit) -> dict[str, Any]:
+    """A hit in the envelope's camelCase; ``supersededBy`` is always present (null when nothing supersedes)."""
+    return {"path": hit.path, "title": hit.title, "gist": hit.gist, "memoryType": hit.memory_type,
+            "score": hit.score, "confidence": hit.confidence, "updatedAt": hit.updated_at, "snippet": hit.snippet,
+            "entities": list(hit.entities), "supersededBy": hit.superseded_by}
+
+
+def _archived_json(items: tuple[ArchivedMatch, ...]) -> list[dict[str, Any]]:
+    return [{"path": a.path, "title": a.title, "supersededBy": a.superseded_by} for a in items]
+
+
+def _empty_text(count: int | None, archived: tuple[ArchivedMatch, ...]) -> str:
+    if not count:
+        return "no matches"
+    lines = [f"no matches; {count} archived memor{'y' if count == 1 else 'ies'} match (--include-archived shows "
+             "them):"]
+    lines += [f"  {a.path}" + (f" → superseded by {a.superseded_by}" if a.superseded_by else "") for a in archived]
+    return "\n".join(lines)
+
+
+@click.command("search")
+@click.argument("query")
+@scope_options
+@click.option("--limit", type=click.IntRange(1, 500), default=10, show_default=True)
+@json_option
+@click.pass_context
+def search_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], workspace: str | None,
+               tags: tuple[str, ...], entity: str | None, include_archived: bool, as_of: str | None, limit: int,
+               as_json: bool) -> int:
+    """Hybrid search: fts, vector, recency and salience arms fused by RRF (k=60), then MMR. Never an access."""
+    app = app_of(ctx)
+    scope = build_scope(memory_types, workspace, tags, entity, include_archived, as_of)
+    with app.index() as db:
+        result = search(db, query, scope=scope, limit=limit, embedder=app.embedder(), weights=app.weights(),
+                        now=utc_now(), mmr_lambda=_mmr(app))
+    data = {"hits": [hit_json(h) for h in result.hits], "degraded": result.degraded, "arms": list(result.arms),
+            "scopeEmpty": result.scope_empty, "archivedMatches": result.archived_matches,
+            "archived": _archived_json(result.archived)}
+    if result.degraded:
+        warn("the vector arm is unavailable; results come from the lexical arms only")
+    respond(as_json, "memory.hits", data, lambda: table(
+        ["#", "score", "type", "path", "claim"],
+        [[i + 1, f"{h.score:.4f}", h.memory_type, h.path, h.gist[:80]] for i, h in enumerate(result.hits)],
+    ) if result.hits else _empty_text(result.archived_matches, result.archived))
+    return 0
+
+
+def _disclosure_json(d: Disclosure) -> dict[str, Any]:
+    return {"path": d.path, "title": d.title, "memoryType": d.memory_type, "tier": d.tier, "text": d.text,
+            "chars": d.chars, "entities": list(d.entities), "supersededBy": d.superseded_by}
+
+
+def _line_json(line: IndexLine) -> dict[str, Any]:
+    return {"path": line.path, "title": line.title, "gist": line.gist, "memoryType": line.memory_type, "tier": 1,
+            "reason": line.reason}
+
+
+@click.command("recall")
+@click.argument("query")
+@scope_options
+@click.option("--budget", type=click.IntRange(1, 1_000_000), default=DEFAULT_BUDGET, show_default=True,
+              help="Characters the disclosed texts may use (arcs reserve up to 9000 of them).")
+@json_option
+@click.pass_context
+def recall_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], workspace: str | None,
+               tags: tuple[str, ...], entity: str | None, include_archived: bool, as_of: str | None, budget: int,
+               as_json: bool) -> int:
+    """A budgeted recall pack: arcs and memories disclosed in rank order, the rest as index lines. Never an access."""
+    app = app_of(ctx)
+    scope = build_scope(memory_types, workspace, tags, entity, include_archived, as_of)
+    with app.index() as db:
+        pack = recall(db, query, scope=scope, budget=budget, embedder=app.embedder(), weights=app.weights(),
+                      now=utc_now(), mmr_lambda=_mmr(app))
+    data = {"sections": {"arcs": [_disclosure_json(d) for d in pack.arcs],
+                         "memories": [_disclosure_json(d) for d in pack.memories],
+                         "lateral": [_line_json(line) for line in pack.lateral]},
+            "spentChars": pack.spent_chars, "budgetChars": pack.budget_chars, "truncated": pack.truncated,
+            "degraded": pack.degraded, "arms": list(pack.arms), "archivedMatches": pack.archived_matches,
+            "archived": _archived_json(pack.archived)}
+    if pack.degraded:
+        warn("the vector arm is unavailable; the pack comes from the lexical arms only")
+
+    def human() -> str:
+        if not (pack.arcs or pack.memories or pack.lateral):
+            return _empty_text(pack.archived_matches, pack.archived)
+        out: list[str] = []
+        for label, items in (("arcs", pack.arcs), ("memories", pack.memories)):
+            if items:
+                out.append(f"## {label}")
+                out += [f"### {d.title}  ({d.path})\n{d.text}" for d in items]
+        if pack.lateral:
+            out.append("## also")
+            out += [f"- {line.path}: {line.gist[:100]}" for line in pack.lateral]
+        out.append(f"({pack.spent_chars} of {pack.budget_chars} characters{'; truncated' if pack.truncated else ''})")
+        return "\n".join(out)
+
+    respond(as_json, "recall.pack", data, human)
+    return 0
+
+
+@click.command("neighbors")
+@click.argument("path")
+@click.option("--depth", type=click.IntRange(1, MAX_DEPTH), default=1, show_default=True)
+@click.option("--rel", "rels", multiple=True, type=click.Choice(MEMORY_RELS), help="Follow only this rel (repeatable).")
+@json_option
+@click.pass_context
+def neighbors_cmd(ctx: click.Context, path: str, depth: int, rels: tuple[str, ...], as_json: bool) -> int:
+    """Memories linked to PATH by memory-class edges (authored and mined), both directions, depth ≤ 2."""
+    app = app_of(ctx)
+    rel = safe_repo_path(app.repo(), path)
+    with app.index() as db:
+        hood = neighbors(db, rel, depth=depth, rels=rels)
+    nodes = [{"path": n.path, "hop": n.hop, "rel": n.rel, "direction": n.direction, "via": n.via, "title": n.title,
+              "memoryType": n.memory_type, "archived": n.archived} for n in hood.nodes]
+    data = {"path": hood.path, "depth": hood.depth, "rels": list(hood.rels), "nodes": nodes,
+            "edges": [asdict(e) for e in hood.edges]}
+    respond(as_json, "memory.neighbors", data, lambda: table(
+        ["hop", "rel", "dir", "path", "title"],
+        [[n.hop, n.rel, n.direction, n.path, (n.title or "(not indexed)")[:60]] for n in hood.nodes],
+    ) if hood.nodes else "no neighbours")
+    return 0
+
+
+@click.command("reinforce")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--signal", type=click.Choice(["positive", "negative", "neutral"]), default="positive",
+              show_default=True, help="How the memory served: moves its outcome score (neutral counts access only).")
+@json_option
+@click.pass_context
+def reinforce_cmd(ctx: click.Context, paths: tuple[str, ...], signal: str, as_json: bool) -> int:
+    """Record that PATH… served (an access bump with a signal); a path bumped in the last 900 s is cooled down."""
+    app = app_of(ctx)
+    repo = app.repo()
+    rels = list(dict.fromkeys(safe_repo_path(repo, p) for p in paths))
+    with app.index() as db:
+        for rel in rels:  # every path is checked before any bump
+            if db.query_one("SELECT 1 FROM files WHERE path = ?", (rel,)) is None:
+                raise PathNotFound(f"{rel}: no such memory in the index", hint="git memhtml list --include-archived",
+                                   path=rel)
+        bumped = reinforce(db, rels, signal=signal, now=utc_now())  # type: ignore[arg-type]
+    cooled = [p for p in rels if p not in bumped]
+    data = {"signal": signal, "bumped": list(bumped), "cooledDown": cooled}
+    respond(as_json, "memory.reinforced", data, lambda: kv({"signal": signal, "bumped": ", ".join(bumped) or "-",
+                                                            "cooled down": ", ".join(cooled) or "-"}))
+    return 0
+
+
+COMMANDS = [search_cmd, recall_cmd, neighbors_cmd, reinforce_cmd]
