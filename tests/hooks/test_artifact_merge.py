@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from git_memhtml.hooks.artifact_entries import parse_access, parse_listing, parse_sitemap
 from git_memhtml.hooks.artifact_merge import artifact_kind, merge3, merge_artifact
@@ -77,3 +78,19 @@ def test_access_rows_merge_by_maximum_and_newest_score() -> None:
 def test_merge3_prefers_a_change_over_a_removal() -> None:
     assert merge3({"k": 1}, {}, {"k": 2}, max) == {"k": 2}
     assert merge3({"k": 1}, {"k": 3}, {"k": 2}, max) == {"k": 3}
+
+
+def test_driver_writes_the_entry_merge_into_ours_and_text_merges_the_rest(tmp_path: Path) -> None:
+    from git_memhtml.hooks.merge_driver import CLEAN, CONFLICT, run_merge_driver
+
+    base, ours, theirs = _art(A), _art(A, B), _art(A, C)
+    files: dict[str, Path] = {}
+    for name, art in (("O", base), ("A", ours), ("B", theirs)):
+        files[name] = tmp_path / name
+        files[name].write_bytes(art["areas/ops/index.html"])
+    assert run_merge_driver(files["O"], files["A"], files["B"], "areas/ops/index.html") == CLEAN
+    assert files["A"].read_bytes() == _art(A, B, C)["areas/ops/index.html"]
+    for name, text in (("O", "one\ntwo\n"), ("A", "one\nmine\n"), ("B", "one\ntheirs\n")):
+        files[name].write_text(text)
+    assert run_merge_driver(files["O"], files["A"], files["B"], "areas/ops/notes.txt") == CONFLICT
+    assert "<<<<<<< ours:areas/ops/notes.txt" in files["A"].read_text()
