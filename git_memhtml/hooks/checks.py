@@ -38,6 +38,11 @@ class _Repo(Protocol):
     def run_git(self, args: Sequence[str]) -> str: ...
 
 
+class _RepoWithDirs(_Repo, Protocol):
+    root: Path
+    common_dir: Path
+
+
 def _config(repo: _Repo, key: str) -> str | None:
     """``git config --get key`` as git itself resolves it now (includes followed; no cached snapshot)."""
     try:
@@ -96,3 +101,11 @@ def safe_checks(repo: _Repo, hooks_dir: Path) -> list[Check]:
     except GitError as exc:
         driver = Check("merge-driver", False, exc.message, exc.hint)
     return [driver, check_hooks(hooks_dir)]
+
+
+def git_integration_checks(repo: _RepoWithDirs) -> list[Check]:
+    """The checks ``git memhtml doctor`` runs for a :class:`~git_memhtml.gitrepo.GitRepo`: merge driver and hooks
+    (in the folder git really uses, ``core.hooksPath`` included). Never raises for a git failure."""
+    from git_memhtml.hooks.install import hooks_dir  # noqa: PLC0415
+
+    return safe_checks(repo, hooks_dir(repo.root, repo.common_dir, follow=True))

@@ -164,3 +164,16 @@ def test_uninstall_after_the_repository_moved(tmp_path: Path) -> None:
     report = uninstall(moved, moved / ".git")
     assert {a.action for a in report.hooks} == {"removed"}
     assert snapshot(moved) == before
+
+
+def test_doctor_checks_report_hooks_and_driver(tmp_path: Path) -> None:
+    from git_memhtml.gitrepo import GitRepo
+    from git_memhtml.hooks.checks import git_integration_checks
+
+    root = tmp_path / "mem"
+    init_repo(root)
+    repo = GitRepo.discover(root)
+    before = {c.name: c.ok for c in git_integration_checks(repo)}
+    assert before == {"merge-driver": True, "hooks": False}
+    install(root, root / ".git")
+    assert all(c.ok for c in git_integration_checks(repo))
