@@ -79,6 +79,18 @@ class InvalidMemory(MemhtmlError):
         self.violations = tuple(violations)
 
 
+class RunNotFound(MemhtmlError):
+    """No sleep run of that id (the seeds' ``no-run``)."""
+
+    code = "ERR_NO_RUN"
+
+
+class RunRefused(MemhtmlError):
+    """A sleep run cannot start (no trunk branch, run ids exhausted)."""
+
+    code = "ERR_GIT"
+
+
 class DuplicateContent(MemhtmlError):
     """The content hash already belongs to an active memory."""
 

@@ -205,6 +205,15 @@ class GitRepo:
                 out.append(Change(status, delta.new_file.path))
         return out
 
+    def changed_paths(self, a_sha: str, b_sha: str) -> list[str]:
+        """Return every path that differs between two commits (both sides of a rename)."""
+        out: set[str] = set()
+        for change in self.diff(a_sha, b_sha):
+            out.add(change.path)
+            if change.old_path:
+                out.add(change.old_path)
+        return sorted(out)
+
     def dirty(self) -> list[DirtyEntry]:
         """Return uncommitted paths (staged, modified, deleted or untracked; ignored ones excluded), sorted."""
         status = self._repo.status()

@@ -26,7 +26,7 @@ from git_memhtml.sleep.reconcile import Reconciled, reconcile_landed_runs
 from git_memhtml.sleep.review import diff_text, resolve_run, review_run
 from git_memhtml.sleep.review_markdown import render_markdown
 from git_memhtml.sleep.run import RunReport, abort_run, resume_sleep, run_sleep
-from git_memhtml.sleep.runs import all_runs, phase_rows
+from git_memhtml.sleep.runs import all_runs, mark_interrupted, phase_rows, unfinished_runs
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -105,10 +105,24 @@ def run_cmd(ctx: click.Context, date: str | None, phases: str | None, dry_run: b
     with app.index(catch_up=False) as db:
         if not dry_run:
             _reconcile(app.repo(), db)
-        report = run_sleep(app.repo(), db, date=date or utc_now()[:10], phases=selected, dry_run=dry_run, deep=deep,
-                           embedder=app.embedder(), clock=utc_now, after_phase=_progress)
+        try:
+            report = run_sleep(app.repo(), db, date=date or utc_now()[:10], phases=selected, dry_run=dry_run,
+                               deep=deep, embedder=app.embedder(), clock=utc_now, after_phase=_progress)
+        except KeyboardInterrupt:
+            _resume_hint(db)
+            raise
+    for run_id in report.extra.get("unfinished", []):
+        warn(f"{run_id} is unfinished; finish it with `git memhtml sleep resume {run_id}` "
+             f"or drop it with `git memhtml sleep abort {run_id}`")
     respond(as_json, "sleep.report", report.as_json(), lambda: _run_table(report))
     return 1 if report.failed_phases else 0
+
+
+def _resume_hint(db: IndexDB) -> None:
+    """After Ctrl-C: name the interrupted run and how to finish it."""
+    unfinished = unfinished_runs(db)
+    if unfinished:
+        log(f"hint: git memhtml sleep resume {unfinished[0].run_id}")
 
 
 @sleep_group.command("resume")
@@ -119,7 +133,12 @@ def resume_cmd(ctx: click.Context, run_id: str, as_json: bool) -> int:
     """Finish an interrupted run: re-run only phases without a commit on its branch."""
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
-        report = resume_sleep(app.repo(), db, run_id, embedder=app.embedder(), clock=utc_now, after_phase=_progress)
+        try:
+            report = resume_sleep(app.repo(), db, run_id, embedder=app.embedder(), clock=utc_now,
+                                  after_phase=_progress)
+        except KeyboardInterrupt:
+            _resume_hint(db)
+            raise
     respond(as_json, "sleep.report", report.as_json(), lambda: _run_table(report))
     return 1 if report.failed_phases else 0
 
@@ -131,6 +150,7 @@ def status_cmd(ctx: click.Context, as_json: bool) -> int:
     """The runs, how each landed on main, and the latest run's per-phase outcomes (always exits 0)."""
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
+        mark_interrupted(db, now=utc_now())
         reconciled = _reconcile(app.repo(), db, quiet=as_json)
         landed = landing_rows(db)
         runs = all_runs(db)
@@ -220,7 +240,7 @@ def merge_cmd(ctx: click.Context, run_id: str, skip_gate: bool, as_json: bool) -
     data = result.as_json()
     respond(as_json, "sleep.merge", data, lambda: (
         f"merged {result.run_id}: main is now {str(result.head_sha)[:12]}" if result.merged
-        else f"refused ({result.refusal}): {result.reason}"))
+        else f"refused ({result.refusal}): {result.reason}" + (f"\nhint: {result.hint}" if result.hint else "")))
     return 0 if result.merged else 1
 
 

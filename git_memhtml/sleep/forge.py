@@ -30,7 +30,7 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.phases.report import run_file_stem
 from git_memhtml.sleep.review import review_run
 from git_memhtml.sleep.review_markdown import MarkdownBody, render_markdown
-from git_memhtml.sleep.run import TRUNK
+from git_memhtml.sleep.trunk import TRUNK
 
 PR_DIR = "memhtml/pr"
 """Body files live under the git common dir, never in the work tree (DESIGN §3.2)."""

@@ -1,8 +1,10 @@
 """``sleep merge``: the gate, the fast-forward, the pending-mark ledger, the index update (seed 001, seed 000 §15).
 
 Refusals are values and happen before anything moves: ``no-run`` (no such run), ``main-advanced`` (``main`` is
-not the run's base, or the fast-forward failed), ``gate-failed`` (the discrimination gate refused). A refusal
-applies no pending marks and reports neither count.
+not the run's base — including a run already merged —, or the fast-forward failed), ``gate-failed`` (the
+discrimination gate refused), and ours, ``dirty-checkout`` (your checkout of ``main`` has uncommitted changes to
+files the run changes, so git would refuse the fast-forward). Each refusal carries a ``hint``. A refusal applies no
+pending marks and reports neither count.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from git_memhtml.embed.base import Embedder
-from git_memhtml.errors import DiscriminationFailed, GitError, MemhtmlError, UsageError
+from git_memhtml.errors import DiscriminationFailed, GitError, MemhtmlError, RunNotFound
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
 from git_memhtml.sleep.landings import record_landing
 from git_memhtml.sleep.review import resolve_run
-from git_memhtml.sleep.run import TRUNK, worktree_name
+from git_memhtml.sleep.run import worktree_name
+from git_memhtml.sleep.trunk import trunk_name
 from git_memhtml.sleep.runs import set_status
 
 Gate = Callable[[], object]
@@ -37,6 +40,7 @@ class MergeReport:
     base_sha: str | None = None
     head_sha: str | None = None
     gate_skipped: bool = False
+    hint: str | None = None
     marks_pending: int | None = None
     marks_applied: int | None = None
     index: dict[str, Any] = field(default_factory=dict)
@@ -51,6 +55,7 @@ class MergeReport:
             "baseSha": self.base_sha,
             "headSha": self.head_sha,
             "gateSkipped": self.gate_skipped,
+            "hint": self.hint,
             "marksPending": self.marks_pending,
             "marksApplied": self.marks_applied,
             **self.index,
@@ -113,28 +118,45 @@ def merge_run(
 
     ``gate=None`` is ``--skip-gate`` (the caller warns).
     """
+    rerun = "start a fresh cycle: git memhtml sleep run (every phase is safe to repeat)"
     try:
         name, row, base, tip = resolve_run(repo, db, run_id)
-    except UsageError:
-        return MergeReport(run_id, False, "no-run", f"no sleep run {run_id!r}")
+    except RunNotFound:
+        return MergeReport(run_id, False, "no-run", f"no sleep run {run_id!r}", hint="git memhtml sleep status")
     if repo.branch_sha(name) is None:
-        return MergeReport(name, False, "no-run", f"the branch {name} is gone")
-    trunk = repo.branch_sha(TRUNK)
+        return MergeReport(name, False, "no-run", f"the branch {name} is gone", hint="git memhtml sleep status")
+    trunk_branch = trunk_name(repo)
+    trunk = repo.branch_sha(trunk_branch) or ""
     report = MergeReport(name, False, base_sha=base, head_sha=tip, gate_skipped=gate is None)
     if trunk != base:
-        report.refusal, report.reason = "main-advanced", f"{TRUNK} is at {str(trunk)[:12]}, the run was cut from {base[:12]}"
+        report.refusal = "main-advanced"
+        if row is not None and row.status == "merged" or repo.is_ancestor(tip, trunk):
+            report.reason, report.hint = f"{name} is already merged into {trunk_branch}", rerun
+        else:
+            report.reason = f"{trunk_branch} is at {trunk[:12]}, the run was cut from {base[:12]}"
+            report.hint = rerun
         return report
+    if repo.current_branch() == trunk_branch:
+        blocking = sorted({e.path for e in repo.dirty()} & set(repo.changed_paths(base, tip)))
+        if blocking:
+            report.refusal = "dirty-checkout"
+            report.reason = f"your checkout of {trunk_branch} has uncommitted changes to files the run changes: " + (
+                ", ".join(blocking[:5])
+            )
+            report.hint = "commit or stash them (git stash), then merge again"
+            return report
     if gate is not None:
         try:
             gate()
         except DiscriminationFailed as exc:
             report.refusal, report.reason = "gate-failed", exc.message
+            report.hint = f"git memhtml eval discriminate --json shows the inverted probes; then git memhtml sleep abort {name}"
             return report
     repo.remove_worktree(worktree_name(name))
     try:
-        repo.fast_forward(TRUNK, tip)
+        repo.fast_forward(trunk_branch, tip)
     except GitError as exc:
-        report.refusal, report.reason = "main-advanced", exc.message
+        report.refusal, report.reason, report.hint = "main-advanced", exc.message, rerun
         return report
     now = clock()
     report.merged = True

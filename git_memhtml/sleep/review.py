@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from git_memhtml.document.hash import content_hash
-from git_memhtml.errors import UsageError
+from git_memhtml.errors import RunNotFound
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.commit import TRAILER_COUNTS, TRAILER_PHASE
 from git_memhtml.sleep.runs import RunRow, get_run, latest_run, phase_rows
+from git_memhtml.sleep.trunk import trunk_sha
 from git_memhtml.store.layout import is_indexable
 
 CLASSES: tuple[str, ...] = ("meta-only", "body-changed", "archived", "created", "deleted")
@@ -78,19 +79,19 @@ def resolve_run(repo: GitRepo, db: IndexDB, run_id: str | None) -> tuple[str, Ru
     """Return ``(run_id, row, base, tip)`` for a named run or the latest one.
 
     Raises:
-        UsageError: ``no-run`` — neither a row nor a branch of that name.
+        RunNotFound: ``no-run`` — neither a row nor a branch of that name.
     """
     row = get_run(db, run_id) if run_id else latest_run(db)
     name = run_id or (row.run_id if row else None)
     if name is None:
-        raise UsageError("no-run: no sleep run yet", hint="git memhtml sleep run")
+        raise RunNotFound("no-run: no sleep run yet", hint="git memhtml sleep run")
     tip = repo.branch_sha(name)
     if tip is None:
         if row is not None and row.head_sha:
             tip = row.head_sha
         else:
-            raise UsageError(f"no-run: no sleep run {name!r}", hint="git memhtml sleep status lists the runs")
-    base = row.base_sha if row else repo.merge_base(repo.branch_sha("main") or tip, tip)
+            raise RunNotFound(f"no-run: no sleep run {name!r}", hint="git memhtml sleep status lists the runs")
+    base = row.base_sha if row else repo.merge_base(trunk_sha(repo), tip)
     return name, row, base, tip
 
 

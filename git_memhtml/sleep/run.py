@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from git_memhtml.embed.base import Embedder
-from git_memhtml.errors import GitError, MemhtmlError, UsageError
+from git_memhtml.errors import GitError, MemhtmlError, RunNotFound, RunRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
@@ -28,12 +28,22 @@ from git_memhtml.sleep.contract import (
 )
 from git_memhtml.sleep.env import DetectionBudget, PhaseEnv, PhaseReport
 from git_memhtml.sleep.phases import PHASE_BODIES
-from git_memhtml.sleep.runs import RunRow, get_run, phase_rows, reap_stale, record_phase, set_status, upsert_run
+from git_memhtml.sleep.trunk import TRUNK, trunk_sha
+from git_memhtml.sleep.runs import (
+    RunRow,
+    get_run,
+    mark_interrupted,
+    phase_rows,
+    reap_stale,
+    record_phase,
+    set_status,
+    unfinished_runs,
+    upsert_run,
+)
 
 Clock = Callable[[], str]
 AfterPhase = Callable[[PhaseReport], object]
 """Called after each phase's report is recorded (progress output; fault injection in tests)."""
-TRUNK = "main"
 ALREADY_DONE = "already completed on this branch"
 
 
@@ -79,24 +89,14 @@ class RunReport:
         }
 
 
-def trunk_sha(main: GitRepo) -> str:
-    """Return the tip of the trunk branch ``main``; raises :class:`UsageError` when there is none."""
-    sha = main.branch_sha(TRUNK)
-    if sha is None:
-        raise UsageError(
-            f"{main.root}: no branch {TRUNK!r} to cut a sleep run from",
-            hint="run `git memhtml init`, or create it: git branch main <commit>",
-        )
-    return sha
-
-
 def next_run_id(main: GitRepo, date: str, db: IndexDB) -> str:
-    """Return ``sleep/<date>``, or the first free ``-2`` … ``-100`` (branch and run row both free)."""
+    """Return ``sleep/<date>``, or the first free ``-2`` … ``-100`` (branch and real run row both free)."""
     for n in range(1, MAX_SAME_DAY_RUNS + 1):
         run_id = f"sleep/{date}" if n == 1 else f"sleep/{date}-{n}"
-        if main.branch_sha(run_id) is None and get_run(db, run_id) is None:
+        row = get_run(db, run_id)
+        if main.branch_sha(run_id) is None and (row is None or row.dry_run):
             return run_id
-    raise UsageError(
+    raise RunRefused(
         f"all {MAX_SAME_DAY_RUNS} run ids of {date} are taken",
         hint="delete old runs: git memhtml sleep abort <run-id>, or pass --date",
     )
@@ -228,10 +228,12 @@ def run_sleep(
         after_phase: called with each phase's report as soon as it is recorded.
 
     Raises:
-        UsageError: no trunk branch, or every run id of the date is taken.
+        RunRefused: no trunk branch, or every run id of the date is taken.
     """
     base = trunk_sha(main)
+    mark_interrupted(db, now=clock())
     reaped = reap_stale(db, branch_exists=lambda b: main.branch_sha(b) is not None, now=clock())
+    unfinished = [r.run_id for r in unfinished_runs(db)]
     run_id = next_run_id(main, date, db)
     name = worktree_name(run_id) if not dry_run else f"dry-{worktree_name(run_id)}"
     folder = worktree_folder(main, run_id).with_name(name)
@@ -242,33 +244,41 @@ def run_sleep(
     else:
         main.create_branch(run_id, base)
         tree = main.add_worktree(name, folder, run_id)
-    upsert_run(db, RunRow(run_id, run_id, base, base, "running", dry_run, clock(), None))
+        upsert_run(db, RunRow(run_id, run_id, base, base, "running", False, clock(), None))
     env = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=dry_run, deep=deep, embedder=embedder)
     try:
         commits = _execute(env, phases, {}, clock, after_phase)
         head = tree.head_sha() or base
+    except BaseException:
+        if not dry_run:
+            set_status(db, run_id, "interrupted", head_sha=tree.head_sha(), now=clock())
+        raise
     finally:
         env.db.close()
         main.remove_worktree(name)
-    report = RunReport(run_id, run_id, base, head, dry_run, tuple(env.results), tuple(commits), tuple(reaped))
-    status = "abandoned" if dry_run else ("failed" if report.failed_phases else "review")
-    set_status(db, run_id, status, head_sha=head, now=clock())
+    report = RunReport(
+        run_id, run_id, base, head, dry_run, tuple(env.results), tuple(commits), tuple(reaped),
+        extra={"unfinished": unfinished},
+    )
+    if not dry_run:
+        set_status(db, run_id, "failed" if report.failed_phases else "review", head_sha=head, now=clock())
     return report
 
 
-def completed_phases(main: GitRepo, base: str, tip: str) -> dict[str, dict[str, Any]]:
-    """Return ``{phase: counts}`` for every phase with a ``Memhtml-Phase`` trailer on ``base..tip``."""
-    phases = dict(main.log_trailers(base, tip, TRAILER_PHASE))
+def completed_phases(main: GitRepo, base: str, tip: str) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Return ``{phase: (commit sha, counts)}`` for every ``Memhtml-Phase`` trailer on ``base..tip``."""
+    phases = main.log_trailers(base, tip, TRAILER_PHASE)
     counts = dict(main.log_trailers(base, tip, TRAILER_COUNTS))
-    done: dict[str, dict[str, Any]] = {}
-    for sha, values in phases.items():
+    done: dict[str, tuple[str, dict[str, Any]]] = {}
+    for sha, values in phases:
         for phase in values:
             if phase in SLEEP_PHASES:
                 raw = counts.get(sha, [])
                 try:
-                    done[phase] = json.loads(raw[0]) if raw else {}
+                    parsed = json.loads(raw[0]) if raw else {}
                 except json.JSONDecodeError:
-                    done[phase] = {}
+                    parsed = {}
+                done[phase] = (sha, parsed if isinstance(parsed, dict) else {})
     return done
 
 
@@ -288,15 +298,17 @@ def resume_sleep(
     accounts for all seventeen phases. Reaps nothing (seed 001).
 
     Raises:
-        UsageError: no such run (code ``no-run``).
+        RunNotFound: no such run (``no-run``).
     """
     tip = main.branch_sha(run_id)
     row = get_run(db, run_id)
     if tip is None:
-        raise UsageError(
+        raise RunNotFound(
             f"no-run: no sleep branch {run_id!r}",
             hint="git memhtml sleep status lists the runs; start one with git memhtml sleep run",
         )
+    if row is not None and row.status == "merged":
+        raise RunRefused(f"{run_id} is already merged", hint="start a new cycle: git memhtml sleep run")
     base = row.base_sha if row else main.merge_base(trunk_sha(main), tip)
     date = run_id.split("/", 1)[1][:10]
     name = worktree_name(run_id)
@@ -307,18 +319,17 @@ def resume_sleep(
     previous = {p.phase: p for p in phase_rows(db, run_id)}
     done = {
         phase: PhaseReport(
-            phase,
-            "skipped",
-            previous[phase].counts if phase in previous else counts,
-            previous[phase].commit_sha if phase in previous else None,
-            detail=ALREADY_DONE,
+            phase, "skipped", previous[phase].counts if phase in previous else counts, sha, detail=ALREADY_DONE
         )
-        for phase, counts in completed_phases(main, base, tip).items()
+        for phase, (sha, counts) in completed_phases(main, base, tip).items()
     }
     env = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=False, deep=deep, embedder=embedder)
     try:
         commits = _execute(env, SLEEP_PHASES, done, clock, after_phase)
         head = tree.head_sha() or tip
+    except BaseException:
+        set_status(db, run_id, "interrupted", head_sha=tree.head_sha(), now=clock())
+        raise
     finally:
         env.db.close()
         main.remove_worktree(name)
@@ -331,12 +342,12 @@ def abort_run(main: GitRepo, db: IndexDB, run_id: str, *, clock: Clock) -> dict[
     """Drop a run: remove its worktree and branch, mark the row abandoned. ``main`` never moved.
 
     Raises:
-        UsageError: neither a branch nor a row of that name exists.
+        RunNotFound: neither a branch nor a row of that name exists.
     """
     row = get_run(db, run_id)
     tip = main.branch_sha(run_id)
     if row is None and tip is None:
-        raise UsageError(f"no-run: no sleep run {run_id!r}", hint="git memhtml sleep status")
+        raise RunNotFound(f"no-run: no sleep run {run_id!r}", hint="git memhtml sleep status lists the runs")
     main.remove_worktree(worktree_name(run_id))
     if tip is not None:
         if main.current_branch() == run_id:

@@ -7,6 +7,8 @@ never fails a run (seed 000 §3).
 from __future__ import annotations
 
 import json
+import os
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -47,6 +49,49 @@ def _row(values: tuple[object, ...]) -> RunRow:
     )
 
 
+def current_owner() -> str:
+    """Return ``<host>:<pid>`` of this process (stored on the run row it executes)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _owner_alive(owner: str | None) -> bool:
+    """Whether the process named by ``owner`` still runs (unknown hosts count as alive)."""
+    if not owner or ":" not in owner:
+        return True
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def mark_interrupted(db: IndexDB, *, now: str) -> list[str]:
+    """Stamp ``interrupted`` on ``running`` rows whose process on this host is gone; return their run ids.
+
+    An interrupted run is not abandoned: ``sleep resume <run>`` finishes it.
+    """
+    found = []
+    for run_id, owner in db.query("SELECT run_id, owner FROM state.sleep_runs WHERE status = 'running'"):
+        if not _owner_alive(owner):
+            set_status(db, str(run_id), "interrupted", now=now)
+            found.append(str(run_id))
+    return found
+
+
+def unfinished_runs(db: IndexDB) -> list[RunRow]:
+    """Return runs left ``running`` or ``interrupted``, newest first."""
+    rows = db.query(
+        f"SELECT {_COLUMNS} FROM state.sleep_runs WHERE status IN ('running', 'interrupted') "
+        "ORDER BY started_at DESC, run_id DESC"
+    )
+    return [_row(r) for r in rows]
+
+
 def get_run(db: IndexDB, run_id: str) -> RunRow | None:
     """Return the row of ``run_id``, or ``None``."""
     found = db.query_one(f"SELECT {_COLUMNS} FROM state.sleep_runs WHERE run_id = ?", (run_id,))
@@ -70,9 +115,9 @@ def upsert_run(db: IndexDB, row: RunRow) -> None:
     """Insert or update a run row; storage errors are swallowed (rows never fail a run)."""
     try:
         db.execute(
-            f"INSERT INTO state.sleep_runs ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?) "
+            f"INSERT INTO state.sleep_runs ({_COLUMNS}, owner) VALUES (?,?,?,?,?,?,?,?,?) "
             "ON CONFLICT(run_id) DO UPDATE SET head_sha=excluded.head_sha, status=excluded.status, "
-            "ended_at=excluded.ended_at",
+            "ended_at=excluded.ended_at, owner=excluded.owner",
             (
                 row.run_id,
                 row.branch,
@@ -82,6 +127,7 @@ def upsert_run(db: IndexDB, row: RunRow) -> None:
                 int(row.dry_run),
                 row.started_at,
                 row.ended_at,
+                current_owner(),
             ),
         )
     except StorageError:
@@ -136,14 +182,16 @@ def phase_rows(db: IndexDB, run_id: str) -> list[PhaseReport]:
 
 
 def reap_stale(db: IndexDB, *, branch_exists: Callable[[str], bool], now: str) -> list[dict[str, str]]:
-    """Stamp ``abandoned`` on ``running`` rows whose branch is gone or that started over 20 h ago (seed 001).
+    """Stamp ``abandoned`` on unfinished rows whose branch is gone, or ``running`` ones started over 20 h ago.
+
+    Seed 001's reaping; an ``interrupted`` run whose branch exists is left for ``sleep resume``.
 
     Returns:
         ``[{"runId", "reason"}]`` for each reaped row.
     """
     reaped: list[dict[str, str]] = []
     now_dt = datetime.fromisoformat(now.replace("Z", "+00:00"))
-    for row in db.query(f"SELECT {_COLUMNS} FROM state.sleep_runs WHERE status = 'running'"):
+    for row in db.query(f"SELECT {_COLUMNS} FROM state.sleep_runs WHERE status IN ('running', 'interrupted')"):
         run = _row(row)
         started = datetime.fromisoformat(run.started_at.replace("Z", "+00:00"))
         if started.tzinfo is None:
@@ -152,7 +200,7 @@ def reap_stale(db: IndexDB, *, branch_exists: Callable[[str], bool], now: str) -
         reason = None
         if not run.dry_run and not branch_exists(run.branch):
             reason = "branch gone"
-        elif hours > STALE_RUN_HOURS:
+        elif run.status == "running" and hours > STALE_RUN_HOURS:
             reason = f"started {int(hours)}h ago, past budget"
         if reason:
             set_status(db, run.run_id, "abandoned", now=now)
