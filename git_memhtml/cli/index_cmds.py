@@ -36,7 +36,7 @@ def rebuild_cmd(ctx: click.Context, as_json: bool) -> int:
     with app.index(catch_up=False) as db:
         report = rebuild(app.repo(), db, app.embedder(), now=utc_now())
     respond(as_json, "index.report", asdict(report), lambda: _human(report))
-    return 0
+    return 1 if report.errors else 0
 
 
 @index_group.command("update")

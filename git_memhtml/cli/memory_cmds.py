@@ -75,7 +75,10 @@ def _op(memory_type: str, fields: WriteFields) -> WriteOp:
     try:
         return WriteOp.model_validate({k: v for k, v in values.items() if v not in (None, ())})
     except ValidationError as exc:
-        reasons = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'flags'}: {e['msg']}" for e in exc.errors())
+        reasons = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'flags'}: {e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors()
+        )
         raise UsageError(f"invalid memory: {reasons}", hint="give --claim (or --article-html FILE) and --title") from exc
 
 
@@ -196,7 +199,7 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
     data = {"results": [asdict(r) for r in result.results], "summary": result.summary, "commitSha": result.commit_sha}
 
     def human() -> str:
-        lines = [f"op {r.index}: {r.error}" for r in result.results if r.code]
+        lines = [f"op #{r.index + 1}: {r.error}" for r in result.results if r.code]
         s = result.summary
         lines.append(f"{s['written']} written, {s['deduped']} deduplicated, {s['failed']} failed, {s['skipped']} skipped"
                      + (f"; commit {result.commit_sha[:12]}" if result.commit_sha else "; nothing written"))

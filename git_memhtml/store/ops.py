@@ -125,7 +125,8 @@ def parse_op_stream(text: str, *, source: str = "<stdin>") -> list[WriteOp]:
             ops.append(WriteOp.model_validate(raw))
         except ValidationError as exc:
             reasons = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'op'}: {err['msg']}" for err in exc.errors()
+                f"{'.'.join(str(p) for p in err['loc']) or 'op'}: {err['msg'].removeprefix('Value error, ')}"
+                for err in exc.errors()
             )
             problems.append(f"{source}:{number}: {reasons}")
     if problems:
