@@ -260,10 +260,10 @@ def abort_cmd(ctx: click.Context, run_id: str, as_json: bool) -> int:
 @sleep_group.command("pr")
 @click.argument("run_id")
 @click.option("--remote", default="origin", show_default=True, help="The remote to push the run's branch to.")
-@click.option("--base", default="main", show_default=True, help="The branch the pull request merges into.")
+@click.option("--base", default=None, help="The branch the pull request merges into (default: the trunk).")
 @json_option
 @click.pass_context
-def pr_cmd(ctx: click.Context, run_id: str, remote: str, base: str, as_json: bool) -> int:
+def pr_cmd(ctx: click.Context, run_id: str, remote: str, base: str | None, as_json: bool) -> int:
     """Push a run's branch and open or update its pull request (gh), else print the compare address."""
     app = app_of(ctx)
     gh_found = shutil.which("gh")

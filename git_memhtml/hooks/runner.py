@@ -33,10 +33,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import MemhtmlError, NotARepo, StorageError
 from git_memhtml.gitrepo import GitRepo
+
+if TYPE_CHECKING:
+    from git_memhtml.index.db import IndexDB
 
 HOOK_TIMEOUT_S = 20.0
 """Default wall-time bound of one hook run, seconds (our decision, docs/hooks.md; git-ecosystem §0.3 asks only for
@@ -172,6 +176,7 @@ def _catch_up(repo: GitRepo, now: str, embedder_factory: Callable[[], Embedder |
             embedder = None
             notes.append(f"embedder unavailable ({exc.message}); vectors wait for the next command")
         report = update(repo, db, embedder, now=now)
+        notes += _landed_runs(repo, db, now)
     finally:
         db.close()
     summary = (
@@ -183,6 +188,19 @@ def _catch_up(repo: GitRepo, now: str, embedder_factory: Callable[[], Embedder |
     if report.embed_error:
         notes.append("embedding stopped early; the next command retries")
     return "; ".join([*notes, summary])
+
+
+def _landed_runs(repo: GitRepo, db: IndexDB, now: str) -> list[str]:
+    """Sleep runs merged on a forge that this pull brought to ``main``: ledger applied once, landing recorded
+    (:func:`git_memhtml.sleep.reconcile.reconcile_landed_runs`, docs/forge-ci.md §3). Raises nothing expected."""
+    from git_memhtml.sleep.reconcile import reconcile_landed_runs  # noqa: PLC0415
+
+    try:
+        done = reconcile_landed_runs(repo, db, now)
+    except MemhtmlError as exc:
+        return [f"landed sleep runs not recorded ({exc.message}); the next sleep command retries"]
+    return [f"{d.run_id}: {d.error}" if d.error else f"{d.run_id} landed ({d.how}), {d.marks_applied} marks applied"
+            for d in done]
 
 
 def _skip_reason(repo: GitRepo, hook: str, git_dir_env: str | None) -> str | None:

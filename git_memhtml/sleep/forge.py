@@ -30,7 +30,7 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.phases.report import run_file_stem
 from git_memhtml.sleep.review import review_run
 from git_memhtml.sleep.review_markdown import MarkdownBody, render_markdown
-from git_memhtml.sleep.trunk import TRUNK
+from git_memhtml.sleep.trunk import TRUNK, trunk_name
 
 PR_DIR = "memhtml/pr"
 """Body files live under the git common dir, never in the work tree (DESIGN §3.2)."""
@@ -131,12 +131,13 @@ def _gh(gh: Path, args: list[str], cwd: Path) -> str:
 
 
 def open_pull_request(
-    repo: GitRepo, db: IndexDB, run_id: str, *, remote: str = "origin", gh: Path | None, base: str = TRUNK
+    repo: GitRepo, db: IndexDB, run_id: str, *, remote: str = "origin", gh: Path | None, base: str | None = None
 ) -> PullRequestReport:
     """Write the body file, push ``run_id``'s branch to ``remote``, then create or update the pull request.
 
     Args:
         gh: the ``gh`` executable, or ``None`` to print the compare address instead.
+        base: the branch the request merges into (default: the trunk, :func:`sleep.trunk.trunk_name`).
 
     Raises:
         UsageError: no such run branch, or no such remote (the hint names the fix).
@@ -151,6 +152,7 @@ def open_pull_request(
         remote_url = repo.run_git(["remote", "get-url", remote]).strip()
     except GitError as exc:
         raise UsageError(f"no remote {remote!r}", hint=f"git remote add {remote} <url>, or pass --remote NAME") from exc
+    base = base or trunk_name(repo)
     review = review_run(repo, db, run_id)
     body = render_markdown(repo, review)
     target = body_file_path(repo, run_id)

@@ -55,3 +55,8 @@ def landing_rows(db: IndexDB) -> dict[str, LandingRow]:
 def applied_ledgers(db: IndexDB) -> set[str]:
     """Run ids whose pending-mark ledger was applied (``state.applied_ledgers``)."""
     return {str(r[0]) for r in db.query("SELECT run_id FROM state.applied_ledgers")}
+
+
+def merged_runs(db: IndexDB) -> set[str]:
+    """Run ids whose ``state.sleep_runs`` row is ``merged``."""
+    return {str(r[0]) for r in db.query("SELECT run_id FROM state.sleep_runs WHERE status = 'merged'")}

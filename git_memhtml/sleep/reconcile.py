@@ -13,8 +13,9 @@ for those files and, for every run whose row is not ``merged`` or whose ledger i
 4. removes the run's linked worktree, as ``sleep merge`` does (the branch is kept, as ``sleep merge`` keeps it).
 
 It must be called before anything reads run rows or corroboration state: ``sleep status``, ``sleep merge``,
-``sleep run`` and the hooks' index catch-up (post-merge, post-checkout, post-rewrite) call it. It is idempotent:
-a second call with the same ``main`` applies and records nothing, and costs one ``git ls-tree``.
+``sleep run`` and the hooks' index catch-up call it. It is idempotent: a second call with the same ``main``
+applies and records nothing, and costs one ``git ls-tree`` and two queries. The modules that do the work (the
+ledger, the run rows, the phase contract) are imported only when there is work, so the hooks stay fast.
 """
 
 from __future__ import annotations
@@ -24,16 +25,15 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from git_memhtml.errors import MemhtmlError
+from git_memhtml.errors import MemhtmlError, RunRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.commit import TRAILER_RUN, phase_subject
-from git_memhtml.sleep.landings import LandingRow, applied_ledgers, landing_rows, record_landing
-from git_memhtml.sleep.merge import apply_ledger
-from git_memhtml.sleep.phases.report import PHASE as REPORT_PHASE
-from git_memhtml.sleep.phases.report import REPORT_DIR
-from git_memhtml.sleep.run import TRUNK, worktree_name
-from git_memhtml.sleep.runs import RunRow, get_run, set_status, upsert_run
+from git_memhtml.sleep.landings import LandingRow, applied_ledgers, landing_rows, merged_runs, record_landing
+from git_memhtml.sleep.trunk import trunk_name
+
+REPORT_DIR = ".memhtml/sleep"
+"""Where runs commit their report and ledger: :data:`git_memhtml.sleep.phases.report.REPORT_DIR` (core §2.1;
+a copy, so that a hook's no-op call does not import the phases; a test keeps them equal)."""
 
 _RUN_FILE = re.compile(r"^sleep-(\d{4}-\d{2}-\d{2}(?:-\d+)?)\.(?:html|pending\.jsonl)$")
 """A run's committed files: ``sleep-<date>[-N].html`` and ``sleep-<date>[-N].pending.jsonl`` (report phase)."""
@@ -119,6 +119,9 @@ def _trailer(repo: GitRepo, sha: str, key: str) -> list[str]:
 
 def classify_landing(repo: GitRepo, run_id: str, commit: _Adding) -> str:
     """``merge-commit`` | ``fast-forward`` | ``squash`` for the first-parent commit that brought the run's files."""
+    from git_memhtml.sleep.commit import TRAILER_RUN, phase_subject  # noqa: PLC0415 - see the module docstring
+    from git_memhtml.sleep.phases.report import PHASE as REPORT_PHASE  # noqa: PLC0415
+
     if len(commit.parents) >= 2:
         return "merge-commit"
     own_subject = phase_subject(REPORT_PHASE, f"record run {run_id}")
@@ -135,6 +138,10 @@ def _reconcile_one(
     repo: GitRepo, db: IndexDB, run_id: str, files: list[str], trunk: str, adding: dict[str, _Adding], *,
     landed: LandingRow | None, applied: bool, now: str,
 ) -> Reconciled:
+    from git_memhtml.sleep.merge import apply_ledger  # noqa: PLC0415 - see the module docstring
+    from git_memhtml.sleep.run import worktree_name  # noqa: PLC0415
+    from git_memhtml.sleep.runs import RunRow, get_run, set_status, upsert_run  # noqa: PLC0415
+
     commit = next((adding[p] for p in sorted(files, key=lambda p: not p.endswith(".html")) if p in adding), None)
     how = classify_landing(repo, run_id, commit) if commit else "fast-forward"
     row = get_run(db, run_id)
@@ -160,30 +167,31 @@ def reconcile_landed_runs(repo: GitRepo, db: IndexDB, now: str) -> list[Reconcil
     """Recognise every run whose committed files are on ``main`` but that is not yet merged, landed and applied.
 
     Args:
-        repo: any work tree of the repository (the local ``main`` branch is read, not HEAD).
+        repo: any work tree of the repository (the local trunk branch is read, not HEAD: ``memhtml.trunk``,
+            else ``main``, else ``master``; see :func:`sleep.trunk.trunk_name`).
         db: the open index with the shared state plane attached.
         now: ISO UTC instant stamped on rows.
 
     Returns:
-        One :class:`Reconciled` per run handled by this call (``[]`` when there was nothing to do, or no ``main``).
+        One :class:`Reconciled` per run handled by this call (``[]`` when there was nothing to do, or no trunk).
         A run whose reconciliation failed carries ``error`` and is retried on the next call.
     """
-    trunk = repo.branch_sha(TRUNK)
+    try:
+        trunk = repo.branch_sha(trunk_name(repo))
+    except RunRefused:
+        return []
     if trunk is None:
         return []
     on_tree = runs_on_tree(repo, trunk)
     if not on_tree:
         return []
     done_ledgers = applied_ledgers(db)
-    landings = landing_rows(db)
-    todo = []
-    for run_id, files in sorted(on_tree.items()):
-        row = get_run(db, run_id)
-        if row is not None and row.status == "merged" and run_id in done_ledgers:
-            continue  # done (a run `sleep merge` landed before landings were recorded keeps no landing row)
-        todo.append((run_id, files))
-    if not todo:
+    merged = merged_runs(db)
+    todo = [(run_id, files) for run_id, files in sorted(on_tree.items())
+            if not (run_id in merged and run_id in done_ledgers)]  # a run `sleep merge` landed before landings
+    if not todo:                                                    # were recorded keeps no landing row
         return []
+    landings = landing_rows(db)
     adding = _adding_commits(repo, trunk)
     out: list[Reconciled] = []
     for run_id, files in todo:
