@@ -154,3 +154,12 @@ def test_parse_serialize_parse_is_stable_on_generated_articles(claim: str, block
         title=second.title, metas=second.metas, links=second.links, article_html=second.article_html
     )
     assert again == text
+
+
+def test_facet_numeric_value_is_the_first_finite_data_value() -> None:
+    html = memory_file(
+        MINIMAL_ARTICLE + '<dl><dt>n</dt><dd><data value="Infinity">a</data> <data value="x1">b</data> '
+        '<data value="-Infinity">c</data> <data value="0x10">d</data></dd></dl>'
+    )
+    (facet,) = parse_memory(html).facets
+    assert (facet.name, facet.value, facet.numeric_value) == ("n", "a b c d", 16.0)
