@@ -69,7 +69,7 @@ def test_malformed_as_of_is_a_usage_error_naming_the_format(mem: Path, capsys: p
 def test_hits_carry_superseded_by_and_an_empty_result_says_archived(mem: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     old = _path_of(capsys, mem, "Checkout timeout")
-    code, out, _ = cli(capsys, "-C", str(mem), "correct", old, "--title", "Checkout timeout v2",
+    code, out, _ = cli(capsys, "-C", str(mem), "correct", old, "--title", "Checkout timeout v2", "--type", "episodic",
                        "--claim", "The checkout-api upstream timeout is 45 seconds.", "--reason", "raised")
     assert code == 0, out
     new, archived = out["data"]["path"], out["data"]["archived_path"]
@@ -80,13 +80,14 @@ def test_hits_carry_superseded_by_and_an_empty_result_says_archived(mem: Path,
     code, out, _ = cli(capsys, "-C", str(mem), "search", "checkout timeout", "--include-archived")
     by_path = {h["path"]: h["supersededBy"] for h in out["data"]["hits"]}
     assert by_path[archived] == new
-    # the archived memory kept its entity, the correction did not: the entity scope is empty but not "never"
-    code, out, _ = cli(capsys, "-C", str(mem), "search", "checkout timeout", "--entity", "service:checkout-api")
+    # only the archived memory is a semantic one about checkout-api: the scope is empty, but not "never existed"
+    scope = ("--entity", "service:checkout-api", "--type", "semantic")
+    code, out, _ = cli(capsys, "-C", str(mem), "search", "checkout timeout", *scope)
     data = out["data"]
     assert code == 0 and data["hits"] == [] and data["scopeEmpty"] is True
     assert data["archivedMatches"] == 1 and data["archived"] == [
         {"path": archived, "title": "Checkout timeout", "supersededBy": new}]
-    code, out, _ = cli(capsys, "-C", str(mem), "recall", "checkout timeout", "--entity", "service:checkout-api")
+    code, out, _ = cli(capsys, "-C", str(mem), "recall", "checkout timeout", *scope)
     assert out["data"]["archivedMatches"] == 1 and out["data"]["sections"]["memories"] == []
 
 
