@@ -79,10 +79,12 @@ def apply_edits(html: str, edits: Sequence[Edit]) -> str:
     return html
 
 
-def stamp_file(repo: GitRepo, path: str, edits: Sequence[Edit]) -> bool:
+def stamp_file(repo: GitRepo, path: str, edits: Sequence[Edit], *, stage: bool = True) -> bool:
     """Splice ``edits`` into ``path``'s head on disk; stage and return ``True`` only when the bytes changed.
 
     A missing file returns ``False`` (the tree is authoritative; a later phase may see a path an earlier one moved).
+    ``stage=False`` leaves staging to the caller: every ``GitRepo.stage`` call rewrites the whole git index, so a
+    phase stamping thousands of files collects the changed paths and stages them once.
     """
     target = repo.root / path
     if not target.is_file():
@@ -92,7 +94,8 @@ def stamp_file(repo: GitRepo, path: str, edits: Sequence[Edit]) -> bool:
     if after == before:
         return False
     target.write_bytes(after)
-    repo.stage([path])
+    if stage:
+        repo.stage([path])
     return True
 
 

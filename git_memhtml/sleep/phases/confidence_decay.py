@@ -98,6 +98,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         "belowGate": 0,
         "decayed": 0,
     }
+    stamped: list[str] = []
     for path, memory_type, reinforcements in rows:
         if memory_type == "task":
             counts["skippedType"] += 1
@@ -127,7 +128,10 @@ def run(env: PhaseEnv) -> PhaseOutcome:
             counts["decayed"] += 1
             continue
         edits = [set_meta("confidence", format_confidence(new)), set_meta("updated", env.at)]
-        if stamp_file(env.repo, path, edits):
+        if stamp_file(env.repo, path, edits, stage=False):
             counts["decayed"] += 1
+            stamped.append(path)
+    if stamped:
+        env.repo.stage(stamped)  # once: each stage call rewrites the whole git index
     n = counts["decayed"]
     return PhaseOutcome(counts, subject=f"decay confidence on {n} un-reinforced memories")

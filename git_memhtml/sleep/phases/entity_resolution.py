@@ -182,6 +182,7 @@ def rewrite_claimants(env: PhaseEnv, plan: Mapping[str, list[tuple[str, str]]]) 
     On a dry run the number of files that would change is returned and nothing is written.
     """
     changed = 0
+    stamped: list[str] = []
     for path in sorted(plan):
         target: Path = env.repo.root / path
         if not target.is_file():
@@ -191,8 +192,11 @@ def rewrite_claimants(env: PhaseEnv, plan: Mapping[str, list[tuple[str, str]]]) 
             continue
         if env.dry_run:
             changed += 1
-        elif edits.stamp_file(env.repo, path, [*splice, edits.set_meta("updated", env.at)]):
+        elif edits.stamp_file(env.repo, path, [*splice, edits.set_meta("updated", env.at)], stage=False):
             changed += 1
+            stamped.append(path)
+    if stamped:
+        env.repo.stage(stamped)  # once: each stage call rewrites the whole git index
     return changed
 
 

@@ -72,6 +72,7 @@ def people_in_tree(env: PhaseEnv) -> dict[str, list[str]]:
 def _link_claimants(env: PhaseEnv, people: Mapping[str, list[str]]) -> tuple[int, set[str]]:
     added = 0
     linked: set[str] = set()
+    stamped: list[str] = []
     for name, claimants in people.items():
         target = person_path(name)
         link = Link("about_person", "/" + target)
@@ -82,10 +83,13 @@ def _link_claimants(env: PhaseEnv, people: Mapping[str, list[str]]) -> tuple[int
             if link in editors.get_links(html):
                 continue
             if env.dry_run or edits.stamp_file(
-                env.repo, path, [edits.link(link.rel, link.href), edits.set_meta("updated", env.at)]
+                env.repo, path, [edits.link(link.rel, link.href), edits.set_meta("updated", env.at)], stage=False
             ):
                 added += 1
                 linked.add(path)
+                stamped.append(path)
+    if stamped and not env.dry_run:
+        env.repo.stage(stamped)  # once: each stage call rewrites the whole git index
     return added, linked
 
 
