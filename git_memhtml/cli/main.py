@@ -63,6 +63,11 @@ def _register() -> None:
     for command in retrieval_cmds.COMMANDS:
         cli.add_command(command)
 
+    from git_memhtml.cli import doctor_cmds
+
+    for command in doctor_cmds.COMMANDS:
+        cli.add_command(command)
+
 
 _register()
 

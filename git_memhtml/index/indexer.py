@@ -429,6 +429,33 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
     return _report(head, run, False, written, error)
 
 
+def reproject_paths(repo: _Repo, db: IndexDB, paths: Sequence[str], *, now: str,
+                    parse: Parser | None = None) -> IndexReport:
+    """Drop the rows of ``paths`` and project them again from HEAD + work tree (the repair of ``doctor --fix``
+    for drifted rows); a path the tree lacks stays dropped. Embeds nothing; the watermark is unchanged.
+
+    Raises:
+        StorageError: SQLite failed. GitError: the repository cannot be read.
+    """
+    parse = parse or _parser()
+    run = _Pass()
+    blobs = _lazy_blobs(repo, repo.head_sha())
+    dirty = {d.path: d.deleted for d in repo.dirty()}
+    for path in sorted(set(paths)):
+        with db.atomic():
+            delete_path(db, path)
+        if not is_indexable(path) or dirty.get(path):
+            continue
+        if path in dirty and (repo.root / path).is_file():
+            data = (repo.root / path).read_bytes()
+            _project_bytes(db, run, path, data, git_blob_sha(data), now, parse, count="added")
+        elif path not in dirty and path in blobs():
+            sha = blobs()[path]
+            _project_bytes(db, run, path, repo.read_blob(sha), sha, now, parse, count="added")
+    _retry_refusals(repo, db, run, now, parse)
+    return _report(_state(db)[0], run, False, 0, None)
+
+
 def status(repo: _Repo, db: IndexDB) -> IndexStatus:
     """Return the watermark, HEAD, freshness and row counts of the index (reads only)."""
     indexed, space = _state(db)

@@ -1,0 +1,102 @@
+"""``git memhtml doctor [--fix] [--json]`` and ``git memhtml index verify [--json]`` (issue 4 item 6).
+
+``index verify`` is attached to the ``index`` group defined in :mod:`git_memhtml.cli.index_cmds` when this
+module is registered. Both exit 1 while problems remain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import click
+
+from git_memhtml.cli.app import utc_now
+from git_memhtml.cli.common import app_of, json_option, respond
+from git_memhtml.cli.index_cmds import index_group
+from git_memhtml.doctor import DoctorReport, diagnose, fix
+from git_memhtml.index.verify import IndexDrift, verify
+
+
+def drift_data(drift: IndexDrift) -> dict[str, Any]:
+    """JSON shape of an :class:`IndexDrift` (camelCase keys, ``clean`` and ``driftedPaths`` included)."""
+    return {
+        "clean": drift.clean, "indexedHead": drift.indexed_head, "head": drift.head, "stale": drift.stale,
+        "missing": list(drift.missing), "extra": list(drift.extra),
+        "differing": [{"path": p, "tables": list(t)} for p, t in drift.differing],
+        "ftsOk": drift.fts_ok, "missingVectors": drift.missing_vectors, "driftedPaths": list(drift.drifted_paths),
+    }
+
+
+def drift_lines(drift: IndexDrift) -> list[str]:
+    """Human lines of an :class:`IndexDrift`, one per finding."""
+    lines: list[str] = []
+    if drift.stale:
+        lines.append(f"index: stale: indexed {str(drift.indexed_head)[:12]}, HEAD is {str(drift.head)[:12]}")
+    lines += [f"index: missing {p}" for p in drift.missing]
+    lines += [f"index: extra {p}" for p in drift.extra]
+    lines += [f"index: drifted {p} ({', '.join(t)})" for p, t in drift.differing]
+    if not drift.fts_ok:
+        lines.append("index: the full-text table disagrees with files")
+    if drift.missing_vectors:
+        lines.append(f"index: {drift.missing_vectors} chunk(s) lack a vector")
+    return lines
+
+
+def _report_data(report: DoctorReport) -> dict[str, Any]:
+    return {
+        "problems": report.problems, "index": drift_data(report.index),
+        "unparseable": [{"path": p, "violations": v} for p, v in report.tree.unparseable],
+        "duplicates": [{"path": p, "holder": h} for p, h in report.tree.duplicates],
+        "danglingLinks": [{"src": s, "rel": r, "dst": d} for s, r, d in report.tree.dangling],
+        "staleRuns": [asdict(s) for s in report.stale_runs],
+        "leftoverWorktrees": list(report.leftover_worktrees),
+        "gitattributesMissing": list(report.gitattributes_missing), "fixed": list(report.fixed),
+    }
+
+
+def _human(report: DoctorReport) -> str:
+    lines = [f"fixed: {a}" for a in report.fixed] + drift_lines(report.index)
+    lines += [f"unparseable: {p}: {v}" for p, v in report.tree.unparseable]
+    lines += [f"duplicate: {p} has the content of {h} (archive or delete one)" for p, h in report.tree.duplicates]
+    lines += [f"dangling link: {s} {r} -> {d}" for s, r, d in report.tree.dangling]
+    lines += [f"stale run: {s.run_id} ({s.reason})" for s in report.stale_runs]
+    lines += [f"leftover worktree: {n}" for n in report.leftover_worktrees]
+    lines += [f".gitattributes lacks: {line} (run git memhtml init)" for line in report.gitattributes_missing]
+    hint = "" if report.fixed or not report.problems else "; `git memhtml doctor --fix` repairs the index, runs and worktrees"
+    lines.append(f"{report.problems} problem(s){hint}" if report.problems else "no problems")
+    return "\n".join(lines)
+
+
+@click.command("doctor")
+@click.option("--fix", "do_fix", is_flag=True,
+              help="Repair what is safe: the index, stale run rows, leftover worktrees (never memory files).")
+@json_option
+@click.pass_context
+def doctor_cmd(ctx: click.Context, do_fix: bool, as_json: bool) -> int:
+    """Report index drift, unparseable files, dangling links, stale sleep runs and leftover worktrees."""
+    app = app_of(ctx)
+    with app.index(catch_up=False) as db:
+        if do_fix:
+            report = fix(app.repo(), db, app.embedder(), now=utc_now())
+        else:
+            report = diagnose(app.repo(), db, now=utc_now())
+    respond(as_json, "doctor.report", _report_data(report), lambda: _human(report))
+    return 1 if report.problems else 0
+
+
+@click.command("verify")
+@json_option
+@click.pass_context
+def verify_cmd(ctx: click.Context, as_json: bool) -> int:
+    """Compare the index with a re-projection of HEAD + work tree (reads only; `doctor --fix` repairs)."""
+    app = app_of(ctx)
+    with app.index(catch_up=False) as db:
+        drift = verify(app.repo(), db, now=utc_now())
+    respond(as_json, "index.verify", drift_data(drift),
+            lambda: "\n".join(drift_lines(drift)) or "the index equals a rebuild of the tree")
+    return 0 if drift.clean else 1
+
+
+index_group.add_command(verify_cmd)
+COMMANDS = [doctor_cmd]
