@@ -51,6 +51,9 @@ CATEGORIES: dict[int, str] = {
 """LoCoMo question categories as the dataset's own scorer numbers them (``../shared/data/README.md``). The
 paper's prose orders them differently; this mapping is the scorer's and is pinned here on purpose."""
 
+DEFAULT_CONTEXT = 2
+"""Preceding turns of the same session a turn memory carries in its ``<aside>`` (docs/retrieval-tuning.md)."""
+
 Units = Literal["observations", "turns"]
 UNITS: tuple[str, ...] = ("observations", "turns")
 
@@ -185,8 +188,10 @@ def load_questions(data: Sequence[Mapping[str, Any]], sample_id: str) -> list[tu
     return out
 
 
-def _article(claim: str, context: str, iso: str, when: str, dia_ids: Sequence[str], extra: str | None) -> str:
-    """Inner HTML of one memory's ``<article>``; every text is HTML-escaped."""
+def _article(claim: str, context: str, iso: str, when: str, dia_ids: Sequence[str], extra: str | None,
+             earlier: Sequence[tuple[str, str]] = ()) -> str:
+    """Inner HTML of one memory's ``<article>``; every text is HTML-escaped. ``earlier`` = preceding
+    ``(speaker, text)`` turns carried in an ``<aside>``."""
     esc = html.escape
     parts = [
         f"<p><mark>{esc(claim)}</mark></p>",
@@ -194,6 +199,8 @@ def _article(claim: str, context: str, iso: str, when: str, dia_ids: Sequence[st
     ]
     if extra:
         parts.append(f"<p>{esc(extra)}</p>")
+    if earlier:
+        parts.append("<aside>" + "".join(f"<p>Earlier, {esc(s)} said: {esc(t)}</p>" for s, t in earlier) + "</aside>")
     parts.append("<dl><dt>dia_id</dt>" + "".join(f"<dd>{esc(d)}</dd>" for d in dia_ids) + "</dl>")
     return "".join(parts)
 
@@ -241,16 +248,20 @@ def observation_ops(item: Mapping[str, Any]) -> list[dict[str, Any]]:
     return ops
 
 
-def turn_ops(item: Mapping[str, Any]) -> list[dict[str, Any]]:
+def turn_ops(item: Mapping[str, Any], context: int = DEFAULT_CONTEXT) -> list[dict[str, Any]]:
     """One op per dialogue turn of one conversation item (conv-26 → 419).
 
     Title ``"<speaker>, <dia_id>"``; the claim is the turn's text (the image caption when the text is blank);
-    an image turn gets a ``"<speaker> shared an image: <caption>"`` paragraph.
+    an image turn gets a ``"<speaker> shared an image: <caption>"`` paragraph. With ``context`` > 0 the
+    ``context`` turns before it in the same session are carried, oldest first, in an ``<aside>`` (one
+    ``<p>Earlier, <speaker> said: <text></p>`` each): the claim stays the turn itself, the aside is what a
+    reader needs to understand a reply such as "Yes, last week!" (docs/retrieval-tuning.md measures it).
     """
     sample_id = str(item["sample_id"])
     ops: list[dict[str, Any]] = []
     for number, iso, turns in sessions(item["conversation"]):
         when = str(item["conversation"][f"session_{number}_date_time"])
+        spoken: list[tuple[str, str]] = []
         for turn in turns:
             speaker, dia_id = str(turn["speaker"]), str(turn["dia_id"])
             caption = str(turn.get("blip_caption") or "").strip()
@@ -258,23 +269,28 @@ def turn_ops(item: Mapping[str, Any]) -> list[dict[str, Any]]:
             if not text:
                 continue
             extra = f"{speaker} shared an image: {caption}" if caption else None
-            context = f"{speaker} said this in session {number},"
-            article = _article(text, context, iso, when, [dia_id], extra)
+            said = f"{speaker} said this in session {number},"
+            earlier = spoken[-context:] if context > 0 else []
+            article = _article(text, said, iso, when, [dia_id], extra, earlier)
             ops.append(_op(sample_id, f"{speaker}, {dia_id}", speaker, article, [dia_id]))
+            spoken.append((speaker, text))
     return ops
 
 
-def convert(data: Sequence[Mapping[str, Any]], sample_id: str, units: str) -> list[dict[str, Any]]:
-    """Ops of one conversation (``sample_id``) or of every conversation (``"all"``), per ``units``.
+def convert(data: Sequence[Mapping[str, Any]], sample_id: str, units: str,
+            context: int = DEFAULT_CONTEXT) -> list[dict[str, Any]]:
+    """Ops of one conversation (``sample_id``) or of every conversation (``"all"``), per ``units``; ``context``
+    preceding turns are carried by turn units (:func:`turn_ops`), observations ignore it.
 
     Raises:
         UsageError: unknown units or conversation.
     """
     if units not in UNITS:
         raise UsageError(f"unknown units {units!r}", hint="use --units observations or --units turns")
-    build = observation_ops if units == "observations" else turn_ops
     items = list(data) if sample_id == "all" else [find_conversation(data, sample_id)]
-    return [op for item in items for op in build(item)]
+    if units == "observations":
+        return [op for item in items for op in observation_ops(item)]
+    return [op for item in items for op in turn_ops(item, context)]
 
 
 def load_data(path: Path = DEFAULT_DATA) -> list[dict[str, Any]]:
@@ -316,9 +332,16 @@ def _parser() -> argparse.ArgumentParser:
     all_p = sub.add_parser("all", help="all conversations → apply JSONL")
     questions_p = sub.add_parser("questions", help="evidence-normalised questions as JSONL")
     questions_p.add_argument("--conversation", default="all", help="sample id or all (default)")
-    for p in (convert_p, all_p):
-        p.add_argument("--units", choices=UNITS, default="observations")
-    for p in (convert_p, all_p, questions_p):
+    recall_p = sub.add_parser("recall", help="import, search every question, report recall@k and MRR")
+    recall_p.add_argument("--conversation", default="all", help="sample id or all (default)")
+    recall_p.add_argument("--embed", choices=("wordllama", "fake", "off"), default="wordllama")
+    recall_p.add_argument("--weights", default=None, help="fts,vector,recency,salience (default: the embedder's)")
+    recall_p.add_argument("--mmr", type=float, default=None, help="apply MMR with this lambda (default: off)")
+    recall_p.add_argument("--json", action="store_true", help="one JSON object instead of the table")
+    for p in (convert_p, all_p, recall_p):
+        p.add_argument("--units", choices=UNITS, default="observations" if p is not recall_p else "turns")
+        p.add_argument("--context", type=int, default=DEFAULT_CONTEXT, help="preceding turns a turn carries")
+    for p in (convert_p, all_p, questions_p, recall_p):
         p.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"LoCoMo JSON (default {DEFAULT_DATA})")
         p.add_argument("--out", type=Path, default=None, help="write here instead of stdout")
     return parser
@@ -334,8 +357,41 @@ def run(argv: Sequence[str]) -> str:
     data = load_data(args.data)
     if args.command == "questions":
         return dumps_jsonl(_question_rows(data, args.conversation))
+    if args.context < 0:
+        raise UsageError(f"--context must be 0 or more, got {args.context}", hint="pass --context 0, 1, 2 …")
+    if args.command == "recall":
+        return _recall(data, args)
     sample_id = "all" if args.command == "all" else args.conversation
-    return dumps_jsonl(convert(data, sample_id, args.units))
+    return dumps_jsonl(convert(data, sample_id, args.units, args.context))
+
+
+def _recall(data: Sequence[Mapping[str, Any]], args: argparse.Namespace) -> str:
+    """Run ``recall`` (bench/locomo_recall.py) and return its table or JSON."""
+    import tempfile  # noqa: PLC0415
+
+    bench = str(Path(__file__).resolve().parent)
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    import locomo_recall  # noqa: PLC0415
+
+    from git_memhtml.index.retrieval import ArmWeights  # noqa: PLC0415
+
+    weights = None
+    if args.weights:
+        try:
+            fts, vector, recency, salience = (float(v) for v in args.weights.split(","))
+        except ValueError as exc:
+            raise UsageError(f"bad --weights {args.weights!r}", hint="give four numbers: fts,vector,recency,salience") from exc
+        weights = ArmWeights(fts=fts, vector=vector, recency=recency, salience=salience)
+    ids = [str(item["sample_id"]) for item in data] if args.conversation == "all" else [args.conversation]
+    for sample_id in ids:
+        find_conversation(data, sample_id)
+    with tempfile.TemporaryDirectory(prefix="memhtml-locomo-") as folder:
+        report = locomo_recall.run_recall(sys.modules[__name__], data, ids, units=args.units, embed=args.embed,
+                                          context=args.context, weights=weights, workdir=Path(folder),
+                                          mmr_lambda=args.mmr)
+    render = locomo_recall.report_json if args.json else locomo_recall.render_report
+    return str(render(report, CATEGORIES))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,6 +22,7 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import IndexReport, update
 from git_memhtml.index.retrieval import ArmWeights
+from git_memhtml.index.weights import default_weights
 from git_memhtml.output import warn
 
 _INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
@@ -83,10 +84,20 @@ class App:
         return self._embedder
 
     def weights(self) -> ArmWeights:
-        """RRF arm weights from the settings."""
-        s = self.settings().settings
+        """RRF arm weights: per key, the user's value (git config ``memhtml.weight*``, ``MEMHTML_WEIGHT_*``,
+        flag) or else the configured embedder's measured default (:func:`default_weights`)."""
+        resolved = self.settings()
+        s, sources = resolved.settings, resolved.sources
+        base = default_weights(s.embed)
+
+        def pick(key: str, fallback: float) -> float:
+            return float(getattr(s, key)) if sources.get(key, "default") != "default" else fallback
+
         return ArmWeights(
-            fts=s.weight_fts, vector=s.weight_vector, recency=s.weight_recency, salience=s.weight_salience
+            fts=pick("weight_fts", base.fts),
+            vector=pick("weight_vector", base.vector),
+            recency=pick("weight_recency", base.recency),
+            salience=pick("weight_salience", base.salience),
         )
 
     @contextmanager
