@@ -18,6 +18,7 @@ Usage::
     python bench/locomo.py convert --conversation all --units turns        # all six (3,435 turns)
     python bench/locomo.py all --units turns                               # the same
     python bench/locomo.py questions --conversation conv-26                # evidence-normalised questions
+    python bench/locomo.py recall --units turns                            # recall@5/10/25/50 + MRR vs DRAGON
 
 Output is deterministic: sessions in numeric order, observations in file order, one JSON object per line with
 a fixed key order, UTF-8, ``\\n`` line ends.

@@ -13,9 +13,15 @@ from git_memhtml.output import table
 @click.pass_context
 def config_cmd(ctx: click.Context, as_json: bool) -> int:
     """List effective settings: default < git config memhtml.<key> < MEMHTML_<KEY>."""
-    resolved = app_of(ctx).settings()
+    app = app_of(ctx)
+    resolved = app.settings()
     values = resolved.settings.model_dump()
     data = {k: {"value": v, "source": resolved.sources[k]} for k, v in values.items()}
+    weights = app.weights()  # unset weight_* keys take the embedder's default (docs/retrieval-tuning.md)
+    for arm in ("fts", "vector", "recency", "salience"):
+        key = f"weight_{arm}"
+        if key in data and data[key]["source"] == "default":
+            data[key] = {"value": getattr(weights, arm), "source": f"default ({resolved.settings.embed})"}
     respond(as_json, "config.effective", data,
             lambda: table(["key", "value", "source"], [[k, v["value"], v["source"]] for k, v in data.items()]))
     return 0

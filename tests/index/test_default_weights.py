@@ -63,3 +63,21 @@ def test_a_configured_value_equal_to_the_core_default_still_wins(tmp_path: Path,
 def test_every_default_passes_the_discrimination_gate(tmp_path: Path, embed: str) -> None:
     report = run_discrimination(workdir=tmp_path, weights=default_weights(embed))
     assert report.passed and report.inversions == 0 and len(report.probes) > 0
+
+
+def test_config_command_shows_the_weights_in_force_and_their_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from git_memhtml.cli.main import main
+
+    root = _repo(tmp_path)
+    monkeypatch.setenv("MEMHTML_EMBED", "off")
+    monkeypatch.setenv("MEMHTML_WEIGHT_FTS", "2")
+    capsys.readouterr()
+    assert main(["-C", str(root), "config", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)["data"]
+    assert data["weight_fts"] == {"value": 2.0, "source": "env"}
+    assert data["weight_vector"] == {"value": 0.0, "source": "default (off)"}
+    assert data["weight_recency"] == {"value": 0.05, "source": "default (off)"}
