@@ -33,7 +33,8 @@ from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.retrieval import search
 from git_memhtml.index.retrieval_sql import ARM_LIMIT, Scope, scope_sql, vector_arm_sql
 
-from synth import DIM, NOW, corpus, query, render_memory
+from git_memhtml.document.template import render_memory
+from synth import DIM, NOW, corpus, query
 
 EMBEDDER = FakeEmbedder(dim=DIM)
 QUERIES = 50
