@@ -102,7 +102,7 @@ def run_cmd(ctx: click.Context, date: str | None, phases: str | None, dry_run: b
         selected = select_phases(phases)
     except ValueError as exc:
         raise UsageError(str(exc), hint="git memhtml sleep run --help") from exc
-    with app.index(catch_up=False) as db:
+    with app.index(catch_up=True) as db:  # a fresh, clean checkout index seeds the run's own index
         if not dry_run:
             _reconcile(app.repo(), db)
         try:

@@ -200,6 +200,22 @@ class IndexDB:
             self._depth -= 1
         self._conn.execute(f"RELEASE {name}")
 
+    def copy_index_to(self, path: Path) -> None:
+        """Write a consistent copy of the index plane (``main``, not ``state``) to a new database file ``path``.
+
+        Uses SQLite's online backup, so a WAL-mode source is copied whole. Raises ``StorageError``.
+        """
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            target = apsw.Connection(str(path))
+            try:
+                with target.backup("main", self._conn, "main") as backup:
+                    backup.step()
+            finally:
+                target.close()
+        except (apsw.Error, OSError) as exc:
+            raise _wrap(exc, f"cannot copy the index to {path}") from exc
+
     def close(self) -> None:
         """Close the connection (idempotent)."""
         try:

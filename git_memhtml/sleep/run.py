@@ -176,6 +176,33 @@ def _undo(repo: GitRepo) -> None:
         repo.unstage_all()
 
 
+def _seed_index(source: IndexDB, tree: GitRepo, base_sha: str, embedder: Embedder | None) -> None:
+    """Start the run's index from a copy of the checkout's when that one describes exactly the base commit.
+
+    Only a clean index qualifies: its watermark is the base, it holds no uncommitted work-tree rows (your dirty
+    edits must never reach a run), and its vectors are in the run's space. Anything else, or any failure, leaves
+    preflight to index the worktree from nothing, which is always correct, only slower.
+    """
+    target = tree.git_dir / "memhtml" / "index.db"
+    if target.exists():
+        return
+    try:
+        state = source.query_one("SELECT head_sha, embed_model FROM index_state WHERE id = 1")
+        overlay = source.query_one("SELECT count(*) FROM worktree_paths")
+    except MemhtmlError:
+        return
+    space = embedder.space if embedder is not None else None
+    if state is None or state[0] != base_sha or (overlay and overlay[0]):
+        return
+    if state[1] is not None and state[1] != space:
+        return
+    try:
+        source.copy_index_to(target)
+    except MemhtmlError:
+        if target.exists():
+            target.unlink()
+
+
 def _open_env(
     main: GitRepo,
     tree: GitRepo,
@@ -186,7 +213,10 @@ def _open_env(
     dry_run: bool,
     deep: bool,
     embedder: Embedder | None,
+    seed: IndexDB | None = None,
 ) -> PhaseEnv:
+    if seed is not None:
+        _seed_index(seed, tree, base_sha, embedder)
     db = IndexDB.for_repo(tree)
     at = f"{date}T00:00:00Z"
     env = PhaseEnv(
@@ -245,7 +275,8 @@ def run_sleep(
         main.create_branch(run_id, base)
         tree = main.add_worktree(name, folder, run_id)
         upsert_run(db, RunRow(run_id, run_id, base, base, "running", False, clock(), None))
-    env = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=dry_run, deep=deep, embedder=embedder)
+    env = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=dry_run, deep=deep, embedder=embedder,
+                    seed=db)
     try:
         commits = _execute(env, phases, {}, clock, after_phase)
         head = tree.head_sha() or base

@@ -351,3 +351,26 @@ def test_a_failing_phase_is_a_value_its_writes_are_undone_and_later_phases_run(
     assert by_phase["confidence-decay"]["status"] == "ok" and by_phase["report"]["status"] == "ok"
     tree = git(demo_repo, "ls-tree", "-r", "--name-only", f"sleep/{DATE}")
     assert "half-written.html" not in tree
+
+
+def test_a_clean_checkout_index_seeds_the_run_and_dirty_edits_never_reach_it(
+    demo_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, run = cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE, "--dry-run")
+    assert code == 0
+    preflight = run["data"]["phases"][0]["counts"]
+    assert preflight["indexedAdded"] == 0, "the run's index should start from the checkout's clean copy"
+    victim = next((demo_repo / "resources").rglob("*.html"))
+    original = victim.read_text()
+    victim.write_text(original.replace("<mark>", "<mark>DIRTY ", 1))
+    code, run = cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)
+    assert code == 0
+    rel = str(victim.relative_to(demo_repo))
+    db = IndexDB.for_repo(GitRepo.discover(demo_repo))
+    try:
+        assert "DIRTY" in db.query_one("SELECT gist FROM files WHERE path = ?", (rel,))[0]  # type: ignore[index]
+    finally:
+        db.close()
+    on_branch = git(demo_repo, "show", f"sleep/{DATE}:{rel}")
+    assert "DIRTY" not in on_branch
+    assert run["data"]["phases"][0]["counts"]["indexedAdded"] > 0  # the dirty index was not copied
