@@ -1,6 +1,6 @@
 """Architecture rules enforced on the source (DESIGN §4, style-anchors §7.4 and §7.14).
 
-One choke point per external system: only ``gitrepo.py`` imports pygit2, only ``index/db.py`` imports apsw and
+One choke point per external system: only the ``gitrepo`` package imports pygit2, only ``index/db.py`` imports apsw and
 sqlite_vec, only ``embed/openai.py`` imports httpx, only ``cli/`` imports click, only ``output.py`` writes to the
 terminal. ``domain`` and ``document`` import nothing of ours beyond themselves and ``errors``; the core never
 imports the CLI.
@@ -14,7 +14,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "git_memhtml"
 
 EDGES = {
-    "pygit2": {"gitrepo.py"},
+    "pygit2": {"gitrepo/repo.py", "gitrepo/merging.py", "gitrepo/plumbing.py"},
     "apsw": {"index/db.py"},
     "sqlite_vec": {"index/db.py"},
     "httpx": {"embed/openai.py"},

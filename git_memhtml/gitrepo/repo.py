@@ -9,90 +9,20 @@ indexes after its own commits.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import DiffFind, FileMode, FileStatus
+from pygit2.enums import DiffFind, FileStatus
 
 from git_memhtml.errors import GitError, NotARepo, PathNotFound
-
-PARA_PREFIXES: tuple[str, ...] = ("projects/", "areas/", "resources/", "archive/")
-"""The four PARA buckets whose ``.html`` files are memories (``spec/memhtml-core.md`` §2.1)."""
+from git_memhtml.gitrepo.merging import merge_commits_in_memory
+from git_memhtml.gitrepo.plumbing import FALLBACK_EMAIL, FALLBACK_NAME, git_env, parse_git_date, prune_empty_dirs
+from git_memhtml.gitrepo.values import PARA_PREFIXES, Change, DirtyEntry, InMemoryMerge, Resolver
 
 _DELETED = FileStatus.WT_DELETED | FileStatus.INDEX_DELETED
-_FALLBACK_NAME = "git-memhtml"
-_FALLBACK_EMAIL = "git-memhtml@localhost"
-
-
-@dataclass(frozen=True)
-class Change:
-    """One entry of a tree diff: ``status`` is git's letter (A, M, D, R, C, T); ``old_path`` is set for R/C."""
-
-    status: str
-    path: str
-    old_path: str | None = None
-
-
-@dataclass(frozen=True)
-class InMemoryMerge:
-    """Result of :meth:`GitRepo.merge_in_memory`: the merged tree (``None`` while conflicts remain), every merged
-    ``{path: blob sha}`` and the paths the resolver left conflicted."""
-
-    tree_sha: str | None
-    blobs: dict[str, str]
-    unresolved: tuple[str, ...]
-
-
-Resolver = Callable[[str, "bytes | None", "bytes | None", "bytes | None", Mapping[str, str]], "bytes | None"]
-"""``(path, base, ours, theirs, merged blobs) -> merged bytes or None`` for :meth:`GitRepo.merge_in_memory`."""
-
-
-@dataclass(frozen=True)
-class DirtyEntry:
-    """One uncommitted work-tree path (staged or not); ``deleted`` when it is gone from disk."""
-
-    path: str
-    deleted: bool
-
-
-def library_versions() -> str:
-    """Return ``pygit2 X (libgit2 Y)`` for crash reports."""
-    return f"pygit2 {getattr(pygit2, '__version__', '?')} (libgit2 {pygit2.LIBGIT2_VERSION})"
-
-
-def _git_env() -> dict[str, str]:
-    """The environment of our ``git`` children. ``MEMHTML_HOOKS=0``: every command of ours catches the index up
-    after its own git operations, so the installed hooks must not race it (docs/hooks.md)."""
-    env = dict(os.environ)
-    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "MEMHTML_HOOKS": "0"})
-    return env
-
-
-def _parse_git_date(value: str) -> tuple[int, int] | None:
-    """Parse a ``GIT_*_DATE`` value (ISO 8601 or ``@<epoch> [+hhmm]``) into (epoch seconds, offset minutes)."""
-    value = value.strip()
-    match = re.fullmatch(r"@?(\d+)(?:\s+([+-])(\d{2})(\d{2}))?", value)
-    if match:
-        offset = 0
-        if match.group(2):
-            offset = int(match.group(3)) * 60 + int(match.group(4))
-            offset = -offset if match.group(2) == "-" else offset
-        return int(match.group(1)), offset
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    delta = parsed.utcoffset()
-    offset_minutes = int(delta.total_seconds() // 60) if delta is not None else 0
-    return int(parsed.timestamp()), offset_minutes
 
 
 class GitRepo:
@@ -307,7 +237,7 @@ class GitRepo:
             if data is None:
                 if target.is_file():
                     target.unlink()
-                    _prune_empty_dirs(target.parent, self.root)
+                    prune_empty_dirs(target.parent, self.root)
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
@@ -433,7 +363,7 @@ class GitRepo:
             ["git", "-C", str(self.root), *args],
             capture_output=True,
             text=True,
-            env=_git_env(),
+            env=git_env(),
             check=False,
         )
         if proc.returncode != 0:
@@ -443,51 +373,15 @@ class GitRepo:
             )
         return proc.stdout
 
-    def merge_in_memory(self, ours: str, theirs: str, resolve: Resolver,
-                        refresh: Callable[[Mapping[str, str]], Mapping[str, bytes]] | None = None) -> InMemoryMerge:
-        """Merge commit ``theirs`` into ``ours`` without touching the work tree, the index file or any ref.
-
-        libgit2 ignores configured merge drivers (git-ecosystem §2.3 #7), so each conflicted path is handed to
-        ``resolve(path, base, ours, theirs, merged)``: the three versions' bytes (``None`` when absent) and
-        ``merged`` = ``{path: blob sha}`` of every cleanly merged entry. Returned bytes become the path's content
-        (the conflict is dropped first: a stage-0 entry alone does not clear it, git-ecosystem §2.4); ``None``
-        leaves it unresolved. Once no conflict is left, ``refresh(merged)`` may return ``{path: bytes}`` to set on
-        top (derived files that git merged cleanly but wrongly). The tree is written only when nothing is left
-        unresolved.
-        """
-        index = self._repo.merge_commits(self._commit(ours), self._commit(theirs))
-        conflicts = index.conflicts
-        pending: list[tuple[str, bytes | None, bytes | None, bytes | None, FileMode]] = []
-        if conflicts is not None:
-            for base_e, ours_e, theirs_e in list(conflicts):
-                entry = ours_e or theirs_e or base_e
-                assert entry is not None
-                pending.append((
-                    entry.path,
-                    None if base_e is None else self.read_blob(str(base_e.id)),
-                    None if ours_e is None else self.read_blob(str(ours_e.id)),
-                    None if theirs_e is None else self.read_blob(str(theirs_e.id)),
-                    FileMode((ours_e or theirs_e or entry).mode),
-                ))
-        merged = {e.path: str(e.id) for e in index}
-        unresolved: list[str] = []
-        for path, base_b, ours_b, theirs_b, mode in pending:
-            data = resolve(path, base_b, ours_b, theirs_b, merged)
-            if data is None:
-                unresolved.append(path)
-                continue
-            del index.conflicts[path]
-            blob = self._repo.create_blob(data)
-            index.add(pygit2.IndexEntry(path, blob, mode))
-            merged[path] = str(blob)
-        if refresh is not None and not unresolved:
-            for path, data in sorted(refresh(dict(merged)).items()):
-                entry = index[path] if path in merged else None
-                blob = self._repo.create_blob(data)
-                index.add(pygit2.IndexEntry(path, blob, entry.mode if entry is not None else FileMode.BLOB))
-                merged[path] = str(blob)
-        tree = None if unresolved else str(index.write_tree(self._repo))
-        return InMemoryMerge(tree, dict(sorted(merged.items())), tuple(sorted(unresolved)))
+    def merge_in_memory(
+        self,
+        ours: str,
+        theirs: str,
+        resolve: Resolver,
+        refresh: Callable[[Mapping[str, str]], Mapping[str, bytes]] | None = None,
+    ) -> InMemoryMerge:
+        """Merge commit ``theirs`` into ``ours`` in memory (see :func:`merging.merge_commits_in_memory`)."""
+        return merge_commits_in_memory(self._repo, self._commit(ours), self._commit(theirs), resolve, refresh)
 
     def _commit(self, sha: str) -> pygit2.Commit:
         try:
@@ -499,16 +393,12 @@ class GitRepo:
         return commit
 
     def _signature(self, role: str) -> pygit2.Signature:
-        name = os.environ.get(f"GIT_{role}_NAME") or self.config_get("user.name") or _FALLBACK_NAME
-        email = os.environ.get(f"GIT_{role}_EMAIL") or self.config_get("user.email") or _FALLBACK_EMAIL
+        name = os.environ.get(f"GIT_{role}_NAME") or self.config_get("user.name") or FALLBACK_NAME
+        email = os.environ.get(f"GIT_{role}_EMAIL") or self.config_get("user.email") or FALLBACK_EMAIL
         date = os.environ.get(f"GIT_{role}_DATE")
-        parsed = _parse_git_date(date) if date else None
+        parsed = parse_git_date(date) if date else None
         if parsed is None:
             return pygit2.Signature(name, email)
         return pygit2.Signature(name, email, parsed[0], parsed[1])
 
 
-def _prune_empty_dirs(folder: Path, root: Path) -> None:
-    while folder != root and folder.is_dir() and not any(folder.iterdir()):
-        folder.rmdir()
-        folder = folder.parent

@@ -1,0 +1,54 @@
+"""Process-level helpers of the git choke point: the git binary's environment, dates, versions, folders."""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pygit2
+
+FALLBACK_NAME = "git-memhtml"
+FALLBACK_EMAIL = "git-memhtml@localhost"
+"""Identity of our commits when neither ``GIT_*_NAME``/``EMAIL`` nor ``user.name``/``user.email`` is set."""
+
+
+def library_versions() -> str:
+    """Return ``pygit2 X (libgit2 Y)`` for crash reports."""
+    return f"pygit2 {getattr(pygit2, '__version__', '?')} (libgit2 {pygit2.LIBGIT2_VERSION})"
+
+
+def git_env() -> dict[str, str]:
+    """The environment of our ``git`` children. ``MEMHTML_HOOKS=0``: every command of ours catches the index up
+    after its own git operations, so the installed hooks must not race it (docs/hooks.md)."""
+    env = dict(os.environ)
+    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "MEMHTML_HOOKS": "0"})
+    return env
+
+
+def parse_git_date(value: str) -> tuple[int, int] | None:
+    """Parse a ``GIT_*_DATE`` value (ISO 8601 or ``@<epoch> [+hhmm]``) into (epoch seconds, offset minutes)."""
+    value = value.strip()
+    match = re.fullmatch(r"@?(\d+)(?:\s+([+-])(\d{2})(\d{2}))?", value)
+    if match:
+        offset = 0
+        if match.group(2):
+            offset = int(match.group(3)) * 60 + int(match.group(4))
+            offset = -offset if match.group(2) == "-" else offset
+        return int(match.group(1)), offset
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    delta = parsed.utcoffset()
+    offset_minutes = int(delta.total_seconds() // 60) if delta is not None else 0
+    return int(parsed.timestamp()), offset_minutes
+
+
+def prune_empty_dirs(folder: Path, root: Path) -> None:
+    while folder != root and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent

@@ -1,0 +1,40 @@
+"""Values the git choke point returns (no pygit2 needed to use them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+PARA_PREFIXES: tuple[str, ...] = ("projects/", "areas/", "resources/", "archive/")
+"""The four PARA buckets whose ``.html`` files are memories (``spec/memhtml-core.md`` §2.1)."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry of a tree diff: ``status`` is git's letter (A, M, D, R, C, T); ``old_path`` is set for R/C."""
+
+    status: str
+    path: str
+    old_path: str | None = None
+
+
+@dataclass(frozen=True)
+class InMemoryMerge:
+    """Result of :meth:`GitRepo.merge_in_memory`: the merged tree (``None`` while conflicts remain), every merged
+    ``{path: blob sha}`` and the paths the resolver left conflicted."""
+
+    tree_sha: str | None
+    blobs: dict[str, str]
+    unresolved: tuple[str, ...]
+
+
+Resolver = Callable[[str, "bytes | None", "bytes | None", "bytes | None", Mapping[str, str]], "bytes | None"]
+"""``(path, base, ours, theirs, merged blobs) -> merged bytes or None`` for :meth:`GitRepo.merge_in_memory`."""
+
+
+@dataclass(frozen=True)
+class DirtyEntry:
+    """One uncommitted work-tree path (staged or not); ``deleted`` when it is gone from disk."""
+
+    path: str
+    deleted: bool
