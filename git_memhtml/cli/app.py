@@ -103,7 +103,9 @@ class App:
     @contextmanager
     def index(self, *, catch_up: bool = True) -> Iterator[IndexDB]:
         """Open the checkout's index; with ``catch_up`` bring it to HEAD + work tree first (logging skipped files)."""
-        db = IndexDB.for_repo(self.repo())
+        db = IndexDB.for_repo(self.repo(), recover=True)
+        if db.recovered_from is not None:
+            warn(f"the index was corrupt; moved it to {db.recovered_from} and rebuilding (it is a cache)")
         try:
             if catch_up:
                 self.reindex(db)

@@ -36,7 +36,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from git_memhtml.embed.base import Embedder
-from git_memhtml.errors import MemhtmlError, NotARepo, StorageError
+from git_memhtml.errors import MemhtmlError, NotARepo
 from git_memhtml.gitrepo import GitRepo
 
 if TYPE_CHECKING:
@@ -50,7 +50,6 @@ LOG_CAP_BYTES = 1 << 20
 """The log is rotated to ``hooks.log.1`` beyond 1 MiB."""
 MAX_PASSES = 5
 """Catch-up passes one holder of the lock runs for rerun marks left by concurrent hooks."""
-SQLITE_MAGIC = b"SQLite format 3\x00"
 """The first 16 bytes of every SQLite database file (sqlite.org/fileformat.html §1.3.1)."""
 HOOK_BUSY_TIMEOUT_MS = 250
 """SQLite busy wait per statement inside a hook, so the time bound (a Python-level alarm) can interrupt."""
@@ -133,22 +132,6 @@ def _alarm(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _quarantine(index_path: Path) -> None:
-    for suffix in ("", "-wal", "-shm"):
-        part = Path(str(index_path) + suffix)
-        if part.exists():
-            os.replace(part, Path(str(index_path) + ".corrupt" + suffix))
-
-
-def _not_sqlite(index_path: Path) -> bool:
-    try:
-        with index_path.open("rb") as fh:
-            head = fh.read(len(SQLITE_MAGIC))
-    except OSError:
-        return False
-    return bool(head) and head != SQLITE_MAGIC
-
-
 def _catch_up(repo: GitRepo, now: str, embedder_factory: Callable[[], Embedder | None]) -> str:
     from git_memhtml.index.db import IndexDB  # noqa: PLC0415 - loaded only when a pass really runs
     from git_memhtml.index.indexer import update  # noqa: PLC0415
@@ -157,17 +140,9 @@ def _catch_up(repo: GitRepo, now: str, embedder_factory: Callable[[], Embedder |
     notes: list[str] = []
     if not index_path.exists():
         notes.append("no index yet: building it")
-    elif _not_sqlite(index_path):
-        _quarantine(index_path)
-        notes.append("index.db was not an SQLite file: moved to index.db.corrupt, rebuilding")
-    try:
-        db = IndexDB.for_repo(repo)
-    except StorageError as exc:
-        if "corrupt" not in exc.message or str(index_path) not in exc.message:
-            raise
-        _quarantine(index_path)
-        notes.append("SQLite reported index.db corrupt: moved to index.db.corrupt, rebuilding")
-        db = IndexDB.for_repo(repo)
+    db = IndexDB.for_repo(repo, recover=True)
+    if db.recovered_from is not None:
+        notes.append(f"index.db was corrupt: moved to {db.recovered_from.name}, rebuilding")
     try:
         db.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")
         try:

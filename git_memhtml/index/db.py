@@ -9,6 +9,7 @@ timeout. Migrations are the package's ``index/migrations/*.sql`` (ledger ``main.
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections.abc import Iterator, Sequence
@@ -92,10 +93,16 @@ class IndexDB:
         self.state_path = state_path
         self._depth = 0
         self._sp = 0
+        self.recovered_from: Path | None = None
 
     @classmethod
-    def for_repo(cls, repo: _Repo) -> IndexDB:
+    def for_repo(cls, repo: _Repo, *, recover: bool = False) -> IndexDB:
         """Open the index of ``repo``: ``<git_dir>/memhtml/index.db`` + ``<common_dir>/memhtml/state.db``.
+
+        With ``recover``, an ``index.db`` that fails to open and fails SQLite's ``quick_check`` (or is not SQLite
+        at all) is moved aside to ``index.db.corrupt`` and a fresh, empty index is opened in its place — it is a
+        rebuildable cache (DESIGN §3.2); the next update re-projects the tree. ``recovered_from`` then names the
+        quarantined file. ``state.db`` is never moved: it is not rebuildable.
 
         Raises:
             StorageError: the folders cannot be created or the databases cannot be opened/migrated.
@@ -107,7 +114,15 @@ class IndexDB:
             state_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise _wrap(exc, f"cannot create {index_path.parent}") from exc
-        return open_index(index_path, state_path)
+        try:
+            return open_index(index_path, state_path)
+        except StorageError:
+            if not recover or not index_path.exists() or not _damaged(index_path):
+                raise
+        quarantined = _quarantine(index_path)
+        db = open_index(index_path, state_path)
+        db.recovered_from = quarantined
+        return db
 
     # -- statements -------------------------------------------------------------------------------------------
 
@@ -255,6 +270,31 @@ class IndexDB:
     def applied_migrations(self, schema: str = "main") -> list[str]:
         """Return the ledger of ``schema`` (``main`` or ``state``) in filename order."""
         return [r[0] for r in self.query(f"SELECT version FROM {schema}.schema_migrations ORDER BY version")]
+
+
+def _damaged(index_path: Path) -> bool:
+    """Whether ``index_path`` alone fails to open or fails ``PRAGMA quick_check``."""
+    try:
+        conn = apsw.Connection(str(index_path), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            rows = conn.execute("PRAGMA quick_check").fetchall()
+        finally:
+            conn.close()
+    except (apsw.BusyError, apsw.LockedError):
+        return False  # busy is not damage: never quarantine a healthy index another process holds
+    except apsw.Error:
+        return True
+    return rows != [("ok",)]
+
+
+def _quarantine(index_path: Path) -> Path:
+    """Move ``index.db`` and its WAL/SHM files to ``index.db.corrupt[-wal|-shm]``; return the new main path."""
+    target = Path(str(index_path) + ".corrupt")
+    for suffix in ("", "-wal", "-shm"):
+        part = Path(str(index_path) + suffix)
+        if part.exists():
+            os.replace(part, Path(str(target) + suffix))
+    return target
 
 
 def open_index(index_path: str | Path, state_path: str | Path) -> IndexDB:
