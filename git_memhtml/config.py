@@ -45,10 +45,10 @@ class Settings(BaseModel):
     embed_timeout: float = Field(30.0, gt=0.0)
     embed_batch: int = Field(96, ge=1)
     llm: Literal["off"] = "off"
-    weight_fts: float = Field(1.0, ge=0.0)
-    weight_vector: float = Field(1.0, ge=0.0)
-    weight_recency: float = Field(0.5, ge=0.0)
-    weight_salience: float = Field(0.4, ge=0.0)
+    weight_fts: float = Field(1.0, ge=0.0, le=100.0, allow_inf_nan=False)
+    weight_vector: float = Field(1.0, ge=0.0, le=100.0, allow_inf_nan=False)
+    weight_recency: float = Field(0.5, ge=0.0, le=100.0, allow_inf_nan=False)
+    weight_salience: float = Field(0.4, ge=0.0, le=100.0, allow_inf_nan=False)
     hooks: Literal["0", "1"] = "1"
     mmr_lambda: float = Field(0.9, ge=0.0, le=1.0)
 
@@ -100,9 +100,14 @@ def resolve_settings(
         key = str(first["loc"][0]) if first["loc"] else "?"
         shown = "<not shown: it must name a variable, not hold a key>" if key == "embed_key_env" else repr(
             values.get(key))
+        source = sources.get(key, "default")
+        fixes = {
+            "env": f"unset MEMHTML_{key.upper()} (or set it to a valid value)",
+            "git-config": f"git config --unset {_git_key(key)} (or git config {_git_key(key)} <valid value>)",
+            "flag": "pass a valid value",
+        }
         raise ConfigError(
-            f"invalid setting {key}={shown} (from {sources.get(key, 'default')}): {first['msg']}",
-            hint=f"git config {_git_key(key)} <value>, or unset MEMHTML_{key.upper()}; "
-            f"see `git memhtml config`",
+            f"invalid setting {key}={shown} (from {source}): {first['msg']}",
+            hint=fixes.get(source, f"git config {_git_key(key)} <value>"),
         ) from exc
     return ResolvedSettings(settings, sources)

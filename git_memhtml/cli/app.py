@@ -17,7 +17,7 @@ from pathlib import Path
 from git_memhtml.config import ResolvedSettings, resolve_settings
 from git_memhtml.embed.base import Embedder
 from git_memhtml.embed.registry import get_embedder
-from git_memhtml.errors import UsageError
+from git_memhtml.errors import ConfigError, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import IndexReport, update
@@ -93,12 +93,18 @@ class App:
         def pick(key: str, fallback: float) -> float:
             return float(getattr(s, key)) if sources.get(key, "default") != "default" else fallback
 
-        return ArmWeights(
+        weights = ArmWeights(
             fts=pick("weight_fts", base.fts),
             vector=pick("weight_vector", base.vector),
             recency=pick("weight_recency", base.recency),
             salience=pick("weight_salience", base.salience),
         )
+        if max(weights.fts, weights.vector, weights.recency, weights.salience) <= 0:
+            raise ConfigError(
+                "every retrieval arm has weight 0, so no search can rank anything",
+                hint="give at least one arm a positive weight, e.g. git config memhtml.weightfts 1",
+            )
+        return weights
 
     @contextmanager
     def index(self, *, catch_up: bool = True) -> Iterator[IndexDB]:

@@ -15,6 +15,8 @@ from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import app_of, json_option, respond
 from git_memhtml.cli.index_cmds import index_group
 from git_memhtml.doctor import DoctorReport, diagnose, fix
+from git_memhtml.hooks.checks import git_integration_checks
+from git_memhtml.sleep.runs import mark_interrupted
 from git_memhtml.index.verify import IndexDrift, verify
 
 
@@ -55,7 +57,7 @@ def _report_data(report: DoctorReport) -> dict[str, Any]:
     }
 
 
-def _human(report: DoctorReport) -> str:
+def _human(report: DoctorReport, extra: int = 0) -> str:
     lines = [f"fixed: {a}" for a in report.fixed] + drift_lines(report.index)
     lines += [f"unparseable: {p}: {v}" for p, v in report.tree.unparseable]
     lines += [f"duplicate: {p} has the content of {h} (archive or delete one)" for p, h in report.tree.duplicates]
@@ -63,8 +65,9 @@ def _human(report: DoctorReport) -> str:
     lines += [f"stale run: {s.run_id} ({s.reason})" for s in report.stale_runs]
     lines += [f"leftover worktree: {n}" for n in report.leftover_worktrees]
     lines += [f".gitattributes lacks: {line} (run git memhtml init)" for line in report.gitattributes_missing]
+    problems = report.problems + extra
     hint = "" if report.fixed or not report.problems else "; `git memhtml doctor --fix` repairs the index, runs and worktrees"
-    lines.append(f"{report.problems} problem(s){hint}" if report.problems else "no problems")
+    lines.append(f"{problems} problem(s){hint}" if problems else "no problems")
     return "\n".join(lines)
 
 
@@ -77,12 +80,25 @@ def doctor_cmd(ctx: click.Context, do_fix: bool, as_json: bool) -> int:
     """Report index drift, unparseable files, dangling links, stale sleep runs and leftover worktrees."""
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
+        interrupted = mark_interrupted(db, now=utc_now())
         if do_fix:
             report = fix(app.repo(), db, app.embedder(), now=utc_now())
         else:
             report = diagnose(app.repo(), db, now=utc_now())
-    respond(as_json, "doctor.report", _report_data(report), lambda: _human(report))
-    return 1 if report.problems else 0
+    checks = git_integration_checks(app.repo())
+    failing = [c for c in checks if not c.ok and c.name == "merge-driver"]
+    data = _report_data(report)
+    data["git"] = [asdict(c) for c in checks]
+    data["interruptedRuns"] = interrupted
+    data["problems"] = report.problems + len(failing)
+
+    def human() -> str:
+        lines = [f"interrupted run: {r} (finish it: git memhtml sleep resume {r})" for r in interrupted]
+        lines += [f"{c.name}: {c.message}" + (f" — fix: {c.hint}" if c.hint and not c.ok else "") for c in checks]
+        return "\n".join(lines + [_human(report, extra=len(failing))])
+
+    respond(as_json, "doctor.report", data, human)
+    return 1 if data["problems"] else 0
 
 
 @click.command("verify")

@@ -9,7 +9,7 @@ import click
 from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import app_of, json_option, respond
 from git_memhtml.index.indexer import IndexReport, rebuild, status
-from git_memhtml.output import kv
+from git_memhtml.output import kv, warn
 
 
 @click.group("index")
@@ -35,6 +35,8 @@ def rebuild_cmd(ctx: click.Context, as_json: bool) -> int:
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
         report = rebuild(app.repo(), db, app.embedder(), now=utc_now())
+    if report.embed_error:
+        warn(f"embedding stopped early: {report.embed_error}; search degrades to the lexical arms until it works")
     respond(as_json, "index.report", asdict(report), lambda: _human(report))
     return 1 if report.errors else 0
 

@@ -48,8 +48,14 @@ def scope_options(fn: F) -> F:
 def build_scope(memory_types: tuple[str, ...], workspace: str | None, tags: tuple[str, ...], entity: str | None,
                 include_archived: bool, as_of: str | None) -> Scope:
     """The one :class:`Scope` of the flags; ``--as-of`` is canonicalised (UsageError naming the format)."""
-    if entity is not None and ":" not in entity:
-        raise UsageError(f"--entity {entity!r} is not type:name", hint="e.g. --entity person:Priya")
+    if entity is not None:
+        kind, _, name = entity.partition(":")
+        if not kind.strip() or not name.strip():
+            raise UsageError(f"--entity {entity!r} is not type:name", hint="e.g. --entity person:Priya")
+    if workspace is not None and not workspace.strip():
+        raise UsageError("--workspace is empty", hint="name a workspace, e.g. --workspace checkout-v2")
+    if any(not t.strip() for t in tags):
+        raise UsageError("--tag is empty", hint="name a tag, e.g. --tag ops")
     return Scope(memory_types=memory_types or None, workspace=workspace, tags=tags, entity=entity,
                  include_archived=include_archived, as_of=parse_as_of(as_of) if as_of is not None else None)
 

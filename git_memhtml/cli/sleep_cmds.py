@@ -239,7 +239,7 @@ def merge_cmd(ctx: click.Context, run_id: str, skip_gate: bool, as_json: bool) -
                            clock=utc_now)
     data = result.as_json()
     respond(as_json, "sleep.merge", data, lambda: (
-        f"merged {result.run_id}: main is now {str(result.head_sha)[:12]}" if result.merged
+        f"merged {result.run_id}: {result.trunk} is now {str(result.head_sha)[:12]}" if result.merged
         else f"refused ({result.refusal}): {result.reason}" + (f"\nhint: {result.hint}" if result.hint else "")))
     return 0 if result.merged else 1
 

@@ -10,7 +10,9 @@ from git_memhtml.errors import UsageError
 
 AS_OF_FORMAT = "YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][.fff](Z|±HH:MM)"
 """What ``--as-of`` accepts (ISO-8601 date or date-time; no offset means UTC)."""
-_SHAPE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
+_SHAPE = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?", re.ASCII
+)
 
 
 def parse_as_of(text: str) -> str:
@@ -25,7 +27,7 @@ def parse_as_of(text: str) -> str:
     """
     raw = text.strip()
     try:
-        if not _SHAPE.match(raw):
+        if not _SHAPE.fullmatch(raw):
             raise ValueError("shape")
         moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
     except ValueError:
@@ -33,4 +35,9 @@ def parse_as_of(text: str) -> str:
                          hint="e.g. --as-of 2025-03-01 or --as-of 2025-03-01T09:30:00Z") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        utc = moment.astimezone(timezone.utc)
+    except OverflowError:
+        raise UsageError(f"--as-of {text!r} falls outside years 0001-9999 once converted to UTC",
+                         hint="give an instant between 0001-01-01 and 9999-12-31 (UTC)") from None
+    return utc.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from git_memhtml.errors import GitError, MemhtmlError, UsageError
+from git_memhtml.errors import GitError, MemhtmlError, RunNotFound, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.phases.report import run_file_stem
@@ -140,13 +140,13 @@ def open_pull_request(
         base: the branch the request merges into (default: the trunk, :func:`sleep.trunk.trunk_name`).
 
     Raises:
-        UsageError: no such run branch, or no such remote (the hint names the fix).
+        RunNotFound: no such run branch. UsageError: no such remote (the hint names the fix).
         GitError: the push was rejected.
         ForgeError: ``gh`` failed (the body file is written and named in the message).
     """
     branch_sha = repo.branch_sha(run_id)
     if branch_sha is None:
-        raise UsageError(f"no-run: no branch {run_id!r} in this repository",
+        raise RunNotFound(f"no-run: no branch {run_id!r} in this repository",
                          hint="git memhtml sleep status lists the runs")
     try:
         remote_url = repo.run_git(["remote", "get-url", remote]).strip()

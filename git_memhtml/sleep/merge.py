@@ -41,6 +41,7 @@ class MergeReport:
     head_sha: str | None = None
     gate_skipped: bool = False
     hint: str | None = None
+    trunk: str = "main"
     marks_pending: int | None = None
     marks_applied: int | None = None
     index: dict[str, Any] = field(default_factory=dict)
@@ -55,6 +56,7 @@ class MergeReport:
             "baseSha": self.base_sha,
             "headSha": self.head_sha,
             "gateSkipped": self.gate_skipped,
+            "trunk": self.trunk,
             "hint": self.hint,
             "marksPending": self.marks_pending,
             "marksApplied": self.marks_applied,
@@ -127,7 +129,7 @@ def merge_run(
         return MergeReport(name, False, "no-run", f"the branch {name} is gone", hint="git memhtml sleep status")
     trunk_branch = trunk_name(repo)
     trunk = repo.branch_sha(trunk_branch) or ""
-    report = MergeReport(name, False, base_sha=base, head_sha=tip, gate_skipped=gate is None)
+    report = MergeReport(name, False, base_sha=base, head_sha=tip, gate_skipped=gate is None, trunk=trunk_branch)
     if trunk != base:
         report.refusal = "main-advanced"
         if row is not None and row.status == "merged" or repo.is_ancestor(tip, trunk):

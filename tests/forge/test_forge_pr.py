@@ -107,7 +107,7 @@ def test_pr_without_gh_prints_the_compare_address_of_a_github_remote(
 def test_pr_refusals_name_the_fix(capsys: pytest.CaptureFixture[str], pushed: tuple[Path, Path, str]) -> None:
     repo, _, run = pushed
     code, env = cli(capsys, "-C", str(repo), "sleep", "pr", "sleep/1999-01-01")
-    assert code == 2 and env["code"] == "ERR_INVALID_FLAG" and "sleep status" in env["hint"]
+    assert code == 1 and env["code"] == "ERR_NO_RUN" and "sleep status" in env["hint"]  # unknown runs exit 1 everywhere
     code, env = cli(capsys, "-C", str(repo), "sleep", "pr", run, "--remote", "upstream")
     assert code == 2 and env["hint"].startswith("git remote add upstream")
 

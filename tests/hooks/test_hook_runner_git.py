@@ -121,7 +121,7 @@ def test_missing_and_corrupt_index_are_rebuilt_by_the_hook(repo: Path) -> None:
         part.unlink()
     (memdir / "index.db").write_bytes(b"this is not a database" * 100)
     _commit_memory(repo, "areas/ops/c.html", "Gamma", "Gamma fact about retries.")
-    assert "not an SQLite file: moved to index.db.corrupt" in _log(repo)
+    assert "index.db was corrupt: moved to index.db.corrupt" in _log(repo)
     assert (memdir / "index.db.corrupt").read_bytes().startswith(b"this is not")
     assert _indexed(repo)[0] >= {"areas/ops/a.html", "areas/ops/b.html", "areas/ops/c.html"}
 
