@@ -55,6 +55,9 @@ def test_manifest_publishes_memhtml_validate() -> None:
     assert exclude.search("index.html") and exclude.search("areas/oncall/index.html")
     assert exclude.search("README.html") and not exclude.search("areas/README.html")
     assert not exclude.search("areas/oncall/reindex.html") and not exclude.search("areas/index.html.bak")
+    # pre-commit does not tag a symlink as "file": without "symlink" a symlinked memory is never checked.
+    # pre-commit's default "types" is [file] and is ANDed with types_or, so it must be emptied explicitly.
+    assert hook["types"] == [] and set(hook["types_or"]) == {"file", "symlink"}
 
 
 @pytest.mark.slow
@@ -97,3 +100,12 @@ def test_git_commit_is_refused_for_a_bad_memory_and_accepted_for_a_good_one(tmp_
     assert "memhtml validate" in accepted.stdout + accepted.stderr and "Passed" in accepted.stdout + accepted.stderr
     tree = sh(repo, "git", "ls-tree", "-r", "--name-only", "HEAD", env=env).stdout.split()
     assert "areas/inbox/good.html" in tree and "areas/inbox/index.html" in tree
+    head = sh(repo, "git", "rev-parse", "HEAD", env=env).stdout
+
+    (repo / "areas" / "inbox" / "linked.html").symlink_to("good.html")
+    sh(repo, "git", "add", "areas/inbox/linked.html", env=env)
+    linked = sh(repo, "git", "commit", "-m", "add a symlinked memory", env=env, check=False)
+    output = linked.stdout + linked.stderr
+    assert linked.returncode != 0, output
+    assert "areas/inbox/linked.html: is a symlink: refused, symlinks are never followed" in output
+    assert sh(repo, "git", "rev-parse", "HEAD", env=env).stdout == head
