@@ -373,6 +373,16 @@ class GitRepo:
             )
         return proc.stdout
 
+    def run_git_bytes(self, args: Sequence[str]) -> bytes:
+        """Like :meth:`run_git` but returns raw stdout bytes (paths that are not UTF-8 survive; use ``-z``)."""
+        proc = subprocess.run(["git", "-C", str(self.root), *args], capture_output=True, env=git_env(), check=False)
+        if proc.returncode != 0:
+            raise GitError(
+                f"git {args[0]} failed (exit {proc.returncode}): {proc.stderr.decode('utf-8', 'replace').strip()[:300]}",
+                hint="run the same git command by hand to see the full message",
+            )
+        return proc.stdout
+
     def merge_in_memory(
         self,
         ours: str,

@@ -29,6 +29,7 @@ from git_memhtml.errors import (
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.project import is_indexable, project
 from git_memhtml.index.write import delete_path, refuse, rename_path, write_projection
+from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
 
 EMBED_SLICE = 960
 """Chunks per embedder call and per persisted transaction (core §3.7 step 7)."""
@@ -147,6 +148,17 @@ def _indexed_blob(db: IndexDB, path: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def _bad_name(run: _Pass, path: str) -> bool:
+    """True (and one ``(shown path, NOT_UTF8)`` error, once per path) when ``path`` is not UTF-8: SQLite cannot
+    store it, so the file is skipped, never projected."""
+    if is_utf8_name(path):
+        return False
+    entry = (shown_name(path), NOT_UTF8)
+    if entry not in run.errors:
+        run.errors.append(entry)
+    return True
+
+
 def _project_bytes(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: str, now: str, parse: Parser,
                    *, count: str | None) -> bool:
     """Parse and write one file; ``count`` is the counter bumped on success (``added``/``modified``/None).
@@ -154,7 +166,10 @@ def _project_bytes(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: st
     The index plane is a function of the tree, never of the order of writes (issue 4 item 6): a file that does
     not parse loses any stale rows and is reported in ``run.errors``; of live non-task files with the same
     content the smallest path is indexed (a smaller newcomer evicts the holder) and the others are remembered in
-    ``index_refusals`` and re-tried by :func:`_retry_refusals` when the holder goes."""
+    ``index_refusals`` and re-tried by :func:`_retry_refusals` when the holder goes. A path that is not UTF-8 is
+    skipped with the error ``(shown path, "file name is not UTF-8")``."""
+    if _bad_name(run, path):
+        return False
     try:
         doc = parse(data, path=path)
     except InvalidMemory as exc:
@@ -197,6 +212,8 @@ def _live_holder(db: IndexDB, content_hash: str, path: str) -> str | None:
 
 def _upsert(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: str, now: str, parse: Parser) -> None:
     """Project ``path`` unless the index already holds exactly this blob there."""
+    if _bad_name(run, path):
+        return
     indexed = _indexed_blob(db, path)
     if indexed == blob_sha:
         return
@@ -243,9 +260,12 @@ def _apply_worktree(repo: _Repo, db: IndexDB, run: _Pass, head_blobs: Callable[[
         data = disk.read_bytes()
         _upsert(db, run, entry.path, data, git_blob_sha(data), now, parse)
     for path in deletes:
+        if not is_utf8_name(path):  # never indexed
+            continue
         with db.atomic():
             if delete_path(db, path):
                 run.removed += 1
+    dirty_paths = {p for p in dirty_paths if is_utf8_name(p)}
     for path in sorted(previous - dirty_paths):
         blob = head_blobs().get(path)
         if blob is None:
@@ -397,7 +417,7 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
         if not is_indexable(new):
             continue
         moved = False
-        if is_indexable(old):
+        if is_indexable(old) and is_utf8_name(old) and is_utf8_name(new):
             try:
                 with db.atomic():
                     moved = rename_path(db, old, new)
@@ -417,7 +437,7 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
         if sha is not None:
             _upsert(db, run, path, repo.read_blob(sha), sha, now, parse)
     for path in deletes:
-        if is_indexable(path):
+        if is_indexable(path) and is_utf8_name(path):
             with db.atomic():
                 if delete_path(db, path):
                     run.removed += 1

@@ -20,6 +20,7 @@ from git_memhtml.document.model import PARA_BUCKETS
 from git_memhtml.document.parse import MAX_FILE_BYTES
 from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
 from git_memhtml.store.layout import GENERATED_NAMES, is_indexable
 
 MEMORY_SUFFIX: Final[str] = ".html"
@@ -81,13 +82,15 @@ def _shown(argument: str) -> str:
 def default_memory_paths(repo: GitRepo) -> list[str]:
     """Every memory file of the work tree: tracked and untracked-but-not-ignored paths under the PARA buckets
     that are indexable (``.html``, not generated; core §2.1), sorted; tracked files deleted from disk are left
-    out (they are deletions, not files).
+    out (they are deletions, not files). Names are read as bytes and decoded with ``os.fsdecode``, so a name that
+    is not UTF-8 is listed (with lone surrogates) for :func:`validate_files` to refuse.
 
     Raises:
         GitError: ``git ls-files`` failed.
     """
-    out = repo.run_git(["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *PARA_BUCKETS])
-    paths = sorted({path for path in out.split("\0") if path and is_indexable(path)})
+    out = repo.run_git_bytes(["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *PARA_BUCKETS])
+    names = (os.fsdecode(raw) for raw in out.split(b"\0") if raw)
+    paths = sorted({path for path in names if is_indexable(path)})
     return [path for path in paths if os.path.lexists(repo.root / path)]
 
 
@@ -150,6 +153,9 @@ def validate_files(root: Path, paths: Sequence[str] | None, *, base: Path | None
     findings: list[Finding] = []
     seen: set[str] = set()
     for argument in paths or ():
+        if not is_utf8_name(argument):
+            findings.append(Finding(shown_name(argument), NOT_UTF8))
+            continue
         rel, refused = _locate(root, origin, argument)
         if refused is not None:
             findings.append(refused)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,26 @@ def test_symlink_in_default_set_is_a_finding(repo: Path, capsys: pytest.CaptureF
     os.symlink(repo / "areas" / "oncall" / "rollbacks.html", repo / "areas" / "oncall" / "alias.html")
     code, out, _ = run(capsys)
     assert code == 1 and out == ["areas/oncall/alias.html: is a symlink: refused, symlinks are never followed"]
+
+
+def test_non_utf8_file_name_is_one_finding_not_a_crash(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = os.fsencode(repo) + b"/areas/oncall/bad\xfename.html"
+    with open(bad, "wb") as handle:
+        handle.write(GOOD.encode("utf-8"))
+    subprocess.run(["git", "-C", str(repo), "add", "--", os.fsdecode(bad)], check=True, capture_output=True)
+    line = "areas/oncall/bad\\xfename.html: file name is not UTF-8"
+    code, out, err = run(capsys)
+    assert (code, out) == (1, [line])
+    assert "2 files checked, 1 violation" in err
+    code, out, _ = run(capsys, "areas/oncall/bad\udcfename.html")  # an argument as click decodes it
+    assert (code, out) == (1, [line])
+    capsys.readouterr()
+    code = main(["validate", "--json"])
+    data = json.loads(capsys.readouterr().out)["data"]
+    assert code == 1 and data["checked"] == ["areas/oncall/rollbacks.html", "projects/tls/rotate.html"]
+    assert data["findings"] == [
+        {"path": "areas/oncall/bad\\xfename.html", "reason": "file name is not UTF-8", "severity": "violation"}
+    ]
 
 
 @pytest.mark.parametrize(
