@@ -52,13 +52,16 @@ LANG_TOKEN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_+#.-]*$")
 """Valid ``data-lang`` value (core §1.4)."""
 
 _DATETIME: Final = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})"
-    r"(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?"
-    r"(?:Z|[+-](\d{2}):?(\d{2}))?$"
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})"
+    r"(?:[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.[0-9]+)?)?)?"
+    r"(?:Z|[+-]([0-9]{2}):?([0-9]{2}))?"
 )
+"""Used with ``fullmatch``: ASCII digits only (``\\d`` would take ``２０２６`` or Arabic-Indic digits) and no
+trailing newline (``$`` would accept one)."""
 _URL_NOISE: Final = re.compile(r"[\x00-\x20\x7f]+")
-_JS_DECIMAL: Final = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
-_JS_RADIX: Final = re.compile(r"^0([xXoObB])([0-9a-fA-F]+)$")
+_JS_DECIMAL: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_JS_RADIX: Final = re.compile(r"0([xXoObB])([0-9a-fA-F]+)")
+"""Both used with ``fullmatch`` on the trimmed text: ASCII digits only, as ECMAScript ``Number`` reads them."""
 MAX_SAFE_INTEGER: Final[int] = 2**53 - 1
 """Upper bound of ``memhtml-reprieves`` (the original reads numbers as IEEE doubles)."""
 TRUE_WORDS: Final[frozenset[str]] = frozenset({"true", "1", "yes"})
@@ -82,8 +85,9 @@ def show(value: str, limit: int = 60) -> str:
 
 def is_valid_datetime(value: str) -> bool:
     """True for ``YYYY-MM-DD[(T| )HH:MM[:SS[.f]]][Z|±HH[:]MM]`` with a real calendar date, hour ≤ 23,
-    minute ≤ 59, second ≤ 60 (leap second), zone hour ≤ 23 and zone minute ≤ 59 (core §1.7 rule 2)."""
-    match = _DATETIME.match(value)
+    minute ≤ 59, second ≤ 60 (leap second), zone hour ≤ 23 and zone minute ≤ 59 (core §1.7 rule 2). ASCII digits
+    only; nothing may follow (not even a newline)."""
+    match = _DATETIME.fullmatch(value)
     if match is None:
         return False
     year, month, day, hour, minute, second, zone_h, zone_m = match.groups()
@@ -111,11 +115,13 @@ def is_javascript_url(value: str) -> bool:
 
 
 def js_number(value: str) -> float | None:
-    """ECMAScript ``Number(value)``: ``None`` for NaN; blank is 0; ``0x``/``0o``/``0b`` radix; ±Infinity."""
+    """ECMAScript ``Number(value)``: ``None`` for NaN; blank is 0; ``0x``/``0o``/``0b`` radix; ±Infinity.
+    Only ASCII digits count (``"５"`` and ``"٠.٥"`` are NaN, as in JavaScript, although Python's ``float`` reads
+    them)."""
     text = js_trim(value)
     if text == "":
         return 0.0
-    radix = _JS_RADIX.match(text)
+    radix = _JS_RADIX.fullmatch(text)
     if radix is not None:
         base = {"x": 16, "o": 8, "b": 2}[radix.group(1).lower()]
         try:
@@ -124,7 +130,7 @@ def js_number(value: str) -> float | None:
             return None
     if text in ("Infinity", "+Infinity", "-Infinity"):
         return float("-inf") if text.startswith("-") else float("inf")
-    return float(text) if _JS_DECIMAL.match(text) else None
+    return float(text) if _JS_DECIMAL.fullmatch(text) else None
 
 
 @dataclass(frozen=True)
