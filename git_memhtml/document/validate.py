@@ -25,6 +25,7 @@ from git_memhtml.document.model import (
     TASK_STATUSES,
     rel_from_token,
 )
+from git_memhtml.document.urls import is_refresh, refused_scheme
 
 META_PREFIX: Final[str] = "memhtml-"
 """Prefix of every format meta name and link rel token (core §1.2, §1.3)."""
@@ -45,8 +46,6 @@ FIGURE_SCOPED_ELEMENTS: Final[frozenset[str]] = frozenset({"div", "span"})
 
 FORBIDDEN_ELEMENTS: Final[frozenset[str]] = frozenset({"script", "style"})
 FORBIDDEN_ATTRIBUTES: Final[frozenset[str]] = frozenset({"class", "style"})
-URL_ATTRIBUTES: Final[frozenset[str]] = frozenset({"href", "src", "cite"})
-"""Attributes checked for a ``javascript:`` URL (a violation anywhere in the document)."""
 
 LANG_TOKEN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_+#.-]*$")
 """Valid ``data-lang`` value (core §1.4)."""
@@ -58,7 +57,6 @@ _DATETIME: Final = re.compile(
 )
 """Used with ``fullmatch``: ASCII digits only (``\\d`` would take ``２０２６`` or Arabic-Indic digits) and no
 trailing newline (``$`` would accept one)."""
-_URL_NOISE: Final = re.compile(r"[\x00-\x20\x7f]+")
 _JS_DECIMAL: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _JS_RADIX: Final = re.compile(r"0([xXoObB])([0-9a-fA-F]+)")
 """Both used with ``fullmatch`` on the trimmed text: ASCII digits only, as ECMAScript ``Number`` reads them."""
@@ -107,11 +105,6 @@ def is_root_relative_href(href: str) -> bool:
         return False
     path = re.split(r"[?#]", href, maxsplit=1)[0]
     return all(segment not in ("", ".", "..") for segment in path[1:].split("/"))
-
-
-def is_javascript_url(value: str) -> bool:
-    """True when a URL attribute is ``javascript:`` in any case once whitespace/control chars are removed."""
-    return _URL_NOISE.sub("", value).lower().startswith("javascript:")
 
 
 def js_number(value: str) -> float | None:
@@ -333,14 +326,17 @@ def _check_scripting(root: Element) -> list[str]:
         tag = tag_of(element)
         if tag in FORBIDDEN_ELEMENTS:
             violations.append(f"<{tag}> is forbidden: a memory file neither executes nor styles")
+        if tag == "meta" and is_refresh(element.get("http-equiv")):
+            violations.append('<meta http-equiv="refresh"> is forbidden: a memory file does not redirect')
         for key, value in element.attrib.items():
             name = str(key).rsplit("}", 1)[-1].lower()
             if name in FORBIDDEN_ATTRIBUTES:
                 violations.append(f"{name} attribute on <{tag}>: presentation is not memory")
             elif name.startswith("on") and len(name) > 2:
                 violations.append(f"{name} handler on <{tag}>: a memory file does not execute")
-            if name in URL_ATTRIBUTES and is_javascript_url(str(value)):
-                violations.append(f"{name}={show(str(value))} on <{tag}> is a javascript: URL")
+            scheme = refused_scheme(name, str(value))
+            if scheme is not None:
+                violations.append(f"{name}={show(str(value))} on <{tag}> is a {scheme} URL")
     return violations
 
 
