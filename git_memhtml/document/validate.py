@@ -100,11 +100,12 @@ def is_valid_datetime(value: str) -> bool:
 
 def is_root_relative_href(href: str) -> bool:
     """True when ``href`` starts with ``/`` (not ``//``) and no path segment is empty, ``.`` or ``..``;
-    query and fragment are ignored (core §1.3)."""
+    query and fragment are ignored (core §1.3). A percent-encoded dot counts as a dot (``%2e``, ``%2E``,
+    ``.%2e``, ``%2e%2e`` …), because the WHATWG URL parser treats those segments as dot segments."""
     if not href.startswith("/") or href.startswith("//"):
         return False
     path = re.split(r"[?#]", href, maxsplit=1)[0]
-    return all(segment not in ("", ".", "..") for segment in path[1:].split("/"))
+    return all(segment.lower().replace("%2e", ".") not in ("", ".", "..") for segment in path[1:].split("/"))
 
 
 def js_number(value: str) -> float | None:

@@ -177,3 +177,19 @@ def test_bad_data_lang_warns() -> None:
     html = memory_file(MINIMAL_ARTICLE + '<figure><pre><code data-lang="c sharp">x</code></pre></figure>')
     assert warnings_of(html) == ['data-lang="c sharp" is not a language token']
     assert parse_memory(html).langs == ()
+
+
+@pytest.mark.parametrize(
+    "href",
+    ["/areas/%2e%2e/x.html", "/areas/%2E%2E/x.html", "/areas/.%2e/x.html", "/areas/%2e./x.html",
+     "/areas/%2e/x.html", "/%2E%2e/etc/x.html"],
+)
+def test_percent_encoded_dot_segments_are_dot_segments(href: str) -> None:
+    assert not is_root_relative_href(href)
+    html = memory_file(extra_head=f'<link rel="memhtml-relates-to" href="{href}">\n')
+    assert f'<link rel="memhtml-relates-to" href="{href}"> is not root-relative ("/path")' in violations_of(html)
+
+
+@pytest.mark.parametrize("href", ["/areas/%252e%252e/x.html", "/areas/a%2eb/x.html", "/areas/x.html#%2e%2e"])
+def test_encoded_dots_inside_a_name_are_fine(href: str) -> None:
+    assert is_root_relative_href(href)
