@@ -360,6 +360,27 @@ def _check_links(root: Element) -> list[str]:
     return violations
 
 
+def _near_miss_warnings(root: Element) -> list[str]:
+    """Head metas and links that look like format ones but are not matched (the parser and the index read only
+    an exact lower-case ``memhtml-`` meta name or a single exact rel token): a name or rel starting ``memhtml-``
+    in another case, or a multi-token rel containing a ``memhtml-`` token. One warning each, naming it."""
+    head = head_of(root)
+    if head is None:
+        return []
+    warnings: list[str] = []
+    for meta in iter_elements(head, "meta"):
+        name = meta.get("name")
+        if name is not None and not name.startswith(META_PREFIX) and js_trim(name).lower().startswith(META_PREFIX):
+            warnings.append(f'<meta name={show(name)}> is ignored: format meta names are lower-case "memhtml-…" exactly')
+    for link in iter_elements(head, "link"):
+        rel = link.get("rel")
+        if rel is None or rel.startswith(META_PREFIX):
+            continue
+        if any(token.lower().startswith(META_PREFIX) for token in rel.split()):
+            warnings.append(f'<link rel={show(rel)}> is ignored: a format link rel is one lower-case "memhtml-…" token')
+    return warnings
+
+
 def _collect_warnings(root: Element, parents: dict[Element, Element]) -> list[str]:
     seen: set[str] = set()
     warnings: list[str] = []
@@ -387,7 +408,8 @@ def check_tree(root: Element) -> CheckResult:
 
     Returns:
         :class:`CheckResult` with violations (head, article, mark, times, scripting, links, meta values) and
-        warnings (dropped optional metas, unknown elements, stray div/span, bad ``data-lang``), plus the
+        warnings (dropped optional metas, near-miss ``MEMHTML-…`` meta names and rels, unknown elements, stray
+        div/span, bad ``data-lang``), plus the
         article element when there is exactly one.
     """
     parents = parent_map(root)
@@ -403,7 +425,7 @@ def check_tree(root: Element) -> CheckResult:
         *_check_links(root),
         *meta_violations,
     ]
-    warnings = [*meta_warnings, *_collect_warnings(root, parents)]
+    warnings = [*meta_warnings, *_near_miss_warnings(root), *_collect_warnings(root, parents)]
     return CheckResult(tuple(violations), tuple(warnings), article)
 
 
