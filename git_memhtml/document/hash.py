@@ -32,7 +32,7 @@ HASH_PREFIX: Final[str] = "sha256:"
 
 _ASCII_WS_RUN: Final = re.compile(r"[ \t\n\f\r]+")
 _ARTICLE_OPEN: Final = re.compile(r"<article[\s>]", re.IGNORECASE)
-_CONTENT_HASH: Final = re.compile(r"^sha256:[0-9a-f]{64}$")
+_CONTENT_HASH: Final = re.compile(r"sha256:[0-9a-f]{64}\Z")
 _ROOT_TAGS: Final[frozenset[str]] = frozenset({"DOCUMENT_ROOT", "DOCUMENT_FRAGMENT"})
 
 # ECMAScript String.prototype.trim set (WhiteSpace + LineTerminator): the original trims with it, so the gist,

@@ -47,7 +47,7 @@ FIGURE_SCOPED_ELEMENTS: Final[frozenset[str]] = frozenset({"div", "span"})
 FORBIDDEN_ELEMENTS: Final[frozenset[str]] = frozenset({"script", "style"})
 FORBIDDEN_ATTRIBUTES: Final[frozenset[str]] = frozenset({"class", "style"})
 
-LANG_TOKEN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_+#.-]*$")
+LANG_TOKEN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+#.-]*\Z")
 """Valid ``data-lang`` value (core §1.4)."""
 
 _DATETIME: Final = re.compile(
@@ -99,11 +99,11 @@ def is_valid_datetime(value: str) -> bool:
 
 
 def is_root_relative_href(href: str) -> bool:
-    """True when ``href`` starts with ``/`` (not ``//``) and no path segment is empty, ``.`` or ``..``;
-    query and fragment are ignored (core §1.3). A percent-encoded dot counts as a dot (``%2e``, ``%2E``,
+    """True when ``href`` starts with ``/`` (not ``//``), holds no backslash, and no path segment is empty, ``.``
+    or ``..``; query and fragment are ignored (core §1.3). A percent-encoded dot counts as a dot (``%2e``, ``%2E``,
     ``.%2e``, ``%2e%2e`` …), because the WHATWG URL parser treats those segments as dot segments."""
-    if not href.startswith("/") or href.startswith("//"):
-        return False
+    if not href.startswith("/") or href.startswith("//") or "\\" in href:
+        return False  # WHATWG treats "\\" as "/" in special URLs, so a backslash could hide a dot segment
     path = re.split(r"[?#]", href, maxsplit=1)[0]
     return all(segment.lower().replace("%2e", ".") not in ("", ".", "..") for segment in path[1:].split("/"))
 
