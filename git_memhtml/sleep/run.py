@@ -28,7 +28,7 @@ from git_memhtml.sleep.contract import (
 )
 from git_memhtml.sleep.env import DetectionBudget, PhaseEnv, PhaseReport
 from git_memhtml.sleep.phases import PHASE_BODIES
-from git_memhtml.sleep.trunk import TRUNK, trunk_sha
+from git_memhtml.sleep.trunk import trunk_sha
 from git_memhtml.sleep.runs import (
     RunRow,
     get_run,
