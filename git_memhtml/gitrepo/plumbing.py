@@ -49,6 +49,7 @@ def parse_git_date(value: str) -> tuple[int, int] | None:
 
 
 def prune_empty_dirs(folder: Path, root: Path) -> None:
+    """Remove ``folder`` and its now-empty parents, stopping at ``root`` or the first non-empty folder."""
     while folder != root and folder.is_dir() and not any(folder.iterdir()):
         folder.rmdir()
         folder = folder.parent
