@@ -374,3 +374,59 @@ def test_a_clean_checkout_index_seeds_the_run_and_dirty_edits_never_reach_it(
     on_branch = git(demo_repo, "show", f"sleep/{DATE}:{rel}")
     assert "DIRTY" not in on_branch
     assert run["data"]["phases"][0]["counts"]["indexedAdded"] > 0  # the dirty index was not copied
+
+
+def test_merge_refuses_main_advanced_before_anything_moves(demo_repo: Path, capsys: pytest.CaptureFixture[str],
+                                                           tmp_path: Path) -> None:
+    assert cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)[0] == 0
+    stream = tmp_path / "one.jsonl"
+    stream.write_text(json.dumps({"op": "write", "title": "Late fact", "type": "semantic",
+                                  "body": "A fact written while sleep ran."}) + "\n")
+    assert cli(capsys, "-C", str(demo_repo), "apply", "--file", str(stream))[0] == 0
+    main_before, branch_before = git(demo_repo, "rev-parse", "main"), git(demo_repo, "rev-parse", f"sleep/{DATE}")
+    code, env_ = cli(capsys, "-C", str(demo_repo), "sleep", "merge", f"sleep/{DATE}")
+    assert code == 1 and env_["data"]["refusal"] == "main-advanced" and env_["data"]["hint"]
+    assert env_["data"]["marksApplied"] is None
+    assert git(demo_repo, "rev-parse", "main") == main_before
+    assert git(demo_repo, "rev-parse", f"sleep/{DATE}") == branch_before
+
+
+def test_merge_refuses_gate_failed_and_an_already_merged_run(demo_repo: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from git_memhtml.errors import DiscriminationFailed
+    from git_memhtml.sleep.merge import merge_run
+
+    assert cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)[0] == 0
+    repo = GitRepo.discover(demo_repo)
+    main_before = repo.branch_sha("main")
+
+    def refusing_gate() -> object:
+        raise DiscriminationFailed("3 probes inverted", hint="git memhtml eval discriminate --json")
+
+    db = IndexDB.for_repo(repo)
+    try:
+        report = merge_run(repo, db, f"sleep/{DATE}", gate=refusing_gate, embedder=get_embedder("fake"),
+                           clock=lambda: NOW)
+        assert not report.merged and report.refusal == "gate-failed" and report.marks_applied is None
+        assert repo.branch_sha("main") == main_before
+        assert merge_run(repo, db, f"sleep/{DATE}", gate=None, embedder=get_embedder("fake"),
+                         clock=lambda: NOW).merged
+        again = merge_run(repo, db, f"sleep/{DATE}", gate=None, embedder=get_embedder("fake"), clock=lambda: NOW)
+        assert again.refusal == "main-advanced" and again.reason and "already merged" in again.reason
+    finally:
+        db.close()
+
+
+def test_merge_refuses_when_the_checkout_has_conflicting_uncommitted_edits(
+    demo_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, run = cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)
+    assert code == 0
+    touched = git(demo_repo, "diff", "--name-only", f"main..sleep/{DATE}", "--", "resources").split()
+    victim = demo_repo / next(p for p in touched if (demo_repo / p).is_file())
+    victim.write_text(victim.read_text() + "\n<!-- my uncommitted edit -->\n")
+    main_before = git(demo_repo, "rev-parse", "main")
+    code, env_ = cli(capsys, "-C", str(demo_repo), "sleep", "merge", f"sleep/{DATE}")
+    assert code == 1 and env_["data"]["refusal"] == "dirty-checkout" and "stash" in env_["data"]["hint"]
+    assert git(demo_repo, "rev-parse", "main") == main_before
+    assert victim.read_text().endswith("<!-- my uncommitted edit -->\n")
