@@ -430,3 +430,19 @@ def test_merge_refuses_when_the_checkout_has_conflicting_uncommitted_edits(
     assert code == 1 and env_["data"]["refusal"] == "dirty-checkout" and "stash" in env_["data"]["hint"]
     assert git(demo_repo, "rev-parse", "main") == main_before
     assert victim.read_text().endswith("<!-- my uncommitted edit -->\n")
+
+
+def test_skip_gate_warns_and_abort_drops_the_branch(demo_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)[0] == 0
+    assert cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)[0] == 0  # sleep/<date>-2
+    main_before = git(demo_repo, "rev-parse", "main")
+    code, env_ = cli(capsys, "-C", str(demo_repo), "sleep", "abort", f"sleep/{DATE}-2")
+    assert code == 0 and env_["data"]["branchDeleted"]
+    assert git(demo_repo, "branch", "--list", f"sleep/{DATE}-2") == ""
+    assert git(demo_repo, "rev-parse", "main") == main_before
+    capsys.readouterr()
+    code = main(["-C", str(demo_repo), "sleep", "merge", f"sleep/{DATE}", "--skip-gate"])
+    captured = capsys.readouterr()
+    assert code == 0 and "--skip-gate" in captured.err and "warning" in captured.err
+    code, _ = cli(capsys, "-C", str(demo_repo), "sleep", "abort", "sleep/1999-01-01")
+    assert code == 1  # no-run
