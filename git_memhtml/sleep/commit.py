@@ -7,11 +7,11 @@ text can never forge a trailer; trailers ``Memhtml-Run``, ``Memhtml-Phase``, ``M
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.store.writer import commit_subject
 
 TRAILER_RUN = "Memhtml-Run"
 TRAILER_PHASE = "Memhtml-Phase"
@@ -20,10 +20,7 @@ TRAILER_COUNTS = "Memhtml-Counts"
 
 def phase_subject(phase: str, subject: str) -> str:
     """Return ``memhtml(sleep(<phase>)): <subject>``: whitespace collapsed, capped at 72 chars with ``…``."""
-    flat = re.sub(r"\s+", " ", subject).strip() or "(untitled)"
-    if len(flat) > 72:
-        flat = flat[:71].rstrip() + "…"
-    return f"memhtml(sleep({phase})): {flat}"
+    return commit_subject(f"sleep({phase})", subject)
 
 
 def indent_body(body: str | None) -> str | None:

@@ -27,7 +27,7 @@ from urllib.parse import quote
 from git_memhtml.errors import GitError, MemhtmlError, RunNotFound, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.phases.report import run_file_stem
+from git_memhtml.sleep.runfiles import run_file_stem
 from git_memhtml.sleep.review import review_run
 from git_memhtml.sleep.review_markdown import MarkdownBody, render_markdown
 from git_memhtml.sleep.trunk import TRUNK, trunk_name

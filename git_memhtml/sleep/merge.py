@@ -23,6 +23,7 @@ from git_memhtml.sleep.landings import record_landing
 from git_memhtml.sleep.review import resolve_run
 from git_memhtml.sleep.run import worktree_name
 from git_memhtml.sleep.trunk import trunk_name
+from git_memhtml.sleep.runfiles import ledger_file
 from git_memhtml.sleep.runs import set_status
 
 Gate = Callable[[], object]
@@ -64,18 +65,13 @@ class MergeReport:
         }
 
 
-def ledger_path(run_id: str) -> str:
-    """Return the committed ledger path of a run: ``.memhtml/sleep/<run id, / → ->.pending.jsonl``."""
-    return f".memhtml/sleep/{run_id.replace('/', '-')}.pending.jsonl"
-
-
 def apply_ledger(repo: GitRepo, db: IndexDB, run_id: str, tip: str, *, now: str) -> tuple[int, int]:
     """Apply a run's committed pending marks once (recorded in ``state.applied_ledgers``).
 
     Returns:
         ``(pending, applied)``; a ledger already applied counts as pending with zero applied.
     """
-    data = repo.read_path_at(tip, ledger_path(run_id))
+    data = repo.read_path_at(tip, ledger_file(run_id))
     lines = [] if data is None else [l for l in data.decode("utf-8", "replace").splitlines() if l.strip()]
     if db.query_one("SELECT 1 FROM state.applied_ledgers WHERE run_id = ?", (run_id,)):
         return len(lines), 0

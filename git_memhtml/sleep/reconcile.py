@@ -29,11 +29,9 @@ from git_memhtml.errors import MemhtmlError, RunRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.landings import LandingRow, applied_ledgers, landing_rows, merged_runs, record_landing
+from git_memhtml.sleep.runfiles import REPORT_DIR
 from git_memhtml.sleep.trunk import trunk_name
 
-REPORT_DIR = ".memhtml/sleep"
-"""Where runs commit their report and ledger: :data:`git_memhtml.sleep.phases.report.REPORT_DIR` (core §2.1;
-a copy, so that a hook's no-op call does not import the phases; a test keeps them equal)."""
 
 _RUN_FILE = re.compile(r"^sleep-(\d{4}-\d{2}-\d{2}(?:-\d+)?)\.(?:html|pending\.jsonl)$")
 """A run's committed files: ``sleep-<date>[-N].html`` and ``sleep-<date>[-N].pending.jsonl`` (report phase)."""

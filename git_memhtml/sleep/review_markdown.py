@@ -21,7 +21,7 @@ from git_memhtml.document.hash import canonical_text_of, collapse, iter_elements
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.sleep.phases.report import report_path
+from git_memhtml.sleep.runfiles import report_path
 from git_memhtml.sleep.tasks import DETECTED_DIR
 
 MAX_BODY_CHARS = 65_536

@@ -28,6 +28,7 @@ from git_memhtml.sleep.contract import (
 )
 from git_memhtml.sleep.env import DetectionBudget, PhaseEnv, PhaseReport
 from git_memhtml.sleep.phases import PHASE_BODIES
+from git_memhtml.sleep.runfiles import run_file_stem
 from git_memhtml.sleep.trunk import trunk_sha
 from git_memhtml.sleep.runs import (
     RunRow,
@@ -104,7 +105,7 @@ def next_run_id(main: GitRepo, date: str, db: IndexDB) -> str:
 
 def worktree_name(run_id: str) -> str:
     """Return the worktree name of a run (``sleep/2026-11-30-2`` → ``sleep-2026-11-30-2``)."""
-    return run_id.replace("/", "-")
+    return run_file_stem(run_id)
 
 
 def worktree_folder(main: GitRepo, run_id: str) -> Path:

@@ -174,11 +174,9 @@ def test_no_main_or_no_runs_is_a_no_op(tmp_path: Path) -> None:
     assert shutil.which("git")
 
 
-def test_reconcile_constants_agree_with_the_runner_and_the_report_phase() -> None:
-    """reconcile keeps its own copy (so a hook's no-op call does not import the phases); it must agree."""
-    from git_memhtml.sleep import reconcile
-    from git_memhtml.sleep.phases import report
+def test_reconcile_reads_back_the_file_names_the_report_phase_writes() -> None:
+    """One module (sleep/runfiles.py) names a run's files; reconcile must parse what it names."""
+    from git_memhtml.sleep import runfiles as report
 
-    assert reconcile.REPORT_DIR == report.REPORT_DIR
     assert run_id_of_file(report.report_path("sleep/2026-02-01-2").rsplit("/", 1)[-1]) == "sleep/2026-02-01-2"
     assert run_id_of_file(report.ledger_file("sleep/2026-02-01").rsplit("/", 1)[-1]) == "sleep/2026-02-01"

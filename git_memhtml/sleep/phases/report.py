@@ -15,25 +15,9 @@ from typing import Any
 
 from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome, PhaseReport
 from git_memhtml.sleep.report_html import render_report
+from git_memhtml.sleep.runfiles import ledger_file, report_path
 
-REPORT_DIR = ".memhtml/sleep"
-"""Where run reports and ledgers are committed (core §2.1)."""
 PHASE = "report"
-
-
-def run_file_stem(run_id: str) -> str:
-    """The run id as a file stem: ``/`` → ``-`` (``sleep/2026-01-15`` → ``sleep-2026-01-15``)."""
-    return run_id.replace("/", "-")
-
-
-def report_path(run_id: str) -> str:
-    """``.memhtml/sleep/<run id with / → ->.html``."""
-    return f"{REPORT_DIR}/{run_file_stem(run_id)}.html"
-
-
-def ledger_file(run_id: str) -> str:
-    """``.memhtml/sleep/<run id with / → ->.pending.jsonl``."""
-    return f"{REPORT_DIR}/{run_file_stem(run_id)}.pending.jsonl"
 
 
 def render_mark(mark: dict[str, Any]) -> str:

@@ -1,0 +1,24 @@
+"""Where a run's committed record lives: its report page and pending-mark ledger (core §2.1, seed 000 §2).
+
+Pure and import-light, so hooks and reconciliation can name these files without loading the phases.
+"""
+
+from __future__ import annotations
+
+REPORT_DIR = ".memhtml/sleep"
+"""Where run reports and ledgers are committed (core §2.1)."""
+
+
+def run_file_stem(run_id: str) -> str:
+    """The run id as a file stem: ``/`` → ``-`` (``sleep/2026-01-15`` → ``sleep-2026-01-15``)."""
+    return run_id.replace("/", "-")
+
+
+def report_path(run_id: str) -> str:
+    """``.memhtml/sleep/<run id with / → ->.html``."""
+    return f"{REPORT_DIR}/{run_file_stem(run_id)}.html"
+
+
+def ledger_file(run_id: str) -> str:
+    """``.memhtml/sleep/<run id with / → ->.pending.jsonl``."""
+    return f"{REPORT_DIR}/{run_file_stem(run_id)}.pending.jsonl"
