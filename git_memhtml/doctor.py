@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from git_memhtml.domain.instants import hours_between
 from pathlib import Path
 
 from git_memhtml.embed.base import Embedder
@@ -59,13 +59,6 @@ class DoctorReport:
         return drift + tree + len(self.stale_runs) + len(self.leftover_worktrees) + len(self.gitattributes_missing)
 
 
-def _hours_since(started: str, now: str) -> float:
-    start = datetime.fromisoformat(started.replace("Z", "+00:00"))
-    if start.tzinfo is None:
-        start = start.replace(tzinfo=timezone.utc)
-    return (datetime.fromisoformat(now.replace("Z", "+00:00")) - start).total_seconds() / 3600
-
-
 def stale_runs(repo: GitRepo, db: IndexDB, *, now: str) -> tuple[StaleRun, ...]:
     """``running`` rows whose branch is gone (not for dry runs, which have none) or that started more than
     :data:`STALE_RUN_HOURS` (20, seed 001) hours before ``now``. Reads only."""
@@ -73,7 +66,7 @@ def stale_runs(repo: GitRepo, db: IndexDB, *, now: str) -> tuple[StaleRun, ...]:
     for run_id, branch, dry, started in db.query(
             "SELECT run_id, branch, dry_run, started_at FROM state.sleep_runs WHERE status = 'running' "
             "ORDER BY run_id"):
-        hours = _hours_since(str(started), now)
+        hours = hours_between(str(started), now)
         if not dry and repo.branch_sha(str(branch)) is None:
             out.append(StaleRun(str(run_id), "branch gone"))
         elif hours > STALE_RUN_HOURS:

@@ -8,7 +8,7 @@ ISO-8601 UTC strings.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from git_memhtml.domain.instants import require_instant
 from typing import Literal
 
 Signal = Literal["positive", "negative", "neutral"]
@@ -37,8 +37,7 @@ class AccessState:
     last_reinforced_at: str | None = None
 
 
-def _instant(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+_instant = require_instant
 
 
 def should_bump_access(last_accessed_at: str | None, now: str) -> bool:

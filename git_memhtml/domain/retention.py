@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import astuple, dataclass
-from datetime import datetime
+from git_memhtml.domain.instants import require_instant
 from typing import Literal
 
 LN2 = math.log(2.0)
@@ -141,8 +141,7 @@ def half_life_for(memory_type: str) -> float | None:
     return HALF_LIVES[DEFAULT_PROFILE]
 
 
-def _parse_instant(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+_parse_instant = require_instant
 
 
 def age_days(updated_at: str, at: str) -> float:

@@ -11,7 +11,7 @@ import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from git_memhtml.domain.instants import hours_between
 
 from git_memhtml.errors import StorageError
 from git_memhtml.index.db import IndexDB
@@ -190,13 +190,9 @@ def reap_stale(db: IndexDB, *, branch_exists: Callable[[str], bool], now: str) -
         ``[{"runId", "reason"}]`` for each reaped row.
     """
     reaped: list[dict[str, str]] = []
-    now_dt = datetime.fromisoformat(now.replace("Z", "+00:00"))
     for row in db.query(f"SELECT {_COLUMNS} FROM state.sleep_runs WHERE status IN ('running', 'interrupted')"):
         run = _row(row)
-        started = datetime.fromisoformat(run.started_at.replace("Z", "+00:00"))
-        if started.tzinfo is None:
-            started = started.replace(tzinfo=timezone.utc)
-        hours = (now_dt - started).total_seconds() / 3600
+        hours = hours_between(run.started_at, now)
         reason = None
         if not run.dry_run and not branch_exists(run.branch):
             reason = "branch gone"

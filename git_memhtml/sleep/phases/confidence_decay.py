@@ -18,7 +18,7 @@ stops producing diffs. A written value has three decimals and the stamp sets ``u
 from __future__ import annotations
 
 import math
-from datetime import datetime
+from git_memhtml.domain.instants import parse_instant
 
 from git_memhtml.document.editors import get_meta
 from git_memhtml.domain.decay import decay_confidence, format_confidence, should_commit
@@ -32,26 +32,12 @@ MAX_STEPS = 104
 """Cap on steps applied at once (two years of weeks); the value is at the 0.2 floor long before."""
 
 
-def _instant(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace(" ", "T"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        from datetime import timezone
-
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed
-
-
 def due_steps(updated: str | None, at: str) -> int:
     """Return how many decay steps are due: whole :data:`DECAY_PERIOD_DAYS` periods from ``updated`` to ``at``.
 
     An unreadable ``updated`` counts as one period (the file has never been stamped by a readable clock).
     """
-    then, now = _instant(updated), _instant(at)
+    then, now = parse_instant(updated), parse_instant(at)
     if now is None:
         return 0
     if then is None:

@@ -9,7 +9,9 @@ by 14 days from the run date and counts the reprieve; anything else is archived.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
+
+from git_memhtml.domain.instants import format_instant, parse_instant
 
 from git_memhtml.domain.retention import MAX_REPRIEVES, REPRIEVE_DAYS, reprieve_score, should_reprieve
 from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
@@ -20,23 +22,6 @@ EXEMPT_TYPES: frozenset[str] = frozenset({"arc", "task"})
 """Types reprieve never selects (sleep-eval §1 phase 11)."""
 
 
-def parse_instant(value: str) -> datetime | None:
-    """Parse an ISO date or instant (``Z``, offset or naive = UTC) into an aware datetime; ``None`` if unreadable."""
-    text = value.strip()
-    if not text:
-        return None
-    try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
-
-
-def format_instant(value: datetime) -> str:
-    """``YYYY-MM-DDTHH:MM:SSZ`` in UTC (the instant format of every stamp, core §1.2)."""
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def extended_until(at: str, days: int = REPRIEVE_DAYS) -> str:
     """The new ``valid-until``: the run instant (midnight UTC of the run date) plus ``days`` (14, sleep-eval §4.4)."""
     start = parse_instant(at)
@@ -45,7 +30,7 @@ def extended_until(at: str, days: int = REPRIEVE_DAYS) -> str:
     return format_instant(start + timedelta(days=days))
 
 
-def hours_between(earlier: str | None, at: datetime) -> float:
+def hours_since(earlier: str | None, at: datetime) -> float:
     """Hours from ``earlier`` to ``at``, clamped at 0; an absent or unreadable stamp reads as 0 hours."""
     start = parse_instant(earlier) if earlier else None
     if start is None:
@@ -71,7 +56,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
             continue
         counts["ttlPassed"] += 1
         facts = access.get(row.path, AccessRow())
-        hours = hours_between(facts.last_accessed_at or row.updated_at, now)
+        hours = hours_since(facts.last_accessed_at or row.updated_at, now)
         score = reprieve_score(row.importance, facts.access_count, facts.outcome_score, hours)
         if should_reprieve(score, row.reprieves):
             if env.dry_run:
