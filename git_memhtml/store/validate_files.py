@@ -22,6 +22,7 @@ from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
 from git_memhtml.store.layout import GENERATED_NAMES, is_indexable
+from git_memhtml.store.paths import symlink_problem
 
 MEMORY_SUFFIX: Final[str] = ".html"
 """Extension of every memory file (core §1)."""
@@ -106,12 +107,9 @@ def _locate(root: Path, base: Path, argument: str) -> tuple[str | None, Finding 
     if relative == Path("."):
         return None, Finding(_shown(argument), "is a directory: name files, or give no path to check them all")
     rel = PurePosixPath(*relative.parts).as_posix()
-    cursor = root
-    for part in relative.parts:
-        cursor = cursor / part
-        if cursor.is_symlink():
-            what = "is a symlink" if cursor == candidate else f"goes through the symlink {_shown(cursor.name)}"
-            return None, Finding(rel, f"{what}: refused, symlinks are never followed")
+    link = symlink_problem(root, rel)
+    if link is not None:
+        return None, Finding(rel, link)
     if not candidate.exists():
         return None, Finding(rel, "no such file")
     if candidate.is_dir():
