@@ -1,6 +1,7 @@
-"""The listings generator never reads or writes through a symlink (issue 8 item 1): a linked memory or folder is
-reported by name and left out of every listing; a linked listing is never written through. Before the fix a
-committed link published the outside file's title into ``index.html`` and ``sitemap.xml``."""
+"""Sleep never reads or writes through a symlink (issue 8 item 1). The listings generator reports a linked memory
+or folder by name and leaves it out of every listing, and never writes a linked listing through; entity
+resolution never reads a linked person file. Before the fix a committed link published the outside file's title
+into ``index.html`` and ``sitemap.xml``."""
 
 from __future__ import annotations
 
@@ -57,3 +58,13 @@ def test_a_linked_listing_is_not_written_through(tmp_path: Path) -> None:
     assert victim.read_text(encoding="utf-8") == "untouched"
     assert ("areas/inbox/index.html", REFUSED) in result.refused
     assert (repo.root / "areas/index.html").is_file()  # the other listings are still regenerated
+
+
+def test_a_linked_person_file_is_never_read_by_entity_resolution(tmp_path: Path) -> None:
+    from git_memhtml.sleep.phases.entity_resolution import person_file_paths
+
+    repo = make_repo(tmp_path, {"resources/people/ada.html": memory("Ada runs payments.", title="Ada")})
+    outside = _outside(tmp_path)
+    os.symlink(outside / "secret.html", repo.root / "resources/people/eve.html")
+    os.symlink(outside, repo.root / "resources/people/linked")
+    assert person_file_paths(repo) == ["resources/people/ada.html"]
