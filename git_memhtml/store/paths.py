@@ -4,8 +4,9 @@ Every command and tool that takes a repository path (``read``, ``archive``, ``co
 ``reinforce``, ``neighbors``, the explicit ``path`` of ``write``/``apply``) calls :func:`resolve_memory_path`
 with the :class:`Need` of its verb (:data:`VERB_NEEDS`). The rules (docs/store.md "Path arguments"):
 
-1. The argument is text a person or agent typed: refused when empty, not UTF-8, holding a control character
-   (NUL included), a backslash, a percent-escape (``%2e``, ``%2F``…) or leading/trailing whitespace.
+1. The argument is text a person or agent typed: refused when empty, not UTF-8, holding a control or invisible
+   character (NUL, ESC, DEL, C1, bidi overrides…), a backslash, a percent-escape (``%2e``, ``%2F``…),
+   leading/trailing whitespace or a trailing ``/``.
 2. It is resolved the way git resolves a path: relative to ``base`` (the CLI's current folder, or ``-C``;
    the work-tree root for callers without one), an absolute path as it stands, ``.``/``..`` folded lexically.
    The result must lie inside the work tree.
@@ -100,14 +101,16 @@ def _check_text(argument: str, name: str) -> None:
         raise _refuse(argument, name, NOT_UTF8)
     if not argument:
         raise _refuse(argument, name, "is empty")
-    if any(ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in argument):
-        raise _refuse(argument, name, "holds a control character")
+    if any(not ch.isprintable() and ch != " " for ch in argument):
+        raise _refuse(argument, name, "holds a control or invisible character")
     if "\\" in argument:
         raise _refuse(argument, name, "holds a backslash; repository paths use /")
     if _PERCENT_ESCAPE.search(argument):
         raise _refuse(argument, name, "holds a percent-escape; give the path unencoded")
     if argument != argument.strip():
         raise _refuse(argument, name, "starts or ends with whitespace")
+    if argument.endswith("/"):
+        raise _refuse(argument, name, "names a folder; name a memory file")
 
 
 def repo_relative(root: Path, argument: str, *, base: Path | None = None, name: str = "PATH") -> str:
@@ -161,10 +164,10 @@ def symlink_problem(root: Path, path: str) -> str | None:
         cursor = cursor / part
         try:
             info = os.lstat(cursor)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
-        except NotADirectoryError:
-            return None
+        except OSError as exc:  # too long, no permission…: what cannot be examined is not followed either
+            return f"cannot be examined ({exc.strerror or exc}): refused"
         if stat.S_ISLNK(info.st_mode):
             if i == len(parts) - 1:
                 return f"is a symlink: {SYMLINK_REFUSED}"
@@ -211,6 +214,8 @@ def resolve_memory_path(root: Path, argument: str, *, need: Need, base: Path | N
         info = os.lstat(file)
     except (FileNotFoundError, NotADirectoryError):
         info = None
+    except OSError as exc:
+        raise _refuse(argument, name, f"cannot be examined ({exc.strerror or exc})", shown=shown) from None
     if need is Need.NEW:
         if info is not None and not stat.S_ISREG(info.st_mode):
             raise _refuse(argument, name, "is occupied by something that is not a memory file", shown=shown)
@@ -237,7 +242,7 @@ def read_tree_file(root: Path, path: str, *, limit: int = MAX_READ_BYTES) -> byt
     if problem is not None:
         raise PathRefused(f"{shown_name(path)}: {problem}", hint="replace the link by the file itself",
                           path=shown_name(path))
-    fd = os.open(root / path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    fd = os.open(root / path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             raise PathRefused(f"{shown_name(path)}: not a regular file", hint="memories are regular files",
@@ -255,4 +260,6 @@ def tree_file_problem(root: Path, path: str) -> str | None:
         info = os.lstat(root / path)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as exc:
+        return f"cannot be examined ({exc.strerror or exc}): refused"
     return None if stat.S_ISREG(info.st_mode) else "not a regular file"

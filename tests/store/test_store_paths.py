@@ -85,3 +85,21 @@ def test_read_tree_file_refuses_links(repo: GitRepo) -> None:
     with pytest.raises(PathRefused, match="is a symlink"):
         read_tree_file(repo.root, "areas/inbox/b.html")
     assert read_tree_file(repo.root, "areas/inbox/a.html").startswith(b"<!doctype html>")
+
+
+@pytest.mark.parametrize("hostile", [".git/config", "../escape.html", "areas/inbox/.x.html", "archive/2026/a.html"])
+def test_apply_refuses_a_hostile_path_even_when_the_content_dedupes(repo: GitRepo, hostile: str) -> None:
+    """The path is resolved before the dedupe lookup: a duplicate body never launders a hostile path."""
+    duplicate = WriteOp.model_validate({"title": "A", "type": "semantic", "body": "Alpha holds.", "path": hostile})
+    result = apply_batch(repo, [duplicate], now=NOW, dedupe=lambda _: "areas/inbox/a.html")
+    assert result.commit_sha is None and not result.results[0].deduped
+    assert result.results[0].code == "ERR_INVALID_FLAG"
+
+
+def test_continue_on_error_commits_the_others_and_never_the_hostile_path(repo: GitRepo) -> None:
+    ops = [WriteOp.model_validate({"title": "Evil", "type": "semantic", "body": "Evil.", "path": ".git/hooks/x.html"}),
+           WriteOp.model_validate({"title": "Fine", "type": "semantic", "body": "Fine holds.",
+                                   "path": "areas/inbox/fine.html"})]
+    result = apply_batch(repo, ops, now=NOW, dedupe=lambda _: None, continue_on_error=True)
+    assert result.commit_sha and result.written == ("areas/inbox/fine.html",)
+    assert result.results[0].code == "ERR_INVALID_FLAG" and not (repo.git_dir / "hooks" / "x.html").exists()

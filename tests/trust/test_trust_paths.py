@@ -94,6 +94,8 @@ HOSTILE: list[str] = [
     "areas/%2e%2e/%2e%2e/outside/secret.html", "areas/inbox/%2E%2E/inbox/good.html", "areas%2Finbox%2Fgood.html",
     "%2e%2e/outside/secret.html", "areas\\inbox\\good.html", "areas/inbox/good.html\x00", "areas/inbox/\x1bgood.html",
     "areas/inbox/good\x7f.html", "areas/inbox/bad\udcfename.html", "", " areas/inbox/good.html",
+    "areas/inbox/good.html/", "areas/inbox/\u202egood.html", "areas/inbox/a\nb.html", "areas/inbox/\x85good.html",
+    "areas/" + "a" * 300 + ".html", "areas/" + "a/" * 3000 + "x.html", "areas/inbox/fifo.html",
     # symlinks: file and folder, committed and uncommitted, pointing inside and outside
     "areas/inbox/link-in.html", "areas/inbox/link-out.html", "areas/inbox/ulink-in.html", "areas/inbox/ulink-out.html",
     "areas/inbox/dangling.html", "areas/dir-in/good.html", "areas/dir-out/secret.html", "areas/udir-in/good.html",
@@ -122,6 +124,8 @@ def _hash_tree(base: Path) -> dict[str, tuple[str, str]]:
                 out[rel] = ("link", os.readlink(full))
             elif full.is_dir():
                 out[rel] = ("dir", "")
+            elif not full.is_file():
+                out[rel] = ("special", oct(full.lstat().st_mode))
             else:
                 out[rel] = ("file", hashlib.sha256(full.read_bytes()).hexdigest())
     return out
@@ -186,6 +190,7 @@ def world(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
     """A private copy of the template (links are relative, so they point inside the copy)."""
     base = tmp_path / "w"
     shutil.copytree(template, base, symlinks=True)
+    os.mkfifo(base / "repo/areas/inbox/fifo.html")  # a read would block forever: it must never be opened
     monkeypatch.setenv("HOME", str(base / "home"))
     monkeypatch.setenv("MEMHTML_NOW", NOW)
     return base
