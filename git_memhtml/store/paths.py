@@ -128,14 +128,27 @@ def repo_relative(root: Path, argument: str, *, base: Path | None = None, name: 
     _check_text(argument, name)
     origin = (base or root).resolve()
     candidate = Path(os.path.normpath(origin / argument))
-    try:
-        relative = candidate.relative_to(root)
-    except ValueError:
+    relative = _under_root(root, candidate)
+    if relative is None:
         hint = " (repository paths have no leading /)" if argument.startswith("/") else ""
-        raise _refuse(argument, name, f"is outside the repository {root}{hint}") from None
+        raise _refuse(argument, name, f"is outside the repository {root}{hint}")
     if relative == Path("."):
         raise _refuse(argument, name, "is the repository folder, not a memory file")
     return PurePosixPath(*relative.parts).as_posix()
+
+
+def _under_root(root: Path, candidate: Path) -> Path | None:
+    """``candidate`` relative to the work tree: lexically, else through the one prefix of it that *is* the work
+    tree reached another way (``/tmp/link-to-repo/areas/x.html``, as git accepts it). Only that prefix, which
+    lies outside the repository, is resolved; every component inside is still checked by ``lstat``."""
+    try:
+        return candidate.relative_to(root)
+    except ValueError:
+        pass
+    for ancestor in candidate.parents:
+        if os.path.realpath(ancestor) == str(root):
+            return candidate.relative_to(ancestor)
+    return None
 
 
 def memory_path_problem(path: str) -> str | None:

@@ -94,6 +94,7 @@ HOSTILE: list[str] = [
     "areas/%2e%2e/%2e%2e/outside/secret.html", "areas/inbox/%2E%2E/inbox/good.html", "areas%2Finbox%2Fgood.html",
     "%2e%2e/outside/secret.html", "areas\\inbox\\good.html", "areas/inbox/good.html\x00", "areas/inbox/\x1bgood.html",
     "areas/inbox/good\x7f.html", "areas/inbox/bad\udcfename.html", "", " areas/inbox/good.html",
+    "{link}/.git/HEAD", "{link}/areas/dir-out/secret.html", "{link}/../outside/secret.html",
     "areas/inbox/good.html/", "areas/inbox/\u202egood.html", "areas/inbox/a\nb.html", "areas/inbox/\x85good.html",
     "areas/" + "a" * 300 + ".html", "areas/" + "a/" * 3000 + "x.html", "areas/inbox/fifo.html",
     # symlinks: file and folder, committed and uncommitted, pointing inside and outside
@@ -161,6 +162,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             mp.setenv(key, value)
         root, outside = base / "repo", base / "outside"
         outside.mkdir()
+        os.symlink("repo", base / "repo-link")  # the work tree reached another way, from outside it
         (outside / "secret.html").write_text(_memory(SECRET_TITLE, "The outside secret is zebracorn."),
                                              encoding="utf-8")
         assert main(["init", str(root)]) == 0
@@ -197,14 +199,16 @@ def world(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
 
 
 def _expand(path: str, base: Path) -> str:
-    return path.replace("{root}", str(base / "repo")).replace("{outside}", str(base / "outside"))
+    return (path.replace("{root}", str(base / "repo")).replace("{outside}", str(base / "outside"))
+            .replace("{link}", str(base / "repo-link")))
 
 
 def _names(path: str, root: Path) -> list[str]:
     """Strings one of which a refusal must show: the argument as given (escaped) or its repository path."""
     shown = [shown_name(path) or "''", "''"] if not path else [shown_name(path)]
     try:
-        rel = Path(os.path.normpath(root / path)).relative_to(root).as_posix()
+        lexical = path.replace(str(root.parent / "repo-link"), str(root), 1)  # the link to the root, followed
+        rel = Path(os.path.normpath(root / lexical)).relative_to(root).as_posix()
         shown.append(shown_name(rel))
     except ValueError:
         pass
@@ -271,6 +275,7 @@ EXISTING_FORMS = [
     Form("cwd-parent", "../inbox/good.html", cwd="areas/inbox"),
     Form("cwd-absolute", "{root}/" + GOOD, cwd="areas"),
     Form("dash-C-subfolder", "inbox/good.html", c_dir="areas"),
+    Form("absolute-through-a-link-to-the-root", "{link}/" + GOOD),
 ]
 
 
