@@ -19,6 +19,7 @@ from git_memhtml.index.access import record_read, rename_access
 from git_memhtml.index.db import IndexDB
 from git_memhtml.output import table
 from git_memhtml.store.ops import WRITABLE_TYPES, WriteOp, parse_op_stream
+from git_memhtml.store.paths import VERB_NEEDS, read_tree_file, resolve_memory_path
 from git_memhtml.store.reads import list_memories
 from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import (
@@ -28,7 +29,7 @@ from git_memhtml.store.writer import (
     correct_memory,
     link_memories,
 )
-from git_memhtml.store.paths import VERB_NEEDS, read_tree_file, resolve_memory_path
+
 
 def _dedupe(db: IndexDB) -> Callable[[str], str | None]:
     def lookup(digest: str) -> str | None:
