@@ -42,8 +42,8 @@ SECRET_TITLE = "Outside secret zebracorn"
 @dataclass(frozen=True)
 class Command:
     """One path-taking command: ``argv(path, base)`` builds its arguments (``base`` holds ``repo/`` and the
-    ``scratch/`` folder outside the repository for input files); ``verb`` is its key in ``VERB_NEEDS``; ``resolved(envelope)`` reads back the
-    repository path the command acted on (for the positive rows)."""
+    ``scratch/`` folder outside the repository for input files); ``verb`` is its key in ``VERB_NEEDS``;
+    ``resolved(envelope)`` reads back the repository path the command acted on (for the positive rows)."""
 
     name: str
     verb: str
@@ -67,8 +67,10 @@ COMMANDS: list[Command] = [
     Command("correct", "correct", lambda p, s: ["correct", p, "--title", "Corrected", "--claim",
                                                  "The corrected claim holds."],
             lambda d: d["archived_path"].removeprefix("archive/2026/")),
-    Command("link-src", "link-src", lambda p, b: ["link", p, "relates_to", str(b / "repo" / OTHER)], lambda d: d["srcPath"]),
-    Command("link-dst", "link-dst", lambda p, b: ["link", str(b / "repo" / OTHER), "relates_to", p], lambda d: d["dstPath"]),
+    Command("link-src", "link-src", lambda p, b: ["link", p, "relates_to", str(b / "repo" / OTHER)],
+            lambda d: d["srcPath"]),
+    Command("link-dst", "link-dst", lambda p, b: ["link", str(b / "repo" / OTHER), "relates_to", p],
+            lambda d: d["dstPath"]),
     Command("reinforce", "reinforce", lambda p, s: ["reinforce", p], lambda d: d["bumped"][0]),
     Command("write", "write", lambda p, s: ["write", "--type", "semantic", "--title", "Hostile write", "--claim",
                                              "Write claims a hostile path.", "--path", p], lambda d: d["path"]),
@@ -150,7 +152,8 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as mp:
         home = base / "home"
         home.mkdir()
-        (home / ".gitconfig").write_text("[user]\n\tname = T\n\temail = t@example.invalid\n[init]\n\tdefaultBranch = main\n")
+        (home / ".gitconfig").write_text(
+            "[user]\n\tname = T\n\temail = t@example.invalid\n[init]\n\tdefaultBranch = main\n")
         for key in list(os.environ):
             if key.startswith(("GIT_", "MEMHTML_")):
                 mp.delenv(key, raising=False)
