@@ -9,6 +9,7 @@ watermark, then embeds every chunk lacking a vector. Embedding failures never fa
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
-from git_memhtml.document.model import MemoryDocument
+from git_memhtml.document.model import PARA_BUCKETS, MemoryDocument
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import (
     DuplicateContent,
@@ -252,7 +253,12 @@ def _apply_worktree(repo: _Repo, db: IndexDB, run: _Pass, head_blobs: Callable[[
                     parse: Parser) -> None:
     """Project dirty indexable files (adds first, deletes last so moved chunks keep their vectors); restore from
     HEAD any path projected from the work tree earlier that is clean again."""
-    dirty = [d for d in repo.dirty() if is_indexable(d.path)]
+    entries = repo.dirty()
+    for entry in entries:  # a linked folder (or a link of another name) in a bucket: reported, never entered
+        if not is_indexable(entry.path) and not entry.deleted and _in_bucket(entry.path) \
+                and os.path.islink(repo.root / entry.path):
+            _refuse_link(db, run, entry.path, f"is a symlink: {SYMLINK_REFUSED}")
+    dirty = [d for d in entries if is_indexable(d.path)]
     dirty_paths = {d.path for d in dirty}
     previous = {r[0] for r in db.query("SELECT path FROM worktree_paths")}
     deletes: list[str] = []
@@ -317,8 +323,12 @@ def _refuse_committed_links(repo: _Repo, db: IndexDB, run: _Pass, head: str | No
     links = repo.tree_symlinks(head)
     wanted = links if paths is None else links & set(paths)
     for path in sorted(wanted):
-        if is_indexable(path) and is_utf8_name(path):
+        if is_indexable(path) or _in_bucket(path):
             _refuse_link(db, run, path, COMMITTED_LINK)
+
+
+def _in_bucket(path: str) -> bool:
+    return path.split("/", 1)[0] in PARA_BUCKETS
 
 
 def _lazy_blobs(repo: _Repo, head: str | None) -> Callable[[], dict[str, str]]:

@@ -82,7 +82,8 @@ def _shown(argument: str) -> str:
 
 def default_memory_paths(repo: GitRepo) -> list[str]:
     """Every memory file of the work tree: tracked and untracked-but-not-ignored paths under the PARA buckets
-    that are indexable (``.html``, not generated; core §2.1), sorted; tracked files deleted from disk are left
+    that are indexable (``.html``, not generated; core §2.1), plus every symlink there whatever its name (a linked
+    folder is reported, never entered), sorted; tracked files deleted from disk are left
     out (they are deletions, not files). Names are read as bytes and decoded with ``os.fsdecode``, so a name that
     is not UTF-8 is listed (with lone surrogates) for :func:`validate_files` to refuse.
 
@@ -91,7 +92,7 @@ def default_memory_paths(repo: GitRepo) -> list[str]:
     """
     out = repo.run_git_bytes(["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *PARA_BUCKETS])
     names = (os.fsdecode(raw) for raw in out.split(b"\0") if raw)
-    paths = sorted({path for path in names if is_indexable(path)})
+    paths = sorted({path for path in names if is_indexable(path) or os.path.islink(repo.root / path)})
     return [path for path in paths if os.path.lexists(repo.root / path)]
 
 

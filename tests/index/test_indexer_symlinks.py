@@ -50,12 +50,20 @@ def test_uncommitted_file_link_is_reported_not_indexed(repo: Repo, db: IndexDB, 
         assert _paths(db) == ["areas/inbox/a.html"] and "Outside secret" not in _titles(db)
 
 
-def test_uncommitted_folder_link_is_never_entered(repo: Repo, db: IndexDB, embedder: FakeEmbedder,
+def test_folder_link_is_reported_and_never_entered(repo: Repo, db: IndexDB, embedder: FakeEmbedder,
                                                   outside: Path) -> None:
     _seed(repo)
+    (outside / "inner").mkdir()
+    (outside / "inner" / "deep.html").write_text(memory_html("Deep", "Deep outside."), encoding="utf-8")
     os.symlink(outside, repo.root / "areas" / "linked")
-    indexer.update(repo.git, db, embedder, now=NOW)
+    report = indexer.update(repo.git, db, embedder, now=NOW)
+    assert report.errors == (("areas/linked", LINK_ERROR),)
     assert _paths(db) == ["areas/inbox/a.html"]
+    subprocess.run(["git", "-C", str(repo.root), "add", "--", "areas/linked"], check=True)
+    repo.git.commit("a linked folder")
+    for report in (indexer.update(repo.git, db, embedder, now=NOW), indexer.rebuild(repo.git, db, embedder, now=NOW)):
+        assert report.errors == (("areas/linked", indexer.COMMITTED_LINK),)
+        assert _paths(db) == ["areas/inbox/a.html"]
 
 
 def test_committed_link_is_reported_and_a_file_turned_link_loses_its_rows(repo: Repo, db: IndexDB,
