@@ -27,7 +27,13 @@ from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.store.layout import is_indexable
-from git_memhtml.store.paths import SYMLINK_REFUSED, read_tree_file, symlink_problem, tree_file_problem
+from git_memhtml.store.paths import (
+    SYMLINK_REFUSED,
+    read_tree_file,
+    symlink_problem,
+    tree_file_problem,
+    write_tree_file,
+)
 
 INDEX_NAME = "index.html"
 SITEMAP_PATH = "sitemap.xml"
@@ -282,7 +288,7 @@ def write_artifacts(repo: GitRepo, artifacts: Mapping[str, bytes], *, dry_run: b
         changed.append(path)
         if not dry_run:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(artifacts[path])
+            write_tree_file(repo.root, path, artifacts[path])
     stale = stale_listings(repo.root, artifacts)
     if not dry_run:
         for path in stale:

@@ -15,7 +15,7 @@ from git_memhtml.document import editors
 from git_memhtml.errors import PathRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.store.layout import MAX_ORDINAL, archive_path_for
-from git_memhtml.store.paths import read_tree_file, symlink_problem
+from git_memhtml.store.paths import read_tree_file, symlink_problem, write_tree_file
 
 EditKind = Literal["set", "add", "remove", "link", "unlink"]
 
@@ -100,7 +100,7 @@ def stamp_file(repo: GitRepo, path: str, edits: Sequence[Edit], *, stage: bool =
     after = apply_edits(before.decode("utf-8"), edits).encode("utf-8")
     if after == before:
         return False
-    target.write_bytes(after)
+    write_tree_file(repo.root, path, after)  # replaces the name: a hard link is never written through
     if stage:
         repo.stage([path])
     return True

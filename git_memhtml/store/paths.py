@@ -26,6 +26,7 @@ import enum
 import os
 import re
 import stat
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Final
@@ -261,6 +262,37 @@ def read_tree_file(root: Path, path: str, *, limit: int = MAX_READ_BYTES) -> byt
             raise PathRefused(f"{shown_name(path)}: not a regular file", hint="memories are regular files",
                               path=shown_name(path))
         return handle.read(limit + 1)
+
+
+def write_tree_file(root: Path, path: str, data: bytes) -> None:
+    """Replace the work-tree file ``root / path`` with ``data`` without writing through any link.
+
+    The bytes go to a temporary file in the same folder, which then replaces the name (``os.replace``): a
+    symlink or a hard link at ``path`` is replaced, never written through, and a reader never sees half a file.
+    The file keeps its permission bits.
+
+    Raises:
+        PathRefused: a folder on the way is a symlink (nothing is written). OSError: the disk failed.
+    """
+    problem = symlink_problem(root, path.rsplit("/", 1)[0]) if "/" in path else None
+    if problem is not None:
+        raise PathRefused(f"{shown_name(path)}: {problem}", hint="replace the linked folder by a real one",
+                          path=shown_name(path))
+    target = root / path
+    try:
+        mode: int | None = stat.S_IMODE(os.lstat(target).st_mode)
+    except FileNotFoundError:
+        mode = None
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".memhtml-tmp")
+    scratch = Path(name)
+    try:
+        os.fchmod(fd, 0o644 if mode is None else mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(scratch, target)
+    except BaseException:
+        scratch.unlink(missing_ok=True)
+        raise
 
 
 def tree_file_problem(root: Path, path: str) -> str | None:

@@ -68,3 +68,18 @@ def test_a_linked_person_file_is_never_read_by_entity_resolution(tmp_path: Path)
     os.symlink(outside / "secret.html", repo.root / "resources/people/eve.html")
     os.symlink(outside, repo.root / "resources/people/linked")
     assert person_file_paths(repo) == ["resources/people/ada.html"]
+
+
+def test_a_hard_linked_listing_is_replaced_not_written_through(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"areas/inbox/a.html": memory("Alpha deploys on Mondays.", title="Alpha")})
+    victim = _outside(tmp_path) / "victim.html"
+    victim.write_text("untouched", encoding="utf-8")
+    os.link(victim, repo.root / "areas/inbox/index.html")
+    db = open_index(":memory:", ":memory:")
+    try:
+        result = publish(repo, db)
+    finally:
+        db.close()
+    assert victim.read_text(encoding="utf-8") == "untouched"
+    assert "areas/inbox/index.html" in result.paths
+    assert "Alpha" in (repo.root / "areas/inbox/index.html").read_text(encoding="utf-8")

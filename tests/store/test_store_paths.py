@@ -103,3 +103,21 @@ def test_continue_on_error_commits_the_others_and_never_the_hostile_path(repo: G
     result = apply_batch(repo, ops, now=NOW, dedupe=lambda _: None, continue_on_error=True)
     assert result.commit_sha and result.written == ("areas/inbox/fine.html",)
     assert result.results[0].code == "ERR_INVALID_FLAG" and not (repo.git_dir / "hooks" / "x.html").exists()
+
+
+def test_a_stamp_never_writes_through_a_hard_link(repo: GitRepo, tmp_path: Path) -> None:
+    """A hand-made hard link (git never checks one out) shares its bytes with an outside file: a stamp replaces
+    the name instead of writing into the shared inode."""
+    outside = tmp_path / "outside.html"
+    target = repo.root / "areas/inbox/a.html"
+    os.link(target, outside)
+    before = outside.read_bytes()
+    from git_memhtml.store.writer import link_memories
+
+    other = apply_batch(repo, [WriteOp.model_validate({"title": "B", "type": "semantic", "body": "Beta holds.",
+                                                       "path": "areas/inbox/b.html"})], now=NOW,
+                        dedupe=lambda _: None)
+    assert other.commit_sha
+    assert link_memories(repo, "areas/inbox/a.html", "relates_to", "areas/inbox/b.html")
+    assert outside.read_bytes() == before and target.read_bytes() != before
+    assert [p.name for p in target.parent.iterdir() if p.name.endswith(".memhtml-tmp")] == []
