@@ -40,6 +40,13 @@ class UsageError(MemhtmlError):
     exit_code = 2
 
 
+class PathRefused(UsageError):
+    """A path argument that does not name a memory: outside the repository, in the git dir or a dot-folder, a
+    generated listing, a symlink, malformed text (``git_memhtml.store.paths``); exits 2, nothing moved."""
+
+    code = "ERR_INVALID_FLAG"
+
+
 class NotARepo(MemhtmlError):
     """The directory is not inside a git repository."""
 

@@ -24,6 +24,7 @@ from git_memhtml.index.indexer import IndexReport, update
 from git_memhtml.index.retrieval import ArmWeights
 from git_memhtml.index.weights import default_weights
 from git_memhtml.output import warn
+from git_memhtml.store.paths import VERB_NEEDS, resolve_memory_path
 
 _INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
@@ -54,6 +55,20 @@ class App:
         if self._repo is None:
             self._repo = GitRepo.discover(self.repo_path or Path.cwd())
         return self._repo
+
+    def cwd(self) -> Path:
+        """The folder relative path arguments are read from, as git reads them: ``-C``, else the process's current
+        folder (resolved)."""
+        return (self.repo_path or Path.cwd()).resolve()
+
+    def memory_path(self, argument: str, verb: str, *, name: str = "PATH") -> str:
+        """Resolve a path argument of ``verb`` (a key of ``VERB_NEEDS``) against :meth:`cwd` with the one resolver;
+        return the repository path. Called before anything opens the index, so a refusal moves nothing.
+
+        Raises:
+            PathRefused, PathNotFound: see :func:`git_memhtml.store.paths.resolve_memory_path`.
+        """
+        return resolve_memory_path(self.repo().root, argument, need=VERB_NEEDS[verb], base=self.cwd(), name=name).path
 
     def settings(self) -> ResolvedSettings:
         """Effective settings: defaults < git config < MEMHTML_* < flags."""

@@ -14,11 +14,12 @@ from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import F, app_of, json_option, respond
 from git_memhtml.document.model import MEMORY_TYPES
 from git_memhtml.document.parse import parse_memory
-from git_memhtml.errors import InvalidMemory, PathNotFound, UsageError
-from git_memhtml.index.access import record_read
+from git_memhtml.errors import InvalidMemory, UsageError
+from git_memhtml.index.access import record_read, rename_access
 from git_memhtml.index.db import IndexDB
 from git_memhtml.output import table
 from git_memhtml.store.ops import WRITABLE_TYPES, WriteOp, parse_op_stream
+from git_memhtml.store.paths import VERB_NEEDS, read_tree_file, resolve_memory_path
 from git_memhtml.store.reads import list_memories
 from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import (
@@ -27,8 +28,8 @@ from git_memhtml.store.writer import (
     archive_memory,
     correct_memory,
     link_memories,
-    safe_repo_path,
 )
+
 
 def _dedupe(db: IndexDB) -> Callable[[str], str | None]:
     def lookup(digest: str) -> str | None:
@@ -155,6 +156,8 @@ def write_cmd(
 ) -> int:
     """Write one memory as one commit (deduplicated by content hash)."""
     app = app_of(ctx)
+    if path is not None:
+        path = app.memory_path(path, "write", name="--path")
     fields = WriteFields(title, claim, body, article_html, tags, entities, session_id, path, workspace, importance,
                          confidence)
     op = _op(memory_type, fields)
@@ -192,6 +195,11 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
             raise UsageError(f"--file {source}: no such file", hint="give a JSONL file, or - for stdin")
         text, label = file.read_text(encoding="utf-8"), source
     ops = parse_op_stream(text, source=label)
+    if not continue_on_error:  # atomic: a path that names no memory refuses the batch before the index opens
+        root = app.repo().root
+        for number, op in enumerate(ops, start=1):
+            if op.path is not None:
+                resolve_memory_path(root, op.path, need=VERB_NEEDS["apply"], name=f"{label}: op #{number} path")
     with app.index() as db:
         result = apply_batch(app.repo(), ops, now=utc_now(), dedupe=_dedupe(db), continue_on_error=continue_on_error)
         if result.commit_sha:
@@ -234,15 +242,13 @@ def correct_cmd(
     """Write a memory that supersedes TARGET; TARGET is archived (one commit)."""
     app = app_of(ctx)
     repo = app.repo()
+    rel = app.memory_path(target, "correct", name="TARGET")
     if memory_type is None:
-        rel = safe_repo_path(repo, target, argument="TARGET")
-        source = repo.root / rel
-        if not source.is_file():
-            raise PathNotFound(f"{rel}: no such memory", hint="run `git memhtml list` to see memory paths")
-        memory_type = parse_memory(source.read_bytes(), path=rel).memory_type
+        memory_type = parse_memory(read_tree_file(repo.root, rel), path=rel).memory_type
     op = _op(memory_type, WriteFields(title, claim, body, article_html, tags, entities, session_id))
     with app.index() as db:
-        result = correct_memory(repo, target, op, reason=reason, now=utc_now())
+        result = correct_memory(repo, rel, op, reason=reason, now=utc_now())
+        rename_access(db, rel, result.archived_path)
         app.reindex(db)
     respond(as_json, "memory.corrected", asdict(result),
             lambda: f"wrote {result.path}; archived the target to {result.archived_path}")
@@ -257,8 +263,10 @@ def correct_cmd(
 def archive_cmd(ctx: click.Context, path: str, reason: str, as_json: bool) -> int:
     """Move a memory into archive/<YYYY>/ (git mv) as one commit; nothing is ever deleted."""
     app = app_of(ctx)
+    rel = app.memory_path(path, "archive")
     with app.index() as db:
-        result = archive_memory(app.repo(), path, reason=reason, now=utc_now())
+        result = archive_memory(app.repo(), rel, reason=reason, now=utc_now())
+        rename_access(db, result.path, result.archive_path)
         app.reindex(db)
     respond(as_json, "memory.archived", asdict(result), lambda: f"archived {result.path} → {result.archive_path}")
     return 0
@@ -277,6 +285,8 @@ def link_cmd(ctx: click.Context, src: str, rel: str, dst: str, as_json: bool) ->
     if rel.replace("-", "_") not in REL_CLASSES:
         raise UsageError(f"unknown rel {rel!r}", hint="one of " + ", ".join(sorted(REL_CLASSES)))
     app = app_of(ctx)
+    src = app.memory_path(src, "link-src", name="SRC")
+    dst = app.memory_path(dst, "link-dst", name="DST")
     with app.index() as db:
         sha = link_memories(app.repo(), src, rel, dst)
         app.reindex(db)
@@ -292,12 +302,8 @@ def link_cmd(ctx: click.Context, src: str, rel: str, dst: str, as_json: bool) ->
 def read_cmd(ctx: click.Context, path: str, as_json: bool) -> int:
     """Show one memory (an explicit read: it counts as an access)."""
     app = app_of(ctx)
-    repo = app.repo()
-    rel = safe_repo_path(repo, path)
-    target = repo.root / rel
-    if not target.is_file() or target.is_symlink():
-        raise PathNotFound(f"{rel}: no such memory", hint="git memhtml list")
-    doc = parse_memory(target.read_bytes(), path=rel)
+    rel = app.memory_path(path, "read")
+    doc = parse_memory(read_tree_file(app.repo().root, rel), path=rel)
     with app.index(catch_up=False) as db:
         record_read(db, rel, now=utc_now())
     data = {"path": rel, "title": doc.title, "gist": doc.gist, "body": doc.body_text, "memoryType": doc.memory_type,

@@ -22,7 +22,6 @@ from git_memhtml.index.neighbors import MAX_DEPTH, MEMORY_RELS, neighbors
 from git_memhtml.index.recall import DEFAULT_BUDGET, Disclosure, IndexLine, recall
 from git_memhtml.index.retrieval import Hit, Scope, search
 from git_memhtml.output import kv, table, warn
-from git_memhtml.store.writer import safe_repo_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -174,7 +173,7 @@ def recall_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
 def neighbors_cmd(ctx: click.Context, path: str, depth: int, rels: tuple[str, ...], as_json: bool) -> int:
     """Memories linked to PATH by memory-class edges (authored and mined), both directions, depth ≤ 2."""
     app = app_of(ctx)
-    rel = safe_repo_path(app.repo(), path)
+    rel = app.memory_path(path, "neighbors")
     with app.index() as db:
         hood = neighbors(db, rel, depth=depth, rels=rels)
     nodes = [{"path": n.path, "hop": n.hop, "rel": n.rel, "direction": n.direction, "via": n.via, "title": n.title,
@@ -197,8 +196,7 @@ def neighbors_cmd(ctx: click.Context, path: str, depth: int, rels: tuple[str, ..
 def reinforce_cmd(ctx: click.Context, paths: tuple[str, ...], signal: str, as_json: bool) -> int:
     """Record that PATH… served (an access bump with a signal); a path bumped in the last 900 s is cooled down."""
     app = app_of(ctx)
-    repo = app.repo()
-    rels = list(dict.fromkeys(safe_repo_path(repo, p) for p in paths))
+    rels = list(dict.fromkeys(app.memory_path(p, "reinforce") for p in paths))  # every path before any bump
     with app.index() as db:
         for rel in rels:  # every path is checked before any bump
             if db.query_one("SELECT 1 FROM files WHERE path = ?", (rel,)) is None:

@@ -108,6 +108,13 @@ class GitRepo:
                 out[entry.path] = str(entry.id)
         return out
 
+    def tree_symlinks(self, commit_sha: str) -> frozenset[str]:
+        """Return every path of the commit's tree committed as a symlink (mode ``120000``): its blob is the link
+        target, not file content, and nothing of ours reads through it."""
+        index = pygit2.Index()
+        index.read_tree(self._commit(commit_sha).tree)
+        return frozenset(entry.path for entry in index if entry.mode == pygit2.enums.FileMode.LINK)
+
     def read_path_at(self, commit_sha: str, path: str) -> bytes | None:
         """Return the bytes of ``path`` at ``commit_sha``, or ``None`` when absent."""
         tree = self._commit(commit_sha).tree

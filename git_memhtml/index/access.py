@@ -62,8 +62,10 @@ def record_read(db: IndexDB, path: str, *, now: str) -> bool:
 
 
 def rename_access(db: IndexDB, old: str, new: str) -> bool:
-    """Move the access row of ``old`` to ``new`` (the store calls this on every move; core §3.3 ``onMove``).
-    A row already at ``new`` is replaced by ``old``'s history. Returns whether ``old`` had a row."""
+    """Move the access row of ``old`` to ``new`` (core §3.3 ``onMove``): the CLI's ``archive`` and ``correct``
+    call it once their commit landed, and a sleep run's plain archive moves reach it when the run lands
+    (:mod:`git_memhtml.sleep.access_moves`). A row already at ``new`` is replaced by ``old``'s history. Returns
+    whether ``old`` had a row."""
     if old == new:
         return db.query_one("SELECT 1 FROM state.access WHERE path = ?", (old,)) is not None
     with db.atomic():
@@ -71,6 +73,46 @@ def rename_access(db: IndexDB, old: str, new: str) -> bool:
             return False
         db.execute("DELETE FROM state.access WHERE path = ?", (new,))
         db.execute("UPDATE state.access SET path = ? WHERE path = ?", (new, old))
+    return True
+
+
+def _later(a: str | None, b: str | None) -> str | None:
+    """The later of two ISO-8601 UTC instants (string order is time order); ``None`` only when both are."""
+    return max((v for v in (a, b) if v is not None), default=None)
+
+
+def fold_access(db: IndexDB, old: str, keeper: str) -> bool:
+    """Pass the access history of ``old`` to ``keeper`` (a dedup fold: ``old`` was archived into it) and drop the
+    row of ``old``. Returns whether ``old`` had a row.
+
+    Merge rule (our decision, docs/store.md; the counts merge like the sidecar import of core §3.8 but add, since
+    the two rows count different reads): ``access_count`` and ``reinforcement_count`` are summed;
+    ``last_accessed_at``, ``last_reinforced_at`` and ``updated_at`` take the later instant; ``outcome_score`` is
+    the mean of both weighted by their reinforcement counts (the keeper's when neither was reinforced), so it
+    stays in [-1, 1]. Without a keeper row this is :func:`rename_access`.
+    """
+    if old == keeper:
+        return db.query_one("SELECT 1 FROM state.access WHERE path = ?", (old,)) is not None
+    columns = ("access_count, reinforcement_count, outcome_score, last_accessed_at, last_reinforced_at, "
+               "updated_at")
+    with db.atomic():
+        gone = db.query_one(f"SELECT {columns} FROM state.access WHERE path = ?", (old,))
+        if gone is None:
+            return False
+        kept = db.query_one(f"SELECT {columns} FROM state.access WHERE path = ?", (keeper,))
+        if kept is None:
+            db.execute("UPDATE state.access SET path = ? WHERE path = ?", (keeper, old))
+            return True
+        reinforced = int(kept[1]) + int(gone[1])
+        outcome = (float(kept[2]) if reinforced == 0
+                   else (float(kept[2]) * int(kept[1]) + float(gone[2]) * int(gone[1])) / reinforced)
+        db.execute(
+            "UPDATE state.access SET access_count = ?, reinforcement_count = ?, outcome_score = ?, "
+            "last_accessed_at = ?, last_reinforced_at = ?, updated_at = ? WHERE path = ?",
+            (int(kept[0]) + int(gone[0]), reinforced, max(-1.0, min(1.0, outcome)), _later(kept[3], gone[3]),
+             _later(kept[4], gone[4]), _later(kept[5], gone[5]), keeper),
+        )
+        db.execute("DELETE FROM state.access WHERE path = ?", (old,))
     return True
 
 

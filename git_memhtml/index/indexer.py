@@ -9,6 +9,7 @@ watermark, then embeds every chunk lacking a vector. Embedding failures never fa
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
-from git_memhtml.document.model import MemoryDocument
+from git_memhtml.document.model import PARA_BUCKETS, MemoryDocument
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import (
     DuplicateContent,
@@ -24,12 +25,14 @@ from git_memhtml.errors import (
     GitError,
     InvalidMemory,
     MemhtmlError,
+    PathRefused,
     StorageError,
 )
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.project import is_indexable, project
 from git_memhtml.index.write import delete_path, refuse, rename_path, write_projection
 from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
+from git_memhtml.store.paths import SYMLINK_REFUSED, read_tree_file, tree_file_problem
 
 EMBED_SLICE = 960
 """Chunks per embedder call and per persisted transaction (core §3.7 step 7)."""
@@ -39,6 +42,8 @@ REBUILD_TABLES: tuple[str, ...] = (
 )
 """Exactly what ``rebuild`` empties (core §3.4); trace, run-state and ``state.*`` tables survive."""
 REBUILD_HINT = "git memhtml index rebuild"
+COMMITTED_LINK = f"is committed as a symlink: {SYMLINK_REFUSED}"
+"""The error of a path whose tree entry is a symlink (mode 120000): its blob is a link target, never a memory."""
 
 
 class _Change(Protocol):
@@ -65,6 +70,7 @@ class _Repo(Protocol):
     def read_blob(self, sha: str) -> bytes: ...
     def diff(self, a_sha: str, b_sha: str) -> Sequence[_Change]: ...
     def dirty(self) -> Sequence[_Dirty]: ...
+    def tree_symlinks(self, commit_sha: str) -> frozenset[str]: ...
 
 
 Parser = Callable[..., MemoryDocument]
@@ -233,12 +239,11 @@ def _retry_refusals(repo: _Repo, db: IndexDB, run: _Pass, now: str, parse: Parse
         "r.content_hash AND f.archived = 0 AND f.memory_type <> 'task' AND f.path < r.path) ORDER BY r.path"
     )
     for (path,) in rows:
-        disk = repo.root / path
-        if not disk.is_file():
+        data = _disk_bytes(repo, db, run, path)
+        if data is None:
             with db.atomic():
                 db.execute("DELETE FROM index_refusals WHERE path = ?", (path,))
             continue
-        data = disk.read_bytes()
         _project_bytes(db, run, path, data, git_blob_sha(data), now, parse, count="added")
     indexed = {r[0] for r in db.query("SELECT path FROM files")} if rows else set()
     run.errors[:] = [(p, why) for p, why in run.errors if p not in indexed]
@@ -248,16 +253,20 @@ def _apply_worktree(repo: _Repo, db: IndexDB, run: _Pass, head_blobs: Callable[[
                     parse: Parser) -> None:
     """Project dirty indexable files (adds first, deletes last so moved chunks keep their vectors); restore from
     HEAD any path projected from the work tree earlier that is clean again."""
-    dirty = [d for d in repo.dirty() if is_indexable(d.path)]
+    entries = repo.dirty()
+    for entry in entries:  # a linked folder (or a link of another name) in a bucket: reported, never entered
+        if not is_indexable(entry.path) and not entry.deleted and _in_bucket(entry.path) \
+                and os.path.islink(repo.root / entry.path):
+            _refuse_link(db, run, entry.path, f"is a symlink: {SYMLINK_REFUSED}")
+    dirty = [d for d in entries if is_indexable(d.path)]
     dirty_paths = {d.path for d in dirty}
     previous = {r[0] for r in db.query("SELECT path FROM worktree_paths")}
     deletes: list[str] = []
     for entry in dirty:
-        disk = repo.root / entry.path
-        if entry.deleted or not disk.is_file():
+        data = None if entry.deleted else _disk_bytes(repo, db, run, entry.path)
+        if data is None:
             deletes.append(entry.path)
             continue
-        data = disk.read_bytes()
         _upsert(db, run, entry.path, data, git_blob_sha(data), now, parse)
     for path in deletes:
         if not is_utf8_name(path):  # never indexed
@@ -279,13 +288,58 @@ def _apply_worktree(repo: _Repo, db: IndexDB, run: _Pass, head_blobs: Callable[[
         db.executemany("INSERT INTO worktree_paths(path) VALUES (?)", [(p,) for p in sorted(dirty_paths)])
 
 
+def _disk_bytes(repo: _Repo, db: IndexDB, run: _Pass, path: str) -> bytes | None:
+    """The work-tree bytes of ``path``, read without following a symlink anywhere on the way; ``None`` when no
+    regular file is there. A symlink (or a folder symlink on the way, or a non-regular file) is never read: its
+    rows are dropped and it is reported once in ``run.errors`` as ``(path, "is a symlink: refused, …")``."""
+    problem = tree_file_problem(repo.root, path)
+    if problem is None:
+        try:
+            return read_tree_file(repo.root, path)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        except PathRefused as exc:  # replaced by a link between the check and the open
+            problem = exc.message
+    _refuse_link(db, run, path, problem)
+    return None
+
+
+def _refuse_link(db: IndexDB, run: _Pass, path: str, problem: str) -> None:
+    if is_utf8_name(path):  # a name SQLite cannot hold was never indexed
+        with db.atomic():
+            if delete_path(db, path):
+                run.removed += 1
+    entry = (shown_name(path), problem)
+    if entry not in run.errors:
+        run.errors.append(entry)
+
+
+def _refuse_committed_links(repo: _Repo, db: IndexDB, run: _Pass, head: str | None,
+                            paths: Sequence[str] | None) -> None:
+    """Report (and drop the rows of) every indexable path committed at ``head`` as a symlink; ``paths`` limits the
+    check to those paths (an incremental pass), ``None`` checks the whole tree (a rebuild)."""
+    if head is None:
+        return
+    links = repo.tree_symlinks(head)
+    wanted = links if paths is None else links & set(paths)
+    for path in sorted(wanted):
+        if is_indexable(path) or _in_bucket(path):
+            _refuse_link(db, run, path, COMMITTED_LINK)
+
+
+def _in_bucket(path: str) -> bool:
+    return path.split("/", 1)[0] in PARA_BUCKETS
+
+
 def _lazy_blobs(repo: _Repo, head: str | None) -> Callable[[], dict[str, str]]:
     cache: dict[str, dict[str, str]] = {}
 
     def get() -> dict[str, str]:
         if "b" not in cache:
+            links = repo.tree_symlinks(head) if head is not None else frozenset()
             cache["b"] = (
-                {p: s for p, s in repo.tree_blobs(head).items() if is_indexable(p)} if head is not None else {}
+                {p: s for p, s in repo.tree_blobs(head).items() if is_indexable(p) and p not in links}
+                if head is not None else {}
             )
         return cache["b"]
 
@@ -372,6 +426,7 @@ def rebuild(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
         _set_head(db, head, now, rebuilt=True, space=embedder.space if embedder else None)
         for path, sha in sorted(blobs().items()):
             _project_bytes(db, run, path, repo.read_blob(sha), sha, now, parse, count="added")
+        _refuse_committed_links(repo, db, run, head, None)
         _apply_worktree(repo, db, run, blobs, now, parse)
         _retry_refusals(repo, db, run, now, parse)
     written, error = embed_missing(db, embedder, now=now)
@@ -441,6 +496,8 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
             with db.atomic():
                 if delete_path(db, path):
                     run.removed += 1
+    if changes:
+        _refuse_committed_links(repo, db, run, head, [c.path for c in changes])
     _apply_worktree(repo, db, run, blobs, now, parse)
     _retry_refusals(repo, db, run, now, parse)
     with db.atomic():
@@ -466,8 +523,8 @@ def reproject_paths(repo: _Repo, db: IndexDB, paths: Sequence[str], *, now: str,
             delete_path(db, path)
         if not is_indexable(path) or dirty.get(path):
             continue
-        if path in dirty and (repo.root / path).is_file():
-            data = (repo.root / path).read_bytes()
+        data = _disk_bytes(repo, db, run, path) if path in dirty else None
+        if data is not None:
             _project_bytes(db, run, path, data, git_blob_sha(data), now, parse, count="added")
         elif path not in dirty and path in blobs():
             sha = blobs()[path]

@@ -19,6 +19,7 @@ from git_memhtml.errors import DiscriminationFailed, GitError, MemhtmlError, Run
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
+from git_memhtml.sleep.access_moves import land_access_moves
 from git_memhtml.sleep.landings import record_landing
 from git_memhtml.sleep.review import resolve_run
 from git_memhtml.sleep.run import worktree_name
@@ -168,6 +169,7 @@ def merge_run(
     except MemhtmlError as exc:
         report.marks_pending, report.marks_applied = None, 0
         report.reason = f"ledger not applied: {exc.message}"
+    land_access_moves(repo, db, base, tip)
     try:
         result = update(repo, db, embedder, now=now)
         report.index = {

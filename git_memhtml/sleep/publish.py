@@ -16,7 +16,7 @@ import hashlib
 import html
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import quote
 
@@ -27,6 +27,13 @@ from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.store.layout import is_indexable
+from git_memhtml.store.paths import (
+    SYMLINK_REFUSED,
+    read_tree_file,
+    symlink_problem,
+    tree_file_problem,
+    write_tree_file,
+)
 
 INDEX_NAME = "index.html"
 SITEMAP_PATH = "sitemap.xml"
@@ -67,6 +74,8 @@ class PublishResult:
     artifacts: int
     regenerated: int
     paths: tuple[str, ...]
+    refused: tuple[tuple[str, str], ...] = ()
+    """``(path, reason)`` of every file or artifact left alone because it is a symlink (never followed)."""
 
 
 def blob_sha(data: bytes) -> str:
@@ -74,8 +83,11 @@ def blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def scan_tree(root: Path) -> dict[str, TreeFile]:
+def scan_tree(root: Path, *, refused: list[tuple[str, str]] | None = None) -> dict[str, TreeFile]:
     """Every indexable file under the PARA buckets of ``root`` (core §2.1), keyed by repo path.
+
+    Nothing is read through a symlink: a bucket or folder that is a link is not entered and a file that is one is
+    not read; each is appended to ``refused`` as ``(path, reason)`` (when given) and never listed.
 
     Raises:
         OSError: a file cannot be read.
@@ -83,16 +95,32 @@ def scan_tree(root: Path) -> dict[str, TreeFile]:
     found: dict[str, TreeFile] = {}
     for bucket in PARA_BUCKETS:
         base = root / bucket
+        if base.is_symlink():
+            _note(refused, bucket, f"is a symlink: {SYMLINK_REFUSED}")
+            continue
         if not base.is_dir():
             continue
         for folder, dirs, files in os.walk(base):
+            for name in [d for d in dirs if Path(folder, d).is_symlink()]:
+                _note(refused, Path(folder, name).relative_to(root).as_posix(), f"is a symlink: {SYMLINK_REFUSED}")
+                dirs.remove(name)  # never entered (os.walk would not either), but reported
             dirs.sort()
             for name in sorted(files):
                 path = Path(folder, name).relative_to(root).as_posix()
-                if is_indexable(path):
-                    data = Path(folder, name).read_bytes()
-                    found[path] = TreeFile(path, data, blob_sha(data))
+                if not is_indexable(path):
+                    continue
+                problem = tree_file_problem(root, path)
+                if problem is not None:
+                    _note(refused, path, problem)
+                    continue
+                data = read_tree_file(root, path)
+                found[path] = TreeFile(path, data, blob_sha(data))
     return found
+
+
+def _note(refused: list[tuple[str, str]] | None, path: str, reason: str) -> None:
+    if refused is not None and (path, reason) not in refused:
+        refused.append((path, reason))
 
 
 def _row_from_file(file: TreeFile) -> PublishRow | None:
@@ -248,14 +276,19 @@ def write_artifacts(repo: GitRepo, artifacts: Mapping[str, bytes], *, dry_run: b
     On ``dry_run`` nothing is written; the result counts what would be. Raises ``OSError``/``GitError``.
     """
     changed: list[str] = []
+    refused: list[tuple[str, str]] = []
     for path in sorted(artifacts):
         target = repo.root / path
-        if target.is_file() and target.read_bytes() == artifacts[path]:
+        problem = symlink_problem(repo.root, path)
+        if problem is not None:  # never written through: the link (or a linked folder) is left for a person
+            refused.append((path, problem))
+            continue
+        if target.is_file() and read_tree_file(repo.root, path) == artifacts[path]:
             continue
         changed.append(path)
         if not dry_run:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(artifacts[path])
+            write_tree_file(repo.root, path, artifacts[path])
     stale = stale_listings(repo.root, artifacts)
     if not dry_run:
         for path in stale:
@@ -263,7 +296,7 @@ def write_artifacts(repo: GitRepo, artifacts: Mapping[str, bytes], *, dry_run: b
         if changed or stale:
             repo.stage([*changed, *stale])
     touched = tuple(sorted([*changed, *stale]))
-    return PublishResult(artifacts=len(artifacts), regenerated=len(touched), paths=touched)
+    return PublishResult(artifacts=len(artifacts), regenerated=len(touched), paths=touched, refused=tuple(refused))
 
 
 def publish(repo: GitRepo, db: IndexDB, *, dry_run: bool = False) -> PublishResult:
@@ -274,5 +307,7 @@ def publish(repo: GitRepo, db: IndexDB, *, dry_run: bool = False) -> PublishResu
     Raises:
         StorageError: the index cannot be read. GitError/OSError: the tree cannot be written.
     """
-    rows = publish_rows(db, scan_tree(repo.root))
-    return write_artifacts(repo, render_artifacts(rows), dry_run=dry_run)
+    refused: list[tuple[str, str]] = []
+    rows = publish_rows(db, scan_tree(repo.root, refused=refused))
+    result = write_artifacts(repo, render_artifacts(rows), dry_run=dry_run)
+    return replace(result, refused=(*refused, *result.refused))

@@ -136,6 +136,7 @@ def _reconcile_one(
     repo: GitRepo, db: IndexDB, run_id: str, files: list[str], trunk: str, adding: dict[str, _Adding], *,
     landed: LandingRow | None, applied: bool, now: str,
 ) -> Reconciled:
+    from git_memhtml.sleep.access_moves import land_access_moves, landed_base  # noqa: PLC0415
     from git_memhtml.sleep.merge import apply_ledger  # noqa: PLC0415 - see the module docstring
     from git_memhtml.sleep.run import worktree_name  # noqa: PLC0415
     from git_memhtml.sleep.runs import RunRow, get_run, set_status, upsert_run  # noqa: PLC0415
@@ -151,6 +152,8 @@ def _reconcile_one(
         created = True
     elif row.status != "merged":
         set_status(db, run_id, "merged", head_sha=row.head_sha, now=now)
+    if not applied:
+        land_access_moves(repo, db, landed_base(row.base_sha if row else None, commit), commit.sha if commit else None)
     pending, done = (0, 0) if applied else apply_ledger(repo, db, run_id, trunk, now=now)
     if landed is None:
         record_landing(db, run_id, how, commit.sha if commit else None, now=now)

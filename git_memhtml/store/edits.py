@@ -6,13 +6,16 @@ written and staged only when its bytes change.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from git_memhtml.document import editors
+from git_memhtml.errors import PathRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.store.layout import MAX_ORDINAL, archive_path_for
+from git_memhtml.store.paths import read_tree_file, symlink_problem, write_tree_file
 
 EditKind = Literal["set", "add", "remove", "link", "unlink"]
 
@@ -85,29 +88,41 @@ def stamp_file(repo: GitRepo, path: str, edits: Sequence[Edit], *, stage: bool =
     A missing file returns ``False`` (the tree is authoritative; a later phase may see a path an earlier one moved).
     ``stage=False`` leaves staging to the caller: every ``GitRepo.stage`` call rewrites the whole git index, so a
     phase stamping thousands of files collects the changed paths and stages them once.
+
+    Raises:
+        PathRefused: ``path`` is a symlink or goes through one (never followed).
     """
     target = repo.root / path
+    _refuse_link(repo, path)
     if not target.is_file():
         return False
-    before = target.read_bytes()
+    before = read_tree_file(repo.root, path)
     after = apply_edits(before.decode("utf-8"), edits).encode("utf-8")
     if after == before:
         return False
-    target.write_bytes(after)
+    write_tree_file(repo.root, path, after)  # replaces the name: a hard link is never written through
     if stage:
         repo.stage([path])
     return True
 
 
+def _refuse_link(repo: GitRepo, path: str) -> None:
+    """Raise :class:`PathRefused` when ``path`` (or a folder on the way) is a symlink: an edit or a move never
+    writes through one, even for a path that bypassed the resolver (a sleep phase, a library caller)."""
+    problem = symlink_problem(repo.root, path)
+    if problem is not None:
+        raise PathRefused(f"{path}: {problem}", hint="replace the link by the file or folder itself", path=path)
+
+
 def free_archive_path(repo: GitRepo, path: str, year: int | str) -> str | None:
     """Return ``archive/<YYYY>/<path>``, or the first free ``-2``…``-1000`` before the extension, or ``None``."""
     target = archive_path_for(path, year)
-    if not (repo.root / target).exists():
+    if not os.path.lexists(repo.root / target):
         return target
     stem, dot, ext = target.rpartition(".")
     for ordinal in range(2, MAX_ORDINAL + 1):
         candidate = f"{stem}-{ordinal}{dot}{ext}"
-        if not (repo.root / candidate).exists():
+        if not os.path.lexists(repo.root / candidate):
             return candidate
     return None
 
@@ -121,12 +136,17 @@ def archive_file(repo: GitRepo, path: str, *, at: str, extra: Sequence[Edit] = (
 
     Returns:
         The archive path, or ``None`` when the source is gone or no free archive path exists.
+
+    Raises:
+        PathRefused: the source or the archive path is a symlink or goes through one.
     """
+    _refuse_link(repo, path)
     if not (repo.root / path).is_file():
         return None
     target = free_archive_path(repo, path, at[:4])
     if target is None:
         return None
+    _refuse_link(repo, target)
     repo.move(path, target)
     stamp_file(
         repo,

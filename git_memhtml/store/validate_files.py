@@ -22,6 +22,7 @@ from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
 from git_memhtml.store.layout import GENERATED_NAMES, is_indexable
+from git_memhtml.store.paths import symlink_problem
 
 MEMORY_SUFFIX: Final[str] = ".html"
 """Extension of every memory file (core §1)."""
@@ -81,7 +82,8 @@ def _shown(argument: str) -> str:
 
 def default_memory_paths(repo: GitRepo) -> list[str]:
     """Every memory file of the work tree: tracked and untracked-but-not-ignored paths under the PARA buckets
-    that are indexable (``.html``, not generated; core §2.1), sorted; tracked files deleted from disk are left
+    that are indexable (``.html``, not generated; core §2.1), plus every symlink there whatever its name (a linked
+    folder is reported, never entered), sorted; tracked files deleted from disk are left
     out (they are deletions, not files). Names are read as bytes and decoded with ``os.fsdecode``, so a name that
     is not UTF-8 is listed (with lone surrogates) for :func:`validate_files` to refuse.
 
@@ -90,7 +92,7 @@ def default_memory_paths(repo: GitRepo) -> list[str]:
     """
     out = repo.run_git_bytes(["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *PARA_BUCKETS])
     names = (os.fsdecode(raw) for raw in out.split(b"\0") if raw)
-    paths = sorted({path for path in names if is_indexable(path)})
+    paths = sorted({path for path in names if is_indexable(path) or os.path.islink(repo.root / path)})
     return [path for path in paths if os.path.lexists(repo.root / path)]
 
 
@@ -106,12 +108,9 @@ def _locate(root: Path, base: Path, argument: str) -> tuple[str | None, Finding 
     if relative == Path("."):
         return None, Finding(_shown(argument), "is a directory: name files, or give no path to check them all")
     rel = PurePosixPath(*relative.parts).as_posix()
-    cursor = root
-    for part in relative.parts:
-        cursor = cursor / part
-        if cursor.is_symlink():
-            what = "is a symlink" if cursor == candidate else f"goes through the symlink {_shown(cursor.name)}"
-            return None, Finding(rel, f"{what}: refused, symlinks are never followed")
+    link = symlink_problem(root, rel)
+    if link is not None:
+        return None, Finding(rel, link)
     if not candidate.exists():
         return None, Finding(rel, "no such file")
     if candidate.is_dir():

@@ -14,20 +14,19 @@ from git_memhtml.document.hash import content_hash
 from git_memhtml.document.model import Link
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import render_memory, split_paragraphs, split_prose
-from git_memhtml.errors import DirtyTree, InvalidMemory, MemhtmlError, PathNotFound, UsageError, WriteConflict
+from git_memhtml.document.wellformed import check_memory_bytes
+from git_memhtml.errors import DirtyTree, InvalidMemory, MemhtmlError, PathRefused, UsageError, WriteConflict
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.store.edits import Edit, archive_file, link, set_meta, stamp_file
 from git_memhtml.store.layout import (
     archive_path_for,
     filename_stem,
     free_path,
-    is_archived_path,
-    is_valid_memory_path,
-    normalize_path,
     placement_for,
     slugify,
 )
 from git_memhtml.store.ops import WriteOp
+from git_memhtml.store.paths import Need, read_tree_file, resolve_memory_path, symlink_problem
 
 DedupeLookup = Callable[[str], str | None]
 """Maps a content hash to the path of the active non-task memory holding it, or ``None`` (core §5.1)."""
@@ -70,16 +69,25 @@ def commit_subject(verb: str, text: str) -> str:
     return f"memhtml({verb}): {flat}"
 
 
-def safe_repo_path(repo: GitRepo, path: str, *, argument: str = "PATH") -> str:
-    """Normalise a caller-given memory path; refuse one that escapes the repository or is not a memory path."""
-    normal = normalize_path(path)
-    parts = normal.split("/")
-    if not normal or any(p in ("", ".", "..") for p in parts) or "\\" in normal or "\x00" in normal:
-        raise UsageError(f"{argument} {path!r} is not a repository path", hint="give a path like areas/inbox/x.html")
-    resolved = (repo.root / normal).resolve()
-    if repo.root not in resolved.parents:
-        raise UsageError(f"{argument} {path!r} escapes the repository", hint="give a path inside the repository")
-    return normal
+def _gate_staged(repo: GitRepo, paths: Sequence[str]) -> None:
+    """Re-check the bytes about to be committed (the pre-commit ``validate`` rules) after a stamp or a move.
+
+    Raises:
+        InvalidMemory: listing the first file's violations (the caller restores the tree).
+    """
+    for path in paths:
+        check = check_memory_bytes(read_tree_file(repo.root, path))
+        if check.violations:
+            raise InvalidMemory(f"{path}: the stamped file would not validate; nothing committed",
+                                violations=check.violations, hint=f"git memhtml validate {path}", path=path)
+
+
+def _placed(repo: GitRepo, path: str) -> str:
+    """Refuse a placed path whose folders (or the name itself) are symlinks: a write never follows one."""
+    problem = symlink_problem(repo.root, path)
+    if problem is not None:
+        raise PathRefused(f"{path}: {problem}", hint="replace the linked folder by a real one", path=path)
+    return path
 
 
 def _render(op: WriteOp, *, now: str, extra_links: Sequence[Link] = (), **extra: str | None) -> str:
@@ -172,6 +180,7 @@ def apply_batch(
 
     for i, op in enumerate(ops):
         try:
+            explicit = resolve_memory_path(repo.root, op.path, need=Need.NEW, name="path").path if op.path else None
             text = _render(op, now=now)
             digest = content_hash(text)
             if op.type != "task":
@@ -179,18 +188,7 @@ def apply_batch(
                 if earlier:
                     results[i] = OpResult(i, True, path=earlier, deduped=True, existing_path=earlier)
                     continue
-            if op.path:
-                explicit = safe_repo_path(repo, op.path, argument="path")
-                if is_archived_path(explicit):
-                    raise UsageError(
-                        f"path {op.path!r} is inside archive/",
-                        hint="write live memories under projects/, areas/ or resources/; archive with `git memhtml archive`",
-                    )
-                if not is_valid_memory_path(explicit):
-                    raise UsageError(
-                        f"path {op.path!r} is not a memory path",
-                        hint="use <projects|areas|resources>/<folder>/<name>.html",
-                    )
+            if explicit is not None:
                 if taken(explicit):
                     raise WriteConflict(
                         f"{explicit} already exists", hint="choose another path, or `git memhtml correct` it"
@@ -204,7 +202,7 @@ def apply_batch(
                 found = free_path(directory, filename_stem(op.title, op.type, date=now), taken)
                 if found is None:
                     raise WriteConflict(f"no free file name for {op.title!r} in {directory}", hint="change the title")
-                path = found
+                path = _placed(repo, found)
             claimed.add(path)
             if op.type != "task":
                 batch_hashes[digest] = path
@@ -262,13 +260,8 @@ class CorrectResult:
     commit_sha: str | None
 
 
-def _active_file(repo: GitRepo, path: str) -> str:
-    normal = safe_repo_path(repo, path)
-    if not (repo.root / normal).is_file():
-        raise PathNotFound(f"{normal}: no such memory", hint="run `git memhtml list` to see memory paths")
-    if is_archived_path(normal):
-        raise UsageError(f"{normal} is already archived", hint="correct or archive the live memory instead")
-    return normal
+def _live_file(repo: GitRepo, path: str, *, name: str = "PATH") -> str:
+    return resolve_memory_path(repo.root, path, need=Need.LIVE, name=name).path
 
 
 def correct_memory(repo: GitRepo, target: str, op: WriteOp, *, reason: str | None, now: str) -> CorrectResult:
@@ -282,11 +275,13 @@ def correct_memory(repo: GitRepo, target: str, op: WriteOp, *, reason: str | Non
     ``superseded-by`` and ``valid-until`` (unless already earlier) spliced in.
 
     Raises:
-        PathNotFound, UsageError, InvalidMemory, DirtyTree: before anything is written.
+        PathRefused, PathNotFound, UsageError, InvalidMemory, DirtyTree: before anything is written.
     """
+    target = _live_file(repo, target, name="TARGET")
+    if op.path:
+        resolve_memory_path(repo.root, op.path, need=Need.NEW, name="path")
     _require_clean_index(repo)
-    target = _active_file(repo, target)
-    old = parse_memory((repo.root / target).read_bytes(), path=target)
+    old = parse_memory(read_tree_file(repo.root, target), path=target)
     memory_type = op.type or old.memory_type
     op = op.model_copy(
         update={
@@ -318,6 +313,8 @@ def correct_memory(repo: GitRepo, target: str, op: WriteOp, *, reason: str | Non
     )
     if new_path is None:
         raise WriteConflict(f"no free file name for {op.title!r}", hint="change the title")
+    _placed(repo, new_path)
+    _placed(repo, archived)
     touched = [target, archived, new_path]
     try:
         (repo.root / new_path).parent.mkdir(parents=True, exist_ok=True)
@@ -328,6 +325,7 @@ def correct_memory(repo: GitRepo, target: str, op: WriteOp, *, reason: str | Non
             extra.append(set_meta("valid-until", valid_from))
         moved = archive_file(repo, target, at=now, extra=extra)
         assert moved == archived
+        _gate_staged(repo, [new_path, archived])
         body = f"  reason: {reason}" if reason else None
         sha = repo.commit(commit_subject("correct", op.title), body=body, trailers=_trailers(op))
     except BaseException:
@@ -347,8 +345,8 @@ class ArchiveResult:
 
 def archive_memory(repo: GitRepo, path: str, *, reason: str, now: str) -> ArchiveResult:
     """Move ``path`` into ``archive/<YYYY>/`` by ``git mv`` and commit ``memhtml(archive): <path> — <reason>``."""
+    path = _live_file(repo, path)
     _require_clean_index(repo)
-    path = _active_file(repo, path)
     if not reason.strip():
         raise UsageError("--reason is empty", hint="say why the memory is archived: --reason 'superseded by …'")
     target: str | None = None
@@ -356,6 +354,7 @@ def archive_memory(repo: GitRepo, path: str, *, reason: str, now: str) -> Archiv
         target = archive_file(repo, path, at=now)
         if target is None:
             raise WriteConflict(f"no free archive path for {path}", hint="inspect archive/ for stale copies")
+        _gate_staged(repo, [target])
         sha = repo.commit(commit_subject("archive", f"{path} — {reason}"))
     except BaseException:
         repo.restore_paths([path, *([target] if target else [])])
@@ -364,12 +363,24 @@ def archive_memory(repo: GitRepo, path: str, *, reason: str, now: str) -> Archiv
 
 
 def link_memories(repo: GitRepo, src: str, rel: str, dst: str) -> str | None:
-    """Add head link ``rel`` → ``/dst`` to ``src`` and commit it when the bytes changed (core §5.5)."""
-    _require_clean_index(repo)
-    src = _active_file(repo, src)
-    dst_norm = safe_repo_path(repo, dst, argument="DST")
+    """Add head link ``rel`` → ``/dst`` to ``src`` and commit it when the bytes changed (core §5.5).
+
+    Both ends go through the resolver: ``src`` must be a live memory (it is edited), ``dst`` an existing memory,
+    live or archived (``VERB_NEEDS``). The stamped bytes are re-validated before the commit.
+
+    Raises:
+        PathRefused, PathNotFound, UsageError, InvalidMemory, DirtyTree: before anything is committed.
+    """
+    src = _live_file(repo, src, name="SRC")
+    dst_norm = resolve_memory_path(repo.root, dst, need=Need.EXISTING, name="DST").path
     if src == dst_norm:
         raise UsageError("a memory cannot link to itself", hint="give two different paths")
+    _require_clean_index(repo)
     if not stamp_file(repo, src, [link(rel.replace("-", "_"), "/" + dst_norm)]):
         return None
-    return repo.commit(commit_subject("link", f"{rel} {src} -> {dst_norm}"))
+    try:
+        _gate_staged(repo, [src])
+        return repo.commit(commit_subject("link", f"{rel} {src} -> {dst_norm}"))
+    except BaseException:
+        repo.restore_paths([src])
+        raise

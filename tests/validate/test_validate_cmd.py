@@ -120,6 +120,16 @@ def test_symlink_in_default_set_is_a_finding(repo: Path, capsys: pytest.CaptureF
     assert code == 1 and out == ["areas/oncall/alias.html: is a symlink: refused, symlinks are never followed"]
 
 
+def test_linked_folder_in_default_set_is_a_finding(repo: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "deep.html").write_text("<p>not read</p>", encoding="utf-8")
+    os.symlink(outside, repo / "areas" / "linked")
+    code, out, _ = run(capsys)
+    assert code == 1 and out == ["areas/linked: is a symlink: refused, symlinks are never followed"]
+
+
 def test_non_utf8_file_name_is_one_finding_not_a_crash(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = os.fsencode(repo) + b"/areas/oncall/bad\xfename.html"
     with open(bad, "wb") as handle:

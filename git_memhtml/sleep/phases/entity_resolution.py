@@ -29,6 +29,7 @@ from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.queries import EntityCount, active_entities
 from git_memhtml.sleep.tasks import Measurement, TaskTally, mint_detected_task
 from git_memhtml.store import edits
+from git_memhtml.store.paths import tree_file_problem
 
 DETECTOR = "entity-resolution"
 PEOPLE_DIR = "resources/people"
@@ -90,14 +91,19 @@ def person_file_paths(repo: GitRepo) -> list[str]:
     found: set[str] = set()
     live = root / PEOPLE_DIR
     if live.is_dir():
-        found.update(p.relative_to(root).as_posix() for p in live.rglob("*.html") if p.is_file())
+        found.update(p.relative_to(root).as_posix() for p in live.rglob("*.html") if _plain_file(root, p))
     archive = root / "archive"
     if archive.is_dir():
         for year in archive.iterdir():
             folder = year / PEOPLE_DIR
             if folder.is_dir():
-                found.update(p.relative_to(root).as_posix() for p in folder.rglob("*.html") if p.is_file())
+                found.update(p.relative_to(root).as_posix() for p in folder.rglob("*.html") if _plain_file(root, p))
     return sorted(found)
+
+
+def _plain_file(root: Path, file: Path) -> bool:
+    """A regular file with no symlink on its way from ``root`` (a linked person file is never read)."""
+    return file.is_file() and tree_file_problem(root, file.relative_to(root).as_posix()) is None
 
 
 def alias_groups(repo: GitRepo) -> list[tuple[str, ...]]:

@@ -122,12 +122,14 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     Raises:
         StorageError: the index cannot be read. OSError/GitError: the tree cannot be written.
     """
-    tree = scan_tree(env.repo.root)
+    refused: list[tuple[str, str]] = []
+    tree = scan_tree(env.repo.root, refused=refused)
     dangling = find_dangling(env, tree)
     rewritten, dropped, lines = _repair(env, dangling)
     if dangling and not env.dry_run:
         tree = scan_tree(env.repo.root)  # the repair changed heads (and ``updated`` stamps) the listings show
     result = write_artifacts(env.repo, render_artifacts(publish_rows(env.db, tree)), dry_run=env.dry_run)
+    lines += [f"warning: {path}: {reason}" for path, reason in (*refused, *result.refused)]
     counts = {
         "dangling": len(dangling),
         "rewritten": rewritten,
