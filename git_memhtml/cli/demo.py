@@ -23,8 +23,15 @@ from git_memhtml.store.ops import parse_op_stream
 from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import apply_batch
 
-DEMO_CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "demo" / "memories.jsonl"
-"""The demo corpus shipped with the project (``fixtures/demo``)."""
+DEMO_CORPUS = Path(__file__).resolve().parents[1] / "resources" / "demo" / "memories.jsonl"
+"""The demo corpus, shipped inside the package as package data (``git_memhtml/resources/demo``), so a wheel
+install finds it too (pyproject ``[tool.setuptools.package-data]`` ``resources/**/*``)."""
+
+
+def _gate() -> object:
+    """The discrimination gate in a temporary folder that is removed when the gate returns or raises."""
+    with tempfile.TemporaryDirectory(prefix="memhtml-gate-") as folder:
+        return discrimination_gate(workdir=Path(folder))
 
 
 @click.command("demo")
@@ -66,9 +73,7 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
             emit(f"            {phase.phase:<20} {phase.status:<7} {shown[:80]}")
         review = review_run(repo, db, run.run_id)
         emit("5. review    " + ", ".join(f"{k} {v}" for k, v in review["summary"].items()) + f"; artifacts {review['artifacts']}")
-        gate_dir = Path(tempfile.mkdtemp(prefix="memhtml-gate-"))
-        merged = merge_run(repo, db, run.run_id, gate=lambda: discrimination_gate(workdir=gate_dir),
-                           embedder=app.embedder(), clock=utc_now)
+        merged = merge_run(repo, db, run.run_id, gate=_gate, embedder=app.embedder(), clock=utc_now)
         emit(f"6. merge     {'merged: main is at ' + str(merged.head_sha)[:12] if merged.merged else 'refused: ' + str(merged.refusal)}")
         hits = search(db, query, limit=3, embedder=app.embedder(), weights=app.weights(), now=utc_now())
         emit(f"7. search    {query!r}")

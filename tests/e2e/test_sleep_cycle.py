@@ -223,7 +223,7 @@ def demo_repo(tmp_path: Path, capsys: pytest.CaptureFixture[str], env: None) -> 
     """A memory repository holding the shipped demo corpus."""
     repo = tmp_path / "memory"
     assert cli(capsys, "init", str(repo))[0] == 0
-    code, applied = cli(capsys, "-C", str(repo), "apply", "--file", str(ROOT / "fixtures" / "demo" / "memories.jsonl"))
+    code, applied = cli(capsys, "-C", str(repo), "apply", "--file", str(ROOT / "git_memhtml" / "resources" / "demo" / "memories.jsonl"))
     assert code == 0, applied
     return repo
 
