@@ -12,7 +12,7 @@ import click
 
 from git_memhtml.cli.app import App, utc_now
 from git_memhtml.errors import UsageError
-from git_memhtml.eval.discriminate import gate as discrimination_gate
+from git_memhtml.eval.discriminate import TempFolderGate, gate_figures
 from git_memhtml.index.retrieval import search
 from git_memhtml.output import emit, table
 from git_memhtml.sleep.merge import merge_run
@@ -26,12 +26,6 @@ from git_memhtml.store.writer import apply_batch
 DEMO_CORPUS = Path(__file__).resolve().parents[1] / "resources" / "demo" / "memories.jsonl"
 """The demo corpus, shipped inside the package as package data (``git_memhtml/resources/demo``), so a wheel
 install finds it too (pyproject ``[tool.setuptools.package-data]`` ``resources/**/*``)."""
-
-
-def _gate() -> object:
-    """The discrimination gate in a temporary folder that is removed when the gate returns or raises."""
-    with tempfile.TemporaryDirectory(prefix="memhtml-gate-") as folder:
-        return discrimination_gate(workdir=Path(folder))
 
 
 @click.command("demo")
@@ -73,8 +67,11 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
             emit(f"            {phase.phase:<20} {phase.status:<7} {shown[:80]}")
         review = review_run(repo, db, run.run_id)
         emit("5. review    " + ", ".join(f"{k} {v}" for k, v in review["summary"].items()) + f"; artifacts {review['artifacts']}")
-        merged = merge_run(repo, db, run.run_id, gate=_gate, embedder=app.embedder(), clock=utc_now)
+        gate = TempFolderGate()
+        merged = merge_run(repo, db, run.run_id, gate=gate, embedder=app.embedder(), clock=utc_now)
         emit(f"6. merge     {'merged: main is at ' + str(merged.head_sha)[:12] if merged.merged else 'refused: ' + str(merged.refusal)}")
+        if gate.report is not None:
+            emit(f"            {gate_figures(gate.report)}")
         hits = search(db, query, limit=3, embedder=app.embedder(), weights=app.weights(), now=utc_now())
         emit(f"7. search    {query!r}")
         emit(table(["#", "path", "claim"], [[i + 1, h.path, h.gist[:70]] for i, h in enumerate(hits.hits)]))

@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except MemhtmlError as exc:
         if as_json:
-            emit(error_envelope(exc.message, exc.code, exc.hint, path=exc.path))
+            emit(error_envelope(exc.message, exc.code, exc.hint, path=exc.path, **exc.details))
         log(f"error: {exc.message}")
         if exc.hint:
             log(f"hint: {exc.hint}")

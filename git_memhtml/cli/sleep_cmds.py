@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -12,15 +11,15 @@ import click
 
 from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import app_of, json_option, respond
-from git_memhtml.errors import UsageError
+from git_memhtml.errors import DirtyTree, DiscriminationFailed, GitError, MemhtmlError, RunNotFound, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.output import kv, log, stderr_is_tty, table, warn
+from git_memhtml.output import emit, kv, log, stderr_is_tty, table, warn
 from git_memhtml.sleep.contract import select_phases
 from git_memhtml.sleep.env import PhaseReport
 from git_memhtml.sleep.forge import open_pull_request
 from git_memhtml.sleep.landings import landing_rows
-from git_memhtml.sleep.merge import merge_run
+from git_memhtml.sleep.merge import MergeReport, merge_run
 from git_memhtml.sleep.plan import plan
 from git_memhtml.sleep.reconcile import Reconciled, reconcile_landed_runs
 from git_memhtml.sleep.review import diff_text, resolve_run, review_run
@@ -223,25 +222,40 @@ def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, fmt: str
 @click.pass_context
 def merge_cmd(ctx: click.Context, run_id: str, skip_gate: bool, as_json: bool) -> int:
     """Fast-forward main to the run after the discrimination gate; refusals exit 1."""
-    from git_memhtml.eval.discriminate import gate as discrimination_gate
+    from git_memhtml.eval.discriminate import TempFolderGate, gate_figures
 
     app = app_of(ctx)
     if skip_gate:
         warn("--skip-gate: merging without the discrimination gate")
-
-    def gate() -> object:
-        with tempfile.TemporaryDirectory(prefix="memhtml-gate-") as folder:
-            return discrimination_gate(workdir=Path(folder))
-
+    gate = TempFolderGate()
     with app.index(catch_up=False) as db:
         _reconcile(app.repo(), db)
         result = merge_run(app.repo(), db, run_id, gate=None if skip_gate else gate, embedder=app.embedder(),
                            clock=utc_now)
     data = result.as_json()
+    data["gate"] = None if gate.report is None else gate.report.to_dict()["summary"]
+    if gate.report is not None and not as_json:
+        emit(gate_figures(gate.report))
+    if not result.merged:
+        raise _refusal_error(result, data)
     respond(as_json, "sleep.merge", data, lambda: (
-        f"merged {result.run_id}: {result.trunk} is now {str(result.head_sha)[:12]}" if result.merged
-        else f"refused ({result.refusal}): {result.reason}" + (f"\nhint: {result.hint}" if result.hint else "")))
-    return 0 if result.merged else 1
+        f"merged {result.run_id}: {result.trunk} is now {str(result.head_sha)[:12]}"))
+    return 0
+
+
+_REFUSAL_ERRORS: dict[str, type[MemhtmlError]] = {
+    "no-run": RunNotFound, "gate-failed": DiscriminationFailed, "dirty-checkout": DirtyTree, "main-advanced": GitError,
+}
+"""The error class (so the ``--json`` code) of each ``sleep merge`` refusal (sleep/merge.py); others: GitError."""
+
+
+def _refusal_error(result: MergeReport, data: dict[str, Any]) -> MemhtmlError:
+    """The refusal as the one error the translator prints (exit 1; ``--json``: the error envelope carrying
+    ``refusal``, ``runId``, ``merged`` false and the gate's summary)."""
+    error = _REFUSAL_ERRORS.get(str(result.refusal), GitError)(
+        f"sleep merge {result.run_id}: refused ({result.refusal}): {result.reason}", hint=result.hint)
+    error.details = {"refusal": result.refusal, "runId": result.run_id, "merged": False, "gate": data["gate"]}
+    return error
 
 
 @sleep_group.command("abort")

@@ -233,6 +233,13 @@ def run_discrimination(
     )
 
 
+def gate_figures(report: DiscriminationReport) -> str:
+    """One line of the gate's figures: ``gate passed: 36 probes, 0 inversions, mrr 1.0000 (floor 0.85)``."""
+    verdict = "passed" if report.passed else "refused"
+    return (f"gate {verdict}: {len(report.probes)} probes, {report.inversions} inversions, "
+            f"mrr {report.mrr:.4f} (floor {report.mrr_floor})")
+
+
 def gate(*, workdir: Path, mrr_floor: float = MRR_FLOOR, weights: ArmWeights | None = None) -> DiscriminationReport:
     """The pre-merge gate: run the default-seed evaluation and refuse unless it passed (seeds 000 §15).
 
@@ -243,7 +250,15 @@ def gate(*, workdir: Path, mrr_floor: float = MRR_FLOOR, weights: ArmWeights | N
         DiscriminationFailed: the evaluation did not pass; the message names the inverted probes' targets and
             the hint is ``git memhtml eval discriminate --json``.
     """
-    report = run_discrimination(workdir=workdir, mrr_floor=mrr_floor, weights=weights)
+    return refuse_unless_passed(run_discrimination(workdir=workdir, mrr_floor=mrr_floor, weights=weights))
+
+
+def refuse_unless_passed(report: DiscriminationReport) -> DiscriminationReport:
+    """Return ``report`` when it passed, else raise :class:`DiscriminationFailed` (the gate's verdict alone).
+
+    Raises:
+        DiscriminationFailed: as :func:`gate`.
+    """
     if not report.passed:
         inverted = ", ".join(p.target_path for p in report.inverted[:3])
         more = f" (+{report.inversions - 3} more)" if report.inversions > 3 else ""
@@ -253,3 +268,23 @@ def gate(*, workdir: Path, mrr_floor: float = MRR_FLOOR, weights: ArmWeights | N
                   f"{len(report.probes)} probes, mrr {report.mrr} below floor {report.mrr_floor}")
         raise DiscriminationFailed(f"discrimination gate refused: {reason}", hint=GATE_HINT)
     return report
+
+
+class TempFolderGate:
+    """The pre-merge gate as a callable for ``merge_run``: each call evaluates in a fresh ``memhtml-gate-*``
+    temporary folder that is removed when the call returns or raises, and keeps the report in :attr:`report`
+    so the caller can print the figures (:func:`gate_figures`) whether the gate passed or refused.
+
+    Raises (on call):
+        DiscriminationFailed: as :func:`gate`.
+    """
+
+    def __init__(self, *, mrr_floor: float = MRR_FLOOR, weights: ArmWeights | None = None) -> None:
+        self.mrr_floor = mrr_floor
+        self.weights = weights
+        self.report: DiscriminationReport | None = None
+
+    def __call__(self) -> DiscriminationReport:
+        with tempfile.TemporaryDirectory(prefix="memhtml-gate-") as folder:
+            self.report = run_discrimination(workdir=Path(folder), mrr_floor=self.mrr_floor, weights=self.weights)
+        return refuse_unless_passed(self.report)
