@@ -60,6 +60,19 @@ def build_scope(memory_types: tuple[str, ...], workspace: str | None, tags: tupl
                  include_archived=include_archived, as_of=parse_as_of(as_of) if as_of is not None else None)
 
 
+def require_query(command: str, query: str) -> str:
+    """Return ``query`` unchanged; an empty or whitespace-only QUERY is a usage error (exit 2), not a search for
+    nothing (every arm would rank the whole store by recency and salience alone).
+
+    Raises:
+        UsageError: naming the QUERY argument, with an example.
+    """
+    if not query.strip():
+        raise UsageError(f"{command}: the QUERY argument is empty",
+                         hint=f'give words to look for, e.g. git memhtml {command} "checkout timeout"')
+    return query
+
+
 def _mmr(app: App) -> float | None:
     value = app.settings().settings.mmr_lambda
     return None if value >= 1.0 else value
@@ -96,6 +109,7 @@ def search_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
                as_json: bool) -> int:
     """Hybrid search: fts, vector, recency and salience arms fused by RRF (k=60), then MMR. Never an access."""
     app = app_of(ctx)
+    require_query("search", query)
     scope = build_scope(memory_types, workspace, tags, entity, include_archived, as_of)
     with app.index() as db:
         result = search(db, query, scope=scope, limit=limit, embedder=app.embedder(), weights=app.weights(),
@@ -134,6 +148,7 @@ def recall_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
                as_json: bool) -> int:
     """A budgeted recall pack: arcs and memories disclosed in rank order, the rest as index lines. Never an access."""
     app = app_of(ctx)
+    require_query("recall", query)
     scope = build_scope(memory_types, workspace, tags, entity, include_archived, as_of)
     with app.index() as db:
         pack = recall(db, query, scope=scope, budget=budget, embedder=app.embedder(), weights=app.weights(),
