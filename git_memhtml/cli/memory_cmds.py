@@ -14,11 +14,12 @@ from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import F, app_of, json_option, respond
 from git_memhtml.document.model import MEMORY_TYPES
 from git_memhtml.document.parse import parse_memory
-from git_memhtml.errors import InvalidMemory, PathNotFound, UsageError
+from git_memhtml.errors import InvalidMemory, MemhtmlError, PathNotFound, UsageError
 from git_memhtml.index.access import record_read
 from git_memhtml.index.db import IndexDB
-from git_memhtml.output import table
-from git_memhtml.store.ops import WRITABLE_TYPES, WriteOp, parse_op_stream
+from git_memhtml.output import table, warn
+from git_memhtml.store.batch_lines import apply_lines
+from git_memhtml.store.ops import WRITABLE_TYPES, WriteOp, op_schema_text, parse_op_lines, parse_op_stream
 from git_memhtml.store.reads import list_memories
 from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import (
@@ -29,6 +30,11 @@ from git_memhtml.store.writer import (
     link_memories,
     safe_repo_path,
 )
+
+APPLY_EPILOG = ("\b\nJSONL op schema: one JSON object per line, unknown fields refused (docs/apply.md):\n"
+                + op_schema_text())
+"""``apply -h``'s op schema, generated from the :class:`WriteOp` model (``store.ops.op_schema``)."""
+
 
 def _dedupe(db: IndexDB) -> Callable[[str], str | None]:
     def lookup(digest: str) -> str | None:
@@ -176,13 +182,15 @@ def _raise_first_error(results: Sequence[OpResult]) -> None:
             raise InvalidMemory(f"invalid memory: {r.error}", hint="fix the memory and write again")
 
 
-@click.command("apply")
+@click.command("apply", epilog=APPLY_EPILOG)
 @click.option("--file", "source", default="-", show_default=True, help="JSONL stream of write ops, or - for stdin.")
-@click.option("--continue-on-error", is_flag=True, help="Commit the ops that pass instead of refusing the batch.")
+@click.option("--continue-on-error", is_flag=True,
+              help="Commit the ops that pass instead of refusing the batch; bad lines and refused ops are listed "
+                   "as failed results (exit 0 when any op passed, 1 when none did).")
 @json_option
 @click.pass_context
 def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_json: bool) -> int:
-    """Write a JSONL batch of memories as one commit; atomic unless --continue-on-error."""
+    """Write a JSONL batch of memories as one commit; atomic unless --continue-on-error (docs/apply.md)."""
     app = app_of(ctx)
     if source == "-":
         text, label = sys.stdin.read(), "<stdin>"
@@ -191,22 +199,42 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
         if not file.is_file():
             raise UsageError(f"--file {source}: no such file", hint="give a JSONL file, or - for stdin")
         text, label = file.read_text(encoding="utf-8"), source
-    ops = parse_op_stream(text, source=label)
+    parsed = parse_op_lines(text, source=label) if continue_on_error else parse_op_stream(text, source=label)
+    if not parsed:
+        raise UsageError(f"{label}: the apply stream holds no operations", hint="give one JSON object per line")
     with app.index() as db:
-        result = apply_batch(app.repo(), ops, now=utc_now(), dedupe=_dedupe(db), continue_on_error=continue_on_error)
+        if continue_on_error:
+            result = apply_lines(app.repo(), parsed, now=utc_now(), dedupe=_dedupe(db))
+        else:
+            ops = [op for op in parsed if isinstance(op, WriteOp)]
+            result = apply_batch(app.repo(), ops, now=utc_now(), dedupe=_dedupe(db))
         if result.commit_sha:
             app.reindex(db)
     data = {"results": [asdict(r) for r in result.results], "summary": result.summary, "commitSha": result.commit_sha}
+    failed = [r for r in result.results if r.code]
+    if failed and (not continue_on_error or not any(r.ok for r in result.results)):
+        first = failed[0]
+        error = MemhtmlError(
+            f"apply {label}: batch refused, nothing written: op #{first.index + 1}: {first.error}"
+            + (f" (+{len(failed) - 1} more failed)" if len(failed) > 1 else ""),
+            hint="fix the listed ops" + ("" if continue_on_error else ", or pass --continue-on-error to commit the "
+                                                                        "others"),
+        )
+        error.code = first.code or error.code
+        error.details = data
+        for r in failed[1:]:
+            warn(f"op #{r.index + 1}: {r.error}")
+        raise error
+    for r in failed:
+        warn(f"op #{r.index + 1} not written: {r.error}")
 
     def human() -> str:
-        lines = [f"op #{r.index + 1}: {r.error}" for r in result.results if r.code]
         s = result.summary
-        lines.append(f"{s['written']} written, {s['deduped']} deduplicated, {s['failed']} failed, {s['skipped']} skipped"
-                     + (f"; commit {result.commit_sha[:12]}" if result.commit_sha else "; nothing written"))
-        return "\n".join(lines)
+        return (f"{s['written']} written, {s['deduped']} deduplicated, {s['failed']} failed, {s['skipped']} skipped"
+                + (f"; commit {result.commit_sha[:12]}" if result.commit_sha else "; nothing written"))
 
     respond(as_json, "batch.applied", data, human)
-    return 0 if result.ok else 1
+    return 0
 
 
 @click.command("correct")

@@ -260,10 +260,10 @@ def test_apply_with_one_invalid_op_refuses_and_leaves_the_tree_byte_identical(
     bad = {"op": "write", "title": "Broken", "type": "semantic", "article_html": "<p>no mark at all</p>"}
     stream.write_text(json.dumps(ok) + "\n" + json.dumps(bad) + "\n")
     code, env_ = cli(capsys, "-C", str(demo_repo), "apply", "--file", str(stream))
-    assert code == 1
-    results = env_["data"]["results"]
+    assert code == 1 and env_["code"] == "ERR_INVALID_MEMORY"  # a refusal is the error envelope
+    results = env_["results"]
     assert results[1]["code"] == "ERR_INVALID_MEMORY" and "mark" in results[1]["error"]
-    assert results[0]["skipped"] and env_["data"]["commitSha"] is None
+    assert results[0]["skipped"] and env_["commitSha"] is None
     assert tree_bytes(demo_repo) == before
     assert git(demo_repo, "rev-parse", "HEAD") == head
 
