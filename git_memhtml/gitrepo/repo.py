@@ -38,7 +38,7 @@ class GitRepo:
         if repo.workdir is None:
             raise NotARepo(
                 f"{repo.path}: a bare repository has no work tree",
-                hint="run git memhtml inside a clone with a work tree",
+                hint="clone it (git clone <bare> <folder>) and run the command inside the clone",
             )
         self._repo = repo
         self.root = Path(repo.workdir).resolve()

@@ -259,7 +259,7 @@ def _locked_passes(repo: GitRepo, hook: str, now: str, embedder_factory: Callabl
     except HookTimeout:
         status = "timeout"
         message = (f"stopped at the {timeout:g} s time bound (the index may be locked by another writer); "
-                   "the next git memhtml command catches up")
+                   "the next command catches up, or run git memhtml index update")
     except MemhtmlError as exc:
         status = "failed"
         message = f"{exc.message}" + (f" (hint: {exc.hint})" if exc.hint else "")
