@@ -5,6 +5,7 @@ plan → run → review → merge → search, offline, no credentials: the produ
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -14,7 +15,9 @@ from git_memhtml.cli.app import App, utc_now
 from git_memhtml.errors import UsageError
 from git_memhtml.eval.discriminate import TempFolderGate, gate_figures
 from git_memhtml.index.retrieval import search
-from git_memhtml.output import emit, table
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.gitrepo.identity import IDENTITY_HINT, IdentityUnknown, require_identity
+from git_memhtml.output import emit, table, warn
 from git_memhtml.sleep.merge import merge_run
 from git_memhtml.sleep.plan import plan
 from git_memhtml.sleep.review import review_run
@@ -22,10 +25,15 @@ from git_memhtml.sleep.run import run_sleep
 from git_memhtml.store.ops import parse_op_stream
 from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import apply_batch
+from git_memhtml.clip import clip
 
 DEMO_CORPUS = Path(__file__).resolve().parents[1] / "resources" / "demo" / "memories.jsonl"
 """The demo corpus, shipped inside the package as package data (``git_memhtml/resources/demo``), so a wheel
 install finds it too (pyproject ``[tool.setuptools.package-data]`` ``resources/**/*``)."""
+
+
+DEMO_IDENTITY = (("user.name", "git-memhtml demo"), ("user.email", "demo@git-memhtml.invalid"))
+"""The demo repository's local identity when the user has none (``.invalid`` never resolves; RFC 2606)."""
 
 
 @click.command("demo")
@@ -43,7 +51,15 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
         directory = Path(tempfile.mkdtemp(prefix="memhtml-demo-"))
     elif directory.exists() and any(directory.iterdir()):
         raise UsageError(f"{directory} is not empty", hint="give a new or empty folder, or omit it for a temp folder")
-    init = init_repo(directory)
+    repo_new = GitRepo.init(directory)
+    try:
+        require_identity(os.environ, repo_new.config_get)
+    except IdentityUnknown:  # a throwaway repository: give it its own identity rather than refuse the demo
+        for key, value in DEMO_IDENTITY:
+            repo_new.config_set(key, value)
+        warn(f"no git identity is set; the demo repository commits as {DEMO_IDENTITY[0][1]} "
+             f"<{DEMO_IDENTITY[1][1]}> (repository-local); set yours with: {IDENTITY_HINT}")
+    init = init_repo(directory, env=os.environ)
     emit(f"1. init      {init.root}")
     app = App(repo_path=directory)
     repo = app.repo()
@@ -64,7 +80,7 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
              f"{'failed: ' + ', '.join(run.failed_phases) if run.failed_phases else 'all 17 phases ok'}")
         for phase in run.phases:
             shown = phase.detail or " ".join(f"{k}={v}" for k, v in phase.counts.items())
-            emit(f"            {phase.phase:<20} {phase.status:<7} {shown[:80]}")
+            emit(f"            {phase.phase:<20} {phase.status:<7} {clip(shown, 80)}")
         review = review_run(repo, db, run.run_id)
         emit("5. review    " + ", ".join(f"{k} {v}" for k, v in review["summary"].items()) + f"; artifacts {review['artifacts']}")
         gate = TempFolderGate()
@@ -74,7 +90,7 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
             emit(f"            {gate_figures(gate.report)}")
         hits = search(db, query, limit=3, embedder=app.embedder(), weights=app.weights(), now=utc_now())
         emit(f"7. search    {query!r}")
-        emit(table(["#", "path", "claim"], [[i + 1, h.path, h.gist[:70]] for i, h in enumerate(hits.hits)]))
+        emit(table(["#", "path", "claim"], [[i + 1, h.path, clip(h.gist, 70)] for i, h in enumerate(hits.hits)]))
     emit(f"\nthe demo repository is {directory}; try: git -C {directory} log --oneline --graph")
     return 0 if merged.merged and not run.failed_phases else 1
 

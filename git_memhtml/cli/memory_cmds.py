@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -10,8 +11,9 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
+from git_memhtml.clip import clip
 from git_memhtml.cli.app import utc_now
-from git_memhtml.cli.common import F, app_of, json_option, respond
+from git_memhtml.cli.common import F, app_of, json_option, respond, writes
 from git_memhtml.document.model import MEMORY_TYPES
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.errors import InvalidMemory, MemhtmlError, PathNotFound, UsageError
@@ -49,9 +51,11 @@ def _dedupe(db: IndexDB) -> Callable[[str], str | None]:
 @click.command("init")
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
 @json_option
-def init_cmd(path: Path | None, as_json: bool) -> int:
+@click.pass_context
+def init_cmd(ctx: click.Context, path: Path | None, as_json: bool) -> int:
     """Create or complete a memory repository (PARA folders, .gitattributes, .gitignore, merge config)."""
-    report = init_repo(path or Path.cwd())
+    base = app_of(ctx).repo_path or Path.cwd()  # -C DIR: PATH is relative to DIR, as for git
+    report = init_repo(base / path if path is not None else base, env=os.environ)
     respond(
         as_json,
         "repo.init",
@@ -142,6 +146,7 @@ def write_options(fn: F) -> F:
 @write_options
 @json_option
 @click.pass_context
+@writes()
 def write_cmd(
     ctx: click.Context,
     /,
@@ -189,6 +194,7 @@ def _raise_first_error(results: Sequence[OpResult]) -> None:
                    "as failed results (exit 0 when any op passed, 1 when none did).")
 @json_option
 @click.pass_context
+@writes()
 def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_json: bool) -> int:
     """Write a JSONL batch of memories as one commit; atomic unless --continue-on-error (docs/apply.md)."""
     app = app_of(ctx)
@@ -244,6 +250,7 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
 @write_options
 @json_option
 @click.pass_context
+@writes()
 def correct_cmd(
     ctx: click.Context,
     /,
@@ -282,6 +289,7 @@ def correct_cmd(
 @click.option("--reason", required=True, help="Why the memory is archived.")
 @json_option
 @click.pass_context
+@writes()
 def archive_cmd(ctx: click.Context, path: str, reason: str, as_json: bool) -> int:
     """Move a memory into archive/<YYYY>/ (git mv) as one commit; nothing is ever deleted."""
     app = app_of(ctx)
@@ -298,6 +306,7 @@ def archive_cmd(ctx: click.Context, path: str, reason: str, as_json: bool) -> in
 @click.argument("dst")
 @json_option
 @click.pass_context
+@writes()
 def link_cmd(ctx: click.Context, src: str, rel: str, dst: str, as_json: bool) -> int:
     """Add a typed head link SRC --REL--> DST (one commit when it changes the file)."""
     from git_memhtml.document.model import REL_CLASSES
@@ -368,7 +377,7 @@ def list_cmd(
             include_archived=include_archived, limit=limit, cursor=cursor,
         )
     respond(as_json, "memory.list", {"files": rows, "nextCursor": next_cursor}, lambda: table(
-        ["path", "type", "updated", "title"], [[r["path"], r["memoryType"], r["updatedAt"], r["title"][:60]] for r in rows]
+        ["path", "type", "updated", "title"], [[r["path"], r["memoryType"], r["updatedAt"], clip(r["title"], 60)] for r in rows]
     ) + (f"\nmore: --cursor {next_cursor}" if next_cursor else ""))
     return 0
 

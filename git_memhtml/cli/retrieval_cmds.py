@@ -23,6 +23,7 @@ from git_memhtml.index.recall import DEFAULT_BUDGET, Disclosure, IndexLine, reca
 from git_memhtml.index.retrieval import Hit, Scope, search
 from git_memhtml.output import kv, table, warn
 from git_memhtml.store.writer import safe_repo_path
+from git_memhtml.clip import clip
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -121,7 +122,7 @@ def search_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
         warn("the vector arm is unavailable; results come from the lexical arms only")
     respond(as_json, "memory.hits", data, lambda: table(
         ["#", "score", "type", "path", "claim"],
-        [[i + 1, f"{h.score:.4f}", h.memory_type, h.path, h.gist[:80]] for i, h in enumerate(result.hits)],
+        [[i + 1, f"{h.score:.4f}", h.memory_type, h.path, clip(h.gist, 80)] for i, h in enumerate(result.hits)],
     ) if result.hits else _empty_text(result.archived_matches, result.archived))
     return 0
 
@@ -172,7 +173,7 @@ def recall_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
                 out += [f"### {d.title}  ({d.path})\n{d.text}" for d in items]
         if pack.lateral:
             out.append("## also")
-            out += [f"- {line.path}: {line.gist[:100]}" for line in pack.lateral]
+            out += [f"- {line.path}: {clip(line.gist, 100)}" for line in pack.lateral]
         out.append(f"({pack.spent_chars} of {pack.budget_chars} characters{'; truncated' if pack.truncated else ''})")
         return "\n".join(out)
 
@@ -198,7 +199,7 @@ def neighbors_cmd(ctx: click.Context, path: str, depth: int, rels: tuple[str, ..
             "edges": [asdict(e) for e in hood.edges]}
     respond(as_json, "memory.neighbors", data, lambda: table(
         ["hop", "rel", "dir", "path", "title"],
-        [[n.hop, n.rel, n.direction, n.path, (n.title or "(not indexed)")[:60]] for n in hood.nodes],
+        [[n.hop, n.rel, n.direction, n.path, clip(n.title or "(not indexed)", 60)] for n in hood.nodes],
     ) if hood.nodes else "no neighbours")
     return 0
 

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from git_memhtml.cli.app import utc_now
-from git_memhtml.cli.common import app_of, json_option, respond
+from git_memhtml.cli.common import app_of, json_option, respond, writes
 from git_memhtml.errors import DirtyTree, DiscriminationFailed, GitError, MemhtmlError, RunNotFound, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
@@ -26,6 +26,7 @@ from git_memhtml.sleep.review import diff_text, resolve_run, review_run
 from git_memhtml.sleep.review_markdown import render_markdown
 from git_memhtml.sleep.run import RunReport, abort_run, resume_sleep, run_sleep
 from git_memhtml.sleep.runs import all_runs, mark_interrupted, phase_rows, unfinished_runs
+from git_memhtml.clip import clip, clip_join
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -55,7 +56,7 @@ def _reconcile(repo: GitRepo, db: IndexDB, *, quiet: bool = False) -> list[Recon
 
 def _run_table(report: RunReport) -> str:
     rows = [
-        [i + 1, p.phase, p.status, (p.commit_sha or "")[:12], p.detail or " ".join(f"{k}={v}" for k, v in p.counts.items())[:90]]
+        [i + 1, p.phase, p.status, (p.commit_sha or "")[:12], clip(p.detail or " ".join(f"{k}={v}" for k, v in p.counts.items()), 90)]
         for i, p in enumerate(report.phases)
     ]
     head = f"run {report.run_id}{' (dry run)' if report.dry_run else ''}: base {report.base_sha[:12]} → head {report.head_sha[:12]}"
@@ -76,7 +77,7 @@ def plan_cmd(ctx: click.Context, as_json: bool) -> int:
     def human() -> str:
         lines = [f"verdict: {result['verdict']}", f"index fresh: {result['indexFresh']} (indexed {str(result['indexedCommit'])[:12]})"]
         if result["dirty"]:
-            lines.append(f"checkout has {len(result['dirty'])} uncommitted path(s): {', '.join(result['dirty'][:5])}"
+            lines.append(f"checkout has {len(result['dirty'])} uncommitted path(s): {clip_join(result['dirty'], 5)}"
                          " — sleep runs on committed main only")
         lines += [f"  {k}: {v['count']} → {', '.join(v['feeds'])}" for k, v in result["signals"].items()]
         return "\n".join(lines)
@@ -92,6 +93,7 @@ def plan_cmd(ctx: click.Context, as_json: bool) -> int:
 @click.option("--deep", is_flag=True, help="The occasional budgeted cycle (placement-triage).")
 @json_option
 @click.pass_context
+@writes(on_head=False)
 def run_cmd(ctx: click.Context, date: str | None, phases: str | None, dry_run: bool, deep: bool, as_json: bool) -> int:
     """Run the seventeen phases on sleep/<date>[-N]; your checkout is never touched."""
     app = app_of(ctx)
@@ -128,6 +130,7 @@ def _resume_hint(db: IndexDB) -> None:
 @click.argument("run_id")
 @json_option
 @click.pass_context
+@writes(on_head=False)
 def resume_cmd(ctx: click.Context, run_id: str, as_json: bool) -> int:
     """Finish an interrupted run: re-run only phases without a commit on its branch."""
     app = app_of(ctx)

@@ -22,6 +22,7 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import rebuild
 from git_memhtml.index.retrieval import ArmWeights, Scope, search
+from git_memhtml.clip import clip_join
 
 EVAL_NOW = "2026-08-02T00:00:00Z"
 """The instant the fixture index is built and searched at (sleep-eval §8.4)."""
@@ -145,9 +146,15 @@ def discrimination_rank(target: int | None, controls: Sequence[int | None]) -> i
     return 1 + sum(1 for c in controls if not outranks(target, c))
 
 
+FIXTURE_IDENTITY = (("user.name", "git-memhtml eval"), ("user.email", "eval@git-memhtml.invalid"))
+"""Repository-local identity of the fixture's one commit (``.invalid`` never resolves; RFC 2606)."""
+
+
 def _write_fixture(corpus: FixtureCorpus, root: Path) -> GitRepo:
     """Create a repository at ``root`` (branch ``main``) holding the corpus in one commit."""
     repo = GitRepo.init(root, branch="main")
+    for key, value in FIXTURE_IDENTITY:  # a throwaway repository: never depend on (or refuse for) the user's identity
+        repo.config_set(key, value)
     for path, text in corpus.files.items():
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -260,9 +267,8 @@ def refuse_unless_passed(report: DiscriminationReport) -> DiscriminationReport:
         DiscriminationFailed: as :func:`gate`.
     """
     if not report.passed:
-        inverted = ", ".join(p.target_path for p in report.inverted[:3])
-        more = f" (+{report.inversions - 3} more)" if report.inversions > 3 else ""
-        reason = (f"{report.inversions} of {len(report.probes)} probes inverted: {inverted}{more}"
+        inverted = clip_join((p.target_path for p in report.inverted), 3)
+        reason = (f"{report.inversions} of {len(report.probes)} probes inverted: {inverted}"
                   if report.inversions else
                   f"{len(report.index_errors)} fixture files failed to index" if report.index_errors else
                   f"{len(report.probes)} probes, mrr {report.mrr} below floor {report.mrr_floor}")
