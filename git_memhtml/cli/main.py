@@ -118,7 +118,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             log(f"hint: {exc.ctx.command_path} --help")
         return 2
     except click.ClickException as exc:
+        if as_json:
+            emit(error_envelope(exc.format_message(), "ERR_UNKNOWN", "see --help"))
         log(f"error: {exc.format_message()}")
+        log("hint: see --help")
         return exc.exit_code
     except MemhtmlError as exc:
         if as_json:

@@ -16,7 +16,7 @@ from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import F, app_of, json_option, respond, writes
 from git_memhtml.document.model import MEMORY_TYPES
 from git_memhtml.document.parse import parse_memory
-from git_memhtml.errors import InvalidMemory, MemhtmlError, PathNotFound, UsageError
+from git_memhtml.errors import InvalidMemory, MemhtmlError, PathNotFound, UsageError, WriteConflict
 from git_memhtml.index.access import record_read
 from git_memhtml.index.db import IndexDB
 from git_memhtml.output import table, warn
@@ -181,10 +181,23 @@ def write_cmd(
     return 0
 
 
+_OP_ERRORS: tuple[tuple[type[MemhtmlError], str], ...] = (
+    (UsageError, "see git memhtml write -h"),
+    (WriteConflict, "choose another --path, or git memhtml correct the memory already there"),
+    (PathNotFound, "check the path with git memhtml list"),
+    (InvalidMemory, "fix the memory and write again"),
+)
+"""The error class (so exit code and ``--json`` code) and hint of a refused op, by its result ``code``."""
+
+
 def _raise_first_error(results: Sequence[OpResult]) -> None:
+    """Raise the first failed op's error as its own class (a bad ``--path`` stays a usage error, exit 2)."""
     for r in results:
         if r.code:
-            raise InvalidMemory(f"invalid memory: {r.error}", hint="fix the memory and write again")
+            cls, hint = next(((c, h) for c, h in _OP_ERRORS if c.code == r.code), (InvalidMemory, _OP_ERRORS[-1][1]))
+            error = cls(f"write: {r.error}" if cls is not InvalidMemory else f"invalid memory: {r.error}", hint=hint)
+            error.code = r.code
+            raise error
 
 
 @click.command("apply", epilog=APPLY_EPILOG)

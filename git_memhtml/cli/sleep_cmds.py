@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import date as date_type
 import shutil
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,14 @@ from git_memhtml.sleep.runs import all_runs, mark_interrupted, phase_rows, unfin
 from git_memhtml.clip import clip, clip_join
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def _is_date(text: str) -> bool:
+    """``YYYY-MM-DD`` naming a real day (``2026-13-45`` and ``2026-02-30`` are not)."""
+    try:
+        return bool(_DATE.match(text)) and date_type.fromisoformat(text).isoformat() == text
+    except ValueError:
+        return False
 
 
 @click.group("sleep")
@@ -97,8 +106,8 @@ def plan_cmd(ctx: click.Context, as_json: bool) -> int:
 def run_cmd(ctx: click.Context, date: str | None, phases: str | None, dry_run: bool, deep: bool, as_json: bool) -> int:
     """Run the seventeen phases on sleep/<date>[-N]; your checkout is never touched."""
     app = app_of(ctx)
-    if date is not None and not _DATE.match(date):
-        raise UsageError(f"--date {date!r} is not YYYY-MM-DD", hint="e.g. --date 2026-11-30")
+    if date is not None and not _is_date(date):
+        raise UsageError(f"--date {date!r} is not a calendar date YYYY-MM-DD", hint="e.g. --date 2026-11-30")
     try:
         selected = select_phases(phases)
     except ValueError as exc:
