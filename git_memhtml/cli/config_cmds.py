@@ -29,7 +29,7 @@ def config_cmd(ctx: click.Context, as_json: bool) -> int:
     data: dict[str, dict[str, Any]] = {}
     for key in KEYS:
         value: Any = values[key]
-        source = resolved.sources[key]
+        source: str = resolved.sources[key]
         if key.startswith("weight_") and source == "default":
             value, source = getattr(weights, key.removeprefix("weight_")), f"default ({resolved.settings.embed})"
         data[git_key(key)] = {"value": value, "source": source, "env": env_var(key), "setting": key}

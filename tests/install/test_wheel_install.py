@@ -93,10 +93,15 @@ def test_demo_runs_offline_from_the_wheel_and_leaves_no_temp_folder(wheel_venv: 
     """The README's ``git memhtml demo``, default (offline) embedder, a private TMPDIR to count leftovers."""
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
-    env = wheel_venv.env(TMPDIR=str(tmpdir), HF_HUB_OFFLINE="1")
-    env.pop("MEMHTML_EMBED", None)
+    home = tmp_path / "home"  # a fresh account: no ~/.gitconfig, no git identity
+    home.mkdir()
+    env = wheel_venv.env(TMPDIR=str(tmpdir), HF_HUB_OFFLINE="1", HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    for key in ("MEMHTML_EMBED", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+                "EMAIL"):
+        env.pop(key, None)
     done = _run(["git", "memhtml", "demo"], cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "no git identity is set" in done.stderr  # the demo repository got its own local identity
     assert "6. merge     merged" in done.stdout
     left = sorted(p.name for p in tmpdir.iterdir())
     # only the demo repository itself stays, on purpose: its path is printed for the user to explore
