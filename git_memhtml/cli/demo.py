@@ -25,7 +25,7 @@ from git_memhtml.sleep.run import run_sleep
 from git_memhtml.store.ops import parse_op_stream
 from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import apply_batch
-from git_memhtml.clip import clip
+from git_memhtml.cut import clip
 
 DEMO_CORPUS = Path(__file__).resolve().parents[1] / "resources" / "demo" / "memories.jsonl"
 """The demo corpus, shipped inside the package as package data (``git_memhtml/resources/demo``), so a wheel

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
-from git_memhtml.clip import clip
+from git_memhtml.cut import clip
 from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import F, app_of, json_option, respond, writes
 from git_memhtml.document.model import MEMORY_TYPES

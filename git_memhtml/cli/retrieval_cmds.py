@@ -23,7 +23,7 @@ from git_memhtml.index.recall import DEFAULT_BUDGET, Disclosure, IndexLine, reca
 from git_memhtml.index.retrieval import Hit, Scope, search
 from git_memhtml.output import kv, table, warn
 from git_memhtml.store.writer import safe_repo_path
-from git_memhtml.clip import clip
+from git_memhtml.cut import clip
 
 F = TypeVar("F", bound=Callable[..., Any])
 

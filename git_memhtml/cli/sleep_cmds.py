@@ -27,7 +27,7 @@ from git_memhtml.sleep.review import diff_text, resolve_run, review_run
 from git_memhtml.sleep.review_markdown import render_markdown
 from git_memhtml.sleep.run import RunReport, abort_run, resume_sleep, run_sleep
 from git_memhtml.sleep.runs import all_runs, mark_interrupted, phase_rows, unfinished_runs
-from git_memhtml.clip import clip, clip_join
+from git_memhtml.cut import clip, clip_join
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 

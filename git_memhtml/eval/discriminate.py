@@ -22,7 +22,7 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import rebuild
 from git_memhtml.index.retrieval import ArmWeights, Scope, search
-from git_memhtml.clip import clip_join
+from git_memhtml.cut import clip_join
 
 EVAL_NOW = "2026-08-02T00:00:00Z"
 """The instant the fixture index is built and searched at (sleep-eval §8.4)."""

@@ -22,7 +22,7 @@ from git_memhtml.gitrepo.identity import resolve_identity
 from git_memhtml.gitrepo.merging import merge_commits_in_memory
 from git_memhtml.gitrepo.plumbing import git_env, parse_git_date, prune_empty_dirs
 from git_memhtml.gitrepo.values import PARA_PREFIXES, Change, DirtyEntry, InMemoryMerge, Resolver
-from git_memhtml.clip import clip
+from git_memhtml.cut import clip
 
 _DELETED = FileStatus.WT_DELETED | FileStatus.INDEX_DELETED
 

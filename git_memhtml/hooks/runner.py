@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import MemhtmlError, NotARepo
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.clip import clip_join
+from git_memhtml.cut import clip_join
 
 if TYPE_CHECKING:
     from git_memhtml.index.db import IndexDB

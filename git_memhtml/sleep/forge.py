@@ -31,7 +31,7 @@ from git_memhtml.sleep.runfiles import run_file_stem
 from git_memhtml.sleep.review import review_run
 from git_memhtml.sleep.review_markdown import MarkdownBody, render_markdown
 from git_memhtml.sleep.trunk import TRUNK, trunk_name
-from git_memhtml.clip import clip
+from git_memhtml.cut import clip
 
 PR_DIR = "memhtml/pr"
 """Body files live under the git common dir, never in the work tree (DESIGN §3.2)."""

@@ -25,7 +25,7 @@ from git_memhtml.sleep.run import worktree_name
 from git_memhtml.sleep.trunk import trunk_name
 from git_memhtml.sleep.runfiles import ledger_file
 from git_memhtml.sleep.runs import set_status
-from git_memhtml.clip import clip_join
+from git_memhtml.cut import clip_join
 
 Gate = Callable[[], object]
 """Runs the discrimination gate; raises :class:`DiscriminationFailed` when it refuses."""

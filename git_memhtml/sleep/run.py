@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from git_memhtml.clip import clip
+from git_memhtml.cut import clip
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import GitError, MemhtmlError, RunNotFound, RunRefused
 from git_memhtml.gitrepo import GitRepo

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from git_memhtml.cli.main import main
-from git_memhtml.clip import clip, clip_join
+from git_memhtml.cut import clip, clip_join
 
 PACKAGE = Path(__file__).resolve().parents[2] / "git_memhtml"
 

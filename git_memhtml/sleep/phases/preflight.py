@@ -9,7 +9,7 @@ from __future__ import annotations
 from git_memhtml.errors import DirtyTree, IndexStale
 from git_memhtml.index.indexer import update
 from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
-from git_memhtml.clip import clip_join
+from git_memhtml.cut import clip_join
 
 VECTOR_COVERAGE_HARD_FLOOR = 0.5
 VECTOR_COVERAGE_WARN_FLOOR = 0.95
