@@ -46,7 +46,10 @@ WRITERS = [
     ("correct", lambda repo, tmp: ["correct", _seed(repo), "--title", "Seed fixed", "--claim", "A fixed seed.",
                                    "--reason", "typo"]),
     ("archive", lambda repo, tmp: ["archive", _seed(repo), "--reason", "obsolete"]),
+    ("link", lambda repo, tmp: ["link", _seed(repo), "relates_to", "areas/inbox/other.html"]),
 ]
+"""Commands that commit on HEAD; ``sleep run`` (its own branch) joins the identity table below."""
+IDENTITY_ROWS = [*WRITERS, ("sleep run", lambda repo, tmp: ["sleep", "run", "--date", "2026-01-20"])]
 
 
 def _no_identity_env(tmp_path: Path) -> dict[str, str]:
@@ -57,7 +60,7 @@ def _no_identity_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize(("label", "argv"), WRITERS, ids=[w[0] for w in WRITERS])
+@pytest.mark.parametrize(("label", "argv"), IDENTITY_ROWS, ids=[w[0] for w in IDENTITY_ROWS])
 def test_without_identity_every_writer_refuses_with_gits_hint(repo: Path, tmp_path: Path, label: str,
                                                               argv: object) -> None:
     args = argv(repo, tmp_path)  # type: ignore[operator]
@@ -70,6 +73,7 @@ def test_without_identity_every_writer_refuses_with_gits_hint(repo: Path, tmp_pa
     env = json.loads(done.stdout)
     assert env["code"] == "ERR_GIT" and "user.email" in env["hint"]
     assert _git(repo, "rev-parse", "HEAD") == head and _git(repo, "status", "--porcelain") == status
+    assert _git(repo, "branch", "--list", "sleep/*") == ""  # no run branch either
 
 
 def test_init_without_identity_refuses_before_scaffolding(tmp_path: Path) -> None:
