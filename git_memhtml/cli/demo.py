@@ -47,10 +47,17 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
     source = corpus or DEMO_CORPUS
     if not source.is_file():
         raise UsageError(f"demo corpus {source} not found", hint="pass --corpus FILE (a JSONL apply stream)")
+    try:
+        corpus_text = source.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--corpus {source}: not UTF-8 text (byte {exc.start})",
+                         hint="save the corpus as UTF-8 (one JSON object per line)") from None
+    ops = parse_op_stream(corpus_text, source=str(source))
     if directory is None:
         directory = Path(tempfile.mkdtemp(prefix="memhtml-demo-"))
-    elif directory.exists() and any(directory.iterdir()):
-        raise UsageError(f"{directory} is not empty", hint="give a new or empty folder, or omit it for a temp folder")
+    elif directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise UsageError(f"{directory} is {'not a folder' if not directory.is_dir() else 'not empty'}",
+                         hint="give a new or empty folder, or omit it for a temp folder")
     repo_new = GitRepo.init(directory)
     try:
         require_identity(os.environ, repo_new.config_get)
@@ -63,7 +70,6 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
     emit(f"1. init      {init.root}")
     app = App(repo_path=directory)
     repo = app.repo()
-    ops = parse_op_stream(source.read_text(encoding="utf-8"), source=str(source))
     with app.index(catch_up=False) as db:
         app.reindex(db)
         result = apply_batch(repo, ops, now=utc_now(), dedupe=lambda h: None)

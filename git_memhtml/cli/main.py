@@ -134,7 +134,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         log("interrupted")
         return 130
     except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into exit 3
-        report = _crash_report(exc)
         log(f"internal error: {type(exc).__name__}: {exc}")
-        log(f"a crash report was written to {report}; please attach it to a bug report")
+        try:
+            report = _crash_report(exc)
+        except OSError as failed:  # an unwritable temp folder must not hide the original error
+            log(f"no crash report could be written ({failed}); please report the error above")
+        else:
+            log(f"a crash report was written to {report}; please attach it to a bug report")
         return 3

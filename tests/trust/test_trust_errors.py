@@ -28,6 +28,8 @@ ROWS: list[tuple[str, list[str], int, str]] = [
     ("unknown flag", ["search", "x", "--bogus"], 2, "--bogus"),
     ("bad choice", ["write", "--type", "nope", "--title", "t", "--claim", "c."], 2, "--type"),
     ("apply missing file", ["apply", "--file", "{tmp}/missing.jsonl"], 2, "missing.jsonl"),
+    ("apply not UTF-8", ["apply", "--file", "{tmp}/latin1.jsonl"], 2, "latin1.jsonl:2"),
+    ("apply a folder", ["apply", "--file", "{tmp}/plain"], 2, "plain"),
     ("apply malformed line", ["apply", "--file", "{tmp}/malformed.jsonl"], 2, "malformed.jsonl:2"),
     ("apply refused op", ["apply", "--file", "{tmp}/escape.jsonl"], 1, "../outside.html"),
     ("write path escapes", ["write", "--type", "semantic", "--title", "t", "--claim", "c.", "--path",
@@ -54,6 +56,8 @@ ROWS: list[tuple[str, list[str], int, str]] = [
     ("init in a bare repository", ["init", "{bare}"], 1, "{bare}"),
     ("man --out a file", ["man", "--out", "{memory_abs}"], 2, "--out"),
     ("demo into a non-empty folder", ["demo", "{repo}"], 2, "{repo}"),
+    ("demo corpus not UTF-8", ["demo", "{tmp}/new-demo", "--corpus", "{tmp}/latin1.jsonl"], 2, "latin1.jsonl"),
+    ("demo into a file", ["demo", "{memory_abs}"], 2, "{memory_abs}"),
     ("demo missing corpus", ["demo", "{tmp}/new-demo", "--corpus", "{tmp}/nope.jsonl"], 2, "nope.jsonl"),
     ("not a repository", ["-C", "{tmp}/plain", "search", "x"], 1, "plain"),
 ]
@@ -70,6 +74,8 @@ def world(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
     (tmp_path / "escape.jsonl").write_text(
         json.dumps({"op": "write", "title": "out", "type": "semantic", "body": "Out.", "path": "../outside.html"}) + "\n")
     (tmp_path / "plain").mkdir()
+    (tmp_path / "latin1.jsonl").write_bytes(b'{"op": "write", "title": "ok", "type": "semantic", "body": "Fine."}\n'
+                                            b'{"op": "write", "title": "caf\xe9", "type": "semantic", "body": "x"}\n')
     bare = tmp_path / "shared.git"
     subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
     capsys.readouterr()
