@@ -218,11 +218,11 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
         if not file.is_file():
             raise UsageError(f"--file {source}: {'not a file' if file.exists() else 'no such file'}",
                              hint="give a JSONL file, or - for stdin")
-        data = file.read_bytes()
+        raw = file.read_bytes()
         try:
-            text, label = data.decode("utf-8"), source
+            text, label = raw.decode("utf-8"), source
         except UnicodeDecodeError as exc:
-            line = data.count(b"\n", 0, exc.start) + 1
+            line = raw.count(b"\n", 0, exc.start) + 1
             raise UsageError(f"--file {source}:{line}: not UTF-8 text (byte {exc.start})",
                              hint="save the stream as UTF-8 (one JSON object per line)") from None
     parsed = parse_op_lines(text, source=label) if continue_on_error else parse_op_stream(text, source=label)
