@@ -130,3 +130,27 @@ def test_the_readme_editable_install_also_installs_the_man_page(tmp_path: Path) 
     found = _run(["man", "-w", "git-memhtml"], cwd=tmp_path, env=env)
     assert found.returncode == 0, found.stderr
     assert Path(found.stdout.strip()).resolve() == (venv.root / "share/man/man1/git-memhtml.1").resolve()
+
+
+def test_the_sdist_rebuilds_a_complete_wheel(tmp_path: Path) -> None:
+    """``python -m build`` makes the wheel from the sdist: it must carry the in-tree backend and the man page
+    (MANIFEST.in)."""
+    import tarfile
+
+    out = tmp_path / "sdist"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    script = ("import sys; sys.path.insert(0, 'build_backend'); import memhtml_build; "
+              f"print(memhtml_build.build_sdist({str(out)!r}))")
+    made = _run([sys.executable, "-c", script], cwd=ROOT, env=env)
+    assert made.returncode == 0, made.stderr[-3000:]
+    archive = out / made.stdout.strip().splitlines()[-1]
+    with tarfile.open(archive) as tar:
+        tar.extractall(tmp_path / "src", filter="data")
+    (src,) = list((tmp_path / "src").iterdir())
+    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q", "-w",
+                  str(tmp_path / "dist"), str(src)], cwd=tmp_path, env=env)
+    assert built.returncode == 0, built.stderr[-3000:]
+    (wheel,) = list((tmp_path / "dist").glob("*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "git_memhtml/resources/demo/memories.jsonl" in names
+    assert any(n.endswith(".data/data/share/man/man1/git-memhtml.1") for n in names)
