@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from git_memhtml.cli.app import App
 from git_memhtml.cli.common import app_of, json_option, respond
 from git_memhtml.config import KEYS, TRUNK_KEY, env_var, git_key
 from git_memhtml.errors import MemhtmlError
@@ -40,7 +41,7 @@ def config_cmd(ctx: click.Context, as_json: bool) -> int:
     return 0
 
 
-def _trunk_row(app: Any) -> dict[str, Any]:
+def _trunk_row(app: App) -> dict[str, Any]:
     """``memhtml.trunk``: the configured branch (source git-config), else the branch runs would use (default)."""
     try:
         repo = app.repo()
