@@ -68,6 +68,20 @@ def _git_key(key: str) -> str:
     return "memhtml." + key.replace("_", "")
 
 
+def git_key(key: str) -> str:
+    """The git config key of a :class:`Settings` field: ``weight_fts`` → ``memhtml.weightfts``."""
+    return _git_key(key)
+
+
+def env_var(key: str) -> str:
+    """The environment variable of a :class:`Settings` field: ``weight_fts`` → ``MEMHTML_WEIGHT_FTS``."""
+    return "MEMHTML_" + key.upper()
+
+
+TRUNK_KEY = "memhtml.trunk"
+"""The git config key of the sleep trunk (read by ``git_memhtml.sleep.trunk``; no environment variable)."""
+
+
 def resolve_settings(
     *,
     git_config: Callable[[str], str | None],

@@ -53,8 +53,11 @@ class DoctorReport:
     @property
     def problems(self) -> int:
         """Number of findings (index drift counts once per drifted path, plus staleness, FTS and vectors)."""
-        drift = len(self.index.drifted_paths) + int(self.index.stale) + int(not self.index.fts_ok)
-        drift += int(self.index.missing_vectors > 0)
+        if self.index.not_built:
+            drift = 1  # a fresh clone: one finding, "index not built"
+        else:
+            drift = len(self.index.drifted_paths) + int(self.index.stale) + int(not self.index.fts_ok)
+            drift += int(self.index.missing_vectors > 0)
         tree = len(self.tree.unparseable) + len(self.tree.duplicates) + len(self.tree.dangling)
         return drift + tree + len(self.stale_runs) + len(self.leftover_worktrees) + len(self.gitattributes_missing)
 

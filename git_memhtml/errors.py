@@ -8,6 +8,7 @@ exit code, a one-line message and a ``hint:`` line. Error codes are the original
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 
 class MemhtmlError(Exception):
@@ -19,6 +20,8 @@ class MemhtmlError(Exception):
         path: the repository path the error is about, if any.
 
     Attributes:
+        details: extra actionable fields (JSON values, camelCase keys) added to the ``--json`` error envelope,
+            e.g. a refused merge's ``refusal`` and ``runId``; empty by default.
         code: the stable ``ERR_*`` code printed in ``--json`` envelopes.
         exit_code: the process exit code the CLI uses (1 failure, 2 usage).
     """
@@ -31,6 +34,7 @@ class MemhtmlError(Exception):
         self.message = message
         self.hint = hint
         self.path = path
+        self.details: dict[str, Any] = {}
 
 
 class UsageError(MemhtmlError):

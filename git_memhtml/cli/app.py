@@ -19,6 +19,8 @@ from git_memhtml.embed.base import Embedder
 from git_memhtml.embed.registry import get_embedder
 from git_memhtml.errors import ConfigError, UsageError
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.gitrepo.identity import require_identity
+from git_memhtml.hooks.checks import undefined_driver_warning
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import IndexReport, update
 from git_memhtml.index.retrieval import ArmWeights
@@ -120,6 +122,24 @@ class App:
                 hint="give at least one arm a positive weight, e.g. git config memhtml.weightfts 1",
             )
         return weights
+
+    def before_write(self, *, on_head: bool = True) -> None:
+        """The one check of every command that commits (issue 8 item 11), before anything is written:
+
+        - the commit identity resolves by git's rules (else :class:`IdentityUnknown` with git's hint, exit 1);
+        - a clone whose ``.gitattributes`` routes files to our merge driver without defining it gets one
+          ``warning:`` line (``git memhtml install``);
+        - with ``on_head`` (the commit lands on HEAD), a detached HEAD gets one ``warning:`` line: the commit
+          will be on no branch.
+        """
+        repo = self.repo()
+        require_identity(os.environ, repo.config_get)
+        note = undefined_driver_warning(repo)
+        if note:
+            warn(note)
+        if on_head and repo.head_sha() is not None and repo.current_branch() is None:
+            warn(f"HEAD is detached at {str(repo.head_sha())[:12]}: the commit will be on no branch; keep it with "
+                 "git switch -c <branch>")
 
     @contextmanager
     def index(self, *, catch_up: bool = True) -> Iterator[IndexDB]:

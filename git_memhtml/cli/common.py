@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -13,6 +14,22 @@ from git_memhtml.output import emit, envelope
 F = TypeVar("F", bound=Callable[..., Any])
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON envelope on stdout.")
+
+
+def writes(*, on_head: bool = True) -> Callable[[F], F]:
+    """Mark a command that commits: :meth:`App.before_write` runs before its body (identity, merge-driver and
+    detached-HEAD checks). ``on_head=False`` for commands that commit on a branch of their own (``sleep run``)."""
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            app_of(click.get_current_context()).before_write(on_head=on_head)
+            return fn(*args, **kwargs)
+
+        setattr(wrapper, "__memhtml_writes__", True)
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
 
 
 def app_of(ctx: click.Context) -> App:

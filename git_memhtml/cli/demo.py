@@ -5,6 +5,7 @@ plan → run → review → merge → search, offline, no credentials: the produ
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -12,9 +13,11 @@ import click
 
 from git_memhtml.cli.app import App, utc_now
 from git_memhtml.errors import UsageError
-from git_memhtml.eval.discriminate import gate as discrimination_gate
+from git_memhtml.eval.discriminate import TempFolderGate, gate_figures
 from git_memhtml.index.retrieval import search
-from git_memhtml.output import emit, table
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.gitrepo.identity import IDENTITY_HINT, IdentityUnknown, require_identity
+from git_memhtml.output import emit, table, warn
 from git_memhtml.sleep.merge import merge_run
 from git_memhtml.sleep.plan import plan
 from git_memhtml.sleep.review import review_run
@@ -22,9 +25,15 @@ from git_memhtml.sleep.run import run_sleep
 from git_memhtml.store.ops import parse_op_stream
 from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import apply_batch
+from git_memhtml.cut import clip
 
-DEMO_CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "demo" / "memories.jsonl"
-"""The demo corpus shipped with the project (``fixtures/demo``)."""
+DEMO_CORPUS = Path(__file__).resolve().parents[1] / "resources" / "demo" / "memories.jsonl"
+"""The demo corpus, shipped inside the package as package data (``git_memhtml/resources/demo``), so a wheel
+install finds it too (pyproject ``[tool.setuptools.package-data]`` ``resources/**/*``)."""
+
+
+DEMO_IDENTITY = (("user.name", "git-memhtml demo"), ("user.email", "demo@git-memhtml.invalid"))
+"""The demo repository's local identity when the user has none (``.invalid`` never resolves; RFC 2606)."""
 
 
 @click.command("demo")
@@ -38,15 +47,29 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
     source = corpus or DEMO_CORPUS
     if not source.is_file():
         raise UsageError(f"demo corpus {source} not found", hint="pass --corpus FILE (a JSONL apply stream)")
+    try:
+        corpus_text = source.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--corpus {source}: not UTF-8 text (byte {exc.start})",
+                         hint="save the corpus as UTF-8 (one JSON object per line)") from None
+    ops = parse_op_stream(corpus_text, source=str(source))
     if directory is None:
         directory = Path(tempfile.mkdtemp(prefix="memhtml-demo-"))
-    elif directory.exists() and any(directory.iterdir()):
-        raise UsageError(f"{directory} is not empty", hint="give a new or empty folder, or omit it for a temp folder")
-    init = init_repo(directory)
+    elif directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise UsageError(f"{directory} is {'not a folder' if not directory.is_dir() else 'not empty'}",
+                         hint="give a new or empty folder, or omit it for a temp folder")
+    repo_new = GitRepo.init(directory)
+    try:
+        require_identity(os.environ, repo_new.config_get)
+    except IdentityUnknown:  # a throwaway repository: give it its own identity rather than refuse the demo
+        for key, value in DEMO_IDENTITY:
+            repo_new.config_set(key, value)
+        warn(f"no git identity is set; the demo repository commits as {DEMO_IDENTITY[0][1]} "
+             f"<{DEMO_IDENTITY[1][1]}> (repository-local); set yours with: {IDENTITY_HINT}")
+    init = init_repo(directory, env=os.environ)
     emit(f"1. init      {init.root}")
     app = App(repo_path=directory)
     repo = app.repo()
-    ops = parse_op_stream(source.read_text(encoding="utf-8"), source=str(source))
     with app.index(catch_up=False) as db:
         app.reindex(db)
         result = apply_batch(repo, ops, now=utc_now(), dedupe=lambda h: None)
@@ -63,16 +86,17 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
              f"{'failed: ' + ', '.join(run.failed_phases) if run.failed_phases else 'all 17 phases ok'}")
         for phase in run.phases:
             shown = phase.detail or " ".join(f"{k}={v}" for k, v in phase.counts.items())
-            emit(f"            {phase.phase:<20} {phase.status:<7} {shown[:80]}")
+            emit(f"            {phase.phase:<20} {phase.status:<7} {clip(shown, 80)}")
         review = review_run(repo, db, run.run_id)
         emit("5. review    " + ", ".join(f"{k} {v}" for k, v in review["summary"].items()) + f"; artifacts {review['artifacts']}")
-        gate_dir = Path(tempfile.mkdtemp(prefix="memhtml-gate-"))
-        merged = merge_run(repo, db, run.run_id, gate=lambda: discrimination_gate(workdir=gate_dir),
-                           embedder=app.embedder(), clock=utc_now)
+        gate = TempFolderGate()
+        merged = merge_run(repo, db, run.run_id, gate=gate, embedder=app.embedder(), clock=utc_now)
         emit(f"6. merge     {'merged: main is at ' + str(merged.head_sha)[:12] if merged.merged else 'refused: ' + str(merged.refusal)}")
+        if gate.report is not None:
+            emit(f"            {gate_figures(gate.report)}")
         hits = search(db, query, limit=3, embedder=app.embedder(), weights=app.weights(), now=utc_now())
         emit(f"7. search    {query!r}")
-        emit(table(["#", "path", "claim"], [[i + 1, h.path, h.gist[:70]] for i, h in enumerate(hits.hits)]))
+        emit(table(["#", "path", "claim"], [[i + 1, h.path, clip(h.gist, 70)] for i, h in enumerate(hits.hits)]))
     emit(f"\nthe demo repository is {directory}; try: git -C {directory} log --oneline --graph")
     return 0 if merged.merged and not run.failed_phases else 1
 

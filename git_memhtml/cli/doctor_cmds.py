@@ -23,7 +23,7 @@ from git_memhtml.index.verify import IndexDrift, verify
 def drift_data(drift: IndexDrift) -> dict[str, Any]:
     """JSON shape of an :class:`IndexDrift` (camelCase keys, ``clean`` and ``driftedPaths`` included)."""
     return {
-        "clean": drift.clean, "indexedHead": drift.indexed_head, "head": drift.head, "stale": drift.stale,
+        "clean": drift.clean, "notBuilt": drift.not_built, "indexedHead": drift.indexed_head, "head": drift.head, "stale": drift.stale,
         "missing": list(drift.missing), "extra": list(drift.extra),
         "differing": [{"path": p, "tables": list(t)} for p, t in drift.differing],
         "ftsOk": drift.fts_ok, "missingVectors": drift.missing_vectors, "driftedPaths": list(drift.drifted_paths),
@@ -33,6 +33,9 @@ def drift_data(drift: IndexDrift) -> dict[str, Any]:
 def drift_lines(drift: IndexDrift) -> list[str]:
     """Human lines of an :class:`IndexDrift`, one per finding."""
     lines: list[str] = []
+    if drift.not_built:
+        return [f"index: not built ({len(drift.missing)} memory files to index): run git memhtml index rebuild, "
+                "or git memhtml doctor --fix"]
     if drift.stale:
         lines.append(f"index: stale: indexed {str(drift.indexed_head)[:12]}, HEAD is {str(drift.head)[:12]}")
     lines += [f"index: missing {p}" for p in drift.missing]

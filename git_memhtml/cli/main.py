@@ -6,6 +6,8 @@ interrupted. With ``--json`` errors are one envelope on stdout as well.
 
 from __future__ import annotations
 
+import itertools
+import os
 import platform
 import sys
 import tempfile
@@ -73,20 +75,27 @@ _register()
 
 
 def _crash_report(exc: BaseException) -> Path:
+    """Write a crash report to a new file ``<tmp>/git-memhtml-crashes/crash-<UTC stamp>-<pid>-<n>.log`` and
+    return its path. The file is created with ``O_CREAT | O_EXCL`` (mode 0600), so two crashes in the same second,
+    from one process or many, never overwrite each other: a taken name moves on to the next ``n``."""
     from git_memhtml.gitrepo import library_versions as git_versions
     from git_memhtml.index.db import library_versions as db_versions
 
     folder = Path(tempfile.gettempdir()) / "git-memhtml-crashes"
     folder.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-    path = folder / f"crash-{stamp}.log"
-    path.write_text(
-        f"git-memhtml {__version__}\npython {platform.python_version()}\n{git_versions()}\n{db_versions()}\n"
-        f"argv {sys.argv}\n\n"
-        + "".join(traceback.format_exception(exc)),
-        encoding="utf-8",
-    )
-    return path
+    text = (f"git-memhtml {__version__}\npython {platform.python_version()}\n{git_versions()}\n{db_versions()}\n"
+            f"argv {sys.argv}\n\n" + "".join(traceback.format_exception(exc)))
+    for n in itertools.count(1):
+        path = folder / f"crash-{stamp}-{os.getpid()}-{n}.log"
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return path
+    raise AssertionError("unreachable")  # itertools.count never ends
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -109,11 +118,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             log(f"hint: {exc.ctx.command_path} --help")
         return 2
     except click.ClickException as exc:
+        if as_json:
+            emit(error_envelope(exc.format_message(), "ERR_UNKNOWN", "see --help"))
         log(f"error: {exc.format_message()}")
+        log("hint: see --help")
         return exc.exit_code
     except MemhtmlError as exc:
         if as_json:
-            emit(error_envelope(exc.message, exc.code, exc.hint, path=exc.path))
+            emit(error_envelope(exc.message, exc.code, exc.hint, path=exc.path, **exc.details))
         log(f"error: {exc.message}")
         if exc.hint:
             log(f"hint: {exc.hint}")
@@ -122,7 +134,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         log("interrupted")
         return 130
     except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into exit 3
-        report = _crash_report(exc)
         log(f"internal error: {type(exc).__name__}: {exc}")
-        log(f"a crash report was written to {report}; please attach it to a bug report")
+        try:
+            report = _crash_report(exc)
+        except OSError as failed:  # an unwritable temp folder must not hide the original error
+            log(f"no crash report could be written ({failed}); please report the error above")
+        else:
+            log(f"a crash report was written to {report}; please attach it to a bug report")
         return 3

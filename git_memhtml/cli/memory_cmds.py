@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -10,15 +11,17 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
+from git_memhtml.cut import clip
 from git_memhtml.cli.app import utc_now
-from git_memhtml.cli.common import F, app_of, json_option, respond
+from git_memhtml.cli.common import F, app_of, json_option, respond, writes
 from git_memhtml.document.model import MEMORY_TYPES
 from git_memhtml.document.parse import parse_memory
-from git_memhtml.errors import InvalidMemory, UsageError
+from git_memhtml.errors import InvalidMemory, MemhtmlError, PathNotFound, UsageError, WriteConflict
 from git_memhtml.index.access import record_read, rename_access
 from git_memhtml.index.db import IndexDB
-from git_memhtml.output import table
-from git_memhtml.store.ops import WRITABLE_TYPES, WriteOp, parse_op_stream
+from git_memhtml.output import table, warn
+from git_memhtml.store.batch_lines import apply_lines
+from git_memhtml.store.ops import WRITABLE_TYPES, WriteOp, op_schema_text, parse_op_lines, parse_op_stream
 from git_memhtml.store.paths import VERB_NEEDS, read_tree_file, resolve_memory_path
 from git_memhtml.store.reads import list_memories
 from git_memhtml.store.repo_init import init_repo
@@ -29,6 +32,10 @@ from git_memhtml.store.writer import (
     correct_memory,
     link_memories,
 )
+
+APPLY_EPILOG = ("\b\nJSONL op schema: one JSON object per line, unknown fields refused (docs/apply.md):\n"
+                + op_schema_text())
+"""``apply -h``'s op schema, generated from the :class:`WriteOp` model (``store.ops.op_schema``)."""
 
 
 def _dedupe(db: IndexDB) -> Callable[[str], str | None]:
@@ -44,9 +51,11 @@ def _dedupe(db: IndexDB) -> Callable[[str], str | None]:
 @click.command("init")
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
 @json_option
-def init_cmd(path: Path | None, as_json: bool) -> int:
+@click.pass_context
+def init_cmd(ctx: click.Context, path: Path | None, as_json: bool) -> int:
     """Create or complete a memory repository (PARA folders, .gitattributes, .gitignore, merge config)."""
-    report = init_repo(path or Path.cwd())
+    base = app_of(ctx).repo_path or Path.cwd()  # -C DIR: PATH is relative to DIR, as for git
+    report = init_repo(base / path if path is not None else base, env=os.environ)
     respond(
         as_json,
         "repo.init",
@@ -137,6 +146,7 @@ def write_options(fn: F) -> F:
 @write_options
 @json_option
 @click.pass_context
+@writes()
 def write_cmd(
     ctx: click.Context,
     /,
@@ -173,48 +183,90 @@ def write_cmd(
     return 0
 
 
+_OP_ERRORS: tuple[tuple[type[MemhtmlError], str], ...] = (
+    (UsageError, "see git memhtml write -h"),
+    (WriteConflict, "choose another --path, or git memhtml correct the memory already there"),
+    (PathNotFound, "check the path with git memhtml list"),
+    (InvalidMemory, "fix the memory and write again"),
+)
+"""The error class (so exit code and ``--json`` code) and hint of a refused op, by its result ``code``."""
+
+
 def _raise_first_error(results: Sequence[OpResult]) -> None:
+    """Raise the first failed op's error as its own class (a bad ``--path`` stays a usage error, exit 2)."""
     for r in results:
         if r.code:
-            raise InvalidMemory(f"invalid memory: {r.error}", hint="fix the memory and write again")
+            cls, hint = next(((c, h) for c, h in _OP_ERRORS if c.code == r.code), (InvalidMemory, _OP_ERRORS[-1][1]))
+            error = cls(f"write: {r.error}" if cls is not InvalidMemory else f"invalid memory: {r.error}", hint=hint)
+            error.code = r.code
+            raise error
 
 
-@click.command("apply")
+@click.command("apply", epilog=APPLY_EPILOG)
 @click.option("--file", "source", default="-", show_default=True, help="JSONL stream of write ops, or - for stdin.")
-@click.option("--continue-on-error", is_flag=True, help="Commit the ops that pass instead of refusing the batch.")
+@click.option("--continue-on-error", is_flag=True,
+              help="Commit the ops that pass instead of refusing the batch; bad lines and refused ops are listed "
+                   "as failed results (exit 1 when any op failed, with the others committed).")
 @json_option
 @click.pass_context
+@writes()
 def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_json: bool) -> int:
-    """Write a JSONL batch of memories as one commit; atomic unless --continue-on-error."""
+    """Write a JSONL batch of memories as one commit; atomic unless --continue-on-error (docs/apply.md)."""
     app = app_of(ctx)
     if source == "-":
         text, label = sys.stdin.read(), "<stdin>"
     else:
         file = Path(source)
         if not file.is_file():
-            raise UsageError(f"--file {source}: no such file", hint="give a JSONL file, or - for stdin")
-        text, label = file.read_text(encoding="utf-8"), source
-    ops = parse_op_stream(text, source=label)
-    if not continue_on_error:  # atomic: a path that names no memory refuses the batch before the index opens
-        root = app.repo().root
-        for number, op in enumerate(ops, start=1):
-            if op.path is not None:
-                resolve_memory_path(root, op.path, need=VERB_NEEDS["apply"], name=f"{label}: op #{number} path")
+            raise UsageError(f"--file {source}: {'not a file' if file.exists() else 'no such file'}",
+                             hint="give a JSONL file, or - for stdin")
+        raw = file.read_bytes()
+        try:
+            text, label = raw.decode("utf-8"), source
+        except UnicodeDecodeError as exc:
+            line = raw.count(b"\n", 0, exc.start) + 1
+            raise UsageError(f"--file {source}:{line}: not UTF-8 text (byte {exc.start})",
+                             hint="save the stream as UTF-8 (one JSON object per line)") from None
+    parsed = parse_op_lines(text, source=label) if continue_on_error else parse_op_stream(text, source=label)
+    if not parsed:
+        raise UsageError(f"{label}: the apply stream holds no operations", hint="give one JSON object per line")
+    root = app.repo().root  # a path that names no memory refuses its op (the batch, when atomic) before the index opens
+    for number, op in enumerate(parsed, start=1):
+        if isinstance(op, WriteOp) and op.path is not None and not continue_on_error:
+            resolve_memory_path(root, op.path, need=VERB_NEEDS["apply"], name=f"{label}: op #{number} path")
     with app.index() as db:
-        result = apply_batch(app.repo(), ops, now=utc_now(), dedupe=_dedupe(db), continue_on_error=continue_on_error)
+        if continue_on_error:
+            result = apply_lines(app.repo(), parsed, now=utc_now(), dedupe=_dedupe(db))
+        else:
+            ops = [op for op in parsed if isinstance(op, WriteOp)]
+            result = apply_batch(app.repo(), ops, now=utc_now(), dedupe=_dedupe(db))
         if result.commit_sha:
             app.reindex(db)
     data = {"results": [asdict(r) for r in result.results], "summary": result.summary, "commitSha": result.commit_sha}
+    failed = [r for r in result.results if r.code]
+    if failed and (not continue_on_error or not any(r.ok for r in result.results)):
+        first = failed[0]
+        error = MemhtmlError(
+            f"apply {label}: batch refused, nothing written: op #{first.index + 1}: {first.error}"
+            + (f" (+{len(failed) - 1} more failed)" if len(failed) > 1 else ""),
+            hint="fix the listed ops" + ("" if continue_on_error else ", or pass --continue-on-error to commit the "
+                                                                        "others"),
+        )
+        error.code = first.code or error.code
+        error.details = data
+        for r in failed[1:]:
+            warn(f"op #{r.index + 1}: {r.error}")
+        raise error
+    for r in failed:
+        warn(f"op #{r.index + 1} not written: {r.error}")
 
     def human() -> str:
-        lines = [f"op #{r.index + 1}: {r.error}" for r in result.results if r.code]
         s = result.summary
-        lines.append(f"{s['written']} written, {s['deduped']} deduplicated, {s['failed']} failed, {s['skipped']} skipped"
-                     + (f"; commit {result.commit_sha[:12]}" if result.commit_sha else "; nothing written"))
-        return "\n".join(lines)
+        return (f"{s['written']} written, {s['deduped']} deduplicated, {s['failed']} failed, {s['skipped']} skipped"
+                + (f"; commit {result.commit_sha[:12]}" if result.commit_sha else "; nothing written"))
 
     respond(as_json, "batch.applied", data, human)
-    return 0 if result.ok else 1
+    return 1 if failed else 0  # exit 0 means every op is in HEAD (docs/apply.md)
 
 
 @click.command("correct")
@@ -224,6 +276,7 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
 @write_options
 @json_option
 @click.pass_context
+@writes()
 def correct_cmd(
     ctx: click.Context,
     /,
@@ -260,6 +313,7 @@ def correct_cmd(
 @click.option("--reason", required=True, help="Why the memory is archived.")
 @json_option
 @click.pass_context
+@writes()
 def archive_cmd(ctx: click.Context, path: str, reason: str, as_json: bool) -> int:
     """Move a memory into archive/<YYYY>/ (git mv) as one commit; nothing is ever deleted."""
     app = app_of(ctx)
@@ -278,6 +332,7 @@ def archive_cmd(ctx: click.Context, path: str, reason: str, as_json: bool) -> in
 @click.argument("dst")
 @json_option
 @click.pass_context
+@writes()
 def link_cmd(ctx: click.Context, src: str, rel: str, dst: str, as_json: bool) -> int:
     """Add a typed head link SRC --REL--> DST (one commit when it changes the file)."""
     from git_memhtml.document.model import REL_CLASSES
@@ -346,7 +401,7 @@ def list_cmd(
             include_archived=include_archived, limit=limit, cursor=cursor,
         )
     respond(as_json, "memory.list", {"files": rows, "nextCursor": next_cursor}, lambda: table(
-        ["path", "type", "updated", "title"], [[r["path"], r["memoryType"], r["updatedAt"], r["title"][:60]] for r in rows]
+        ["path", "type", "updated", "title"], [[r["path"], r["memoryType"], r["updatedAt"], clip(r["title"], 60)] for r in rows]
     ) + (f"\nmore: --cursor {next_cursor}" if next_cursor else ""))
     return 0
 

@@ -22,6 +22,7 @@ from git_memhtml.index.neighbors import MAX_DEPTH, MEMORY_RELS, neighbors
 from git_memhtml.index.recall import DEFAULT_BUDGET, Disclosure, IndexLine, recall
 from git_memhtml.index.retrieval import Hit, Scope, search
 from git_memhtml.output import kv, table, warn
+from git_memhtml.cut import clip
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -57,6 +58,19 @@ def build_scope(memory_types: tuple[str, ...], workspace: str | None, tags: tupl
         raise UsageError("--tag is empty", hint="name a tag, e.g. --tag ops")
     return Scope(memory_types=memory_types or None, workspace=workspace, tags=tags, entity=entity,
                  include_archived=include_archived, as_of=parse_as_of(as_of) if as_of is not None else None)
+
+
+def require_query(command: str, query: str) -> str:
+    """Return ``query`` unchanged; an empty or whitespace-only QUERY is a usage error (exit 2), not a search for
+    nothing (every arm would rank the whole store by recency and salience alone).
+
+    Raises:
+        UsageError: naming the QUERY argument, with an example.
+    """
+    if not query.strip():
+        raise UsageError(f"{command}: the QUERY argument is empty",
+                         hint=f'give words to look for, e.g. git memhtml {command} "checkout timeout"')
+    return query
 
 
 def _mmr(app: App) -> float | None:
@@ -95,6 +109,7 @@ def search_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
                as_json: bool) -> int:
     """Hybrid search: fts, vector, recency and salience arms fused by RRF (k=60), then MMR. Never an access."""
     app = app_of(ctx)
+    require_query("search", query)
     scope = build_scope(memory_types, workspace, tags, entity, include_archived, as_of)
     with app.index() as db:
         result = search(db, query, scope=scope, limit=limit, embedder=app.embedder(), weights=app.weights(),
@@ -106,7 +121,7 @@ def search_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
         warn("the vector arm is unavailable; results come from the lexical arms only")
     respond(as_json, "memory.hits", data, lambda: table(
         ["#", "score", "type", "path", "claim"],
-        [[i + 1, f"{h.score:.4f}", h.memory_type, h.path, h.gist[:80]] for i, h in enumerate(result.hits)],
+        [[i + 1, f"{h.score:.4f}", h.memory_type, h.path, clip(h.gist, 80)] for i, h in enumerate(result.hits)],
     ) if result.hits else _empty_text(result.archived_matches, result.archived))
     return 0
 
@@ -133,6 +148,7 @@ def recall_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
                as_json: bool) -> int:
     """A budgeted recall pack: arcs and memories disclosed in rank order, the rest as index lines. Never an access."""
     app = app_of(ctx)
+    require_query("recall", query)
     scope = build_scope(memory_types, workspace, tags, entity, include_archived, as_of)
     with app.index() as db:
         pack = recall(db, query, scope=scope, budget=budget, embedder=app.embedder(), weights=app.weights(),
@@ -156,7 +172,7 @@ def recall_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
                 out += [f"### {d.title}  ({d.path})\n{d.text}" for d in items]
         if pack.lateral:
             out.append("## also")
-            out += [f"- {line.path}: {line.gist[:100]}" for line in pack.lateral]
+            out += [f"- {line.path}: {clip(line.gist, 100)}" for line in pack.lateral]
         out.append(f"({pack.spent_chars} of {pack.budget_chars} characters{'; truncated' if pack.truncated else ''})")
         return "\n".join(out)
 
@@ -182,7 +198,7 @@ def neighbors_cmd(ctx: click.Context, path: str, depth: int, rels: tuple[str, ..
             "edges": [asdict(e) for e in hood.edges]}
     respond(as_json, "memory.neighbors", data, lambda: table(
         ["hop", "rel", "dir", "path", "title"],
-        [[n.hop, n.rel, n.direction, n.path, (n.title or "(not indexed)")[:60]] for n in hood.nodes],
+        [[n.hop, n.rel, n.direction, n.path, clip(n.title or "(not indexed)", 60)] for n in hood.nodes],
     ) if hood.nodes else "no neighbours")
     return 0
 

@@ -3,32 +3,41 @@
 from __future__ import annotations
 
 import re
+from datetime import date as date_type
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import click
 
 from git_memhtml.cli.app import utc_now
-from git_memhtml.cli.common import app_of, json_option, respond
-from git_memhtml.errors import UsageError
+from git_memhtml.cli.common import app_of, json_option, respond, writes
+from git_memhtml.errors import DirtyTree, DiscriminationFailed, GitError, MemhtmlError, RunNotFound, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.output import kv, log, stderr_is_tty, table, warn
+from git_memhtml.output import emit, kv, log, stderr_is_tty, table, warn
 from git_memhtml.sleep.contract import select_phases
 from git_memhtml.sleep.env import PhaseReport
 from git_memhtml.sleep.forge import open_pull_request
 from git_memhtml.sleep.landings import landing_rows
-from git_memhtml.sleep.merge import merge_run
+from git_memhtml.sleep.merge import MergeReport, merge_run
 from git_memhtml.sleep.plan import plan
 from git_memhtml.sleep.reconcile import Reconciled, reconcile_landed_runs
 from git_memhtml.sleep.review import diff_text, resolve_run, review_run
 from git_memhtml.sleep.review_markdown import render_markdown
 from git_memhtml.sleep.run import RunReport, abort_run, resume_sleep, run_sleep
 from git_memhtml.sleep.runs import all_runs, mark_interrupted, phase_rows, unfinished_runs
+from git_memhtml.cut import clip, clip_join
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def _is_date(text: str) -> bool:
+    """``YYYY-MM-DD`` naming a real day (``2026-13-45`` and ``2026-02-30`` are not)."""
+    try:
+        return bool(_DATE.match(text)) and date_type.fromisoformat(text).isoformat() == text
+    except ValueError:
+        return False
 
 
 @click.group("sleep")
@@ -56,7 +65,7 @@ def _reconcile(repo: GitRepo, db: IndexDB, *, quiet: bool = False) -> list[Recon
 
 def _run_table(report: RunReport) -> str:
     rows = [
-        [i + 1, p.phase, p.status, (p.commit_sha or "")[:12], p.detail or " ".join(f"{k}={v}" for k, v in p.counts.items())[:90]]
+        [i + 1, p.phase, p.status, (p.commit_sha or "")[:12], clip(p.detail or " ".join(f"{k}={v}" for k, v in p.counts.items()), 90)]
         for i, p in enumerate(report.phases)
     ]
     head = f"run {report.run_id}{' (dry run)' if report.dry_run else ''}: base {report.base_sha[:12]} → head {report.head_sha[:12]}"
@@ -77,7 +86,7 @@ def plan_cmd(ctx: click.Context, as_json: bool) -> int:
     def human() -> str:
         lines = [f"verdict: {result['verdict']}", f"index fresh: {result['indexFresh']} (indexed {str(result['indexedCommit'])[:12]})"]
         if result["dirty"]:
-            lines.append(f"checkout has {len(result['dirty'])} uncommitted path(s): {', '.join(result['dirty'][:5])}"
+            lines.append(f"checkout has {len(result['dirty'])} uncommitted path(s): {clip_join(result['dirty'], 5)}"
                          " — sleep runs on committed main only")
         lines += [f"  {k}: {v['count']} → {', '.join(v['feeds'])}" for k, v in result["signals"].items()]
         return "\n".join(lines)
@@ -93,11 +102,12 @@ def plan_cmd(ctx: click.Context, as_json: bool) -> int:
 @click.option("--deep", is_flag=True, help="The occasional budgeted cycle (placement-triage).")
 @json_option
 @click.pass_context
+@writes(on_head=False)
 def run_cmd(ctx: click.Context, date: str | None, phases: str | None, dry_run: bool, deep: bool, as_json: bool) -> int:
     """Run the seventeen phases on sleep/<date>[-N]; your checkout is never touched."""
     app = app_of(ctx)
-    if date is not None and not _DATE.match(date):
-        raise UsageError(f"--date {date!r} is not YYYY-MM-DD", hint="e.g. --date 2026-11-30")
+    if date is not None and not _is_date(date):
+        raise UsageError(f"--date {date!r} is not a calendar date YYYY-MM-DD", hint="e.g. --date 2026-11-30")
     try:
         selected = select_phases(phases)
     except ValueError as exc:
@@ -129,6 +139,7 @@ def _resume_hint(db: IndexDB) -> None:
 @click.argument("run_id")
 @json_option
 @click.pass_context
+@writes(on_head=False)
 def resume_cmd(ctx: click.Context, run_id: str, as_json: bool) -> int:
     """Finish an interrupted run: re-run only phases without a commit on its branch."""
     app = app_of(ctx)
@@ -223,25 +234,40 @@ def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, fmt: str
 @click.pass_context
 def merge_cmd(ctx: click.Context, run_id: str, skip_gate: bool, as_json: bool) -> int:
     """Fast-forward main to the run after the discrimination gate; refusals exit 1."""
-    from git_memhtml.eval.discriminate import gate as discrimination_gate
+    from git_memhtml.eval.discriminate import TempFolderGate, gate_figures
 
     app = app_of(ctx)
     if skip_gate:
         warn("--skip-gate: merging without the discrimination gate")
-
-    def gate() -> object:
-        with tempfile.TemporaryDirectory(prefix="memhtml-gate-") as folder:
-            return discrimination_gate(workdir=Path(folder))
-
+    gate = TempFolderGate()
     with app.index(catch_up=False) as db:
         _reconcile(app.repo(), db)
         result = merge_run(app.repo(), db, run_id, gate=None if skip_gate else gate, embedder=app.embedder(),
                            clock=utc_now)
     data = result.as_json()
+    data["gate"] = None if gate.report is None else gate.report.to_dict()["summary"]
+    if gate.report is not None and not as_json:
+        emit(gate_figures(gate.report))
+    if not result.merged:
+        raise _refusal_error(result, data)
     respond(as_json, "sleep.merge", data, lambda: (
-        f"merged {result.run_id}: {result.trunk} is now {str(result.head_sha)[:12]}" if result.merged
-        else f"refused ({result.refusal}): {result.reason}" + (f"\nhint: {result.hint}" if result.hint else "")))
-    return 0 if result.merged else 1
+        f"merged {result.run_id}: {result.trunk} is now {str(result.head_sha)[:12]}"))
+    return 0
+
+
+_REFUSAL_ERRORS: dict[str, type[MemhtmlError]] = {
+    "no-run": RunNotFound, "gate-failed": DiscriminationFailed, "dirty-checkout": DirtyTree, "main-advanced": GitError,
+}
+"""The error class (so the ``--json`` code) of each ``sleep merge`` refusal (sleep/merge.py); others: GitError."""
+
+
+def _refusal_error(result: MergeReport, data: dict[str, Any]) -> MemhtmlError:
+    """The refusal as the one error the translator prints (exit 1; ``--json``: the error envelope carrying
+    ``refusal``, ``runId``, ``merged`` false and the gate's summary)."""
+    error = _REFUSAL_ERRORS.get(str(result.refusal), GitError)(
+        f"sleep merge {result.run_id}: refused ({result.refusal}): {result.reason}", hint=result.hint)
+    error.details = {"refusal": result.refusal, "runId": result.run_id, "merged": False, "gate": data["gate"]}
+    return error
 
 
 @sleep_group.command("abort")

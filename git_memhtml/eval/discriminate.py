@@ -22,6 +22,7 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import rebuild
 from git_memhtml.index.retrieval import ArmWeights, Scope, search
+from git_memhtml.cut import clip_join
 
 EVAL_NOW = "2026-08-02T00:00:00Z"
 """The instant the fixture index is built and searched at (sleep-eval §8.4)."""
@@ -145,9 +146,15 @@ def discrimination_rank(target: int | None, controls: Sequence[int | None]) -> i
     return 1 + sum(1 for c in controls if not outranks(target, c))
 
 
+FIXTURE_IDENTITY = (("user.name", "git-memhtml eval"), ("user.email", "eval@git-memhtml.invalid"))
+"""Repository-local identity of the fixture's one commit (``.invalid`` never resolves; RFC 2606)."""
+
+
 def _write_fixture(corpus: FixtureCorpus, root: Path) -> GitRepo:
     """Create a repository at ``root`` (branch ``main``) holding the corpus in one commit."""
     repo = GitRepo.init(root, branch="main")
+    for key, value in FIXTURE_IDENTITY:  # a throwaway repository: never depend on (or refuse for) the user's identity
+        repo.config_set(key, value)
     for path, text in corpus.files.items():
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -233,6 +240,13 @@ def run_discrimination(
     )
 
 
+def gate_figures(report: DiscriminationReport) -> str:
+    """One line of the gate's figures: ``gate passed: 36 probes, 0 inversions, mrr 1.0000 (floor 0.85)``."""
+    verdict = "passed" if report.passed else "refused"
+    return (f"gate {verdict}: {len(report.probes)} probes, {report.inversions} inversions, "
+            f"mrr {report.mrr:.4f} (floor {report.mrr_floor})")
+
+
 def gate(*, workdir: Path, mrr_floor: float = MRR_FLOOR, weights: ArmWeights | None = None) -> DiscriminationReport:
     """The pre-merge gate: run the default-seed evaluation and refuse unless it passed (seeds 000 §15).
 
@@ -243,13 +257,40 @@ def gate(*, workdir: Path, mrr_floor: float = MRR_FLOOR, weights: ArmWeights | N
         DiscriminationFailed: the evaluation did not pass; the message names the inverted probes' targets and
             the hint is ``git memhtml eval discriminate --json``.
     """
-    report = run_discrimination(workdir=workdir, mrr_floor=mrr_floor, weights=weights)
+    return refuse_unless_passed(run_discrimination(workdir=workdir, mrr_floor=mrr_floor, weights=weights))
+
+
+def refuse_unless_passed(report: DiscriminationReport) -> DiscriminationReport:
+    """Return ``report`` when it passed, else raise :class:`DiscriminationFailed` (the gate's verdict alone).
+
+    Raises:
+        DiscriminationFailed: as :func:`gate`.
+    """
     if not report.passed:
-        inverted = ", ".join(p.target_path for p in report.inverted[:3])
-        more = f" (+{report.inversions - 3} more)" if report.inversions > 3 else ""
-        reason = (f"{report.inversions} of {len(report.probes)} probes inverted: {inverted}{more}"
+        inverted = clip_join((p.target_path for p in report.inverted), 3)
+        reason = (f"{report.inversions} of {len(report.probes)} probes inverted: {inverted}"
                   if report.inversions else
                   f"{len(report.index_errors)} fixture files failed to index" if report.index_errors else
                   f"{len(report.probes)} probes, mrr {report.mrr} below floor {report.mrr_floor}")
         raise DiscriminationFailed(f"discrimination gate refused: {reason}", hint=GATE_HINT)
     return report
+
+
+class TempFolderGate:
+    """The pre-merge gate as a callable for ``merge_run``: each call evaluates in a fresh ``memhtml-gate-*``
+    temporary folder that is removed when the call returns or raises, and keeps the report in :attr:`report`
+    so the caller can print the figures (:func:`gate_figures`) whether the gate passed or refused.
+
+    Raises (on call):
+        DiscriminationFailed: as :func:`gate`.
+    """
+
+    def __init__(self, *, mrr_floor: float = MRR_FLOOR, weights: ArmWeights | None = None) -> None:
+        self.mrr_floor = mrr_floor
+        self.weights = weights
+        self.report: DiscriminationReport | None = None
+
+    def __call__(self) -> DiscriminationReport:
+        with tempfile.TemporaryDirectory(prefix="memhtml-gate-") as folder:
+            self.report = run_discrimination(workdir=Path(folder), mrr_floor=self.mrr_floor, weights=self.weights)
+        return refuse_unless_passed(self.report)

@@ -7,8 +7,9 @@ fast-forward of a checked-out branch (``git merge --ff-only``).
 
 from __future__ import annotations
 
-from git_memhtml.gitrepo.plumbing import library_versions
+from git_memhtml.gitrepo.plumbing import enclosing_bare_repository, library_versions
 from git_memhtml.gitrepo.repo import GitRepo
 from git_memhtml.gitrepo.values import PARA_PREFIXES, Change, DirtyEntry, InMemoryMerge, Resolver
 
-__all__ = ["PARA_PREFIXES", "Change", "DirtyEntry", "GitRepo", "InMemoryMerge", "Resolver", "library_versions"]
+__all__ = ["PARA_PREFIXES", "Change", "DirtyEntry", "GitRepo", "InMemoryMerge", "Resolver", "enclosing_bare_repository",
+           "library_versions"]

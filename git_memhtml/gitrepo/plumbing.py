@@ -9,11 +9,6 @@ from pathlib import Path
 
 import pygit2
 
-FALLBACK_NAME = "git-memhtml"
-FALLBACK_EMAIL = "git-memhtml@localhost"
-"""Identity of our commits when neither ``GIT_*_NAME``/``EMAIL`` nor ``user.name``/``user.email`` is set."""
-
-
 def library_versions() -> str:
     """Return ``pygit2 X (libgit2 Y)`` for crash reports."""
     return f"pygit2 {getattr(pygit2, '__version__', '?')} (libgit2 {pygit2.LIBGIT2_VERSION})"
@@ -53,3 +48,13 @@ def prune_empty_dirs(folder: Path, root: Path) -> None:
     while folder != root and folder.is_dir() and not any(folder.iterdir()):
         folder.rmdir()
         folder = folder.parent
+
+
+def enclosing_bare_repository(path: Path) -> Path | None:
+    """The git dir of the bare repository that ``path`` is (or lies inside), or ``None`` (no repository, or one
+    with a work tree). ``init`` refuses there: a bare repository has no work tree to hold memory files."""
+    found = pygit2.discover_repository(str(path))
+    if found is None:
+        return None
+    repo = pygit2.Repository(found)
+    return Path(repo.path).resolve() if repo.is_bare else None

@@ -18,9 +18,11 @@ import pygit2
 from pygit2.enums import DiffFind, FileStatus
 
 from git_memhtml.errors import GitError, NotARepo, PathNotFound
+from git_memhtml.gitrepo.identity import resolve_identity
 from git_memhtml.gitrepo.merging import merge_commits_in_memory
-from git_memhtml.gitrepo.plumbing import FALLBACK_EMAIL, FALLBACK_NAME, git_env, parse_git_date, prune_empty_dirs
+from git_memhtml.gitrepo.plumbing import git_env, parse_git_date, prune_empty_dirs
 from git_memhtml.gitrepo.values import PARA_PREFIXES, Change, DirtyEntry, InMemoryMerge, Resolver
+from git_memhtml.cut import clip
 
 _DELETED = FileStatus.WT_DELETED | FileStatus.INDEX_DELETED
 
@@ -38,7 +40,7 @@ class GitRepo:
         if repo.workdir is None:
             raise NotARepo(
                 f"{repo.path}: a bare repository has no work tree",
-                hint="run git memhtml inside a clone with a work tree",
+                hint="clone it (git clone <bare> <folder>) and run the command inside the clone",
             )
         self._repo = repo
         self.root = Path(repo.workdir).resolve()
@@ -375,7 +377,7 @@ class GitRepo:
         )
         if proc.returncode != 0:
             raise GitError(
-                f"git {args[0]} failed (exit {proc.returncode}): {proc.stderr.strip()[:300]}",
+                f"git {args[0]} failed (exit {proc.returncode}): {clip(proc.stderr.strip(), 300)}",
                 hint="run the same git command by hand to see the full message",
             )
         return proc.stdout
@@ -385,7 +387,7 @@ class GitRepo:
         proc = subprocess.run(["git", "-C", str(self.root), *args], capture_output=True, env=git_env(), check=False)
         if proc.returncode != 0:
             raise GitError(
-                f"git {args[0]} failed (exit {proc.returncode}): {proc.stderr.decode('utf-8', 'replace').strip()[:300]}",
+                f"git {args[0]} failed (exit {proc.returncode}): {clip(proc.stderr.decode('utf-8', 'replace').strip(), 300)}",
                 hint="run the same git command by hand to see the full message",
             )
         return proc.stdout
@@ -410,8 +412,8 @@ class GitRepo:
         return commit
 
     def _signature(self, role: str) -> pygit2.Signature:
-        name = os.environ.get(f"GIT_{role}_NAME") or self.config_get("user.name") or FALLBACK_NAME
-        email = os.environ.get(f"GIT_{role}_EMAIL") or self.config_get("user.email") or FALLBACK_EMAIL
+        who = resolve_identity(role, os.environ, self.config_get)  # IdentityUnknown, as git refuses
+        name, email = who.name, who.email
         date = os.environ.get(f"GIT_{role}_DATE")
         parsed = parse_git_date(date) if date else None
         if parsed is None:

@@ -109,3 +109,19 @@ def git_integration_checks(repo: _RepoWithDirs) -> list[Check]:
     from git_memhtml.hooks.install import hooks_dir  # noqa: PLC0415
 
     return safe_checks(repo, hooks_dir(repo.root, repo.common_dir, follow=True))
+
+
+def undefined_driver_warning(repo: _Repo) -> str | None:
+    """One line for writing commands when ``.gitattributes`` routes files to ``merge=memhtml`` but this clone
+    defines no ``merge.memhtml.driver`` (a fresh clone: drivers do not travel), as git-lfs warns about a missing
+    ``git-lfs``; ``None`` when nothing routes to the driver, when it is defined, or when git cannot answer."""
+    try:
+        out = repo.run_git(["check-attr", "merge", "--", *PROBE_PATHS])
+    except GitError:
+        return None
+    if not any(line.endswith(f": merge: {DRIVER_NAME}") for line in out.splitlines()):
+        return None
+    if _config(repo, f"merge.{DRIVER_NAME}.driver") is not None:
+        return None
+    return (f".gitattributes routes generated files to merge={DRIVER_NAME}, but this clone does not define that "
+            "driver (merges of them will conflict); run: git memhtml install")

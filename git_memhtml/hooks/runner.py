@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import MemhtmlError, NotARepo
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.cut import clip_join
 
 if TYPE_CHECKING:
     from git_memhtml.index.db import IndexDB
@@ -159,7 +160,7 @@ def _catch_up(repo: GitRepo, now: str, embedder_factory: Callable[[], Embedder |
         f"{report.modified} modified, {report.removed} removed, {report.renamed} renamed, {report.skipped} skipped"
     )
     if report.errors:
-        summary += " (not indexed: " + ", ".join(path for path, _ in report.errors[:5]) + ")"
+        summary += " (not indexed: " + clip_join((path for path, _ in report.errors), 5) + ")"
     if report.embed_error:
         notes.append("embedding stopped early; the next command retries")
     return "; ".join([*notes, summary])
@@ -259,7 +260,7 @@ def _locked_passes(repo: GitRepo, hook: str, now: str, embedder_factory: Callabl
     except HookTimeout:
         status = "timeout"
         message = (f"stopped at the {timeout:g} s time bound (the index may be locked by another writer); "
-                   "the next git memhtml command catches up")
+                   "the next command catches up, or run git memhtml index update")
     except MemhtmlError as exc:
         status = "failed"
         message = f"{exc.message}" + (f" (hint: {exc.hint})" if exc.hint else "")

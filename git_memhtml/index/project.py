@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from typing import TypeVar
 
 from git_memhtml.document.model import REL_CLASSES, MemoryDocument
+from git_memhtml.store.layout import has_memory_suffix
 
 CHUNK_CHARS = 1800
 """Longest chunk in characters (core §3.8)."""
@@ -26,9 +27,9 @@ GENERATED_NAMES: frozenset[str] = frozenset({"index.html", "sitemap.xml"})
 
 
 def is_indexable(path: str) -> bool:
-    """``.html`` under a PARA bucket whose file name is not ``index.html``/``sitemap.xml`` (core §2.1)."""
+    """``.html`` (any case) under a PARA bucket whose file name is not ``index.html``/``sitemap.xml`` (core §2.1)."""
     name = path.rsplit("/", 1)[-1]
-    return path.startswith(INDEXABLE_BUCKETS) and name.endswith(".html") and name not in GENERATED_NAMES
+    return path.startswith(INDEXABLE_BUCKETS) and has_memory_suffix(name) and name not in GENERATED_NAMES
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,12 @@ class IndexDrift:
         return tuple(sorted({*self.missing, *self.extra, *(p for p, _ in self.differing)}))
 
     @property
+    def not_built(self) -> bool:
+        """The index was never built for this checkout (no watermark, HEAD exists, nothing extra or differing):
+        a fresh clone. One finding, not one per missing path."""
+        return self.indexed_head is None and self.head is not None and not self.extra and not self.differing
+
+    @property
     def clean(self) -> bool:
         """No drift of any kind."""
         return not (self.stale or self.drifted_paths or not self.fts_ok or self.missing_vectors)

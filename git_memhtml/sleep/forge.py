@@ -31,6 +31,7 @@ from git_memhtml.sleep.runfiles import run_file_stem
 from git_memhtml.sleep.review import review_run
 from git_memhtml.sleep.review_markdown import MarkdownBody, render_markdown
 from git_memhtml.sleep.trunk import TRUNK, trunk_name
+from git_memhtml.cut import clip
 
 PR_DIR = "memhtml/pr"
 """Body files live under the git common dir, never in the work tree (DESIGN §3.2)."""
@@ -125,7 +126,7 @@ def _gh(gh: Path, args: list[str], cwd: Path) -> str:
         raise ForgeError(f"gh {args[0]} {args[1]} did not run: {exc}", hint="gh auth status") from exc
     if proc.returncode != 0:
         hint = "gh auth login" if proc.returncode == 4 else "gh auth status; then re-run git memhtml sleep pr"
-        raise ForgeError(f"gh {args[0]} {args[1]} failed (exit {proc.returncode}): {proc.stderr.strip()[:300]}",
+        raise ForgeError(f"gh {args[0]} {args[1]} failed (exit {proc.returncode}): {clip(proc.stderr.strip(), 300)}",
                          hint=hint)
     return proc.stdout
 

@@ -26,6 +26,7 @@ from git_memhtml.sleep.run import worktree_name
 from git_memhtml.sleep.trunk import trunk_name
 from git_memhtml.sleep.runfiles import ledger_file
 from git_memhtml.sleep.runs import set_status
+from git_memhtml.cut import clip_join
 
 Gate = Callable[[], object]
 """Runs the discrimination gate; raises :class:`DiscriminationFailed` when it refuses."""
@@ -140,7 +141,7 @@ def merge_run(
         if blocking:
             report.refusal = "dirty-checkout"
             report.reason = f"your checkout of {trunk_branch} has uncommitted changes to files the run changes: " + (
-                ", ".join(blocking[:5])
+                clip_join(blocking, 5)
             )
             report.hint = "commit or stash them (git stash), then merge again"
             return report

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from git_memhtml.cut import clip
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import GitError, MemhtmlError, RunNotFound, RunRefused
 from git_memhtml.gitrepo import GitRepo
@@ -166,7 +167,7 @@ def _run_phase(env: PhaseEnv, phase: str) -> PhaseReport:
     except Exception as exc:  # noqa: BLE001 - a failing phase is a value (seed 000 §2)
         _undo(env.repo)
         message = exc.message if isinstance(exc, MemhtmlError) else str(exc)
-        return PhaseReport(phase, "failed", {}, None, 0, f"{type(exc).__name__}: {message}"[:500])
+        return PhaseReport(phase, "failed", {}, None, 0, clip(f"{type(exc).__name__}: {message}", 500))
 
 
 def _undo(repo: GitRepo) -> None:

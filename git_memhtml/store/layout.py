@@ -35,10 +35,21 @@ def normalize_path(path: str) -> str:
     return path[:-1] if path.endswith("/") else path
 
 
+MEMORY_SUFFIX = ".html"
+"""The memory file extension, matched in any case (``.html``, ``.HTML``, ``.Html``): what git and editors on a
+case-insensitive file system produce is still a memory (issue 8 item 11)."""
+
+
+def has_memory_suffix(name: str) -> bool:
+    """Whether a file name ends in ``.html`` in any case."""
+    return name.lower().endswith(MEMORY_SUFFIX)
+
+
 def is_valid_memory_path(path: str) -> bool:
-    """Bucket-rooted, ``.html``, at least two segments, no empty, ``.`` or ``..`` segment, not a generated name."""
+    """Bucket-rooted, ``.html`` (any case), at least two segments, no empty, ``.`` or ``..`` segment, not a
+    generated name."""
     parts = path.split("/")
-    if len(parts) < 2 or parts[0] not in PARA_BUCKETS or not path.endswith(".html"):
+    if len(parts) < 2 or parts[0] not in PARA_BUCKETS or not has_memory_suffix(path):
         return False
     if any(p in ("", ".", "..") for p in parts):
         return False

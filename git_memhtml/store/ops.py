@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -39,29 +40,33 @@ class WriteOp(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
-    op: Literal["write"] = "write"
-    title: str = Field(min_length=1)
-    type: str
-    claim: str | None = None
-    body: str | None = None
-    article_html: str | None = None
-    path: str | None = None
-    workspace: str | None = None
-    tags: tuple[str, ...] = ()
-    tag: str | None = None
-    entities: tuple[str, ...] = ()
-    entity: str | None = None
-    aliases: tuple[str, ...] = ()
-    importance: int | None = Field(default=None, ge=1, le=10)
-    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
-    valid_from: str | None = None
-    valid_until: str | None = None
-    links: tuple[LinkOp, ...] = ()
-    session_id: str | None = None
-    prompt_id: str | None = None
-    turn_uuid: str | None = None
-    status: str | None = None
-    due: str | None = None
+    op: Literal["write"] = Field("write", description="the operation; only write exists")
+    title: str = Field(min_length=1, description="the memory's title (the <title> and <h1>)")
+    type: str = Field(description="one of " + ", ".join(WRITABLE_TYPES) + " (arc is written by sleep only)")
+    claim: str | None = Field(None, description="the one-sentence claim, kept verbatim as the <mark>")
+    body: str | None = Field(None, description="prose: without claim, its first sentence is the claim; blank lines "
+                                               "split paragraphs")
+    article_html: str | None = Field(None, description="raw inner HTML of the article instead of claim/body "
+                                                       "(exactly one of the two)")
+    path: str | None = Field(None, description="explicit repository path <projects|areas|resources>/<folder>/"
+                                               "<name>.html (default: placement rules)")
+    workspace: str | None = Field(None, description="project workspace: the file goes to projects/<workspace>/")
+    tags: tuple[str, ...] = Field((), description="list of tags")
+    tag: str | None = Field(None, description="one more tag")
+    entities: tuple[str, ...] = Field((), description="list of type:name entities")
+    entity: str | None = Field(None, description="one more type:name entity")
+    aliases: tuple[str, ...] = Field((), description="other names of the memory's subject")
+    importance: int | None = Field(default=None, ge=1, le=10, description="integer 1-10")
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0, description="number 0-1")
+    valid_from: str | None = Field(None, description="ISO instant the fact starts to hold")
+    valid_until: str | None = Field(None, description="ISO instant the fact stops holding")
+    links: tuple[LinkOp, ...] = Field((), description='list of {"rel": …, "href": …} head links (rel of the '
+                                                      'closed vocabulary, href root-relative)')
+    session_id: str | None = Field(None, description="provenance: the agent session id")
+    prompt_id: str | None = Field(None, description="provenance: the prompt id")
+    turn_uuid: str | None = Field(None, description="provenance: the turn id")
+    status: str | None = Field(None, description="task status, type task only: " + ", ".join(TASK_STATUSES))
+    due: str | None = Field(None, description="task due date, type task only")
 
     @field_validator("type")
     @classmethod
@@ -94,6 +99,39 @@ class WriteOp(BaseModel):
         return _dedupe([*self.entities, *([self.entity] if self.entity else [])])
 
 
+def _type_name(annotation: object) -> str:
+    """A JSON-ish name of a field's annotation: ``string``, ``integer``, ``number``, ``list``."""
+    text = str(annotation)
+    if "tuple" in text:
+        return "list"
+    for python, json_name in (("int", "integer"), ("float", "number"), ("Literal", "string"), ("str", "string")):
+        if python in text:
+            return json_name
+    return text
+
+
+def op_schema() -> list[tuple[str, str, str]]:
+    """``(field, JSON type, description)`` of every :class:`WriteOp` field, in model order, generated from the
+    pydantic model (the source of ``apply -h`` and ``docs/apply.md``); a required field says ``required``."""
+    rows = []
+    for name, info in WriteOp.model_fields.items():
+        need = "required; " if info.is_required() else ""
+        rows.append((name, _type_name(info.annotation), need + (info.description or "")))
+    return rows
+
+
+def op_schema_text() -> str:
+    """The op schema as plain text lines for ``apply -h`` (one ``field (type): description`` per field)."""
+    return "\n".join(f"  {name} ({kind}): {text}" for name, kind, text in op_schema())
+
+
+def op_schema_markdown() -> str:
+    """The op schema as the Markdown table of ``docs/apply.md`` (regenerated and compared by a test)."""
+    lines = ["| field | type | meaning |", "| --- | --- | --- |"]
+    lines += [f"| `{name}` | {kind} | {text.replace('|', '/').replace('<', '&lt;')} |" for name, kind, text in op_schema()]
+    return "\n".join(lines) + "\n"
+
+
 def _dedupe(values: Sequence[str]) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     for value in values:
@@ -102,39 +140,59 @@ def _dedupe(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def parse_op_stream(text: str, *, source: str = "<stdin>") -> list[WriteOp]:
-    """Parse a JSONL ``apply`` stream; blank lines are skipped.
+@dataclass(frozen=True)
+class BadLine:
+    """A line of an ``apply`` stream that is not a valid op: its 1-based line number and the reason."""
 
-    Raises:
-        UsageError: listing every malformed line as ``<source>:<line>: <reason>`` (exit 2, nothing written).
+    line: int
+    reason: str
+
+
+def parse_op_lines(text: str, *, source: str = "<stdin>") -> list[WriteOp | BadLine]:
+    """Parse every non-blank line of a JSONL ``apply`` stream, in order, into a :class:`WriteOp` or a
+    :class:`BadLine` (not JSON, not an object, or refused by the model; ``reason`` starts ``<source>:<line>:``).
+
+    Never raises for a bad line; :func:`parse_op_stream` refuses the stream when any line is bad.
     """
-    ops: list[WriteOp] = []
-    problems: list[str] = []
+    parsed: list[WriteOp | BadLine] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             raw = json.loads(line)
         except json.JSONDecodeError as exc:
-            problems.append(f"{source}:{number}: not JSON ({exc.msg})")
+            parsed.append(BadLine(number, f"{source}:{number}: not JSON ({exc.msg})"))
             continue
         if not isinstance(raw, dict):
-            problems.append(f"{source}:{number}: expected a JSON object")
+            parsed.append(BadLine(number, f"{source}:{number}: expected a JSON object"))
             continue
         try:
-            ops.append(WriteOp.model_validate(raw))
+            parsed.append(WriteOp.model_validate(raw))
         except ValidationError as exc:
             reasons = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or 'op'}: {err['msg'].removeprefix('Value error, ')}"
                 for err in exc.errors()
             )
-            problems.append(f"{source}:{number}: {reasons}")
+            parsed.append(BadLine(number, f"{source}:{number}: {reasons}"))
+    return parsed
+
+
+def parse_op_stream(text: str, *, source: str = "<stdin>") -> list[WriteOp]:
+    """Parse a JSONL ``apply`` stream; blank lines are skipped.
+
+    Raises:
+        UsageError: listing every malformed line as ``<source>:<line>: <reason>`` (exit 2, nothing written).
+    """
+    parsed = parse_op_lines(text, source=source)
+    problems = [item.reason for item in parsed if isinstance(item, BadLine)]
+    ops = [item for item in parsed if isinstance(item, WriteOp)]
     if problems:
         shown = problems[:20]
         more = f" (+{len(problems) - 20} more)" if len(problems) > 20 else ""
         raise UsageError(
             f"malformed apply stream, nothing written: {len(problems)} bad line(s){more}:\n  " + "\n  ".join(shown),
-            hint="fix the listed lines; each line is one JSON object with op, title, type and body or article_html",
+            hint="fix the listed lines (or pass --continue-on-error to write the others); each line is one JSON "
+                 "object with op, title, type and body or article_html (git memhtml apply -h lists every field)",
         )
     if not ops:
         raise UsageError(f"{source}: the apply stream holds no operations", hint="give one JSON object per line")

@@ -5,11 +5,13 @@ Running it again changes nothing; running it in an existing repository adds only
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from git_memhtml.errors import DirtyTree, NotARepo
-from git_memhtml.gitrepo import GitRepo
+from git_memhtml.gitrepo import GitRepo, enclosing_bare_repository
+from git_memhtml.gitrepo.identity import require_identity
 from git_memhtml.hooks.gitconfig import ensure_config, local_place
 
 KEEP_DIRS: tuple[str, ...] = (
@@ -98,12 +100,26 @@ def _ensure_attributes(path: Path) -> bool:
     return True
 
 
-def init_repo(path: Path) -> InitReport:
+def init_repo(path: Path, *, env: Mapping[str, str] | None = None) -> InitReport:
     """Create (if needed) and scaffold a memory repository at ``path``; commit what was added.
 
+    Args:
+        env: the process environment, given by the CLI: the commit identity is then checked (git's rules,
+            :mod:`git_memhtml.gitrepo.identity`) before anything is scaffolded; ``None`` leaves the check to the
+            commit itself.
+
     Raises:
+        NotARepo: ``path`` is, or lies inside, a bare repository (nothing is written; hint: clone it).
+        IdentityUnknown: with ``env``, no author or committer identity (only the empty repository was created).
         DirtyTree: the index already holds staged changes that are not ours (nothing is written).
     """
+    existing = next((p for p in (path.absolute(), *path.absolute().parents) if p.exists()), None)
+    bare = enclosing_bare_repository(existing) if existing is not None else None
+    if bare is not None:
+        raise NotARepo(
+            f"{path}: inside the bare repository {bare}, which has no work tree for memory files",
+            hint=f"clone it and initialise the clone: git clone {bare} <folder> && git memhtml init <folder>",
+        )
     path.mkdir(parents=True, exist_ok=True)
     created = False
     try:
@@ -114,6 +130,8 @@ def init_repo(path: Path) -> InitReport:
     except NotARepo:
         repo = GitRepo.init(path)
         created = True
+    if env is not None:
+        require_identity(env, repo.config_get)
     if repo.head_sha() is not None and repo.staged_changes():
         raise DirtyTree(
             f"{repo.root}: the git index holds staged changes",

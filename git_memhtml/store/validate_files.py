@@ -21,7 +21,7 @@ from git_memhtml.document.parse import MAX_FILE_BYTES
 from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
-from git_memhtml.store.layout import GENERATED_NAMES, is_indexable
+from git_memhtml.store.layout import GENERATED_NAMES, has_memory_suffix, is_indexable
 from git_memhtml.store.paths import symlink_problem
 
 MEMORY_SUFFIX: Final[str] = ".html"
@@ -167,7 +167,7 @@ def validate_files(root: Path, paths: Sequence[str] | None, *, base: Path | None
         if name in GENERATED_NAMES or rel in ROOT_SCAFFOLD:
             skipped.append(rel)
             continue
-        if not name.endswith(MEMORY_SUFFIX):
+        if not has_memory_suffix(name):
             findings.append(Finding(rel, "not a memory file: memory files end in .html"))
             continue
         data, refused = _read_checked(root, rel)

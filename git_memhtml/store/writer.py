@@ -241,6 +241,11 @@ def apply_batch(
     return BatchResult(tuple(final), sha, tuple(written), _summary(final))
 
 
+def summarize(results: Sequence[OpResult]) -> dict[str, int]:
+    """``{"total", "written", "deduped", "failed", "skipped"}`` counts of a batch's results."""
+    return _summary(results)
+
+
 def _summary(results: Sequence[OpResult]) -> dict[str, int]:
     return {
         "total": len(results),

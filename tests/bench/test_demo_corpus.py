@@ -1,4 +1,4 @@
-"""fixtures/demo/memories.jsonl: shape of every op and the curation cases its README promises, by line."""
+"""git_memhtml/resources/demo/memories.jsonl: shape of every op and the curation cases its README promises, by line."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ WRITABLE = set(MEMORY_TYPES) - {"arc"}
 INSTANT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 
 FOLD_PAIRS = [(10, 11), (12, 13), (14, 15), (16, 17), (18, 19)]
-"""1-based lines of restatements sleep's dedup-merge must fold (fixtures/demo/README.md)."""
+"""1-based lines of restatements sleep's dedup-merge must fold (git_memhtml/resources/demo/README.md)."""
 VETO_PAIRS = {(20, 21): ("negation",), (22, 23): ("numeric",), (24, 25): ("variant",)}
 """1-based lines of high-similarity pairs the merge veto must refuse, with the predicate that fires."""
 PERSON_FILE, PRIYA_FULL, PRIYA_SHORT = 1, (26, 27, 30), (28, 29)

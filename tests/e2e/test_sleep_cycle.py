@@ -7,6 +7,7 @@ confidence-decay then resume; a second run on an unchanged corpus; the gate; bad
 from __future__ import annotations
 
 import json
+import re
 import multiprocessing
 import os
 import signal
@@ -223,7 +224,7 @@ def demo_repo(tmp_path: Path, capsys: pytest.CaptureFixture[str], env: None) -> 
     """A memory repository holding the shipped demo corpus."""
     repo = tmp_path / "memory"
     assert cli(capsys, "init", str(repo))[0] == 0
-    code, applied = cli(capsys, "-C", str(repo), "apply", "--file", str(ROOT / "fixtures" / "demo" / "memories.jsonl"))
+    code, applied = cli(capsys, "-C", str(repo), "apply", "--file", str(ROOT / "git_memhtml" / "resources" / "demo" / "memories.jsonl"))
     assert code == 0, applied
     return repo
 
@@ -259,10 +260,10 @@ def test_apply_with_one_invalid_op_refuses_and_leaves_the_tree_byte_identical(
     bad = {"op": "write", "title": "Broken", "type": "semantic", "article_html": "<p>no mark at all</p>"}
     stream.write_text(json.dumps(ok) + "\n" + json.dumps(bad) + "\n")
     code, env_ = cli(capsys, "-C", str(demo_repo), "apply", "--file", str(stream))
-    assert code == 1
-    results = env_["data"]["results"]
+    assert code == 1 and env_["code"] == "ERR_INVALID_MEMORY"  # a refusal is the error envelope
+    results = env_["results"]
     assert results[1]["code"] == "ERR_INVALID_MEMORY" and "mark" in results[1]["error"]
-    assert results[0]["skipped"] and env_["data"]["commitSha"] is None
+    assert results[0]["skipped"] and env_["commitSha"] is None
     assert tree_bytes(demo_repo) == before
     assert git(demo_repo, "rev-parse", "HEAD") == head
 
@@ -282,7 +283,7 @@ def test_apply_stream_with_unknown_field_is_a_usage_error(
 def test_merge_of_unknown_run_refuses_no_run(demo_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, env_ = cli(capsys, "-C", str(demo_repo), "sleep", "merge", "sleep/1999-01-01")
     assert code == 1
-    assert env_["data"]["refusal"] == "no-run" and not env_["data"]["merged"]
+    assert env_["refusal"] == "no-run" and not env_["merged"] and env_["code"] == "ERR_NO_RUN"  # error envelope
 
 
 def test_dirty_main_is_reported_by_plan_but_does_not_stop_a_run(
@@ -385,8 +386,8 @@ def test_merge_refuses_main_advanced_before_anything_moves(demo_repo: Path, caps
     assert cli(capsys, "-C", str(demo_repo), "apply", "--file", str(stream))[0] == 0
     main_before, branch_before = git(demo_repo, "rev-parse", "main"), git(demo_repo, "rev-parse", f"sleep/{DATE}")
     code, env_ = cli(capsys, "-C", str(demo_repo), "sleep", "merge", f"sleep/{DATE}")
-    assert code == 1 and env_["data"]["refusal"] == "main-advanced" and env_["data"]["hint"]
-    assert env_["data"]["marksApplied"] is None
+    assert code == 1 and env_["refusal"] == "main-advanced" and env_["hint"] and env_["code"] == "ERR_GIT"
+    assert "data" not in env_ and env_["gate"] is None  # refused before the gate; no marks applied
     assert git(demo_repo, "rev-parse", "main") == main_before
     assert git(demo_repo, "rev-parse", f"sleep/{DATE}") == branch_before
 
@@ -427,9 +428,32 @@ def test_merge_refuses_when_the_checkout_has_conflicting_uncommitted_edits(
     victim.write_text(victim.read_text() + "\n<!-- my uncommitted edit -->\n")
     main_before = git(demo_repo, "rev-parse", "main")
     code, env_ = cli(capsys, "-C", str(demo_repo), "sleep", "merge", f"sleep/{DATE}")
-    assert code == 1 and env_["data"]["refusal"] == "dirty-checkout" and "stash" in env_["data"]["hint"]
+    assert code == 1 and env_["refusal"] == "dirty-checkout" and "stash" in env_["hint"]
+    assert env_["code"] == "ERR_DIRTY_TREE"
     assert git(demo_repo, "rev-parse", "main") == main_before
     assert victim.read_text().endswith("<!-- my uncommitted edit -->\n")
+
+
+def test_merge_prints_the_gate_figures(demo_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Human output and --json both carry the gate's mrr, inversions and probes; its temp folder is gone."""
+    import tempfile
+
+    assert cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)[0] == 0
+    before = set(Path(tempfile.gettempdir()).glob("memhtml-gate-*"))
+    capsys.readouterr()
+    code = main(["-C", str(demo_repo), "sleep", "merge", f"sleep/{DATE}"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert re.search(r"^gate passed: 36 probes, 0 inversions, mrr 1\.0000 \(floor 0\.85\)$", out, re.M), out
+    assert set(Path(tempfile.gettempdir()).glob("memhtml-gate-*")) == before
+
+
+def test_merge_json_carries_the_gate_summary(demo_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)[0] == 0
+    code, env_ = cli(capsys, "-C", str(demo_repo), "sleep", "merge", f"sleep/{DATE}")
+    assert code == 0
+    gate = env_["data"]["gate"]
+    assert (gate["probes"], gate["inversions"], gate["passed"]) == (36, 0, True) and gate["mrr"] >= 0.85
 
 
 def test_skip_gate_warns_and_abort_drops_the_branch(demo_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:

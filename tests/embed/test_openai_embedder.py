@@ -258,9 +258,12 @@ def test_config_shows_openai_keys_and_sources(memrepo: Path, capsys: pytest.Capt
     code, out, _ = cli(capsys, "-C", str(memrepo), "config")
     data = out["data"]
     assert code == 0
-    assert data["embed"] == {"value": "openai", "source": "env"}
-    assert data["embed_url"] == {"value": "http://127.0.0.1:9/v1", "source": "git-config"}
-    assert data["embed_key_env"] == {"value": "OPENAI_API_KEY", "source": "default"}
+    def shown(key: str) -> dict[str, object]:
+        return {k: data[key][k] for k in ("value", "source")}
+
+    assert shown("memhtml.embed") == {"value": "openai", "source": "env"}
+    assert shown("memhtml.embedurl") == {"value": "http://127.0.0.1:9/v1", "source": "git-config"}
+    assert shown("memhtml.embedkeyenv") == {"value": "OPENAI_API_KEY", "source": "default"}
 
 
 def test_unreachable_endpoint_degrades_search_and_update(memrepo: Path, capsys: pytest.CaptureFixture[str],

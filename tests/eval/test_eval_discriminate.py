@@ -88,3 +88,24 @@ def test_fixture_index_lives_in_the_fixture_repo_never_the_callers(tmp_path: Pat
 def test_no_probes_never_passes(tmp_path: Path) -> None:
     report = run_discrimination(workdir=tmp_path, size=5, probes=0)
     assert report.probes == () and not report.passed and report.mrr == 0.0
+
+
+def test_temp_folder_gate_keeps_the_report_and_removes_its_folder(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """TempFolderGate (sleep merge, demo): figures survive the call, the memhtml-gate-* folder does not,
+    whether the gate passes or refuses."""
+    import tempfile
+
+    from git_memhtml.errors import DiscriminationFailed
+    from git_memhtml.eval.discriminate import TempFolderGate, gate_figures
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    passing = TempFolderGate()
+    report = passing()
+    assert passing.report is report and report.passed
+    assert gate_figures(report) == f"gate passed: {len(report.probes)} probes, 0 inversions, mrr {report.mrr:.4f} (floor 0.85)"
+    refusing = TempFolderGate(mrr_floor=1.01)  # no corpus reaches an MRR above 1
+    with pytest.raises(DiscriminationFailed):
+        refusing()
+    assert refusing.report is not None and gate_figures(refusing.report).startswith("gate refused: ")
+    assert list(tmp_path.glob("memhtml-gate-*")) == []

@@ -167,3 +167,14 @@ def test_detached_hook_converges_in_the_background(repo: Path, monkeypatch: pyte
     subprocess.run(["flock", str(lock), "true"], check=True, timeout=60)  # wait for the job to let go
     paths, head = _indexed(repo)
     assert "areas/ops/a.html" in paths and head == _head(repo)
+
+
+@pytest.mark.parametrize("name", ["Upper.HTML", "mixed.Html"])
+def test_post_commit_indexes_an_html_file_of_any_case(repo: Path, name: str) -> None:
+    """``.HTML`` is a memory too: the post-commit hook's catch-up indexes it, and search finds it."""
+    path = f"areas/ops/{name}"
+    _commit_memory(repo, path, "Upper case name", "The gateway retries three times before failing.")
+    paths, head = _indexed(repo)
+    assert path in paths and head == _head(repo), (paths, _log(repo))
+    assert path in memhtml(repo, "search", "gateway retries", "--json").stdout
+    assert "not a memory file" not in memhtml(repo, "validate", path, check=False).stdout

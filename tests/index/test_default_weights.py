@@ -78,6 +78,6 @@ def test_config_command_shows_the_weights_in_force_and_their_source(
     capsys.readouterr()
     assert main(["-C", str(root), "config", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)["data"]
-    assert data["weight_fts"] == {"value": 2.0, "source": "env"}
-    assert data["weight_vector"] == {"value": 0.0, "source": "default (off)"}
-    assert data["weight_recency"] == {"value": 0.05, "source": "default (off)"}
+    assert {k: data["memhtml.weightfts"][k] for k in ("value", "source")} == {"value": 2.0, "source": "env"}
+    assert {k: data["memhtml.weightvector"][k] for k in ("value", "source")} == {"value": 0.0, "source": "default (off)"}
+    assert {k: data["memhtml.weightrecency"][k] for k in ("value", "source")} == {"value": 0.05, "source": "default (off)"}

@@ -140,3 +140,22 @@ def test_gitattributes_without_the_merge_lines_is_reported_not_rewritten(
     capsys.readouterr()
     assert main(["-C", str(mem), "doctor"]) == 1
     assert "run git memhtml init" in capsys.readouterr().out
+
+
+def test_a_fresh_clone_says_index_not_built_once(mem: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A clone has no index: one "index not built" finding, not one "missing" line per file."""
+    import subprocess
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(mem), str(clone)], check=True)
+    capsys.readouterr()
+    code = main(["-C", str(clone), "doctor"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert out.count("index not built") + out.count("index: not built") == 1, out
+    assert "index: missing" not in out and "index: stale" not in out
+    code, data = cli(capsys, clone, "doctor")
+    index_problems = data["problems"] - sum(1 for c in data["git"] if not c["ok"] and c["name"] == "merge-driver")
+    assert data["index"]["notBuilt"] is True and index_problems == 1
+    code, data = cli(capsys, clone, "doctor", "--fix")
+    assert data["index"]["notBuilt"] is False and data["index"]["clean"]

@@ -80,7 +80,7 @@ def test_as_of_window_narrows_every_arm(corpus: IndexDB, embedder: FakeEmbedder,
 def test_as_of_parsing_is_canonical_and_refuses_garbage() -> None:
     assert parse_as_of("2025-03-01") == "2025-03-01T00:00:00Z"
     assert parse_as_of("2025-03-01T09:30:00+02:00") == "2025-03-01T07:30:00Z"
-    assert parse_as_of("2025-03-01T09:30") == "2025-03-01T09:30:00Z"
+    assert parse_as_of("2025-03-01T09:30Z") == "2025-03-01T09:30:00Z"
     for bad in ("yesterday", "2025-02-30", "2025-03-01T25:00:00Z", "1700000000", ""):
         with pytest.raises(UsageError, match="YYYY-MM-DD"):
             parse_as_of(bad)

@@ -21,7 +21,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "document" / "golden"
-SNAPSHOT = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "git_memhtml")
+SNAPSHOT = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "git_memhtml", "build_backend", "docs/git-memhtml.1")
 
 
 def sh(cwd: Path, *args: str, env: dict[str, str], check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -40,6 +40,7 @@ def snapshot_hook_repo(target: Path, env: dict[str, str]) -> str:
         if source.is_dir():
             shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         else:
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name)
     sh(target, "git", "init", "-q", "--template=", "-b", "main", env=env)
     sh(target, "git", "add", "--", *SNAPSHOT, env=env)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from git_memhtml.errors import DirtyTree, IndexStale
 from git_memhtml.index.indexer import update
 from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
+from git_memhtml.cut import clip_join
 
 VECTOR_COVERAGE_HARD_FLOOR = 0.5
 VECTOR_COVERAGE_WARN_FLOOR = 0.95
@@ -25,7 +26,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     """
     dirty = env.repo.dirty()
     if dirty:
-        shown = ", ".join(e.path for e in dirty[:5])
+        shown = clip_join((e.path for e in dirty), 5)
         raise DirtyTree(
             f"the run's work tree is dirty ({len(dirty)} paths: {shown})",
             hint=f"git memhtml sleep abort {env.run_id}, then run again",
@@ -66,6 +67,6 @@ def run(env: PhaseEnv) -> PhaseOutcome:
             detail = f"vector coverage {coverage:.2f} below {VECTOR_COVERAGE_WARN_FLOOR}"
     if report.errors:
         counts["indexErrors"] = len(report.errors)
-        shown = "; ".join(f"{p}: {r}" for p, r in report.errors[:3])
+        shown = clip_join((f"{p}: {r}" for p, r in report.errors), 3, "; ")
         detail = (detail + "; " if detail else "") + f"skipped unparseable files: {shown}"
     return PhaseOutcome(counts, detail=detail)

@@ -1,0 +1,114 @@
+"""Every error names the file or argument, with a hint (trust rule; issue 8 item 11).
+
+One row per error path: (label, argv with ``{repo}``/``{tmp}``/``{bare}``/``{memory}`` placeholders, expected
+exit code, the token the message must name). Each row runs twice in-process: for people (stderr has an
+``error:`` line naming the token and a ``hint:`` line) and with ``--json`` (stdout is exactly one error envelope
+``{"apiVersion": "1", "error", "code", "hint"}`` naming the token, with a non-empty hint). A new command's error
+joins by adding a row.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from git_memhtml.cli.main import main
+
+ROWS: list[tuple[str, list[str], int, str]] = [
+    ("search empty query", ["search", ""], 2, "QUERY"),
+    ("search blank query", ["search", "   "], 2, "QUERY"),
+    ("recall empty query", ["recall", ""], 2, "QUERY"),
+    ("as-of without zone", ["search", "x", "--as-of", "2025-03-01T09:30"], 2, "--as-of"),
+    ("as-of garbage", ["recall", "x", "--as-of", "last tuesday"], 2, "--as-of"),
+    ("entity not type:name", ["search", "x", "--entity", "nocolon"], 2, "--entity"),
+    ("blank workspace", ["search", "x", "--workspace", " "], 2, "--workspace"),
+    ("unknown flag", ["search", "x", "--bogus"], 2, "--bogus"),
+    ("bad choice", ["write", "--type", "nope", "--title", "t", "--claim", "c."], 2, "--type"),
+    ("apply missing file", ["apply", "--file", "{tmp}/missing.jsonl"], 2, "missing.jsonl"),
+    ("apply not UTF-8", ["apply", "--file", "{tmp}/latin1.jsonl"], 2, "latin1.jsonl:2"),
+    ("apply a folder", ["apply", "--file", "{tmp}/plain"], 2, "plain"),
+    ("apply malformed line", ["apply", "--file", "{tmp}/malformed.jsonl"], 2, "malformed.jsonl:2"),
+    ("apply refused op", ["apply", "--file", "{tmp}/escape.jsonl"], 2, "../outside.html"),
+    ("write path escapes", ["write", "--type", "semantic", "--title", "t", "--claim", "c.", "--path",
+                            "../outside.html"], 2, "../outside.html"),
+    ("write into archive", ["write", "--type", "semantic", "--title", "t", "--claim", "c.", "--path",
+                            "archive/2020/x/y.html"], 2, "archive/2020/x/y.html"),
+    ("write over existing", ["write", "--type", "semantic", "--title", "t", "--claim", "c.", "--path", "{memory}"],
+     1, "{memory}"),
+    ("read missing", ["read", "areas/inbox/nope.html"], 1, "areas/inbox/nope.html"),
+    ("archive missing", ["archive", "areas/inbox/nope.html", "--reason", "old"], 1, "areas/inbox/nope.html"),
+    ("archive blank reason", ["archive", "{memory}", "--reason", " "], 2, "--reason"),
+    ("correct missing", ["correct", "areas/inbox/nope.html", "--title", "t", "--claim", "c.", "--reason", "r"], 1,
+     "areas/inbox/nope.html"),
+    ("link missing source", ["link", "areas/inbox/nope.html", "relates_to", "{memory}"], 1, "areas/inbox/nope.html"),
+    ("link unknown rel", ["link", "{memory}", "befriends", "{memory}"], 2, "befriends"),
+    ("link to itself", ["link", "{memory}", "relates_to", "{memory}"], 2, "itself"),
+    ("neighbors missing", ["neighbors", "areas/inbox/nope.html"], 1, "areas/inbox/nope.html"),
+    ("reinforce missing", ["reinforce", "areas/inbox/nope.html", "--signal", "positive"], 1, "areas/inbox/nope.html"),
+    ("sleep merge unknown run", ["sleep", "merge", "sleep/1999-01-01"], 1, "sleep/1999-01-01"),
+    ("sleep resume unknown run", ["sleep", "resume", "sleep/1999-01-01"], 1, "sleep/1999-01-01"),
+    ("sleep abort unknown run", ["sleep", "abort", "sleep/1999-01-01"], 1, "sleep/1999-01-01"),
+    ("sleep review unknown run", ["sleep", "review", "sleep/1999-01-01"], 1, "sleep/1999-01-01"),
+    ("sleep run bad date", ["sleep", "run", "--date", "2026-13-45"], 2, "--date"),
+    ("init in a bare repository", ["init", "{bare}"], 1, "{bare}"),
+    ("man --out a file", ["man", "--out", "{memory_abs}"], 2, "--out"),
+    ("demo into a non-empty folder", ["demo", "{repo}"], 2, "{repo}"),
+    ("demo corpus not UTF-8", ["demo", "{tmp}/new-demo", "--corpus", "{tmp}/latin1.jsonl"], 2, "latin1.jsonl"),
+    ("demo into a file", ["demo", "{memory_abs}"], 2, "{memory_abs}"),
+    ("demo missing corpus", ["demo", "{tmp}/new-demo", "--corpus", "{tmp}/nope.jsonl"], 2, "nope.jsonl"),
+    ("not a repository", ["-C", "{tmp}/plain", "search", "x"], 1, "plain"),
+]
+
+
+@pytest.fixture
+def world(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
+    repo = tmp_path / "mem"
+    assert main(["init", str(repo)]) == 0
+    assert main(["-C", str(repo), "write", "--type", "semantic", "--title", "Seed", "--claim", "A seed memory.",
+                 "--path", "areas/inbox/seed.html"]) == 0
+    (tmp_path / "malformed.jsonl").write_text(
+        json.dumps({"op": "write", "title": "ok", "type": "semantic", "body": "Fine."}) + "\n{not json\n")
+    (tmp_path / "escape.jsonl").write_text(
+        json.dumps({"op": "write", "title": "out", "type": "semantic", "body": "Out.", "path": "../outside.html"}) + "\n")
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "latin1.jsonl").write_bytes(b'{"op": "write", "title": "ok", "type": "semantic", "body": "Fine."}\n'
+                                            b'{"op": "write", "title": "caf\xe9", "type": "semantic", "body": "x"}\n')
+    bare = tmp_path / "shared.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    capsys.readouterr()
+    return {"repo": str(repo), "tmp": str(tmp_path), "bare": str(bare), "memory": "areas/inbox/seed.html",
+            "memory_abs": str(repo / "areas/inbox/seed.html")}
+
+
+def _argv(world: dict[str, str], argv: list[str]) -> list[str]:
+    args = [a.format(**world) for a in argv]
+    return args if args[0] in ("-C", "init", "man", "demo") else ["-C", world["repo"], *args]
+
+
+@pytest.mark.parametrize(("label", "argv", "code", "token"), ROWS, ids=[r[0] for r in ROWS])
+def test_error_names_its_argument_and_hints(world: dict[str, str], capsys: pytest.CaptureFixture[str], label: str,
+                                            argv: list[str], code: int, token: str) -> None:
+    named = token.format(**world)
+    assert main(_argv(world, argv)) == code
+    captured = capsys.readouterr()
+    errors = [line for line in captured.err.splitlines() if line.startswith("error:")]
+    block = captured.err[captured.err.index("error:"):].split("\nhint: ", 1)[0]  # a message may list lines
+    assert len(errors) == 1 and named in block, captured.err
+    assert any(line.startswith("hint: ") and len(line) > len("hint: ") for line in captured.err.splitlines()), \
+        captured.err
+
+
+@pytest.mark.parametrize(("label", "argv", "code", "token"), ROWS, ids=[r[0] for r in ROWS])
+def test_json_gives_one_error_envelope(world: dict[str, str], capsys: pytest.CaptureFixture[str], label: str,
+                                       argv: list[str], code: int, token: str) -> None:
+    if argv[0] == "demo":
+        pytest.skip("demo has no --json (its output is a walk-through for people)")
+    assert main([*_argv(world, argv), "--json"]) == code
+    out = capsys.readouterr().out
+    envelope = json.loads(out)  # exactly one JSON document on stdout
+    assert envelope["apiVersion"] == "1" and "data" not in envelope
+    assert envelope["code"].startswith("ERR_") and envelope["hint"]
+    assert token.format(**world) in envelope["error"]
