@@ -26,11 +26,9 @@ from git_memhtml.sleep.runs import RunRow, get_run, latest_run, phase_rows
 from git_memhtml.sleep.trunk import trunk_sha
 from git_memhtml.store.layout import is_indexable
 
-CLASSES: tuple[str, ...] = ("meta-only", "entity-changed", "body-changed", "archived", "created", "deleted")
-"""Every file class, in summary order."""
-
-REVIEW_ORDER: tuple[str, ...] = ("body-changed", "entity-changed", "created", "archived", "deleted", "meta-only")
-"""The order a reviewer reads the classes in: text changes, then entity rewrites, …, stamps last."""
+CLASSES: tuple[str, ...] = ("body-changed", "entity-changed", "created", "archived", "deleted", "meta-only")
+"""Every file class, in the order a reviewer reads them (file list and summary): text changes, then entity
+rewrites, …, stamp-only changes last."""
 _ARCHIVE = re.compile(r"^archive/\d{4,}/")
 
 
@@ -106,7 +104,7 @@ def classify(repo: GitRepo, base: str, tip: str) -> list[FileChange]:
             old_values, new_values = set(_entities(before) or ()), set(_entities(after) or ())
             out.append(FileChange(change.path, label, kind, None, tuple(sorted(old_values - new_values)),
                                   tuple(sorted(new_values - old_values))))
-    order = {c: i for i, c in enumerate(REVIEW_ORDER)}
+    order = {c: i for i, c in enumerate(CLASSES)}
     return sorted(out, key=lambda f: (f.kind != "memory", order[f.classification], f.path))
 
 

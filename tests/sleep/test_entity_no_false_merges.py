@@ -168,3 +168,19 @@ def test_review_band_task_names_both_spellings(tmp_path: Path) -> None:
     assert counts["reviewCandidates"] == 1 and counts["tasksMinted"] == 1
     task = next((env.repo.root / "areas/inbox/tasks").glob("det-*.html")).read_text()
     assert '"Anna" and "Hanna"' in task and "person-spelling" in task
+
+
+def test_hostile_spellings_resolve_by_key_and_blank_names_are_left_alone(tmp_path: Path) -> None:
+    files = {
+        "areas/inbox/a.html": memory("Anna plans.", entities=["Person:Anna Berg", "person:anna  berg"]),
+        "areas/inbox/b.html": memory("Anna ships.", entities=["person:Anna Berg"]),
+        "areas/inbox/c.html": memory("Nobody.", entities=["person: "]),
+        "areas/inbox/d.html": memory("Ann is someone else.", entities=["person:Ann:Lee"]),
+    }
+    env = make_env(make_repo(tmp_path, files))
+    entity_resolution.run(env)
+    root = env.repo.root
+    assert get_metas((root / "areas/inbox/a.html").read_text(), "entity") == ["person:Anna Berg"]  # one line
+    assert get_metas((root / "areas/inbox/b.html").read_text(), "entity") == ["person:Anna Berg"]
+    assert get_metas((root / "areas/inbox/c.html").read_text(), "entity") == ["person: "]
+    assert get_metas((root / "areas/inbox/d.html").read_text(), "entity") == ["person:Ann:Lee"]

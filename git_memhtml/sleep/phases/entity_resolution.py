@@ -312,7 +312,8 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     band: list[BandPair] = []
     type_counts: dict[str, dict[str, int]] = {}
     total = 0
-    for etype, rows in by_type.items():
+    for etype, all_rows in by_type.items():
+        rows = [r for r in all_rows if name_key(r.entity_name)]  # a blank name has no spelling to resolve
         total += len(rows)
         raw_counts: dict[str, int] = {}
         for row in rows:
