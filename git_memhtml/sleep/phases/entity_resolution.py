@@ -32,6 +32,7 @@ from git_memhtml.domain.entities import (
     DISTINCT,
     MERGE,
     PERSON,
+    REASON_BAND,
     REVIEW,
     REVIEW_RATIO,
     display_name,
@@ -61,7 +62,7 @@ class BandPair:
     a: str
     b: str
     ratio: float
-    reason: str = "character-band"
+    reason: str = REASON_BAND
     shown_a: str = ""
     shown_b: str = ""
 
@@ -271,7 +272,7 @@ def _mint_review_tasks(env: PhaseEnv, pairs: Sequence[BandPair], counts: Mapping
         a, b = pair.shown_a or pair.a, pair.shown_b or pair.b
         why = (
             f"in the review band [{REVIEW_RATIO:.2f}, {AUTO_MERGE_RATIO:.2f})"
-            if pair.reason == "character-band"
+            if pair.reason == REASON_BAND
             else f"at or above {AUTO_MERGE_RATIO:.2f} but refused by the letter rule ({pair.reason})"
         )
         evidence = Measurement(
