@@ -119,8 +119,9 @@ def person_file_subject(path: str, persons: Sequence[str]) -> str | None:
 
     A file naming one person is that person's file. A file naming several is the file of the one whose
     ``slugify`` is the file's stem (core §2.5 ``resources/people/<slugify(name)>.html``; an archive collision
-    suffix ``-2``…``-1000`` is ignored) — a memory placement filed under ``resources/people/`` that names two
-    people is about both and is nobody's person file, so it asserts no identity.
+    suffix ``-2``…``-1000`` is ignored); otherwise (say, a meeting note placement filed under
+    ``resources/people/`` that names two people) it is nobody's person file and asserts no identity. Either way
+    the other people a file names are never aliases of its subject.
     """
     names = sorted({display_name(p) for p in persons if name_key(p)}, key=name_key)
     if len({name_key(n) for n in names}) == 1:
