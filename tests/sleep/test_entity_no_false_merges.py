@@ -168,6 +168,7 @@ def test_review_band_task_names_both_spellings(tmp_path: Path) -> None:
     assert counts["reviewCandidates"] == 1 and counts["tasksMinted"] == 1
     task = next((env.repo.root / "areas/inbox/tasks").glob("det-*.html")).read_text()
     assert '"Anna" and "Hanna"' in task and "person-spelling" in task
+    assert "memhtml-alias in that person" in task  # the one alias source the next sleep reads
 
 
 def test_hostile_spellings_resolve_by_key_and_blank_names_are_left_alone(tmp_path: Path) -> None:

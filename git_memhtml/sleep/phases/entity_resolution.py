@@ -260,6 +260,19 @@ def rewrite_claimants(env: PhaseEnv, plan: Mapping[str, list[tuple[str, str]]]) 
     return changed
 
 
+def _review_detail(entity_type: str) -> str:
+    """What a reviewer does with the task: only a person file's ``memhtml-alias`` is alias evidence (§6 step 4)."""
+    if entity_type == PERSON:
+        return (
+            "If they are one person, add the other name as a memhtml-alias in that person's file "
+            "(resources/people/) and the next sleep merges them; otherwise close this task."
+        )
+    return (
+        "If they are one subject, rewrite the memhtml-entity lines that use one spelling to the other; "
+        "otherwise close this task."
+    )
+
+
 def _mint_review_tasks(env: PhaseEnv, pairs: Sequence[BandPair], counts: Mapping[str, Mapping[str, int]]) -> TaskTally:
     tally = TaskTally()
     ordered = sorted(pairs, key=lambda p: (f"{p.entity_type} {p.a} {p.b}", p.ratio))
@@ -287,10 +300,7 @@ def _mint_review_tasks(env: PhaseEnv, pairs: Sequence[BandPair], counts: Mapping
                 title=f"Confirm {pair.entity_type} alias {a} / {b}",
                 claim=f'confirm: are "{a}" and "{b}" the same {pair.entity_type}?',
                 evidence=evidence,
-                detail=(
-                    "If they are one subject, add the shorter name as a memhtml-alias of the fuller one (for a "
-                    "person, in the person file) and the next sleep merges them; otherwise close this task."
-                ),
+                detail=_review_detail(pair.entity_type),
             )
         )
     return tally
