@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import synth  # noqa: E402  (the sibling benchmark module)
 
+from git_memhtml.document.editors import get_meta  # noqa: E402
 from git_memhtml.embed.fake import FakeEmbedder  # noqa: E402
 from git_memhtml.embed.registry import get_embedder  # noqa: E402
 from git_memhtml.index import indexer  # noqa: E402
@@ -33,6 +34,20 @@ PHASES = tuple(p for p in SLEEP_PHASES if p not in ("compress", "reprieve", "tra
                                                        "placement-triage", "integrity", "state-export", "report"))
 """The phases up to retention-triage, in run order (sleep-eval §1): every one that can change what triage scores
 (relationship-mining's derived edges feed PageRank and bridges; confidence-decay lowers confidence)."""
+
+
+def _archived_by_type(repo: GitRepo, branch: str) -> dict[str, int]:
+    """``{memory type: files moved into archive/}`` between the trunk and the run's branch tip."""
+    base, tip = repo.branch_sha("main"), repo.branch_sha(branch)
+    out: dict[str, int] = {}
+    if base is None or tip is None:
+        return out
+    for change in repo.diff(base, tip):
+        if change.status == "R" and change.path.startswith("archive/"):
+            data = repo.read_path_at(tip, change.path) or b""
+            kind = get_meta(data.decode("utf-8", "replace"), "type") or "?"
+            out[kind] = out.get(kind, 0) + 1
+    return dict(sorted(out.items()))
 
 
 def measure(size: int, days: int, embed: str = "fake") -> dict[str, object]:
@@ -55,6 +70,7 @@ def measure(size: int, days: int, embed: str = "fake") -> dict[str, object]:
             report = run_sleep(repo, db, date=date, phases=PHASES, embedder=embedder,
                                clock=lambda: f"{date}T09:{next(ticks) % 60:02d}:00Z")
         counts = {p.phase: p.counts for p in report.phases}
+        by_type = _archived_by_type(repo, report.run_id)
     entities = counts.get("entity-resolution", {})
     triage = counts.get("retention-triage", {})
     return {
@@ -67,6 +83,7 @@ def measure(size: int, days: int, embed: str = "fake") -> dict[str, object]:
         "entityFilesRewritten": entities.get("filesRewritten"),
         "entityCounts": entities,
         "evicted": triage.get("evicted"),
+        "evictedByType": by_type,
         "triageCounts": triage,
         "failed": list(report.failed_phases),
     }
