@@ -43,7 +43,7 @@ def _archived_by_type(repo: GitRepo, branch: str) -> dict[str, int]:
     if base is None or tip is None:
         return out
     for change in repo.diff(base, tip):
-        if change.status == "R" and change.path.startswith("archive/"):
+        if change.status in ("R", "A") and change.path.startswith("archive/"):  # past the rename limit: A + D
             data = repo.read_path_at(tip, change.path) or b""
             kind = get_meta(data.decode("utf-8", "replace"), "type") or "?"
             out[kind] = out.get(kind, 0) + 1
