@@ -1,29 +1,101 @@
-"""Entity-name normalisation, character similarity and the survivor-picking union-find (sleep-eval §6 steps 2, 3, 8).
+"""Entity names: matching keys, display forms, the pairwise merge rule, complete linkage and the survivor
+union-find (sleep-eval §6 steps 2, 3, 8; seed 000 §8; issue 8 item 4).
 
-The character pass is deterministic and cheap: names that normalise together merge exactly, pairs at or above
-:data:`AUTO_MERGE_RATIO` merge automatically, and the [0.75, 0.85) band goes to review. Which name survives is
-decided by the corpus's own file counts (higher count wins, ties to the lexicographically smaller name), never by
-a model (seed 000 §8). Pure.
+Two names are *one key* when they are equal after NFC, case folding and whitespace collapsing
+(:func:`name_key`, :func:`entity_key`); this one function is what the indexer projects, the scope filters compare
+and entity-resolution groups by, so ``--entity org:DGIA`` and ``--entity org:dgia`` find the same files. A name
+keeps its *display* form (:func:`display_name`: NFC and collapsed whitespace, case kept).
+
+Two different keys merge only when :func:`pair_verdict` says ``merge``: an LCS ratio of at least
+:data:`AUTO_MERGE_RATIO`, no numeric or variant divergence (the memory-merge veto of ``domain.merge``, so
+``node-1``/``node-10`` and ``python3.11``/``python3.12`` stay apart), and either the same letters and digits
+(``checkout-api``/``checkout api``) or only long-token spelling edits (never for persons; never a short token, so
+``anna``/``hanna`` stays apart). A fuzzy cluster is built by complete linkage (:func:`complete_linkage`): every
+pair inside it passes the rule, so no chain of near neighbours can grow it. Which name survives is decided by
+the corpus's own file counts (higher count wins, ties to the lexicographically smaller key), never by a model
+(seed 000 §8). Pure.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+from git_memhtml.domain.merge import identity_veto_reasons
 
 AUTO_MERGE_RATIO = 0.85
-"""Character ratio at or above which two names merge without review (sleep-eval §6 step 3; seed 000 §5)."""
+"""Character ratio at or above which two names may merge without review (sleep-eval §6 step 3; seed 000 §5)."""
 
 REVIEW_RATIO = 0.75
 """Lower bound of the review band [0.75, 0.85) (sleep-eval §6 step 3; seed 000 §5)."""
 
+SHORT_TOKEN_LENGTH = 8
+"""A spelling edit counts as evidence only inside two tokens of at least 8 letters or digits (issue 8 item 4:
+"a one-letter difference between short names is not evidence"). Our choice: at 8, ``kubernetes``/``kubernets``
+and ``postgres``/``postgress`` merge, while ``anna``/``hanna``, ``andrea``/``andreas`` and ``api``/``app`` do not."""
+
+PERSON = "person"
+"""The entity type whose spellings never merge by edit distance (two people's names differ by one letter)."""
+
+MERGE, REVIEW, DISTINCT = "merge", "review", "distinct"
+"""The three verdicts of :func:`pair_verdict`."""
+
+REASON_SAME_LETTERS = "same-letters"
+REASON_SPELLING = "long-token-spelling"
+REASON_SHORT_NAME = "short-name"
+REASON_PERSON_SPELLING = "person-spelling"
+REASON_TOKEN_SHAPE = "token-mismatch"
+REASON_BAND = "character-band"
+
 _WHITESPACE = re.compile(r"\s+")
+_TOKEN = re.compile(r"[^\W_]+")
+"""Runs of Unicode letters and digits: a name's tokens (separators and punctuation split them)."""
 
 
-def normalize_name(name: str) -> str:
-    """NFC, lowercase, collapse whitespace runs to one space, trim (sleep-eval §6 step 2)."""
-    return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", name).lower()).strip()
+def display_name(name: str) -> str:
+    """The form a name is written in: NFC, whitespace runs collapsed to one space, trimmed; case kept."""
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", name)).strip()
+
+
+def name_key(name: str) -> str:
+    """The matching key of a name: :func:`display_name`, case-folded, NFC again (sleep-eval §6 step 2).
+
+    >>> name_key("  DGIA ") == name_key("dgia")
+    True
+    """
+    return unicodedata.normalize("NFC", display_name(name).casefold())
+
+
+normalize_name = name_key
+"""Sleep-eval §6 step 2 calls the key "the normalised name"."""
+
+
+def split_entity(value: str) -> tuple[str, str]:
+    """Split ``type:name`` at the first colon (valid when the colon is neither first nor last), else
+    ``("unknown", value)`` (core §1.8)."""
+    idx = value.find(":")
+    if 0 < idx < len(value) - 1:
+        return value[:idx], value[idx + 1 :]
+    return "unknown", value
+
+
+def entity_key(value: str) -> str:
+    """The matching key of a ``type:name`` value: ``<type key>:<name key>`` (a value without a valid colon is keyed
+    as ``unknown:<name key>``). The one key the index stores, the scope filters compare and the phase groups by.
+
+    >>> entity_key("org:DGIA") == entity_key("ORG: dgia ") == "org:dgia"
+    True
+    """
+    etype, name = split_entity(value)
+    return f"{name_key(etype)}:{name_key(name)}"
+
+
+def name_tokens(key: str) -> list[str]:
+    """The letter/digit runs of a name, in order (``checkout-api`` → ``["checkout", "api"]``)."""
+    return _TOKEN.findall(key)
 
 
 def lcs_length(a: str, b: str) -> int:
@@ -50,6 +122,115 @@ def lcs_ratio(a: str, b: str) -> float:
     if not a or not b:
         return 0.0
     return 2 * lcs_length(a, b) / (len(a) + len(b))
+
+
+@dataclass(frozen=True)
+class PairVerdict:
+    """The pairwise rule's answer for two keys ``a < b``.
+
+    Attributes:
+        verdict: ``merge`` (may join one cluster), ``review`` (ask a human: a detected task), or ``distinct``
+            (different entities by rule: a numeric or variant divergence; never merged, never asked).
+        reason: why — a veto name (``numeric``, ``variant``) or one of the ``REASON_*`` constants.
+    """
+
+    a: str
+    b: str
+    ratio: float
+    verdict: str
+    reason: str
+
+
+def _ratio_may_reach(a: str, b: str, floor: float) -> bool:
+    """Cheap upper bound: LCS ≤ min length, so ``2·min/(|a|+|b|) < floor`` can never reach ``floor``."""
+    total = len(a) + len(b)
+    return total > 0 and 2 * min(len(a), len(b)) / total >= floor
+
+
+def _spelling_reason(a: str, b: str, entity_type: str) -> str | None:
+    """``None`` when the letters of ``a`` and ``b`` justify a merge; else the reason they do not."""
+    ta, tb = name_tokens(a), name_tokens(b)
+    if ta and "".join(ta) == "".join(tb):
+        return None  # only separators, spacing or case differ
+    if entity_type == PERSON:
+        return REASON_PERSON_SPELLING
+    if len(ta) != len(tb):
+        return REASON_TOKEN_SHAPE
+    for x, y in zip(ta, tb, strict=True):
+        if x != y and min(len(x), len(y)) < SHORT_TOKEN_LENGTH:
+            return REASON_SHORT_NAME
+    return None
+
+
+def pair_verdict(a: str, b: str, entity_type: str = "") -> PairVerdict | None:
+    """The pairwise rule over two different keys of one type; ``None`` when they are unrelated (ratio < 0.75).
+
+    In order: ratio below :data:`REVIEW_RATIO` → ``None``; a numeric or variant divergence
+    (:func:`git_memhtml.domain.merge.identity_veto_reasons`) → ``distinct``; ratio below :data:`AUTO_MERGE_RATIO`
+    → ``review`` (the character band); the same letters and digits → ``merge``; a person → ``review``; a
+    different token count or an edit inside a token shorter than :data:`SHORT_TOKEN_LENGTH` → ``review``;
+    otherwise ``merge``. Symmetric in ``a``/``b`` (the verdict is reported with ``a < b``).
+    """
+    if a == b:
+        return None
+    a, b = sorted((a, b))
+    if not _ratio_may_reach(a, b, REVIEW_RATIO):
+        return None
+    ratio = lcs_ratio(a, b)
+    if ratio < REVIEW_RATIO:
+        return None
+    vetoes = identity_veto_reasons(a, b)
+    if vetoes:
+        return PairVerdict(a, b, ratio, DISTINCT, vetoes[0])
+    if ratio < AUTO_MERGE_RATIO:
+        return PairVerdict(a, b, ratio, REVIEW, REASON_BAND)
+    refusal = _spelling_reason(a, b, entity_type)
+    if refusal is not None:
+        return PairVerdict(a, b, ratio, REVIEW, refusal)
+    same = "".join(name_tokens(a)) == "".join(name_tokens(b))
+    return PairVerdict(a, b, ratio, MERGE, REASON_SAME_LETTERS if same else REASON_SPELLING)
+
+
+def may_merge(a: str, b: str, entity_type: str = "") -> bool:
+    """Whether the pairwise rule lets keys ``a`` and ``b`` share a cluster (equal keys always do)."""
+    if a == b:
+        return True
+    verdict = pair_verdict(a, b, entity_type)
+    return verdict is not None and verdict.verdict == MERGE
+
+
+def pair_verdicts(keys: Iterable[str], entity_type: str = "") -> list[PairVerdict]:
+    """Every related pair of the distinct ``keys`` (verdict not ``None``), in sorted ``(a, b)`` order."""
+    out: list[PairVerdict] = []
+    for a, b in combinations(sorted(set(keys)), 2):
+        verdict = pair_verdict(a, b, entity_type)
+        if verdict is not None:
+            out.append(verdict)
+    return out
+
+
+def complete_linkage(
+    names: Iterable[str], pairs: Iterable[tuple[str, str, float]], passes: Callable[[str, str], bool]
+) -> list[tuple[str, ...]]:
+    """Clusters of ``names`` joined along ``pairs`` under complete linkage. Pure, deterministic.
+
+    ``pairs`` are ``(a, b, ratio)`` candidates, taken by ratio descending, then ``(a, b)``; two clusters join only
+    when ``passes(x, y)`` holds for **every** ``x`` of one and ``y`` of the other. So every pair inside a returned
+    cluster passes on its own, and a chain ``a~b~c`` with ``a`` and ``c`` apart never becomes one cluster.
+
+    Returns:
+        Every cluster (singletons included) as a sorted tuple, the list sorted.
+    """
+    cluster: dict[str, tuple[str, ...]] = {n: (n,) for n in sorted(set(names))}
+    for a, b, _ratio in sorted(pairs, key=lambda p: (-p[2], p[0], p[1])):
+        ca, cb = cluster.get(a), cluster.get(b)
+        if ca is None or cb is None or ca == cb:
+            continue
+        if all(passes(x, y) for x in ca for y in cb):
+            joined = tuple(sorted((*ca, *cb)))
+            for member in joined:
+                cluster[member] = joined
+    return sorted(set(cluster.values()))
 
 
 class UnionFind:
@@ -111,3 +292,25 @@ def merge_names(counts: Mapping[str, int], pairs: Iterable[tuple[str, str]]) -> 
     for a, b in sorted(tuple(sorted(pair)) for pair in pairs):
         forest.union(a, b)
     return forest.mapping()
+
+
+def resolve_names(
+    counts: Mapping[str, int],
+    verdicts: Sequence[PairVerdict],
+    alias_pairs: Iterable[tuple[str, str]] = (),
+) -> dict[str, str]:
+    """``{key: survivor key}`` for one type: complete-linkage clusters of the ``merge`` verdicts, then the declared
+    alias pairs, through one survivor union-find (sleep-eval §6 step 8).
+
+    ``verdicts`` must come from :func:`pair_verdicts` over the same keys (only their ``merge`` pairs are read).
+    Alias pairs are a person file's assertion of identity, not a similarity, so they join whole clusters; the
+    character evidence never grows a cluster past what each of its pairs justifies alone.
+    """
+    merges = [(v.a, v.b, v.ratio) for v in verdicts if v.verdict == MERGE]
+    passing = {(a, b) for a, b, _ in merges}
+    clusters = complete_linkage(counts, merges, lambda x, y: (min(x, y), max(x, y)) in passing)
+    accepted: list[tuple[str, str]] = []
+    for members in clusters:
+        accepted.extend((members[0], other) for other in members[1:])
+    accepted.extend((min(a, b), max(a, b)) for a, b in alias_pairs if a != b)
+    return merge_names(counts, accepted)

@@ -155,6 +155,21 @@ def veto_reasons(a: MergeText | str, b: MergeText | str) -> tuple[str, ...]:
     return tuple(reasons)
 
 
+def identity_veto_reasons(a: str, b: str) -> tuple[str, ...]:
+    """The predicates that say two *names* denote different things: ``numeric`` then ``variant``.
+
+    The same numeric-token and variant-qualifier predicates that guard memory folds, read over two entity names
+    (``payments-v1``/``payments-v2``, ``node-1``/``node-10``, ``python3.11``/``python3.12``, ``api``/``api-beta``).
+    Negation is left out: a name carries no polarity. Empty tuple = not vetoed. Symmetric, pure.
+    """
+    reasons: list[str] = []
+    if numeric_token_divergent(a, b):
+        reasons.append(VETO_NUMERIC)
+    if variant_qualifier_divergent(a, b):
+        reasons.append(VETO_VARIANT)
+    return tuple(reasons)
+
+
 def merge_vetoed(a: MergeText | str, b: MergeText | str) -> bool:
     """The disjunction of the three predicates (sleep-eval §3 ``mergeVetoed``)."""
     return bool(veto_reasons(a, b))

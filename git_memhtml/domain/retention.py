@@ -46,6 +46,13 @@ REPRIEVE_DAYS = 14
 MAX_REPRIEVES = 3
 """At most 3 reprieves per memory; the fourth expiry archives it (sleep-eval §4.4; seed 000 §5)."""
 
+EVICTION_GRACE_DAYS = 30.0
+"""A memory created less than 30 days before the run is never evicted, whatever its band (issue 8 item 4; our
+choice, not in sleep-eval §4: the spec's access, reinforcement, bridge and PageRank signals read *absence* of use
+as disuse, so a never-read corpus scores near the floor the night it is imported). 30 days is the ``default``
+profile's recency half-life: a memory younger than that has not had the time the access signal assumes. The age
+runs from ``created_at`` (not ``updated_at``), so a sleep's own stamps cannot extend it."""
+
 Band = Literal["keep", "compress", "evict"]
 
 
@@ -228,6 +235,15 @@ def band(score: float) -> Band:
     if score > COMPRESS_ABOVE:
         return "compress"
     return "evict"
+
+
+def in_eviction_grace(created_age_days: float, grace_days: float = EVICTION_GRACE_DAYS) -> bool:
+    """Whether a memory created ``created_age_days`` days before the run is too new to evict (age < grace).
+
+    A negative or unknown age (callers pass 0 for an unparseable stamp) is inside the grace: never evict on a
+    stamp that cannot be read.
+    """
+    return created_age_days < grace_days
 
 
 def reprieve_score(importance: float, access_count: int, outcome: float, hours: float) -> float:

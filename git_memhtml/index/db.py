@@ -22,6 +22,7 @@ import apsw
 import numpy as np
 import sqlite_vec
 
+from git_memhtml.domain.entities import entity_key
 from git_memhtml.errors import StorageError
 
 BUSY_TIMEOUT_MS = 5000
@@ -338,6 +339,9 @@ def open_index(index_path: str | Path, state_path: str | Path) -> IndexDB:
                         hint="reinstall the sqlite-vec package: `pip install --force-reinstall sqlite-vec`") from exc
         conn.create_scalar_function(
             "vector_distance_cos", vector_distance_cos, 2, deterministic=True  # type: ignore[arg-type]
+        )
+        conn.create_scalar_function(  # migration 0010 backfills file_entities.entity_key through it
+            "memhtml_entity_key", entity_key, 1, deterministic=True  # type: ignore[arg-type]
         )
         db = IndexDB(conn, index_s, state_s)
         try:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from typing import TypeVar
 
 from git_memhtml.document.model import REL_CLASSES, MemoryDocument
+from git_memhtml.domain.entities import entity_key, split_entity
 from git_memhtml.store.layout import has_memory_suffix
 
 CHUNK_CHARS = 1800
@@ -130,6 +131,11 @@ class Projection:
         """The file's repository path."""
         return self.file.path
 
+    @property
+    def entity_rows(self) -> tuple[tuple[str, str, str], ...]:
+        """``(entity_type, entity_name, entity_key)`` per entity: the name as written plus its matching key."""
+        return tuple((t, n, entity_row_key(t, n)) for t, n in self.entities)
+
 
 def chunk_id_of(content_hash: str, ordinal: int) -> str:
     """Return ``hex(sha256("<content_hash>:<ordinal>"))`` (core §3.2)."""
@@ -170,11 +176,13 @@ def chunk_text(body_text: str, limit: int = CHUNK_CHARS) -> list[str]:
 
 def entity_row(value: str) -> tuple[str, str]:
     """Split ``type:name`` at the first colon (valid when the colon is neither first nor last), else
-    ``("unknown", value)`` (core §1.8)."""
-    idx = value.find(":")
-    if 0 < idx < len(value) - 1:
-        return value[:idx], value[idx + 1 :]
-    return "unknown", value
+    ``("unknown", value)`` (core §1.8; ``domain.entities.split_entity``)."""
+    return split_entity(value)
+
+
+def entity_row_key(entity_type: str, entity_name: str) -> str:
+    """The ``file_entities.entity_key`` of a row: ``domain.entities.entity_key`` of ``type:name``."""
+    return entity_key(f"{entity_type}:{entity_name}")
 
 
 def _dedupe(items: list[T]) -> tuple[T, ...]:

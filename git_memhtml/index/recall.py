@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from git_memhtml.domain.entities import name_key
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import UsageError
 from git_memhtml.index.db import IndexDB
@@ -79,7 +80,7 @@ def _entity_names(entities: tuple[str, ...]) -> set[str]:
     for entity in entities:
         kind, _, name = entity.partition(":")
         if kind not in UNCAPPED_ENTITY_TYPES and name.strip():
-            names.add(name.strip().lower())
+            names.add(name_key(name))
     return names
 
 

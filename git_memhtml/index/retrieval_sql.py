@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from git_memhtml.domain.entities import entity_key
 from git_memhtml.domain.rrf import RRF_K
 from git_memhtml.domain.salience import SALIENCE_DECAY_PER_HOUR
 
@@ -42,7 +43,8 @@ class Scope:
         memory_types: ANY-of; ``None``/empty → every type but ``task``. An explicit list is used verbatim.
         workspace: strict equality with ``files.workspace``.
         tags: ANY-of, via ``EXISTS file_tags``.
-        entity: one ``type:name``, via ``EXISTS file_entities``.
+        entity: one ``type:name``, via ``EXISTS file_entities``, matched by key (``domain.entities.entity_key``:
+            NFC, case-insensitive, whitespace-collapsed), so ``org:DGIA`` and ``org:dgia`` are one scope.
         include_archived: also archived files (default hides them).
         as_of: ISO instant; replaces the archived filter with the validity window
             ``coalesce(valid_from, event_at, created_at) <= as_of AND (valid_until IS NULL OR valid_until > as_of)``.
@@ -111,10 +113,9 @@ def scope_sql(scope: Scope, alias: str = "f") -> tuple[str, Params]:
         params.update({n[1:]: t for n, t in zip(names, scope.tags, strict=True)})
     if scope.entity is not None:
         clauses.append(
-            f"EXISTS (SELECT 1 FROM file_entities se WHERE se.path = {alias}.path "
-            "AND se.entity_type || ':' || se.entity_name = :s_entity)"
+            f"EXISTS (SELECT 1 FROM file_entities se WHERE se.path = {alias}.path AND se.entity_key = :s_entity)"
         )
-        params["s_entity"] = scope.entity
+        params["s_entity"] = entity_key(scope.entity)
     return " AND ".join(f"({c})" for c in clauses), params
 
 

@@ -26,7 +26,7 @@ _FILE_COLUMNS = (
 PLANE_SQL: dict[str, str] = {
     "files": f"SELECT path, {_FILE_COLUMNS} FROM files",
     "file_tags": "SELECT path, tag FROM file_tags",
-    "file_entities": "SELECT path, entity_type, entity_name FROM file_entities",
+    "file_entities": "SELECT path, entity_type, entity_name, entity_key FROM file_entities",
     "file_facets": "SELECT path, name, value, numeric_value FROM file_facets",
     "file_citations": "SELECT path, text, href FROM file_citations",
     "chunks": "SELECT path, chunk_id, content_hash, ordinal, text, char_count FROM chunks",

@@ -53,8 +53,8 @@ def write_projection(db: IndexDB, proj: Projection, *, now: str) -> None:
     db.execute("DELETE FROM chunks WHERE path = ? AND content_hash <> ?", (path, row.content_hash))
     db.executemany("INSERT INTO file_tags(path, tag) VALUES (?, ?)", [(path, t) for t in proj.tags])
     db.executemany(
-        "INSERT INTO file_entities(path, entity_type, entity_name) VALUES (?, ?, ?)",
-        [(path, t, n) for t, n in proj.entities],
+        "INSERT INTO file_entities(path, entity_type, entity_name, entity_key) VALUES (?, ?, ?, ?)",
+        [(path, t, n, k) for t, n, k in proj.entity_rows],
     )
     db.executemany(
         "INSERT INTO file_facets(path, name, value, numeric_value) VALUES (?, ?, ?, ?)",

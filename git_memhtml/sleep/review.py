@@ -2,8 +2,9 @@
 
 Classification of each changed file (``spec/memhtml-sleep-eval.md`` §2 "Review"): added → ``created``; deleted
 → ``deleted``; renamed into ``archive/<YYYY>/`` → ``archived`` (``fromPath`` kept); renamed elsewhere →
-``body-changed``; modified with the same article hash at base and tip → ``meta-only``; modified otherwise →
-``body-changed``. Each entry also says whether it is a ``memory`` or a generated/run ``artifact``
+``body-changed``; modified with the same article hash at base and tip → ``entity-changed`` when its
+``memhtml-entity`` values differ (an entity rewrite changes what the memory is about, so it is never hidden
+among stamp-only changes; issue 8 item 4), else ``meta-only``; modified otherwise → ``body-changed``. Each entry also says whether it is a ``memory`` or a generated/run ``artifact``
 (``index.html``, ``sitemap.xml``, ``.memhtml/…``), so a reviewer can skip artifacts.
 """
 
@@ -15,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from git_memhtml.document.editors import get_metas
 from git_memhtml.document.hash import content_hash
 from git_memhtml.errors import RunNotFound
 from git_memhtml.gitrepo import GitRepo
@@ -24,7 +26,9 @@ from git_memhtml.sleep.runs import RunRow, get_run, latest_run, phase_rows
 from git_memhtml.sleep.trunk import trunk_sha
 from git_memhtml.store.layout import is_indexable
 
-CLASSES: tuple[str, ...] = ("meta-only", "body-changed", "archived", "created", "deleted")
+CLASSES: tuple[str, ...] = ("body-changed", "entity-changed", "created", "archived", "deleted", "meta-only")
+"""Every file class, in the order a reviewer reads them (file list and summary): text changes, then entity
+rewrites, …, stamp-only changes last."""
 _ARCHIVE = re.compile(r"^archive/\d{4,}/")
 
 
@@ -36,10 +40,18 @@ class FileChange:
     classification: str
     kind: str  # memory | artifact
     from_path: str | None = None
+    entities_removed: tuple[str, ...] = ()
+    entities_added: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {"path": self.path, "classification": self.classification, "kind": self.kind, "fromPath": self.from_path}
+        """JSON shape; ``entities`` is ``{"removed": [...], "added": [...]}`` for ``entity-changed``, else null."""
+        entities = (
+            {"removed": list(self.entities_removed), "added": list(self.entities_added)}
+            if self.classification == "entity-changed"
+            else None
+        )
+        return {"path": self.path, "classification": self.classification, "kind": self.kind,
+                "fromPath": self.from_path, "entities": entities}
 
 
 def _article_hash(data: bytes | None) -> str | None:
@@ -49,6 +61,28 @@ def _article_hash(data: bytes | None) -> str | None:
         return content_hash(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return None
+
+
+def _entities(data: bytes | None) -> list[str] | None:
+    if data is None:
+        return None
+    try:
+        return sorted(get_metas(data.decode("utf-8"), "entity"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+def modified_class(path: str, before: bytes | None, after: bytes | None) -> str:
+    """Class of a file modified in place: ``meta-only``, ``entity-changed`` or ``body-changed`` (see module doc).
+
+    Non-HTML files and unreadable HTML are ``body-changed`` (nothing proves their text unchanged).
+    """
+    if not path.endswith(".html"):
+        return "body-changed"
+    old_hash = _article_hash(before)
+    if old_hash is None or old_hash != _article_hash(after):
+        return "body-changed"
+    return "meta-only" if _entities(before) == _entities(after) else "entity-changed"
 
 
 def classify(repo: GitRepo, base: str, tip: str) -> list[FileChange]:
@@ -66,12 +100,11 @@ def classify(repo: GitRepo, base: str, tip: str) -> list[FileChange]:
         else:
             before = repo.read_path_at(base, change.path)
             after = repo.read_path_at(tip, change.path)
-            if change.path.endswith(".html"):
-                same = _article_hash(before) is not None and _article_hash(before) == _article_hash(after)
-            else:
-                same = False
-            out.append(FileChange(change.path, "meta-only" if same else "body-changed", kind))
-    order = {c: i for i, c in enumerate(("body-changed", "created", "archived", "deleted", "meta-only"))}
+            label = modified_class(change.path, before, after)
+            old_values, new_values = set(_entities(before) or ()), set(_entities(after) or ())
+            out.append(FileChange(change.path, label, kind, None, tuple(sorted(old_values - new_values)),
+                                  tuple(sorted(new_values - old_values))))
+    order = {c: i for i, c in enumerate(CLASSES)}
     return sorted(out, key=lambda f: (f.kind != "memory", order[f.classification], f.path))
 
 

@@ -2,7 +2,8 @@
 
 Built from :func:`sleep.review.review_run`'s result, in reading order: a header (base → head, phase totals), the
 classification summary, the body-changed memories first (the only files whose article text changed), the
-detected tasks the run filed with their claim and evidence, the per-phase table, then the other files and the
+entity-changed memories (an entity value rewritten: what the memory is about) with each removed and added value,
+the detected tasks the run filed with their claim and evidence, the per-phase table, then the other files and the
 commits inside ``<details>`` blocks so the body stays skimmable (``spec/git-ecosystem.md`` §8).
 
 Memory text is untrusted: every value that is not our own constant text goes through :func:`md_text` (escaped
@@ -194,6 +195,12 @@ def render_lines(repo: GitRepo, review: dict[str, Any]) -> list[str]:
                   for f in body_changed]
     else:
         lines.append("None: no memory's article text changed.")
+    entity_changed = [f for f in memories if f["classification"] == "entity-changed"]
+    lines += ["", f"### Entity-changed memories ({len(entity_changed)})", ""]
+    if entity_changed:
+        lines += _details(f"entity rewrites ({len(entity_changed)})", [_entity_line(f) for f in entity_changed])
+    else:
+        lines.append("None: no memory's entities were rewritten.")
     tasks = detected_tasks(repo, review)
     lines += ["", f"### Detected tasks ({len(tasks)})", ""]
     if not tasks:
@@ -220,6 +227,14 @@ def render_lines(repo: GitRepo, review: dict[str, Any]) -> list[str]:
     lines += _details(f"commits ({len(review['commits'])})",
                       [f"- {md_code(str(c['sha'])[:12])} {md_text(c['subject'])}" for c in review["commits"]])
     return lines
+
+
+def _entity_line(entry: dict[str, Any]) -> str:
+    """``- `path`: `old` → `new` `` for one entity-changed file (values are memory text: code spans)."""
+    change = entry.get("entities") or {}
+    removed = ", ".join(md_code(str(v)) for v in change.get("removed", [])) or "nothing"
+    added = ", ".join(md_code(str(v)) for v in change.get("added", [])) or "nothing"
+    return f"- {md_code(entry['path'])}: {removed} → {added}"
 
 
 def _footer(run: str) -> list[str]:

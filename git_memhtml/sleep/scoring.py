@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_memhtml.domain.graph import Edge, bridge_counts, label_propagation, pagerank
-from git_memhtml.domain.retention import Band, RetentionInput, age_days, band, retention_score
+from git_memhtml.domain.retention import (
+    Band,
+    RetentionInput,
+    age_days,
+    band,
+    in_eviction_grace,
+    retention_score,
+)
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.queries import CorpusRow, active_corpus
 
@@ -26,11 +33,18 @@ GROUPING_REL = "laterally_related"
 
 @dataclass(frozen=True)
 class Scored:
-    """One memory's retention score in [0, 1] and its band (sleep-eval §4.2)."""
+    """One memory's retention score in [0, 1], its band (sleep-eval §4.2) and its age since creation."""
 
     row: CorpusRow
     score: float
     band: Band
+    created_age: float = 0.0
+    """Days from ``created_at`` to the run instant, clamped at 0 (0 for an unparseable stamp)."""
+
+    @property
+    def graced(self) -> bool:
+        """In the evict band but too new to evict (``domain.retention.in_eviction_grace``)."""
+        return self.band == "evict" and in_eviction_grace(self.created_age)
 
 
 @dataclass(frozen=True)
@@ -140,7 +154,7 @@ def _score(
         contradictions=contradictions.get(row.path, 0),
     )
     score = retention_score(inp)
-    return Scored(row=row, score=score, band=band(score))
+    return Scored(row=row, score=score, band=band(score), created_age=_age(row.created_at, at))
 
 
 def _age(updated_at: str, at: str) -> float:

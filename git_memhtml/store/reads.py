@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from git_memhtml.domain.entities import entity_key
 from git_memhtml.index.db import IndexDB
 
 LIST_LIMIT_MAX = 500
@@ -38,10 +39,8 @@ def list_memories(
         where.append("EXISTS (SELECT 1 FROM file_tags t WHERE t.path = f.path AND t.tag = ?)")
         params.append(tag)
     if entity is not None:
-        where.append(
-            "EXISTS (SELECT 1 FROM file_entities e WHERE e.path = f.path AND e.entity_type || ':' || e.entity_name = ?)"
-        )
-        params.append(entity)
+        where.append("EXISTS (SELECT 1 FROM file_entities e WHERE e.path = f.path AND e.entity_key = ?)")
+        params.append(entity_key(entity))
     if cursor is not None:
         where.append("f.path > ?")
         params.append(cursor)

@@ -70,8 +70,8 @@ def test_alias_oracle_merges_short_name_into_person_file_name(tmp_path: Path) ->
     counts = entity_resolution.run(env).counts
     assert counts["aliasMerges"] == 1
     root = env.repo.root
-    assert _metas(root, "areas/inbox/y.html") == ["person:priya raman"]
-    assert _metas(root, "areas/inbox/x.html") == ["person:priya raman"]
+    assert _metas(root, "areas/inbox/y.html") == ["person:Priya Raman"]  # display case kept
+    assert _metas(root, "areas/inbox/x.html") == ["person:Priya Raman"]
 
 
 def test_archived_person_file_still_declares_aliases(tmp_path: Path) -> None:
@@ -103,7 +103,11 @@ def test_review_band_pair_opens_one_task_and_is_not_merged(tmp_path: Path) -> No
 
 
 def test_dry_run_writes_nothing(tmp_path: Path) -> None:
-    files = {"areas/inbox/a.html": memory("Checkout deploys on tuesday.", entities=["service:Checkout API"])}
+    files = {
+        "areas/inbox/a.html": memory("Checkout deploys on tuesday.", entities=["service:Checkout API"]),
+        "areas/inbox/b.html": memory("Checkout owns the cart.", entities=["service:checkout api"]),
+        "areas/inbox/c.html": memory("Checkout retries twice.", entities=["service:checkout api"]),
+    }
     env = make_env(make_repo(tmp_path, files), dry_run=True)
     before = tree_files(env.repo)
     counts = entity_resolution.run(env).counts

@@ -85,3 +85,19 @@ def test_authored_contradiction_lowers_the_score(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path / "c", contra))
     contested = {s.row.path: s.score for s in retention_pass(env.db, at=AT)}["areas/inbox/a.html"]
     assert contested < ref
+
+
+def test_a_new_memory_in_the_evict_band_is_graced_not_evicted(tmp_path: Path) -> None:
+    # the same weak record as `stale`, but updated long ago and created 5 days before the run: too new to evict
+    recent = render_memory(title="recent", memory_type="episodic", now="2026-03-05T00:00:00Z",
+                           claim="Lunch was late again.", confidence=0.1)
+    files = {**_files(), "areas/inbox/recent.html": recent.replace(
+        'name="memhtml-updated" content="2026-03-05T00:00:00Z"', f'name="memhtml-updated" content="{OLD}"')}
+    env = make_env(make_repo(tmp_path, files))
+    scored = {s.row.path: s for s in retention_pass(env.db, at=env.at, root=env.repo.root)}
+    assert scored["areas/inbox/recent.html"].band == "evict" and scored["areas/inbox/recent.html"].graced
+    assert not scored["areas/inbox/stale.html"].graced
+    counts = retention_triage.run(env).counts
+    assert counts["evict"] == 3 and counts["graced"] == 1 and counts["evicted"] == 1
+    assert (env.repo.root / "areas/inbox/recent.html").exists()
+    assert not (env.repo.root / "areas/inbox/stale.html").exists()

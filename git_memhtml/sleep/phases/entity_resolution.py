@@ -1,12 +1,17 @@
-"""Phase 3, entity-resolution, no-model stages: normalise, character auto-merge, alias oracle, one union-find.
+"""Phase 3, entity-resolution, no-model stages: key, pairwise rule, complete linkage, alias oracle, union-find.
 
-(``spec/memhtml-sleep-eval.md`` §1 phase 3 and §6; seed 000 §8, §10.) Per entity type, in sorted order: raw
-names normalise (NFC, lowercase, collapsed whitespace) and their counts add up; normalised pairs with an LCS ratio
-of at least 0.85 merge; for persons, every person file in the tree (archived ones too) that declares
-``memhtml-alias`` values asserts identity for all of its names; every accepted pair feeds one union-find whose
-survivor is the most-claimed name (ties → lexicographically smaller). Each raw name whose final form differs is
-rewritten in every active claimant's head. Pairs in the [0.75, 0.85) review band that did not merge become
-detected review tasks. With no model there is no sweep of vanished review tasks.
+(``spec/memhtml-sleep-eval.md`` §1 phase 3 and §6; seed 000 §8, §10; issue 8 item 4.) Per entity type (types
+compared by key), in sorted order: raw names group by their matching key (``domain.entities.name_key``: NFC, case
+folded, collapsed whitespace) and their counts add up; each key is written in its most-claimed display form (case
+kept, ties to the smaller string). Different keys are judged pairwise by ``domain.entities.pair_verdict``
+(LCS ratio ≥ 0.85, the memory-merge numeric/variant veto, no edit inside a short token, no person-name spelling
+edit); the ``merge`` pairs join clusters by complete linkage, so every pair inside a cluster passes the rule. For
+persons, each person file (archived ones too) declares its one subject's ``memhtml-alias`` values; a file naming
+several people declares nothing about who is whom. Every accepted pair feeds one union-find whose survivor is the
+most-claimed key (ties → lexicographically smaller). Each raw value whose final form differs is rewritten in every
+active claimant's head. ``review`` pairs (the [0.75, 0.85) band, and ≥ 0.85 pairs the letter rule refused) that
+did not merge become detected review tasks; ``distinct`` pairs (numeric or variant divergence) are counted as
+``namesKeptApart`` and never asked about. With no model there is no sweep of vanished review tasks.
 
 Only names that can be rewritten are read: the ``concept`` and ``lang`` rows of ``file_entities`` are projections
 of article markup (``<dfn>``, ``lang``) and ``unknown`` rows have no ``type:`` prefix, so none of them has a
@@ -18,39 +23,57 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from git_memhtml.document import editors
 from git_memhtml.document.parse import parse_memory
-from git_memhtml.domain.entities import AUTO_MERGE_RATIO, REVIEW_RATIO, lcs_ratio, merge_names, normalize_name
+from git_memhtml.domain.entities import (
+    AUTO_MERGE_RATIO,
+    DISTINCT,
+    MERGE,
+    PERSON,
+    REASON_BAND,
+    REVIEW,
+    REVIEW_RATIO,
+    display_name,
+    name_key,
+    pair_verdicts,
+    resolve_names,
+)
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.queries import EntityCount, active_entities
 from git_memhtml.sleep.tasks import Measurement, TaskTally, mint_detected_task
 from git_memhtml.store import edits
+from git_memhtml.store.layout import slugify
 from git_memhtml.store.paths import tree_file_problem
 
 DETECTOR = "entity-resolution"
 PEOPLE_DIR = "resources/people"
-PERSON = "person"
 UNREWRITABLE_TYPES: frozenset[str] = frozenset({"concept", "lang", "unknown"})
 """``file_entities`` types with no ``memhtml-entity`` line behind them (see the module docstring)."""
 
 
 @dataclass(frozen=True)
 class BandPair:
-    """A normalised pair in the review band [0.75, 0.85) (sleep-eval §6 step 3)."""
+    """A pair of keys the rule sends to review (sleep-eval §6 step 3, 7), with both display forms."""
 
     entity_type: str
     a: str
     b: str
     ratio: float
+    reason: str = REASON_BAND
+    shown_a: str = ""
+    shown_b: str = ""
 
 
 @dataclass
 class TypeResolution:
-    """The resolution of one entity type: ``{raw: final}`` for every raw name, plus pair statistics."""
+    """The resolution of one entity type: ``{raw: final display}`` for every raw name, plus pair statistics.
+
+    ``normalized`` is each raw name's own key written in that key's display form; ``counts`` is per key.
+    """
 
     entity_type: str
     final: dict[str, str]
@@ -58,31 +81,22 @@ class TypeResolution:
     counts: dict[str, int]
     fuzzy_pairs: int = 0
     alias_pairs: int = 0
+    kept_apart: int = 0
     band: list[BandPair] = field(default_factory=list)
 
 
-def _ratio_may_reach(a: str, b: str, floor: float) -> bool:
-    """Cheap upper bound: LCS ≤ min length, so ``2·min/(|a|+|b|) < floor`` can never reach ``floor``."""
-    total = len(a) + len(b)
-    return total > 0 and 2 * min(len(a), len(b)) / total >= floor
+def character_pairs(
+    names: Sequence[str], entity_type: str = ""
+) -> tuple[list[tuple[str, str, float]], list[tuple[str, str, float]]]:
+    """``(merge, review)`` pairs over the distinct keys of ``names`` under ``domain.entities.pair_verdict``.
 
-
-def character_pairs(names: Sequence[str]) -> tuple[list[tuple[str, str, float]], list[tuple[str, str, float]]]:
-    """``(auto, band)`` pairs over sorted normalised ``names``: ratio ≥ 0.85, and 0.75 ≤ ratio < 0.85.
-
-    Pure; pairs are ``(a, b, ratio)`` with ``a < b``, in sorted order (sleep-eval §6 step 3).
+    Pure; pairs are ``(a, b, ratio)`` with ``a < b``, in sorted order (sleep-eval §6 step 3). Pairs the rule calls
+    ``distinct`` are in neither list.
     """
-    auto: list[tuple[str, str, float]] = []
-    band: list[tuple[str, str, float]] = []
-    for a, b in combinations(sorted(set(names)), 2):
-        if not _ratio_may_reach(a, b, REVIEW_RATIO):
-            continue
-        ratio = lcs_ratio(a, b)
-        if ratio >= AUTO_MERGE_RATIO:
-            auto.append((a, b, ratio))
-        elif ratio >= REVIEW_RATIO:
-            band.append((a, b, ratio))
-    return auto, band
+    verdicts = pair_verdicts({name_key(n) for n in names}, entity_type)
+    merge = [(v.a, v.b, v.ratio) for v in verdicts if v.verdict == MERGE]
+    review = [(v.a, v.b, v.ratio) for v in verdicts if v.verdict == REVIEW]
+    return merge, review
 
 
 def person_file_paths(repo: GitRepo) -> list[str]:
@@ -106,11 +120,30 @@ def _plain_file(root: Path, file: Path) -> bool:
     return file.is_file() and tree_file_problem(root, file.relative_to(root).as_posix()) is None
 
 
-def alias_groups(repo: GitRepo) -> list[tuple[str, ...]]:
-    """Normalised name groups the person files declare (sleep-eval §6 step 4), in path order.
+def person_file_subject(path: str, persons: Sequence[str]) -> str | None:
+    """The one person a person file is about, or ``None`` when the file does not say (sleep-eval §1 phase 4).
 
-    A group is the file's ``person:`` entity names plus its ``memhtml-alias`` values, normalised and de-duplicated
-    (sorted); it counts only with at least one person entity and at least two names. Unparseable files are skipped.
+    A file naming one person is that person's file. A file naming several is the file of the one whose
+    ``slugify`` is the file's stem (core §2.5 ``resources/people/<slugify(name)>.html``; an archive collision
+    suffix ``-2``…``-1000`` is ignored); otherwise (say, a meeting note placement filed under
+    ``resources/people/`` that names two people) it is nobody's person file and asserts no identity. Either way
+    the other people a file names are never aliases of its subject.
+    """
+    names = sorted({display_name(p) for p in persons if name_key(p)}, key=name_key)
+    if len({name_key(n) for n in names}) == 1:
+        return names[0]
+    stem = PurePosixPath(path).stem
+    base = stem.rsplit("-", 1)[0] if stem.rsplit("-", 1)[-1].isdigit() else stem
+    matches = {name_key(n): n for n in names if slugify(n) in (stem, base)}
+    return next(iter(matches.values())) if len(matches) == 1 else None
+
+
+def alias_groups(repo: GitRepo) -> list[tuple[str, ...]]:
+    """Key groups the person files declare (sleep-eval §6 step 4), in path order.
+
+    A group is the file's subject (:func:`person_file_subject`) plus its ``memhtml-alias`` values, as keys,
+    de-duplicated and sorted; it counts only with at least two keys. Other people the file names are not aliases
+    of its subject. Unparseable files and files with no subject are skipped.
     """
     groups: list[tuple[str, ...]] = []
     for path in person_file_paths(repo):
@@ -118,13 +151,32 @@ def alias_groups(repo: GitRepo) -> list[tuple[str, ...]]:
             doc = parse_memory((repo.root / path).read_bytes(), path=path)
         except InvalidMemory:
             continue
-        persons = [e.split(":", 1)[1] for e in doc.entities if e.startswith(f"{PERSON}:") and e[len(PERSON) + 1 :]]
-        if not persons:
+        persons = []
+        for value in doc.entities:
+            kind, colon, name = value.partition(":")
+            if colon and name_key(kind) == PERSON and name_key(name):
+                persons.append(name)
+        subject = person_file_subject(path, persons)
+        if subject is None:
             continue
-        names = sorted({normalize_name(n) for n in (*persons, *doc.aliases) if normalize_name(n)})
+        names = sorted({name_key(n) for n in (subject, *doc.aliases) if name_key(n)})
         if len(names) >= 2:
             groups.append(tuple(names))
     return groups
+
+
+def _display_forms(raw_counts: Mapping[str, int]) -> dict[str, str]:
+    """``{key: display}``: the display form claimed by most files, ties to the smaller string."""
+    per_display: dict[str, int] = {}
+    for raw, count in raw_counts.items():
+        shown = display_name(raw)
+        per_display[shown] = per_display.get(shown, 0) + count
+    best: dict[str, tuple[int, str]] = {}
+    for shown, count in sorted(per_display.items()):
+        key = name_key(shown)
+        if key not in best or count > best[key][0]:
+            best[key] = (count, shown)
+    return {key: shown for key, (_, shown) in best.items()}
 
 
 def resolve_type(
@@ -134,35 +186,43 @@ def resolve_type(
 
     Args:
         raw_counts: file count per raw name.
-        groups: alias groups (normalised names); only pairs whose two names occur among this type's names and
-            that did not already auto-merge count as alias merges.
+        groups: alias groups (keys); only pairs whose two keys occur among this type's names and that did not
+            already merge by the pairwise rule count as alias merges.
     """
-    normalized = {raw: normalize_name(raw) for raw in sorted(raw_counts)}
+    keys = {raw: name_key(raw) for raw in sorted(raw_counts)}
     counts: dict[str, int] = {}
-    for raw, norm in normalized.items():
-        counts[norm] = counts.get(norm, 0) + raw_counts[raw]
-    auto, band = character_pairs(list(counts))
-    accepted: list[tuple[str, str]] = [(a, b) for a, b, _ in auto]
-    auto_set = {(a, b) for a, b, _ in auto}
+    for raw, key in keys.items():
+        counts[key] = counts.get(key, 0) + raw_counts[raw]
+    shown = _display_forms(raw_counts)
+    verdicts = pair_verdicts(counts, entity_type)
+    merges = {(v.a, v.b) for v in verdicts if v.verdict == MERGE}
     alias_pairs: set[tuple[str, str]] = set()
     for group in groups:
         present = sorted({n for n in group if n in counts})
         for a, b in combinations(present, 2):
-            if (a, b) not in auto_set:
+            if (a, b) not in merges:
                 alias_pairs.add((a, b))
-    accepted.extend(sorted(alias_pairs))
-    survivors = merge_names(counts, accepted)
-    final = {raw: survivors.get(norm, norm) for raw, norm in normalized.items()}
-    pending = [BandPair(entity_type, a, b, r) for a, b, r in band if survivors.get(a, a) != survivors.get(b, b)]
-    return TypeResolution(entity_type, final, normalized, counts, len(auto), len(alias_pairs), pending)
+    survivors = resolve_names(counts, verdicts, sorted(alias_pairs))
+    final = {raw: shown[survivors.get(key, key)] for raw, key in keys.items()}
+    normalized = {raw: shown[key] for raw, key in keys.items()}
+    fuzzy = sum(1 for a, b in merges if survivors.get(a, a) == survivors.get(b, b))
+    pending = [
+        BandPair(entity_type, v.a, v.b, v.ratio, v.reason, shown[v.a], shown[v.b])
+        for v in verdicts
+        if v.verdict == REVIEW and survivors.get(v.a, v.a) != survivors.get(v.b, v.b)
+    ]
+    apart = sum(1 for v in verdicts if v.verdict == DISTINCT)
+    return TypeResolution(entity_type, final, normalized, counts, fuzzy, len(alias_pairs), apart, pending)
 
 
 def _by_type(entities: Sequence[EntityCount]) -> dict[str, list[EntityCount]]:
+    """Rows grouped by type key (``Person`` and ``person`` are one type), in sorted key order."""
     grouped: dict[str, list[EntityCount]] = {}
     for entity in entities:
-        if entity.entity_type in UNREWRITABLE_TYPES:
+        etype = name_key(entity.entity_type)
+        if etype in UNREWRITABLE_TYPES:
             continue
-        grouped.setdefault(entity.entity_type, []).append(entity)
+        grouped.setdefault(etype, []).append(entity)
     return {t: grouped[t] for t in sorted(grouped)}
 
 
@@ -206,6 +266,19 @@ def rewrite_claimants(env: PhaseEnv, plan: Mapping[str, list[tuple[str, str]]]) 
     return changed
 
 
+def _review_detail(entity_type: str) -> str:
+    """What a reviewer does with the task: only a person file's ``memhtml-alias`` is alias evidence (§6 step 4)."""
+    if entity_type == PERSON:
+        return (
+            "If they are one person, add the other name as a memhtml-alias in that person's file "
+            "(resources/people/) and the next sleep merges them; otherwise close this task."
+        )
+    return (
+        "If they are one subject, rewrite the memhtml-entity lines that use one spelling to the other; "
+        "otherwise close this task."
+    )
+
+
 def _mint_review_tasks(env: PhaseEnv, pairs: Sequence[BandPair], counts: Mapping[str, Mapping[str, int]]) -> TaskTally:
     tally = TaskTally()
     ordered = sorted(pairs, key=lambda p: (f"{p.entity_type} {p.a} {p.b}", p.ratio))
@@ -216,22 +289,24 @@ def _mint_review_tasks(env: PhaseEnv, pairs: Sequence[BandPair], counts: Mapping
             continue
         seen.add(finding)
         ca, cb = counts[pair.entity_type].get(pair.a, 0), counts[pair.entity_type].get(pair.b, 0)
+        a, b = pair.shown_a or pair.a, pair.shown_b or pair.b
+        why = (
+            f"in the review band [{REVIEW_RATIO:.2f}, {AUTO_MERGE_RATIO:.2f})"
+            if pair.reason == REASON_BAND
+            else f"at or above {AUTO_MERGE_RATIO:.2f} but refused by the letter rule ({pair.reason})"
+        )
         evidence = Measurement(
-            f"character similarity {pair.ratio:.3f} in the review band [{REVIEW_RATIO:.2f}, {AUTO_MERGE_RATIO:.2f}); "
-            f'"{pair.a}" is claimed by {ca} memories, "{pair.b}" by {cb}'
+            f'character similarity {pair.ratio:.3f} {why}; "{a}" is claimed by {ca} memories, "{b}" by {cb}'
         )
         tally.add(
             mint_detected_task(
                 env,
                 DETECTOR,
                 finding,
-                title=f"Confirm {pair.entity_type} alias {pair.a} / {pair.b}",
-                claim=f'confirm: are "{pair.a}" and "{pair.b}" the same {pair.entity_type}?',
+                title=f"Confirm {pair.entity_type} alias {a} / {b}",
+                claim=f'confirm: are "{a}" and "{b}" the same {pair.entity_type}?',
                 evidence=evidence,
-                detail=(
-                    "If they are one subject, add the shorter name as a memhtml-alias of the fuller one (for a "
-                    "person, in the person file) and the next sleep merges them; otherwise close this task."
-                ),
+                detail=_review_detail(pair.entity_type),
             )
         )
     return tally
@@ -241,7 +316,8 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     """Normalise and merge entity names with no model bound (sleep-eval §1 phase 3, §6).
 
     Counts: ``entities`` (distinct type:raw names read), ``namesNormalized``, ``fuzzyMerges``, ``llmMerges`` (0),
-    ``aliasMerges``, ``pendingCorroboration`` (0), ``reviewCandidates``, ``tasksMinted``, ``tasksRefreshed``,
+    ``aliasMerges``, ``pendingCorroboration`` (0), ``reviewCandidates``, ``namesKeptApart`` (related pairs the
+    numeric/variant veto calls different entities), ``tasksMinted``, ``tasksRefreshed``,
     ``tasksFramed``, ``tasksDismissed``, ``tasksClosed`` (0), ``tasksCapped``, ``filesRewritten``.
 
     Raises:
@@ -250,25 +326,32 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     by_type = _by_type(active_entities(env.db))
     groups = alias_groups(env.repo) if PERSON in by_type else []
     plan: dict[str, list[tuple[str, str]]] = {}
-    names_normalized = fuzzy = alias = 0
+    names_normalized = fuzzy = alias = apart = 0
     band: list[BandPair] = []
     type_counts: dict[str, dict[str, int]] = {}
     total = 0
-    for etype, rows in by_type.items():
+    for etype, all_rows in by_type.items():
+        rows = [r for r in all_rows if name_key(r.entity_name)]  # a blank name has no spelling to resolve
         total += len(rows)
-        resolution = resolve_type(etype, {r.entity_name: r.count for r in rows}, groups if etype == PERSON else ())
+        raw_counts: dict[str, int] = {}
+        for row in rows:
+            raw_counts[row.entity_name] = raw_counts.get(row.entity_name, 0) + row.count
+        resolution = resolve_type(etype, raw_counts, groups if etype == PERSON else ())
         type_counts[etype] = resolution.counts
         alias += resolution.alias_pairs
+        apart += resolution.kept_apart
         band.extend(resolution.band)
         for row in rows:
             raw = row.entity_name
-            norm, final = resolution.normalized[raw], resolution.final[raw]
-            names_normalized += norm != raw
-            fuzzy += final != norm
-            if final == raw:
+            old = f"{row.entity_type}:{raw}"
+            norm = f"{etype}:{resolution.normalized[raw]}"
+            new = f"{etype}:{resolution.final[raw]}"
+            names_normalized += norm != old
+            fuzzy += new != norm
+            if new == old:
                 continue
             for path in row.paths:
-                plan.setdefault(path, []).append((f"{etype}:{raw}", f"{etype}:{final}"))
+                plan.setdefault(path, []).append((old, new))
     rewritten = rewrite_claimants(env, plan)
     tally = _mint_review_tasks(env, band, type_counts)
     counts = {
@@ -279,6 +362,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         "aliasMerges": alias,
         "pendingCorroboration": 0,
         "reviewCandidates": len(band),
+        "namesKeptApart": apart,
         **tally.counts(),
         "filesRewritten": rewritten,
     }

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from git_memhtml.document import editors
 from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
+from git_memhtml.domain.entities import PERSON, display_name, name_key
 from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.queries import active_corpus
 from git_memhtml.store import edits
@@ -51,10 +52,12 @@ def render_person(name: str, now: str) -> str:
 def people_in_tree(env: PhaseEnv) -> dict[str, list[str]]:
     """``{person name: [claimant paths, sorted]}`` from the head metas of the active non-task files on disk.
 
-    Candidates are the index's active non-task paths; a file gone from the tree, archived on disk or a task on
+    Names are grouped by key (``domain.entities.name_key``) and shown in display case (the first spelling met in
+    corpus order, which after entity-resolution is the only one); the type matches case-insensitively. Candidates are the index's active non-task paths; a file gone from the tree, archived on disk or a task on
     disk is skipped.
     """
     people: dict[str, set[str]] = {}
+    shown: dict[str, str] = {}
     for row in active_corpus(env.db):
         target = env.repo.root / row.path
         if not target.is_file():
@@ -64,9 +67,11 @@ def people_in_tree(env: PhaseEnv) -> dict[str, list[str]]:
             continue
         for value in editors.get_metas(html, "entity"):
             kind, colon, name = value.partition(":")
-            if kind == "person" and colon and name.strip():
-                people.setdefault(name, set()).add(row.path)
-    return {name: sorted(paths) for name, paths in sorted(people.items())}
+            key = name_key(name)
+            if colon and key and name_key(kind) == PERSON:
+                shown.setdefault(key, display_name(name))  # entity-resolution already unified the spelling
+                people.setdefault(key, set()).add(row.path)
+    return {shown[key]: sorted(paths) for key, paths in sorted(people.items(), key=lambda kv: shown[kv[0]])}
 
 
 def _link_claimants(env: PhaseEnv, people: Mapping[str, list[str]]) -> tuple[int, set[str]]:

@@ -3,7 +3,9 @@
 
 The retention pass (``sleep.scoring``) scores the active non-task corpus after confidence-decay and dedup-merge;
 every non-arc memory whose score is at or below 0.3 is moved to ``archive/<YYYY>/`` with ``git mv`` and stamped
-archived. Tasks are never scored (a neglected task scores at the floor and is exactly the one still owed); arcs
+archived — unless it was created less than ``domain.retention.EVICTION_GRACE_DAYS`` (30) days before the run: a
+new memory nobody has read yet is not "unused for long" (issue 8 item 4), and is counted ``graced``. Tasks are
+never scored (a neglected task scores at the floor and is exactly the one still owed); arcs
 are never evicted here. Nothing is deleted.
 """
 
@@ -18,17 +20,23 @@ EXEMPT_TYPES: frozenset[str] = frozenset({"arc", "task"})
 
 
 def run(env: PhaseEnv) -> PhaseOutcome:
-    """Score and evict; counts ``scored, keep, compress, evict, evicted``; body lists ``path -> archive path``.
+    """Score and evict; counts ``scored, keep, compress, evict, evicted, graced``; body lists ``path -> archive path``.
+
+    ``evict`` is the band count (sleep-eval §1 phase 9); ``graced`` counts the evict-band memories kept because
+    they are inside the eviction grace; ``evicted`` the ones archived.
 
     Raises:
         StorageError: the index cannot be read. GitError: a move failed.
     """
     scored = retention_pass(env.db, at=env.at, root=env.repo.root)
-    counts = {"scored": len(scored), "keep": 0, "compress": 0, "evict": 0, "evicted": 0}
+    counts = {"scored": len(scored), "keep": 0, "compress": 0, "evict": 0, "evicted": 0, "graced": 0}
     moved: list[str] = []
     for item in scored:
         counts[item.band] += 1
         if item.band != "evict" or item.row.memory_type in EXEMPT_TYPES:
+            continue
+        if item.graced:
+            counts["graced"] += 1
             continue
         if env.dry_run:
             counts["evicted"] += 1

@@ -1,0 +1,102 @@
+"""Entity merges and retention evictions on the synthetic corpus two weeks after import (issue 8 item 4 "Measure").
+
+``python bench/entities_retention.py --size 10000`` takes the cached corpus of ``bench/synth.py`` (built on first
+use; every file is created and updated at ``synth.NOW``), copies it to a scratch folder (the cache is never
+written), and runs ``sleep run`` there with the phases :data:`PHASES` (preflight through retention-triage) on
+``--days`` (default 14) days after the import, with the fake embedder and no model. It prints one JSON object: the entity-resolution counts (``fuzzyMerges`` = entity merges,
+``filesRewritten``), the retention-triage counts (``evicted``), the bands, and the run's failed phases.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from datetime import datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import synth  # noqa: E402  (the sibling benchmark module)
+
+from git_memhtml.document.editors import get_meta  # noqa: E402
+from git_memhtml.embed.fake import FakeEmbedder  # noqa: E402
+from git_memhtml.embed.registry import get_embedder  # noqa: E402
+from git_memhtml.index import indexer  # noqa: E402
+from git_memhtml.gitrepo import GitRepo  # noqa: E402
+from git_memhtml.index.db import IndexDB  # noqa: E402
+from git_memhtml.sleep.contract import SLEEP_PHASES  # noqa: E402
+from git_memhtml.sleep.run import run_sleep  # noqa: E402
+
+PHASES = tuple(p for p in SLEEP_PHASES if p not in ("compress", "reprieve", "trace-consolidation", "task-detection",
+                                                       "placement-triage", "integrity", "state-export", "report"))
+"""The phases up to retention-triage, in run order (sleep-eval §1): every one that can change what triage scores
+(relationship-mining's derived edges feed PageRank and bridges; confidence-decay lowers confidence)."""
+
+
+def _archived_by_type(repo: GitRepo, branch: str) -> dict[str, int]:
+    """``{memory type: files moved into archive/}`` between the trunk and the run's branch tip."""
+    base, tip = repo.branch_sha("main"), repo.branch_sha(branch)
+    out: dict[str, int] = {}
+    if base is None or tip is None:
+        return out
+    for change in repo.diff(base, tip):
+        if change.status in ("R", "A") and change.path.startswith("archive/"):  # past the rename limit: A + D
+            data = repo.read_path_at(tip, change.path) or b""
+            kind = get_meta(data.decode("utf-8", "replace"), "type") or "?"
+            out[kind] = out.get(kind, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def measure(size: int, days: int, embed: str = "fake") -> dict[str, object]:
+    """Run :data:`PHASES` on a copy of the ``size`` corpus ``days`` days after its import; return the counts.
+
+    ``embed`` other than ``fake`` re-indexes the copy with that embedder first (``wordllama`` gives the mined
+    ``relates_to`` edges a real embedder finds, so PageRank is not uniform).
+    """
+    source = synth.corpus(size, log=False)
+    date = (datetime.fromisoformat(synth.NOW.replace("Z", "+00:00")) + timedelta(days=days)).date().isoformat()
+    with tempfile.TemporaryDirectory(prefix="memhtml-entret-") as scratch:
+        root = Path(scratch) / "corpus"
+        shutil.copytree(source, root, symlinks=True)
+        repo = GitRepo.discover(root)
+        ticks = iter(range(10**6))
+        embedder = FakeEmbedder(dim=synth.DIM) if embed == "fake" else get_embedder(embed)
+        with IndexDB.for_repo(repo) as db:
+            if embed != "fake":
+                indexer.rebuild(repo, db, embedder, now=synth.NOW)
+            report = run_sleep(repo, db, date=date, phases=PHASES, embedder=embedder,
+                               clock=lambda: f"{date}T09:{next(ticks) % 60:02d}:00Z")
+        counts = {p.phase: p.counts for p in report.phases}
+        by_type = _archived_by_type(repo, report.run_id)
+    entities = counts.get("entity-resolution", {})
+    triage = counts.get("retention-triage", {})
+    return {
+        "size": size,
+        "embed": embed,
+        "date": date,
+        "minedEdges": counts.get("relationship-mining", {}).get("mined"),
+        "entityMerges": entities.get("fuzzyMerges"),
+        "aliasMerges": entities.get("aliasMerges"),
+        "entityFilesRewritten": entities.get("filesRewritten"),
+        "entityCounts": entities,
+        "evicted": triage.get("evicted"),
+        "evictedByType": by_type,
+        "triageCounts": triage,
+        "failed": list(report.failed_phases),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=10000)
+    parser.add_argument("--days", type=int, default=14, help="run date = import date + DAYS (default 14)")
+    parser.add_argument("--embed", default="fake", help="fake (default) or wordllama (re-indexes the copy)")
+    args = parser.parse_args()
+    print(json.dumps(measure(args.size, args.days, args.embed), indent=2))
+
+
+if __name__ == "__main__":
+    main()

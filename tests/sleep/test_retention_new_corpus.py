@@ -1,0 +1,97 @@
+"""retention-triage on a new corpus with no access history (issue 8 item 4): a corpus imported 14 days before the
+run is not thinned; once past the eviction grace the spec's formula applies unchanged.
+
+The corpus is ``bench/synth.py``'s 10,000 memories (60 % semantic, 25 % episodic, 15 % procedural, all created
+and updated at ``synth.NOW``, never read), with authored ``relates_to`` links from every seventh memory to one of
+40 hubs, so PageRank is not uniform (the mined edges of a real embedder do the same; with no edge at all every
+rank equals the maximum and the pagerank signal is 1 for everyone).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from sleep_corpus_helpers import git
+
+from git_memhtml.document.editors import add_link
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index import indexer
+from git_memhtml.index.db import IndexDB
+from git_memhtml.sleep.env import PhaseEnv
+from git_memhtml.sleep.phases import retention_triage
+from git_memhtml.sleep.scoring import retention_pass
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+SIZE = 10_000
+HUBS = 40
+
+
+def _synth() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("synth_for_retention", BENCH / "synth.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _at(synth: ModuleType, days: int) -> tuple[str, str]:
+    day = (datetime.fromisoformat(synth.NOW.replace("Z", "+00:00")) + timedelta(days=days)).date().isoformat()
+    return day, f"{day}T00:00:00Z"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, IndexDB, ModuleType]:
+    synth = _synth()
+    root = tmp_path_factory.mktemp("newcorpus") / "mem"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    hubs = [synth.memory_path(i) for i in range(HUBS)]
+    for i in range(SIZE):
+        path, html = synth.render(i)
+        if i >= HUBS and i % 7 == 0:
+            html = add_link(html, "relates_to", "/" + hubs[i % HUBS])
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(html, encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "import")
+    repo = GitRepo.discover(root)
+    db = IndexDB.for_repo(repo)
+    report = indexer.rebuild(repo, db, None, now=synth.NOW)
+    assert report.errors == ()
+    yield repo, db, synth
+    db.close()
+
+
+def _env(repo: GitRepo, db: IndexDB, day: str, at: str) -> PhaseEnv:
+    head = repo.head_sha()
+    assert head is not None
+    return PhaseEnv(repo=repo, db=db, embedder=None, run_id=f"sleep/{day}", base_sha=head, date=day, at=at,
+                    dry_run=True)
+
+
+@pytest.mark.slow
+def test_corpus_imported_two_weeks_ago_is_not_thinned(corpus: tuple[GitRepo, IndexDB, ModuleType]) -> None:
+    repo, db, synth = corpus
+    day, at = _at(synth, 14)
+    assert db.query_one("SELECT count(*) FROM edges WHERE rel = 'relates_to'")[0] > 1000
+    scored = retention_pass(db, at=at, root=repo.root)
+    in_band = [s for s in scored if s.band == "evict"]
+    assert len(in_band) > 500  # the spec's formula puts never-read, weakly linked memories in the evict band
+    counts = retention_triage.run(_env(repo, db, day, at)).counts
+    assert counts["scored"] == SIZE
+    assert counts["evicted"] == 0 and counts["graced"] == counts["evict"] == len(in_band)
+
+
+@pytest.mark.slow
+def test_past_the_grace_the_spec_formula_applies(corpus: tuple[GitRepo, IndexDB, ModuleType]) -> None:
+    repo, db, synth = corpus
+    day, at = _at(synth, 31)
+    counts = retention_triage.run(_env(repo, db, day, at)).counts
+    assert counts["graced"] == 0 and counts["evicted"] == counts["evict"] > 0
