@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from git_memhtml.errors import GitError, MemhtmlError, RunNotFound, UsageError
+from git_memhtml.errors import GitError, MemhtmlError, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.runfiles import run_file_stem
 from git_memhtml.sleep.review import review_run
+from git_memhtml.sleep.runref import resolve_sleep_run
 from git_memhtml.sleep.review_markdown import MarkdownBody, render_markdown
 from git_memhtml.sleep.trunk import TRUNK, trunk_name
 
@@ -131,29 +132,29 @@ def _gh(gh: Path, args: list[str], cwd: Path) -> str:
 
 
 def open_pull_request(
-    repo: GitRepo, db: IndexDB, run_id: str, *, remote: str = "origin", gh: Path | None, base: str | None = None
+    repo: GitRepo, db: IndexDB, run_id: str, *, remote: str = "origin", gh: Path | None, base: str | None = None,
+    allow_failed: bool = False,
 ) -> PullRequestReport:
     """Write the body file, push ``run_id``'s branch to ``remote``, then create or update the pull request.
 
     Args:
         gh: the ``gh`` executable, or ``None`` to print the compare address instead.
         base: the branch the request merges into (default: the trunk, :func:`sleep.trunk.trunk_name`).
+        allow_failed: propose a run with failed phases (``--allow-failed``); refused otherwise.
 
     Raises:
-        RunNotFound: no such run branch. UsageError: no such remote (the hint names the fix).
+        RunNotFound: no such run branch. RunVerbRefused: not a finished run (:mod:`sleep.runref`).
+        UsageError: no such remote (the hint names the fix).
         GitError: the push was rejected.
         ForgeError: ``gh`` failed (the body file is written and named in the message).
     """
-    branch_sha = repo.branch_sha(run_id)
-    if branch_sha is None:
-        raise RunNotFound(f"no-run: no branch {run_id!r} in this repository",
-                         hint="git memhtml sleep status lists the runs")
+    branch_sha = resolve_sleep_run(repo, db, run_id, "pr", allow_failed=allow_failed).tip_sha
     try:
         remote_url = repo.run_git(["remote", "get-url", remote]).strip()
     except GitError as exc:
         raise UsageError(f"no remote {remote!r}", hint=f"git remote add {remote} <url>, or pass --remote NAME") from exc
     base = base or trunk_name(repo)
-    review = review_run(repo, db, run_id)
+    review = review_run(repo, db, run_id, verb="pr", allow_failed=allow_failed)
     body = render_markdown(repo, review)
     target = body_file_path(repo, run_id)
     target.parent.mkdir(parents=True, exist_ok=True)
