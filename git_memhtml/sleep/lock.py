@@ -214,3 +214,26 @@ def remove_locks(paths: list[Path]) -> list[str]:
         except FileNotFoundError:
             pass
     return removed
+
+
+def lock_findings(repo: GitRepo) -> list[dict[str, str]]:
+    """What ``doctor`` reports: every stale git lock of a sleep run and a stale sleep lock, as
+    ``[{"path", "kind", "hint"}]`` (``kind``: ``ref-lock``, ``index-lock``, ``sleep-lock``).
+
+    Nothing is reported while a live process holds the sleep lock: its git locks may be in use right now.
+    """
+    if live_holder(repo) is not None:
+        return []
+    found: list[dict[str, str]] = []
+    for path in all_stale_git_locks(repo):
+        if path.name in ("index.lock", "HEAD.lock"):
+            found.append({"path": str(path), "kind": "index-lock",
+                          "hint": f"git memhtml sleep resume or abort the run of worktree {path.parent.name}"})
+        else:
+            run_id = path.relative_to(repo.common_dir / "refs" / "heads").as_posix()[: -len(".lock")]
+            found.append({"path": str(path), "kind": "ref-lock",
+                          "hint": f"git memhtml sleep resume {run_id} (or abort it)"})
+    if lock_path(repo).is_file():
+        found.append({"path": str(lock_path(repo)), "kind": "sleep-lock",
+                      "hint": "stale (its process is gone): the next sleep run takes it over"})
+    return found
