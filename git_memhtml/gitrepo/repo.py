@@ -158,7 +158,11 @@ class GitRepo:
         """Return whether ``ancestor`` is ``descendant`` or one of its ancestors."""
         if ancestor == descendant:
             return True
-        return bool(self._repo.descendant_of(descendant, ancestor))
+        try:
+            return bool(self._repo.descendant_of(descendant, ancestor))
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise GitError(f"cannot compare {ancestor[:12]} with {descendant[:12]}: {exc}",
+                           hint="git fsck; a commit may be missing") from exc
 
     def merge_base(self, a: str, b: str) -> str:
         """Return the best common ancestor of commits ``a`` and ``b``."""

@@ -13,8 +13,10 @@ A rebase makes the run mergeable again without running it again:
    touched a listing or the sitemap (the integrity phase) has every listing and the sitemap re-rendered from its
    tree, so memories written on the trunk meanwhile are listed. The report commit's page is re-rendered with the
    new base, the new head and the replayed commit shas;
-4. any other conflict is a real one (the run and the trunk changed the same memory differently): the rebase
-   refuses, naming the phase, the commit and the memories, and moves nothing;
+4. a memory that confidence-decay restamped and the trunk rewrote meanwhile keeps the trunk's version (a re-run
+   would not decay a memory updated today); any other conflict is a real one (the run and the trunk changed the
+   same memory differently, or one deleted what the other changed): the rebase refuses, naming the phase, the
+   commit and the memories, and moves nothing;
 5. the gate runs (like ``sleep merge``; ``gate=None`` skips it), then the branch is moved with compare-and-swap
    and the run row gets the new base, head and commit shas. ``sleep merge`` then fast-forwards.
 """
@@ -27,6 +29,7 @@ from typing import Any
 
 from git_memhtml.errors import DiscriminationFailed, MemhtmlError, RunRefused
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.hooks.artifact_entries import parse_listing
 from git_memhtml.hooks.artifact_merge import artifact_kind, merge_artifact
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.commit import TRAILER_PHASE
@@ -41,6 +44,10 @@ from git_memhtml.sleep.runref import resolve_sleep_run
 from git_memhtml.sleep.runs import phase_rows, rebase_row
 from git_memhtml.sleep.trunk import trunk_name
 from git_memhtml.store.layout import is_indexable
+
+TRUNK_WINS_PHASES: frozenset[str] = frozenset({"confidence-decay"})
+"""Phases whose change to a memory is a mechanical restamp: where the trunk changed the same memory meanwhile, the
+trunk's version wins (decay follows ``memhtml-updated``, which the trunk's write just moved: docs/sleep.md)."""
 
 Gate = Callable[[], object]
 """Runs the discrimination gate; raises :class:`DiscriminationFailed` when it refuses."""
@@ -78,10 +85,37 @@ class RebaseReport:
         }
 
 
-def _rows(repo: GitRepo, db: IndexDB, blobs: Mapping[str, str]) -> list[PublishRow]:
-    """Publish rows of the memories among ``blobs``: index rows whose blob matches, the rest parsed."""
-    tree = {p: TreeFile(p, repo.read_blob(sha), sha) for p, sha in blobs.items() if is_indexable(p)}
-    return publish_rows(db, tree)
+def listed_rows(repo: GitRepo, commit: str) -> dict[str, tuple[str, PublishRow]]:
+    """``{path: (blob sha, row)}`` read back from the listings of ``commit``'s tree (which the integrity phase
+    rendered from that very tree), so a memory whose blob is unchanged needs no parse. Listings that do not parse
+    as our rendering are skipped."""
+    blobs = repo.tree_blobs(commit, ())
+    out: dict[str, tuple[str, PublishRow]] = {}
+    for path, sha in blobs.items():
+        if artifact_kind(path) != "listing":
+            continue
+        listing = parse_listing(repo.read_blob(sha), path.rsplit("/", 1)[0] if "/" in path else "")
+        for row in listing.rows if listing is not None else ():
+            if row.path in blobs:
+                out[row.path] = (blobs[row.path], row)
+    return out
+
+
+def _rows(repo: GitRepo, db: IndexDB, blobs: Mapping[str, str],
+          known: Mapping[str, tuple[str, PublishRow]]) -> list[PublishRow]:
+    """Publish rows of the memories among ``blobs``: rows ``known`` for the same blob, then index rows whose blob
+    matches, the rest parsed (:func:`sleep.publish.publish_rows`)."""
+    rows: list[PublishRow] = []
+    rest: dict[str, TreeFile] = {}
+    for path, sha in blobs.items():
+        if not is_indexable(path):
+            continue
+        hit = known.get(path)
+        if hit is not None and hit[0] == sha:
+            rows.append(hit[1])
+        else:
+            rest[path] = TreeFile(path, repo.read_blob(sha), sha)
+    return sorted([*rows, *publish_rows(db, rest)], key=lambda r: r.path)
 
 
 def _phase_of(repo: GitRepo, sha: str) -> str | None:
@@ -130,9 +164,9 @@ def replay(repo: GitRepo, db: IndexDB, run_id: str, commits: list[str], onto: st
         renders_artifacts = any(artifact_kind(p) in ("listing", "sitemap") for p in touched)
         cache: dict[str, dict[str, bytes]] = {}
 
-        def fresh(merged: Mapping[str, str]) -> dict[str, bytes]:
+        def fresh(merged: Mapping[str, str], source: str = sha) -> dict[str, bytes]:
             if "artifacts" not in cache:
-                cache["artifacts"] = render_artifacts(_rows(repo, db, merged))
+                cache["artifacts"] = render_artifacts(_rows(repo, db, merged, listed_rows(repo, source)))
             return cache["artifacts"]
 
         def resolve(path: str, base: bytes | None, mine: bytes | None, theirs: bytes | None,
@@ -145,6 +179,8 @@ def replay(repo: GitRepo, db: IndexDB, run_id: str, commits: list[str], onto: st
                 return data
             if path in own:
                 return theirs
+            if phase in TRUNK_WINS_PHASES and kind is None and mine is not None and theirs is not None:
+                return mine  # the trunk rewrote it after the run read it: a re-run would not decay it now
             if kind is None or mine is None or theirs is None:
                 return None
             return merge_artifact(path, base or b"", mine, theirs)

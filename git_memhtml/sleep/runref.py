@@ -112,17 +112,19 @@ def _state(repo: GitRepo, db: IndexDB, name: str, row: RunRow | None, base: str,
     if holder is not None and holder.run_id == name and not holder.is_this_process():
         return "running", ()
     if row is not None:
-        if row.status == "running":
-            return ("running" if owner_alive(run_owner(db, name)) else "interrupted"), ()
-        if row.status == "failed":
-            return "failed", tuple(p.phase for p in phase_rows(db, name) if p.status == "failed")
-        if row.status in STATES:
-            return row.status, ()
-        return "review", ()
+        return _state_of_row(db, name, row)
     if trunk is not None and repo.is_ancestor(tip, trunk):
         return "merged", ()
     phases = {v for _sha, values in repo.log_trailers(base, tip, TRAILER_PHASE) for v in values} if commits else set()
     return ("review" if "report" in phases else "interrupted"), ()
+
+
+def _state_of_row(db: IndexDB, name: str, row: RunRow) -> tuple[str, tuple[str, ...]]:
+    if row.status in ("running", "interrupted"):
+        return ("running" if row.status == "running" and owner_alive(run_owner(db, name)) else "interrupted"), ()
+    if row.status == "failed":
+        return "failed", tuple(p.phase for p in phase_rows(db, name) if p.status == "failed")
+    return (row.status if row.status in STATES else "review"), ()
 
 
 def resolve_sleep_run(repo: GitRepo, db: IndexDB, name: str | None, verb: str, *,
@@ -159,6 +161,12 @@ def resolve_sleep_run(repo: GitRepo, db: IndexDB, name: str | None, verb: str, *
             raise RunNotFound(f"no-run: the branch {name} is gone", hint="git memhtml sleep status lists the runs")
         tip = row.head_sha or row.base_sha
     trunk = _trunk_tip(repo)
+    if not branch_exists:  # only review and abort get here: the row is all that is left of the run
+        assert row is not None
+        state, failed = _state_of_row(db, name, row)
+        run = SleepRun(name, row, row.base_sha, tip, False, state, failed, (), run_owner(db, name))
+        _check_verb(run, verb, allow_failed)
+        return run
     try:
         if row is not None:
             base = row.base_sha

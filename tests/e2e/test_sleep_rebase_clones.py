@@ -137,15 +137,39 @@ def test_rebase_refuses_a_real_conflict_naming_the_memory_and_moves_nothing(
     run_id = run["data"]["runId"]
     changed = [p for p in git(alice, "diff", "--name-only", f"main..{run_id}", "--", "areas").split()
                if not p.endswith("index.html")]
-    victim = alice / changed[0]
-    victim.write_text(victim.read_text().replace('content="', 'content="edited by hand ', 3))
-    git(alice, "commit", "-q", "-am", "a hand edit of a memory the run changed")
+    git(alice, "rm", "-q", changed[0])  # the trunk deletes a memory the run changed: no side can be chosen
+    git(alice, "commit", "-q", "-m", "drop a memory the run changed")
     refs = git(alice, "for-each-ref", "--format=%(refname) %(objectname)")
     code, refused = cli(capsys, "-C", str(alice), "sleep", "rebase", run_id, "--skip-gate")
     assert code == 1 and refused["code"] == "ERR_WRITE_CONFLICT", refused
-    assert changed[0] in refused["error"] and "abort" in refused["hint"], refused
+    assert changed[0] in refused["error"] and "confidence-decay" in refused["error"], refused
+    assert "abort" in refused["hint"]
     assert git(alice, "for-each-ref", "--format=%(refname) %(objectname)") == refs
     assert git(alice, "status", "--porcelain") == ""
+
+
+@pytest.mark.slow
+def test_rebase_keeps_the_trunks_rewrite_of_a_memory_the_run_only_decayed(
+    origin: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _bare, alice = origin
+    code, run = cli(capsys, "-C", str(alice), "sleep", "run", "--date", DATE)
+    assert code == 0
+    run_id = run["data"]["runId"]
+    victim = next(p for p in git(alice, "diff", "--name-only", f"main..{run_id}", "--", "areas").split()
+                  if not p.endswith("index.html"))
+    text = (alice / victim).read_text()
+    assert "memhtml-confidence" in git(alice, "diff", f"main..{run_id}", "--", victim)
+    (alice / victim).write_text(text.replace('name="memhtml-updated" content="2026-01-01T09:00:00Z"',
+                                             'name="memhtml-updated" content="2026-02-01T08:00:00Z"')
+                                .replace("listens on", "now listens on"))
+    git(alice, "commit", "-q", "-am", "the agent rewrote a memory while the run waited")
+    trunk_version = git(alice, "show", f"main:{victim}")
+    code, rebased = cli(capsys, "-C", str(alice), "sleep", "rebase", run_id, "--skip-gate")
+    assert code == 0, rebased
+    assert git(alice, "show", f"{run_id}:{victim}") == trunk_version
+    assert cli(capsys, "-C", str(alice), "sleep", "merge", run_id, "--skip-gate")[0] == 0
+    artifacts_match_tree(alice, "main")
 
 
 @pytest.mark.slow
