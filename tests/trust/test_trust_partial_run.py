@@ -112,3 +112,55 @@ def test_a_run_killed_mid_phase_never_lands_until_finished(
     assert git(repo, "rev-parse", "main").strip() == resumed["data"]["headSha"]
     code, doctor, _ = cli(capsys, "-C", str(repo), "doctor")
     assert [f for f in doctor["data"]["staleLocks"] if f["kind"] != "sleep-lock"] == []
+
+
+def _blocking_run(repo: str, ready: str, release: str) -> None:
+    """Child: a real run that waits after confidence-decay until ``release`` exists (a live owner)."""
+    import time
+
+    os.environ["MEMHTML_EMBED"] = "fake"
+    main_repo = GitRepo.discover(repo)
+
+    def after(report: Any) -> None:
+        if report.phase == "confidence-decay":
+            Path(ready).write_text("ready")
+            while not Path(release).exists():
+                time.sleep(0.05)
+
+    run_sleep(main_repo, IndexDB.for_repo(main_repo), date=DATE, embedder=get_embedder("fake"), clock=lambda: NOW,
+              after_phase=after)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("verb", ["resume", "abort"])
+def test_locks_of_a_run_a_live_process_owns_are_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, verb: str
+) -> None:
+    import time
+
+    monkeypatch.setenv("MEMHTML_NOW", NOW)
+    repo = tmp_path / "memory"
+    assert main(["init", str(repo)]) == 0
+    assert main(["-C", str(repo), "write", "--type", "semantic", "--title", "Fact", "--claim", "Port 80 is open."]) == 0
+    ready, release = tmp_path / "ready", tmp_path / "release"
+    child = multiprocessing.get_context("fork").Process(target=_blocking_run, args=(str(repo), str(ready),
+                                                                                     str(release)))
+    child.start()
+    try:
+        deadline = time.time() + 120
+        while not ready.exists():
+            assert child.is_alive() and time.time() < deadline
+            time.sleep(0.05)
+        [run_id] = git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/sleep/").split()
+        lock = repo / ".git" / "refs" / "heads" / f"{run_id}.lock"
+        lock.write_text("in use\n")
+        code, refused, err = cli(capsys, "-C", str(repo), "sleep", verb, run_id)
+        assert code == 1 and "running" in err and run_id in err
+        assert lock.read_text() == "in use\n"
+        code, doctor, _ = cli(capsys, "-C", str(repo), "doctor")
+        assert doctor["data"]["staleLocks"] == []  # a live sleep process may be using them
+        lock.unlink()
+    finally:
+        release.write_text("go")
+        child.join(120)
+    assert child.exitcode == 0
