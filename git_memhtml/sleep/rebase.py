@@ -140,33 +140,32 @@ def _report_page(db: IndexDB, run_id: str, base: str, head: str, shas: Mapping[s
                          reports=phase_lines(earlier, counts)).encode("utf-8")
 
 
-def replay(repo: GitRepo, db: IndexDB, run_id: str, commits: list[str], onto: str) -> tuple[str, list[dict[str, str | None]], list[str]]:
-    """Replay ``commits`` (oldest first, a linear chain) onto ``onto`` in memory; return the new tip, the
-    ``[{"phase", "from", "to"}]`` mapping and the artifact paths regenerated.
+@dataclass
+class _Replay:
+    """The state of one replay: where the chain stands (``tip``), old → new shas, the artifacts regenerated."""
 
-    Raises:
-        RebaseConflict: a commit conflicts outside generated artifacts (the message names phase, commit, paths).
-    """
-    own = {report_path(run_id), ledger_file(run_id)}
-    shas: dict[str, str] = {}
-    out: list[dict[str, str | None]] = []
-    regenerated: set[str] = set()
-    tip = onto
-    previous: str | None = None
-    for sha in commits:
-        phase = _phase_of(repo, sha)
-        parent = repo.parents(sha)
-        if len(parent) != 1 or (previous is not None and parent[0] != previous):
-            raise RunRefused(f"{run_id}: commit {sha[:12]} is not a linear phase commit",
-                             hint="a run branch is a straight line of phase commits; start a new run")
-        previous = sha
-        touched = set(repo.changed_paths(parent[0], sha))
-        renders_artifacts = any(artifact_kind(p) in ("listing", "sitemap") for p in touched)
+    repo: GitRepo
+    db: IndexDB
+    run_id: str
+    onto: str
+    tip: str
+    shas: dict[str, str] = field(default_factory=dict)
+    regenerated: set[str] = field(default_factory=set)
+
+    def pick(self, sha: str, parent: str, phase: str | None) -> str:
+        """Replay one commit onto ``tip``; return the new commit (``tip`` moves there).
+
+        Raises:
+            RebaseConflict: a conflict outside generated artifacts.
+        """
+        repo, run_id = self.repo, self.run_id
+        own = {report_path(run_id), ledger_file(run_id)}
+        renders_artifacts = any(artifact_kind(p) in ("listing", "sitemap") for p in repo.changed_paths(parent, sha))
         cache: dict[str, dict[str, bytes]] = {}
 
-        def fresh(merged: Mapping[str, str], source: str = sha) -> dict[str, bytes]:
+        def fresh(merged: Mapping[str, str]) -> dict[str, bytes]:
             if "artifacts" not in cache:
-                cache["artifacts"] = render_artifacts(_rows(repo, db, merged, listed_rows(repo, source)))
+                cache["artifacts"] = render_artifacts(_rows(repo, self.db, merged, listed_rows(repo, sha)))
             return cache["artifacts"]
 
         def resolve(path: str, base: bytes | None, mine: bytes | None, theirs: bytes | None,
@@ -175,7 +174,7 @@ def replay(repo: GitRepo, db: IndexDB, run_id: str, commits: list[str], onto: st
             if kind in ("listing", "sitemap"):
                 data = fresh(merged).get(path)
                 if data is not None:
-                    regenerated.add(path)
+                    self.regenerated.add(path)
                 return data
             if path in own:
                 return theirs
@@ -191,27 +190,49 @@ def replay(repo: GitRepo, db: IndexDB, run_id: str, commits: list[str], onto: st
                 for path, data in fresh(merged).items():
                     if path not in merged or repo.read_blob(merged[path]) != data:
                         updates[path] = data
-                        regenerated.add(path)
+                        self.regenerated.add(path)
             if phase == REPORT_PHASE and report_path(run_id) in merged:
-                page = _report_page(db, run_id, onto, tip, shas)
+                page = _report_page(self.db, run_id, self.onto, self.tip, self.shas)
                 if page is not None and repo.read_blob(merged[report_path(run_id)]) != page:
                     updates[report_path(run_id)] = page
             return updates
 
-        result = repo.cherry_pick_in_memory(sha, tip, resolve, refresh)
+        result = repo.cherry_pick_in_memory(sha, self.tip, resolve, refresh)
         if result.tree_sha is None:
             listed = ", ".join(result.unresolved[:10]) + (" …" if len(result.unresolved) > 10 else "")
             raise RebaseConflict(
-                f"{run_id}: replaying {phase or 'a'} commit {sha[:12]} onto {onto[:12]} conflicts in "
-                f"{len(result.unresolved)} memory file(s): {listed}",
+                f"{run_id}: replaying {phase or 'a'} commit {sha[:12]} onto {self.onto[:12]} conflicts in "
+                f"{len(result.unresolved)} file(s): {listed}",
                 hint=(f"the trunk changed the same memories; review them, then abort the run (git memhtml sleep "
                       f"abort {run_id}) and start a new one"),
             )
-        new = repo.replay_commit(sha, result.tree_sha, tip)
-        shas[sha] = new
-        out.append({"phase": phase, "from": sha, "to": new})
-        tip = new
-    return tip, out, sorted(regenerated)
+        new = repo.replay_commit(sha, result.tree_sha, self.tip)
+        self.shas[sha] = new
+        self.tip = new
+        return new
+
+
+def replay(repo: GitRepo, db: IndexDB, run_id: str, commits: list[str],
+           onto: str) -> tuple[str, list[dict[str, str | None]], list[str]]:
+    """Replay ``commits`` (oldest first, a linear chain) onto ``onto`` in memory; return the new tip, the
+    ``[{"phase", "from", "to"}]`` mapping and the artifact paths regenerated.
+
+    Raises:
+        RunRefused: the commits are not a linear chain of single-parent commits.
+        RebaseConflict: a commit conflicts outside generated artifacts (the message names phase, commit, paths).
+    """
+    state = _Replay(repo, db, run_id, onto, onto)
+    out: list[dict[str, str | None]] = []
+    previous: str | None = None
+    for sha in commits:
+        parents = repo.parents(sha)
+        if len(parents) != 1 or (previous is not None and parents[0] != previous):
+            raise RunRefused(f"{run_id}: commit {sha[:12]} is not a linear phase commit",
+                             hint="a run branch is a straight line of phase commits; start a new run")
+        previous = sha
+        phase = _phase_of(repo, sha)
+        out.append({"phase": phase, "from": sha, "to": state.pick(sha, parents[0], phase)})
+    return state.tip, out, sorted(state.regenerated)
 
 
 def rebase_run(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from git_memhtml.embed.base import Embedder
-from git_memhtml.errors import GitError, MemhtmlError, RunNotFound, RunRefused
+from git_memhtml.errors import GitError, MemhtmlError, RunRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update

@@ -123,7 +123,7 @@ def test_rebase_after_new_writes_on_main_then_merge(
     git(alice, "push", "-q", "origin", "main")
     assert git(bare, "rev-parse", "main").strip() == data["headSha"]
 
-    code, again = cli(capsys, "-C", str(alice), "sleep", "rebase", run_id, "--skip-gate")
+    code, _ = cli(capsys, "-C", str(alice), "sleep", "rebase", run_id, "--skip-gate")
     assert code == 1  # merged: nothing to replay
 
 

@@ -154,7 +154,7 @@ def test_locks_of_a_run_a_live_process_owns_are_left_alone(
         [run_id] = git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/sleep/").split()
         lock = repo / ".git" / "refs" / "heads" / f"{run_id}.lock"
         lock.write_text("in use\n")
-        code, refused, err = cli(capsys, "-C", str(repo), "sleep", verb, run_id)
+        code, _, err = cli(capsys, "-C", str(repo), "sleep", verb, run_id)
         assert code == 1 and "running" in err and run_id in err
         assert lock.read_text() == "in use\n"
         code, doctor, _ = cli(capsys, "-C", str(repo), "doctor")
