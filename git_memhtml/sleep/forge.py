@@ -10,8 +10,9 @@ The body is the run's Markdown review (:mod:`sleep.review_markdown`), always wri
 - without ``gh``: the compare address is derived from the remote URL (:func:`compare_url`) for GitHub-, Gitea- and
   GitLab-like hosts; for any other remote (a path, ``file://``) the report says there is none.
 
-The push uses the ``git`` binary (credentials, SSH agents and push hooks are git's business) and never forces:
-a run only appends commits, so a rejected push means the remote branch holds something else.
+The push uses the ``git`` binary (credentials, SSH agents and push hooks are git's business) and forces only to
+replace an earlier version of the same run that ``sleep rebase`` rewrote (:func:`replaced_run_version`, with
+``--force-with-lease``); otherwise a rejected push means the remote branch holds something else.
 """
 
 from __future__ import annotations
@@ -131,6 +132,36 @@ def _gh(gh: Path, args: list[str], cwd: Path) -> str:
     return proc.stdout
 
 
+def replaced_run_version(repo: GitRepo, remote: str, run_id: str, tip: str) -> str | None:
+    """The remote branch's sha when it holds an earlier version of this same run that ``sleep rebase`` replaced,
+    else ``None`` (then the push never forces).
+
+    That is: the remote ``refs/heads/<run>`` exists, is not an ancestor of ``tip``, is known here, and every
+    commit it has beyond the trunk carries ``Memhtml-Run: <run>``. The push then uses
+    ``--force-with-lease=refs/heads/<run>:<that sha>``, so it replaces exactly that version and nothing pushed
+    since.
+
+    Raises:
+        GitError: the remote cannot be read.
+    """
+    from git_memhtml.sleep.commit import TRAILER_RUN  # noqa: PLC0415 - only a rebased run needs it
+
+    listed = repo.run_git(["ls-remote", remote, f"refs/heads/{run_id}"]).split()
+    if not listed or listed[0] == tip:
+        return None
+    remote_sha = listed[0]
+    try:
+        if repo.is_ancestor(remote_sha, tip):
+            return None
+        trunk = repo.branch_sha(trunk_name(repo)) or tip
+        commits = repo.log_trailers(trunk, remote_sha, TRAILER_RUN)
+    except GitError:
+        return None  # not known here: someone else pushed it; the plain push is refused and says so
+    if not commits or any(values != [run_id] for _sha, values in commits):
+        return None
+    return remote_sha
+
+
 def open_pull_request(
     repo: GitRepo, db: IndexDB, run_id: str, *, remote: str = "origin", gh: Path | None, base: str | None = None,
     allow_failed: bool = False,
@@ -159,7 +190,9 @@ def open_pull_request(
     target = body_file_path(repo, run_id)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(body.text, encoding="utf-8")
-    repo.run_git(["push", "--quiet", remote, f"refs/heads/{run_id}:refs/heads/{run_id}"])
+    lease = replaced_run_version(repo, remote, run_id, branch_sha)
+    repo.run_git(["push", "--quiet", *([f"--force-with-lease=refs/heads/{run_id}:{lease}"] if lease else []), remote,
+                  f"refs/heads/{run_id}:refs/heads/{run_id}"])
     title = pr_title(review)
     report = PullRequestReport(run_id, run_id, remote, branch_sha, str(target), body, title, "none", "none", None)
     if gh is None:

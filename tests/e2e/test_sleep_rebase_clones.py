@@ -280,3 +280,45 @@ def test_a_hand_written_ledger_arriving_by_pull_is_not_applied(
         assert db.query_one("SELECT count(*) FROM state.applied_ledgers WHERE run_id = ?", (forged,)) == (0,)
     finally:
         db.close()
+
+
+def _path_without_gh() -> str:
+    import os
+
+    return os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "gh").exists())
+
+
+@pytest.mark.slow
+def test_pr_after_rebase_replaces_the_pushed_version_of_the_run_and_nothing_else(
+    origin: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", _path_without_gh())
+    bare, alice = origin
+    code, run = cli(capsys, "-C", str(alice), "sleep", "run", "--date", DATE)
+    run_id = run["data"]["runId"]
+    assert cli(capsys, "-C", str(alice), "sleep", "pr", run_id)[0] == 0
+    first = git(bare, "rev-parse", f"refs/heads/{run_id}").strip()
+    bob = clone(capsys, bare, tmp_path / "bob")
+    write(capsys, bob, "Late fact", "The late service listens on port 9000.")
+    git(bob, "push", "-q", "origin", "main")
+    git(alice, "pull", "-q", "--ff-only", "origin", "main")
+    assert cli(capsys, "-C", str(alice), "sleep", "rebase", run_id, "--skip-gate")[0] == 0
+    code, pr = cli(capsys, "-C", str(alice), "sleep", "pr", run_id)
+    assert code == 0, pr
+    rebased = git(alice, "rev-parse", run_id).strip()
+    assert rebased != first and git(bare, "rev-parse", f"refs/heads/{run_id}").strip() == rebased
+
+    # a commit someone else pushed onto the run's branch is never overwritten
+    git(bob, "fetch", "-q", "origin", f"{run_id}:{run_id}")
+    git(bob, "switch", "-q", run_id)
+    (bob / "notes.txt").write_text("a teammate's commit on the run branch\n")
+    git(bob, "add", "notes.txt")
+    git(bob, "commit", "-q", "-m", "not a phase commit")
+    git(bob, "push", "-q", "origin", run_id)
+    foreign = git(bob, "rev-parse", "HEAD").strip()
+    write(capsys, alice, "Later fact", "The later service listens on port 9001.")
+    assert cli(capsys, "-C", str(alice), "sleep", "rebase", run_id, "--skip-gate")[0] == 0
+    git(alice, "fetch", "-q", "origin")
+    code, refused = cli(capsys, "-C", str(alice), "sleep", "pr", run_id)
+    assert code == 1 and refused["code"] == "ERR_GIT", refused
+    assert git(bare, "rev-parse", f"refs/heads/{run_id}").strip() == foreign
