@@ -136,17 +136,17 @@ def replaced_run_version(repo: GitRepo, remote: str, run_id: str, tip: str) -> s
     """The remote branch's sha when it holds an earlier version of this same run that ``sleep rebase`` replaced,
     else ``None`` (then the push never forces).
 
-    That is: the remote ``refs/heads/<run>`` exists, is not an ancestor of ``tip``, is known here, and every
-    commit it has beyond the trunk carries ``Memhtml-Run: <run>``. The push then uses
-    ``--force-with-lease=refs/heads/<run>:<that sha>``, so it replaces exactly that version and nothing pushed
-    since.
-
-    Raises:
-        GitError: the remote cannot be read.
+    That is: the remote-tracking ``refs/remotes/<remote>/<run>`` (what the last push or fetch saw; no network
+    is asked) is not an ancestor of ``tip``, and every commit it has beyond the trunk carries
+    ``Memhtml-Run: <run>``. The push then uses ``--force-with-lease=refs/heads/<run>:<that sha>``, so it
+    replaces exactly that version: if anyone pushed since, the remote refuses.
     """
     from git_memhtml.sleep.commit import TRAILER_RUN  # noqa: PLC0415 - only a rebased run needs it
 
-    listed = repo.run_git(["ls-remote", remote, f"refs/heads/{run_id}"]).split()
+    try:
+        listed = repo.run_git(["rev-parse", "--verify", "--quiet", f"refs/remotes/{remote}/{run_id}"]).split()
+    except GitError:
+        return None  # never pushed from here (or fetched): nothing of ours to replace
     if not listed or listed[0] == tip:
         return None
     remote_sha = listed[0]
