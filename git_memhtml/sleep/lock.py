@@ -2,8 +2,9 @@
 
 **The sleep lock** is ``<git common dir>/memhtml/sleep.lock``: created with ``O_CREAT | O_EXCL`` by ``sleep run``,
 ``sleep resume`` and ``sleep rebase`` (every verb that writes a run's branch), holding one JSON object
-``{"runId", "pid", "host", "startedAt", "token"}``; removed by its holder when the verb ends. A lock whose holder
-is on this host and whose pid no longer exists is stale (a SIGKILL) and is taken over. A lock held by another
+``{"runId", "pid", "host", "startedAt", "token", "procStart"}``; removed by its holder when the verb ends. A lock
+whose holder is on this host and whose pid no longer exists, or now belongs to a process started at another
+time (``procStart``, a reused pid), is stale (a SIGKILL) and is taken over. A lock held by another
 host, or by a live pid here, refuses the second verb (exit 1) naming the holder.
 
 **Stale git locks.** A process killed while git (or libgit2) updates the run's branch leaves
@@ -46,6 +47,7 @@ class LockHolder:
     host: str
     started_at: str
     token: str = ""
+    proc_start: str | None = None
 
     def is_this_process(self) -> bool:
         """Whether the lock is held by the calling process (a verb re-resolving its run under its own lock)."""
@@ -61,12 +63,28 @@ def lock_path(repo: GitRepo) -> Path:
     return repo.common_dir / LOCK_FILE
 
 
-def pid_alive(host: str, pid: int) -> bool:
-    """Whether process ``pid`` on ``host`` may still run: another host always counts as alive (we cannot ask)."""
+def proc_start(pid: int) -> str | None:
+    """The start time of process ``pid`` in clock ticks since boot (``/proc/<pid>/stat`` field 22), or ``None``
+    where there is no ``/proc`` (then a reused pid cannot be told from the holder)."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    fields = raw.rsplit(")", 1)[-1].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def pid_alive(host: str, pid: int, started: str | None = None) -> bool:
+    """Whether process ``pid`` on ``host`` may still run: another host always counts as alive (we cannot ask); a
+    pid that now belongs to a process started at another time than ``started`` is dead (the pid was reused)."""
     if host != socket.gethostname():
         return True
     if pid <= 0:
         return False
+    if started is not None:
+        now = proc_start(pid)
+        if now is not None and now != started:
+            return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -81,8 +99,9 @@ def read_holder(repo: GitRepo) -> LockHolder | None:
     try:
         raw = lock_path(repo).read_text(encoding="utf-8")
         data = json.loads(raw)
+        start = data.get("procStart")
         return LockHolder(str(data["runId"]), int(data["pid"]), str(data["host"]), str(data["startedAt"]),
-                          str(data.get("token", "")))
+                          str(data.get("token", "")), None if start is None else str(start))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -90,7 +109,7 @@ def read_holder(repo: GitRepo) -> LockHolder | None:
 def live_holder(repo: GitRepo) -> LockHolder | None:
     """The holder of the sleep lock when it is held by a live process, else ``None`` (absent or stale)."""
     holder = read_holder(repo)
-    if holder is None or not pid_alive(holder.host, holder.pid):
+    if holder is None or not pid_alive(holder.host, holder.pid, holder.proc_start):
         return None
     return holder
 
@@ -103,7 +122,13 @@ def _stale(repo: GitRepo) -> bool:
             return time.time() - path.stat().st_mtime > UNREADABLE_GRACE_S
         except OSError:
             return True
-    return not pid_alive(holder.host, holder.pid)
+    return not pid_alive(holder.host, holder.pid, holder.proc_start)
+
+
+def _payload(holder: LockHolder) -> bytes:
+    return json.dumps({"runId": holder.run_id, "pid": holder.pid, "host": holder.host,
+                       "startedAt": holder.started_at, "token": holder.token,
+                       "procStart": holder.proc_start}).encode("utf-8")
 
 
 @contextmanager
@@ -116,9 +141,8 @@ def sleep_lock(repo: GitRepo, run_id: str, *, now: str) -> Iterator[LockHolder]:
     """
     path = lock_path(repo)
     path.parent.mkdir(parents=True, exist_ok=True)
-    me = LockHolder(run_id, os.getpid(), socket.gethostname(), now, secrets.token_hex(8))
-    payload = json.dumps({"runId": me.run_id, "pid": me.pid, "host": me.host, "startedAt": me.started_at,
-                          "token": me.token}).encode("utf-8")
+    me = LockHolder(run_id, os.getpid(), socket.gethostname(), now, secrets.token_hex(8), proc_start(os.getpid()))
+    payload = _payload(me)
     for _attempt in range(3):
         try:
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
@@ -165,10 +189,9 @@ def relabel(repo: GitRepo, holder: LockHolder, run_id: str) -> LockHolder:
     Written to a temporary file and renamed over the lock, so a reader never sees half a file.
     """
     path = lock_path(repo)
-    new = LockHolder(run_id, holder.pid, holder.host, holder.started_at, holder.token)
+    new = LockHolder(run_id, holder.pid, holder.host, holder.started_at, holder.token, holder.proc_start)
     temp = path.with_name(f"{path.name}.{holder.token}.tmp")
-    temp.write_text(json.dumps({"runId": new.run_id, "pid": new.pid, "host": new.host,
-                                "startedAt": new.started_at, "token": new.token}), encoding="utf-8")
+    temp.write_bytes(_payload(new))
     os.replace(temp, path)
     return new
 

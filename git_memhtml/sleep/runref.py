@@ -10,9 +10,9 @@ A name is a run only when
    so a commit without it means the branch holds something else). Without a row, the base is the merge base with
    the trunk and the branch must hold at least one such commit (or, already merged, its tip must be one).
 
-Then the run's **state** is judged (:data:`STATES`): ``running`` (a live process owns it: the sleep lock names it,
-or its row is ``running`` with a live owner), ``interrupted`` (``running``/``interrupted`` row whose process is
-gone; without a row, a branch with no ``report`` commit), ``failed``, ``review``, ``merged`` (or the tip is on
+Then the run's **state** is judged (:data:`STATES`): ``running`` (a live process owns it: the sleep lock, which
+every run, resume and rebase holds throughout, names it and its process lives), ``interrupted`` (a
+``running``/``interrupted`` row without such a process; without a row, a branch with no ``report`` commit), ``failed``, ``review``, ``merged`` (or the tip is on
 the trunk), ``abandoned``. Each verb accepts only the states in :data:`VERB_STATES`; ``failed`` is accepted by the
 verbs that lead to a merge only with ``allow_failed`` (``--allow-failed``).
 
@@ -31,7 +31,7 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.commit import TRAILER_PHASE, TRAILER_RUN
 from git_memhtml.sleep.lock import live_holder
-from git_memhtml.sleep.runs import RunRow, get_run, owner_alive, phase_rows, run_owner
+from git_memhtml.sleep.runs import RunRow, get_run, phase_rows, run_owner
 from git_memhtml.sleep.trunk import trunk_name
 
 RUN_ID = re.compile(r"^sleep/\d{4}-\d{2}-\d{2}(?:-[0-9a-z]{1,32})?$")
@@ -120,8 +120,10 @@ def _state(repo: GitRepo, db: IndexDB, name: str, row: RunRow | None, base: str,
 
 
 def _state_of_row(db: IndexDB, name: str, row: RunRow) -> tuple[str, tuple[str, ...]]:
+    """The state a row records; a ``running`` row is ``interrupted`` here, since a live run always holds the sleep
+    lock (checked first by the caller) and a row's owner pid may have been reused since."""
     if row.status in ("running", "interrupted"):
-        return ("running" if row.status == "running" and owner_alive(run_owner(db, name)) else "interrupted"), ()
+        return "interrupted", ()
     if row.status == "failed":
         return "failed", tuple(p.phase for p in phase_rows(db, name) if p.status == "failed")
     return (row.status if row.status in STATES else "review"), ()
@@ -163,7 +165,9 @@ def resolve_sleep_run(repo: GitRepo, db: IndexDB, name: str | None, verb: str, *
     trunk = _trunk_tip(repo)
     if not branch_exists:  # only review and abort get here: the row is all that is left of the run
         assert row is not None
-        state, failed = _state_of_row(db, name, row)
+        holder = live_holder(repo)
+        live = holder is not None and holder.run_id == name and not holder.is_this_process()
+        state, failed = ("running", ()) if live else _state_of_row(db, name, row)
         run = SleepRun(name, row, row.base_sha, tip, False, state, failed, (), run_owner(db, name))
         _check_verb(run, verb, allow_failed)
         return run

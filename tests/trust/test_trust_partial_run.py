@@ -164,3 +164,26 @@ def test_locks_of_a_run_a_live_process_owns_are_left_alone(
         release.write_text("go")
         child.join(120)
     assert child.exitcode == 0
+
+
+@pytest.mark.slow
+def test_a_reused_pid_neither_holds_the_lock_nor_keeps_a_run_running(
+    killed: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The killed run's lock and row name a pid that is now a live, unrelated process (this one)."""
+    repo, run_id = killed
+    lock = repo / ".git" / "memhtml" / "sleep.lock"
+    data = json.loads(lock.read_text())
+    assert data["runId"] == run_id
+    lock.write_text(json.dumps({**data, "pid": os.getpid()}))  # alive, but started at another time
+    db = IndexDB.for_repo(GitRepo.discover(repo))
+    try:
+        db.execute("UPDATE state.sleep_runs SET status = 'running', owner = ? WHERE run_id = ?",
+                   (f"{os.uname().nodename}:{os.getpid()}", run_id))
+    finally:
+        db.close()
+    code, refused, _ = cli(capsys, "-C", str(repo), "sleep", "merge", run_id, "--skip-gate")
+    assert code == 1 and refused["data"]["refusal"] == "interrupted"
+    code, resumed, err = cli(capsys, "-C", str(repo), "sleep", "resume", run_id)
+    assert code == 0, err
+    assert not lock.exists()
