@@ -172,11 +172,23 @@ def test_rebase_keeps_the_trunks_rewrite_of_a_memory_the_run_only_decayed(
     artifacts_match_tree(alice, "main")
 
 
+DEMO = Path(__file__).resolve().parents[2] / "fixtures" / "demo" / "memories.jsonl"
+"""The project's own invented corpus: its runs fold duplicates, archive, link people and detect tasks."""
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("corpus", ["three-facts", "demo"])
 def test_two_clones_run_and_merge_the_same_day_then_pull_each_other_without_conflict(
-    origin: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    origin: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    corpus: str,
 ) -> None:
     bare, alice = origin
+    if corpus == "demo":
+        monkeypatch.setenv("MEMHTML_NOW", WRITTEN)
+        code, applied = cli(capsys, "-C", str(alice), "apply", "--file", str(DEMO))
+        assert code == 0, applied
+        git(alice, "push", "-q", "origin", "main")
+        monkeypatch.setenv("MEMHTML_NOW", NOW)
     bob = clone(capsys, bare, tmp_path / "bob")
     write(capsys, alice, "Alice's fact", "Alice moved the cache to port 6380.")
     write(capsys, bob, "Bob's fact", "Bob moved the queue to port 5673.")
@@ -188,6 +200,10 @@ def test_two_clones_run_and_merge_the_same_day_then_pull_each_other_without_conf
         code, merged = cli(capsys, "-C", str(who), "sleep", "merge", runs[who], "--skip-gate")
         assert code == 0 and merged["data"]["merged"], merged
     assert runs[alice] != runs[bob] and all(r.startswith(f"sleep/{DATE}-") for r in runs.values())
+    if corpus == "demo":  # both runs detected the same findings: same task files, byte for byte
+        tasks = {who: {p for p in git(who, "ls-tree", "-r", "--name-only", "main").split() if "/tasks/det-" in p}
+                 for who in (alice, bob)}
+        assert tasks[alice] and tasks[alice] == tasks[bob]
 
     git(alice, "push", "-q", "origin", "main")
     git(bob, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")  # plain git: a merge commit
