@@ -63,6 +63,19 @@ def origin(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pyte
     return bare, alice
 
 
+DEMO = Path(__file__).resolve().parents[2] / "fixtures" / "demo" / "memories.jsonl"
+"""The project's own invented corpus: its runs fold duplicates, archive, link people and detect tasks."""
+
+
+def add_demo(capsys: pytest.CaptureFixture[str], repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Apply the demo corpus (written a month before the run) and push it."""
+    monkeypatch.setenv("MEMHTML_NOW", WRITTEN)
+    code, applied = cli(capsys, "-C", str(repo), "apply", "--file", str(DEMO))
+    assert code == 0, applied
+    git(repo, "push", "-q", "origin", "main")
+    monkeypatch.setenv("MEMHTML_NOW", NOW)
+
+
 def clone(capsys: pytest.CaptureFixture[str], bare: Path, folder: Path) -> Path:
     """``git clone`` plus ``git memhtml init`` (the merge driver config does not travel with a clone)."""
     git(folder.parent, "clone", "-q", str(bare), str(folder))
@@ -82,10 +95,14 @@ def artifacts_match_tree(repo: Path, rev: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("corpus", ["three-facts", "demo"])
 def test_rebase_after_new_writes_on_main_then_merge(
-    origin: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    origin: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    corpus: str,
 ) -> None:
     bare, alice = origin
+    if corpus == "demo":
+        add_demo(capsys, alice, monkeypatch)
     code, run = cli(capsys, "-C", str(alice), "sleep", "run", "--date", DATE)
     assert code == 0, run
     run_id, old_head = run["data"]["runId"], run["data"]["headSha"]
@@ -172,10 +189,6 @@ def test_rebase_keeps_the_trunks_rewrite_of_a_memory_the_run_only_decayed(
     artifacts_match_tree(alice, "main")
 
 
-DEMO = Path(__file__).resolve().parents[2] / "fixtures" / "demo" / "memories.jsonl"
-"""The project's own invented corpus: its runs fold duplicates, archive, link people and detect tasks."""
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("corpus", ["three-facts", "demo"])
 def test_two_clones_run_and_merge_the_same_day_then_pull_each_other_without_conflict(
@@ -184,11 +197,7 @@ def test_two_clones_run_and_merge_the_same_day_then_pull_each_other_without_conf
 ) -> None:
     bare, alice = origin
     if corpus == "demo":
-        monkeypatch.setenv("MEMHTML_NOW", WRITTEN)
-        code, applied = cli(capsys, "-C", str(alice), "apply", "--file", str(DEMO))
-        assert code == 0, applied
-        git(alice, "push", "-q", "origin", "main")
-        monkeypatch.setenv("MEMHTML_NOW", NOW)
+        add_demo(capsys, alice, monkeypatch)
     bob = clone(capsys, bare, tmp_path / "bob")
     write(capsys, alice, "Alice's fact", "Alice moved the cache to port 6380.")
     write(capsys, bob, "Bob's fact", "Bob moved the queue to port 5673.")
