@@ -148,7 +148,7 @@ def resolve_sleep_run(repo: GitRepo, db: IndexDB, name: str | None, verb: str, *
         if latest is None:
             raise RunNotFound("no-run: no sleep run yet", hint="git memhtml sleep run")
         name = latest.run_id
-    if not RUN_ID.match(name):
+    if not RUN_ID.fullmatch(name):
         raise _refuse(name, "not-a-run", "is not a sleep run id (runs are named sleep/<YYYY-MM-DD>-<suffix>)",
                       "git memhtml sleep status lists the runs")
     found = get_run(db, name)
