@@ -20,6 +20,7 @@ from git_memhtml.sleep.contract import select_phases
 from git_memhtml.sleep.env import PhaseReport
 from git_memhtml.sleep.forge import open_pull_request
 from git_memhtml.sleep.landings import landing_rows
+from git_memhtml.sleep.lock import live_holder
 from git_memhtml.sleep.merge import merge_run
 from git_memhtml.sleep.plan import plan
 from git_memhtml.sleep.reconcile import Reconciled, reconcile_landed_runs
@@ -153,7 +154,8 @@ def status_cmd(ctx: click.Context, as_json: bool) -> int:
     """The runs, how each landed on main, and the latest run's per-phase outcomes (always exits 0)."""
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
-        mark_interrupted(db, now=utc_now())
+        holder = live_holder(app.repo())
+        mark_interrupted(db, now=utc_now(), live=() if holder is None else (holder.run_id,))
         reconciled = _reconcile(app.repo(), db, quiet=as_json)
         landed = landing_rows(db)
         runs = all_runs(db)

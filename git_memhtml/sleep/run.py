@@ -302,7 +302,7 @@ def run_sleep(
     """
     with sleep_lock(main, next_run_id(main, date, db), now=clock()) as holder:
         base = trunk_sha(main)
-        mark_interrupted(db, now=clock())
+        mark_interrupted(db, now=clock(), live=())  # we hold the lock: no other run can be executing
         reaped = reap_stale(db, branch_exists=lambda b: main.branch_sha(b) is not None, now=clock())
         unfinished = [r.run_id for r in unfinished_runs(db)]
         run_id = next_run_id(main, date, db)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from git_memhtml.domain.instants import hours_between
 
@@ -70,14 +70,19 @@ def owner_alive(owner: str | None) -> bool:
     return True
 
 
-def mark_interrupted(db: IndexDB, *, now: str) -> list[str]:
-    """Stamp ``interrupted`` on ``running`` rows whose process on this host is gone; return their run ids.
+def mark_interrupted(db: IndexDB, *, now: str, live: Collection[str] | None = None) -> list[str]:
+    """Stamp ``interrupted`` on ``running`` rows whose process is gone; return their run ids.
+
+    Args:
+        live: the runs a live process holds the sleep lock for (:mod:`sleep.lock`; every run holds it throughout,
+            so every other ``running`` row is interrupted, whatever pid its owner names now). ``None`` falls back
+            to the row's owner pid on this host (a reused pid then reads as alive).
 
     An interrupted run is not abandoned: ``sleep resume <run>`` finishes it.
     """
     found = []
     for run_id, owner in db.query("SELECT run_id, owner FROM state.sleep_runs WHERE status = 'running'"):
-        if not owner_alive(owner):
+        if (str(run_id) not in live) if live is not None else not owner_alive(owner):
             set_status(db, str(run_id), "interrupted", now=now)
             found.append(str(run_id))
     return found

@@ -182,6 +182,8 @@ def test_a_reused_pid_neither_holds_the_lock_nor_keeps_a_run_running(
                    (f"{os.uname().nodename}:{os.getpid()}", run_id))
     finally:
         db.close()
+    code, status, _ = cli(capsys, "-C", str(repo), "sleep", "status")
+    assert next(r for r in status["data"]["runs"] if r["runId"] == run_id)["status"] == "interrupted"
     code, refused, _ = cli(capsys, "-C", str(repo), "sleep", "merge", run_id, "--skip-gate")
     assert code == 1 and refused["data"]["refusal"] == "interrupted"
     code, resumed, err = cli(capsys, "-C", str(repo), "sleep", "resume", run_id)
