@@ -72,6 +72,9 @@ def killed(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pyte
     [run_id] = git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/sleep/").split()
     lock = repo / ".git" / "refs" / "heads" / f"{run_id}.lock"
     lock.write_text(git(repo, "rev-parse", run_id))  # what a kill during the branch's ref update leaves
+    admin = repo / ".git" / "worktrees" / run_id.replace("/", "-")
+    assert admin.is_dir(), "the killed run's worktree is left behind"
+    (admin / "index.lock").write_bytes(b"")  # and a kill while its index was written
     return repo, run_id
 
 
@@ -90,15 +93,17 @@ def test_a_run_killed_mid_phase_never_lands_until_finished(
     assert f"sleep resume {run_id}" in refused["data"]["hint"]
     assert git(repo, "rev-parse", "main") == main_before and git(repo, "rev-parse", run_id) == branch_before
 
+    index_lock = (repo / ".git" / "worktrees" / run_id.replace("/", "-") / "index.lock").resolve()
     code, doctor, _ = cli(capsys, "-C", str(repo), "doctor")
     assert code == 1
-    assert {"path": str(lock.resolve()), "kind": "ref-lock"}.items() <= next(
-        f for f in doctor["data"]["staleLocks"] if f["kind"] == "ref-lock").items()
+    found = {(f["kind"], f["path"]) for f in doctor["data"]["staleLocks"]}
+    assert {("ref-lock", str(lock.resolve())), ("index-lock", str(index_lock))} <= found
 
     if ending == "abort":
         code, aborted, err = cli(capsys, "-C", str(repo), "sleep", "abort", run_id)
         assert code == 0, err
         assert aborted["data"]["branchDeleted"] and str(lock.resolve()) in aborted["data"]["recoveredLocks"]
+        assert str(index_lock) in aborted["data"]["recoveredLocks"]
         assert git(repo, "branch", "--list", run_id) == "" and not lock.exists()
         assert git(repo, "rev-parse", "main") == main_before
         return
@@ -106,6 +111,7 @@ def test_a_run_killed_mid_phase_never_lands_until_finished(
     code, resumed, err = cli(capsys, "-C", str(repo), "sleep", "resume", run_id)
     assert code == 0, err
     assert str(lock.resolve()) in resumed["data"]["recoveredLocks"] and not lock.exists()
+    assert str(index_lock) in resumed["data"]["recoveredLocks"]
     assert "areas/half.html" not in git(repo, "ls-tree", "-r", "--name-only", run_id)
     code, merged, err = cli(capsys, "-C", str(repo), "sleep", "merge", run_id, "--skip-gate")
     assert code == 0 and merged["data"]["merged"], (merged, err)
