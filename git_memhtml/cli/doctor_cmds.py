@@ -16,6 +16,7 @@ from git_memhtml.cli.common import app_of, json_option, respond
 from git_memhtml.cli.index_cmds import index_group
 from git_memhtml.doctor import DoctorReport, diagnose, fix
 from git_memhtml.hooks.checks import git_integration_checks
+from git_memhtml.sleep.lock import lock_findings
 from git_memhtml.sleep.runs import mark_interrupted
 from git_memhtml.index.verify import IndexDrift, verify
 
@@ -93,12 +94,15 @@ def doctor_cmd(ctx: click.Context, do_fix: bool, as_json: bool) -> int:
     data = _report_data(report)
     data["git"] = [asdict(c) for c in checks]
     data["interruptedRuns"] = interrupted
-    data["problems"] = report.problems + len(failing)
+    locks = lock_findings(app.repo())
+    data["staleLocks"] = locks
+    data["problems"] = report.problems + len(failing) + sum(1 for lock in locks if lock["kind"] != "sleep-lock")
 
     def human() -> str:
         lines = [f"interrupted run: {r} (finish it: git memhtml sleep resume {r})" for r in interrupted]
+        lines += [f"stale {lock['kind']}: {lock['path']} — fix: {lock['hint']}" for lock in locks]
         lines += [f"{c.name}: {c.message}" + (f" — fix: {c.hint}" if c.hint and not c.ok else "") for c in checks]
-        return "\n".join(lines + [_human(report, extra=len(failing))])
+        return "\n".join(lines + [_human(report, extra=data["problems"] - report.problems)])
 
     respond(as_json, "doctor.report", data, human)
     return 1 if data["problems"] else 0

@@ -1,4 +1,4 @@
-"""``git memhtml sleep plan|run|resume|status|review|merge|abort|pr``."""
+"""``git memhtml sleep plan|run|resume|status|review|merge|rebase|abort|pr``."""
 
 from __future__ import annotations
 
@@ -20,10 +20,12 @@ from git_memhtml.sleep.contract import select_phases
 from git_memhtml.sleep.env import PhaseReport
 from git_memhtml.sleep.forge import open_pull_request
 from git_memhtml.sleep.landings import landing_rows
+from git_memhtml.sleep.lock import live_holder
 from git_memhtml.sleep.merge import MergeReport, merge_run
 from git_memhtml.sleep.plan import plan
 from git_memhtml.sleep.reconcile import Reconciled, reconcile_landed_runs
-from git_memhtml.sleep.review import diff_text, resolve_run, review_run
+from git_memhtml.sleep.rebase import rebase_run
+from git_memhtml.sleep.review import diff_text, review_run
 from git_memhtml.sleep.review_markdown import render_markdown
 from git_memhtml.sleep.run import RunReport, abort_run, resume_sleep, run_sleep
 from git_memhtml.sleep.runs import all_runs, mark_interrupted, phase_rows, unfinished_runs
@@ -150,6 +152,8 @@ def resume_cmd(ctx: click.Context, run_id: str, as_json: bool) -> int:
         except KeyboardInterrupt:
             _resume_hint(db)
             raise
+    for path in report.extra.get("recoveredLocks", []):
+        warn(f"removed the stale lock {path} (no live process owned {run_id})")
     respond(as_json, "sleep.report", report.as_json(), lambda: _run_table(report))
     return 1 if report.failed_phases else 0
 
@@ -161,7 +165,8 @@ def status_cmd(ctx: click.Context, as_json: bool) -> int:
     """The runs, how each landed on main, and the latest run's per-phase outcomes (always exits 0)."""
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
-        mark_interrupted(db, now=utc_now())
+        holder = live_holder(app.repo())
+        mark_interrupted(db, now=utc_now(), live=() if holder is None else (holder.run_id,))
         reconciled = _reconcile(app.repo(), db, quiet=as_json)
         landed = landing_rows(db)
         runs = all_runs(db)
@@ -209,8 +214,7 @@ def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, fmt: str
     with app.index(catch_up=False) as db:
         result = review_run(app.repo(), db, run_id)
         if with_diff:
-            _, _, base, tip = resolve_run(app.repo(), db, result["runId"])
-            result["diff"] = diff_text(app.repo(), base, tip)
+            result["diff"] = diff_text(app.repo(), result["baseSha"], result["headSha"])
 
     def human() -> str:
         lines = [f"run {result['runId']} ({result['status']}): {result['baseSha'][:12]}..{result['headSha'][:12]}",
@@ -227,13 +231,18 @@ def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, fmt: str
     return 0
 
 
+_ALLOW_FAILED = click.option("--allow-failed", is_flag=True,
+                             help="Accept a run with failed phases (they are printed); refused without it.")
+
+
 @sleep_group.command("merge")
 @click.argument("run_id")
 @click.option("--skip-gate", is_flag=True, help="Merge without the discrimination gate (a deliberate override).")
+@_ALLOW_FAILED
 @json_option
 @click.pass_context
-def merge_cmd(ctx: click.Context, run_id: str, skip_gate: bool, as_json: bool) -> int:
-    """Fast-forward main to the run after the discrimination gate; refusals exit 1."""
+def merge_cmd(ctx: click.Context, run_id: str, skip_gate: bool, allow_failed: bool, as_json: bool) -> int:
+    """Fast-forward main to a finished run after the discrimination gate; refusals exit 1."""
     from git_memhtml.eval.discriminate import TempFolderGate, gate_figures
 
     app = app_of(ctx)
@@ -243,7 +252,9 @@ def merge_cmd(ctx: click.Context, run_id: str, skip_gate: bool, as_json: bool) -
     with app.index(catch_up=False) as db:
         _reconcile(app.repo(), db)
         result = merge_run(app.repo(), db, run_id, gate=None if skip_gate else gate, embedder=app.embedder(),
-                           clock=utc_now)
+                           clock=utc_now, allow_failed=allow_failed)
+    for phase in result.failed_phases:
+        warn(f"{result.run_id}: phase {phase} failed" + (" (merged anyway: --allow-failed)" if result.merged else ""))
     data = result.as_json()
     data["gate"] = None if gate.report is None else gate.report.to_dict()["summary"]
     if gate.report is not None and not as_json:
@@ -266,8 +277,38 @@ def _refusal_error(result: MergeReport, data: dict[str, Any]) -> MemhtmlError:
     ``refusal``, ``runId``, ``merged`` false and the gate's summary)."""
     error = _REFUSAL_ERRORS.get(str(result.refusal), GitError)(
         f"sleep merge {result.run_id}: refused ({result.refusal}): {result.reason}", hint=result.hint)
-    error.details = {"refusal": result.refusal, "runId": result.run_id, "merged": False, "gate": data["gate"]}
+    error.details = {"refusal": result.refusal, "runId": result.run_id, "merged": False, "gate": data["gate"],
+                     "failedPhases": list(result.failed_phases)}
     return error
+
+
+@sleep_group.command("rebase")
+@click.argument("run_id")
+@click.option("--skip-gate", is_flag=True, help="Rebase without re-running the discrimination gate.")
+@_ALLOW_FAILED
+@json_option
+@click.pass_context
+def rebase_cmd(ctx: click.Context, run_id: str, skip_gate: bool, allow_failed: bool, as_json: bool) -> int:
+    """Replay a finished run's phase commits onto the current main, so sleep merge can fast-forward."""
+    from git_memhtml.eval.discriminate import TempFolderGate
+
+    app = app_of(ctx)
+    if skip_gate:
+        warn("--skip-gate: rebasing without the discrimination gate")
+    with app.index(catch_up=True) as db:  # the index rows speed up re-rendering listings
+        _reconcile(app.repo(), db)
+        result = rebase_run(app.repo(), db, run_id, gate=None if skip_gate else TempFolderGate(), clock=utc_now,
+                            allow_failed=allow_failed)
+
+    def human() -> str:
+        if not result.rebased:
+            return f"nothing to do: {result.reason}"
+        return (f"rebased {result.run_id} onto {result.trunk} {result.new_base[:12]}: {len(result.commits)} "
+                f"commit(s) replayed, head {result.new_head[:12]}; {len(result.regenerated)} artifact(s) "
+                f"regenerated\nnext: git memhtml sleep merge {result.run_id}")
+
+    respond(as_json, "sleep.rebase", result.as_json(), human)
+    return 0
 
 
 @sleep_group.command("abort")
@@ -279,7 +320,9 @@ def abort_cmd(ctx: click.Context, run_id: str, as_json: bool) -> int:
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
         result = abort_run(app.repo(), db, run_id, clock=utc_now)
-    respond(as_json, "sleep.abort", result, lambda: kv(result))
+    for path in result["recoveredLocks"]:
+        warn(f"removed the stale lock {path} (no live process owned {run_id})")
+    respond(as_json, "sleep.abort", result, lambda: kv({k: v for k, v in result.items() if k != "recoveredLocks"}))
     return 0
 
 
@@ -287,15 +330,16 @@ def abort_cmd(ctx: click.Context, run_id: str, as_json: bool) -> int:
 @click.argument("run_id")
 @click.option("--remote", default="origin", show_default=True, help="The remote to push the run's branch to.")
 @click.option("--base", default=None, help="The branch the pull request merges into (default: the trunk).")
+@_ALLOW_FAILED
 @json_option
 @click.pass_context
-def pr_cmd(ctx: click.Context, run_id: str, remote: str, base: str | None, as_json: bool) -> int:
+def pr_cmd(ctx: click.Context, run_id: str, remote: str, base: str | None, allow_failed: bool, as_json: bool) -> int:
     """Push a run's branch and open or update its pull request (gh), else print the compare address."""
     app = app_of(ctx)
     gh_found = shutil.which("gh")
     with app.index(catch_up=False) as db:
         report = open_pull_request(app.repo(), db, run_id, remote=remote, base=base,
-                                   gh=Path(gh_found) if gh_found else None)
+                                   gh=Path(gh_found) if gh_found else None, allow_failed=allow_failed)
 
     def human() -> str:
         lines = [f"pushed {report.branch} ({report.pushed_sha[:12]}) to {report.remote}",

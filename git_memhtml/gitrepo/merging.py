@@ -33,7 +33,31 @@ refresh: Callable[[Mapping[str, str]], Mapping[str, bytes]] | None = None,
     top (derived files that git merged cleanly but wrongly). The tree is written only when nothing is left
     unresolved.
     """
-    index = repo.merge_commits(ours, theirs)
+    return _resolve_index(repo, repo.merge_commits(ours, theirs), resolve, refresh)
+
+
+def cherry_pick_in_memory(
+    repo: pygit2.Repository,
+    commit: pygit2.Commit,
+    onto: pygit2.Commit,
+    resolve: Resolver,
+    refresh: Callable[[Mapping[str, str]], Mapping[str, bytes]] | None = None,
+) -> InMemoryMerge:
+    """Apply ``commit``'s change (its parent → it) onto ``onto`` in memory: a three-way tree merge whose base is
+    the commit's first parent, as ``git cherry-pick`` does. Conflicts, ``resolve`` and ``refresh`` work as in
+    :func:`merge_commits_in_memory`. Nothing is written but blobs and (when resolved) the tree. ``commit`` must
+    have a parent (the caller checks)."""
+    index = repo.merge_trees(commit.parents[0].tree, onto.tree, commit.tree)
+    return _resolve_index(repo, index, resolve, refresh)
+
+
+def _resolve_index(
+    repo: pygit2.Repository,
+    index: pygit2.Index,
+    resolve: Resolver,
+    refresh: Callable[[Mapping[str, str]], Mapping[str, bytes]] | None,
+) -> InMemoryMerge:
+    """Hand each conflict of a merged ``index`` to ``resolve``, then ``refresh``; write the tree when none is left."""
     conflicts = index.conflicts
     pending: list[tuple[str, bytes | None, bytes | None, bytes | None, FileMode]] = []
     if conflicts is not None:

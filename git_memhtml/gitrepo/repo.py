@@ -19,7 +19,7 @@ from pygit2.enums import DiffFind, FileStatus
 
 from git_memhtml.errors import GitError, NotARepo, PathNotFound
 from git_memhtml.gitrepo.identity import resolve_identity
-from git_memhtml.gitrepo.merging import merge_commits_in_memory
+from git_memhtml.gitrepo.merging import cherry_pick_in_memory, merge_commits_in_memory
 from git_memhtml.gitrepo.plumbing import git_env, parse_git_date, prune_empty_dirs
 from git_memhtml.gitrepo.values import PARA_PREFIXES, Change, DirtyEntry, InMemoryMerge, Resolver
 from git_memhtml.cut import clip
@@ -167,7 +167,11 @@ class GitRepo:
         """Return whether ``ancestor`` is ``descendant`` or one of its ancestors."""
         if ancestor == descendant:
             return True
-        return bool(self._repo.descendant_of(descendant, ancestor))
+        try:
+            return bool(self._repo.descendant_of(descendant, ancestor))
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise GitError(f"cannot compare {ancestor[:12]} with {descendant[:12]}: {exc}",
+                           hint="git fsck; a commit may be missing") from exc
 
     def merge_base(self, a: str, b: str) -> str:
         """Return the best common ancestor of commits ``a`` and ``b``."""
@@ -181,6 +185,10 @@ class GitRepo:
         walker = self._repo.walk(head, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
         walker.hide(base)
         return [str(c.id) for c in walker]
+
+    def parents(self, sha: str) -> list[str]:
+        """Return the parent shas of commit ``sha``, in order."""
+        return [str(p) for p in self._commit(sha).parent_ids]
 
     def commit_message(self, sha: str) -> str:
         """Return the full message of commit ``sha``."""
@@ -401,6 +409,48 @@ class GitRepo:
     ) -> InMemoryMerge:
         """Merge commit ``theirs`` into ``ours`` in memory (see :func:`merging.merge_commits_in_memory`)."""
         return merge_commits_in_memory(self._repo, self._commit(ours), self._commit(theirs), resolve, refresh)
+
+    def cherry_pick_in_memory(
+        self,
+        commit: str,
+        onto: str,
+        resolve: Resolver,
+        refresh: Callable[[Mapping[str, str]], Mapping[str, bytes]] | None = None,
+    ) -> InMemoryMerge:
+        """Replay ``commit``'s change onto ``onto`` in memory (see :func:`merging.cherry_pick_in_memory`).
+
+        Raises:
+            GitError: a commit is missing, or ``commit`` has no parent.
+        """
+        picked = self._commit(commit)
+        if not picked.parents:
+            raise GitError(f"commit {commit[:12]} has no parent to replay it from", hint="git log --oneline")
+        return cherry_pick_in_memory(self._repo, picked, self._commit(onto), resolve, refresh)
+
+    def replay_commit(self, original: str, tree_sha: str, parent: str) -> str:
+        """Write a commit object with ``original``'s message and author over ``tree_sha`` and ``parent``; the
+        committer is the current identity. No ref moves. Returns the new sha."""
+        source = self._commit(original)
+        committer = self._signature("COMMITTER")
+        oid = self._repo.create_commit(None, source.author, committer, source.message, pygit2.Oid(hex=tree_sha),
+                                       [pygit2.Oid(hex=parent)])
+        return str(oid)
+
+    def move_branch(self, name: str, sha: str, *, expected: str) -> None:
+        """Point existing branch ``name`` at ``sha`` if it still points at ``expected`` (compare and swap).
+
+        Raises:
+            GitError: the branch moved meanwhile, is missing, or its ref is locked.
+        """
+        ref = self._repo.references.get(f"refs/heads/{name}")
+        if ref is None or str(ref.target) != expected:
+            raise GitError(f"{name} moved while it was being rewritten (expected {expected[:12]})",
+                           hint=f"git log -1 {name}; then run the command again")
+        try:
+            ref.set_target(pygit2.Oid(hex=sha))
+        except pygit2.GitError as exc:
+            raise GitError(f"cannot move {name}: {exc}", hint=f"a stale lock? ls $(git rev-parse --git-common-dir)"
+                           f"/refs/heads/{name}.lock") from exc
 
     def _commit(self, sha: str) -> pygit2.Commit:
         try:

@@ -10,8 +10,9 @@ The body is the run's Markdown review (:mod:`sleep.review_markdown`), always wri
 - without ``gh``: the compare address is derived from the remote URL (:func:`compare_url`) for GitHub-, Gitea- and
   GitLab-like hosts; for any other remote (a path, ``file://``) the report says there is none.
 
-The push uses the ``git`` binary (credentials, SSH agents and push hooks are git's business) and never forces:
-a run only appends commits, so a rejected push means the remote branch holds something else.
+The push uses the ``git`` binary (credentials, SSH agents and push hooks are git's business) and forces only to
+replace an earlier version of the same run that ``sleep rebase`` rewrote (:func:`replaced_run_version`, with
+``--force-with-lease``); otherwise a rejected push means the remote branch holds something else.
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from git_memhtml.errors import GitError, MemhtmlError, RunNotFound, UsageError
+from git_memhtml.errors import GitError, MemhtmlError, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.runfiles import run_file_stem
 from git_memhtml.sleep.review import review_run
+from git_memhtml.sleep.runref import resolve_sleep_run
 from git_memhtml.sleep.review_markdown import MarkdownBody, render_markdown
 from git_memhtml.sleep.trunk import TRUNK, trunk_name
 from git_memhtml.cut import clip
@@ -131,35 +133,67 @@ def _gh(gh: Path, args: list[str], cwd: Path) -> str:
     return proc.stdout
 
 
+def replaced_run_version(repo: GitRepo, remote: str, run_id: str, tip: str) -> str | None:
+    """The remote branch's sha when it holds an earlier version of this same run that ``sleep rebase`` replaced,
+    else ``None`` (then the push never forces).
+
+    That is: the remote-tracking ``refs/remotes/<remote>/<run>`` (what the last push or fetch saw; no network
+    is asked) is not an ancestor of ``tip``, and every commit it has beyond the trunk carries
+    ``Memhtml-Run: <run>``. The push then uses ``--force-with-lease=refs/heads/<run>:<that sha>``, so it
+    replaces exactly that version: if anyone pushed since, the remote refuses.
+    """
+    from git_memhtml.sleep.commit import TRAILER_RUN  # noqa: PLC0415 - only a rebased run needs it
+
+    try:
+        listed = repo.run_git(["rev-parse", "--verify", "--quiet", f"refs/remotes/{remote}/{run_id}"]).split()
+    except GitError:
+        return None  # never pushed from here (or fetched): nothing of ours to replace
+    if not listed or listed[0] == tip:
+        return None
+    remote_sha = listed[0]
+    try:
+        if repo.is_ancestor(remote_sha, tip):
+            return None
+        trunk = repo.branch_sha(trunk_name(repo)) or tip
+        commits = repo.log_trailers(trunk, remote_sha, TRAILER_RUN)
+    except GitError:
+        return None  # not known here: someone else pushed it; the plain push is refused and says so
+    if not commits or any(values != [run_id] for _sha, values in commits):
+        return None
+    return remote_sha
+
+
 def open_pull_request(
-    repo: GitRepo, db: IndexDB, run_id: str, *, remote: str = "origin", gh: Path | None, base: str | None = None
+    repo: GitRepo, db: IndexDB, run_id: str, *, remote: str = "origin", gh: Path | None, base: str | None = None,
+    allow_failed: bool = False,
 ) -> PullRequestReport:
     """Write the body file, push ``run_id``'s branch to ``remote``, then create or update the pull request.
 
     Args:
         gh: the ``gh`` executable, or ``None`` to print the compare address instead.
         base: the branch the request merges into (default: the trunk, :func:`sleep.trunk.trunk_name`).
+        allow_failed: propose a run with failed phases (``--allow-failed``); refused otherwise.
 
     Raises:
-        RunNotFound: no such run branch. UsageError: no such remote (the hint names the fix).
+        RunNotFound: no such run branch. RunVerbRefused: not a finished run (:mod:`sleep.runref`).
+        UsageError: no such remote (the hint names the fix).
         GitError: the push was rejected.
         ForgeError: ``gh`` failed (the body file is written and named in the message).
     """
-    branch_sha = repo.branch_sha(run_id)
-    if branch_sha is None:
-        raise RunNotFound(f"no-run: no branch {run_id!r} in this repository",
-                         hint="git memhtml sleep status lists the runs")
+    branch_sha = resolve_sleep_run(repo, db, run_id, "pr", allow_failed=allow_failed).tip_sha
     try:
         remote_url = repo.run_git(["remote", "get-url", remote]).strip()
     except GitError as exc:
         raise UsageError(f"no remote {remote!r}", hint=f"git remote add {remote} <url>, or pass --remote NAME") from exc
     base = base or trunk_name(repo)
-    review = review_run(repo, db, run_id)
+    review = review_run(repo, db, run_id, verb="pr", allow_failed=allow_failed)
     body = render_markdown(repo, review)
     target = body_file_path(repo, run_id)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(body.text, encoding="utf-8")
-    repo.run_git(["push", "--quiet", remote, f"refs/heads/{run_id}:refs/heads/{run_id}"])
+    lease = replaced_run_version(repo, remote, run_id, branch_sha)
+    repo.run_git(["push", "--quiet", *([f"--force-with-lease=refs/heads/{run_id}:{lease}"] if lease else []), remote,
+                  f"refs/heads/{run_id}:refs/heads/{run_id}"])
     title = pr_title(review)
     report = PullRequestReport(run_id, run_id, remote, branch_sha, str(target), body, title, "none", "none", None)
     if gh is None:

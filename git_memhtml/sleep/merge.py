@@ -21,7 +21,7 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
 from git_memhtml.sleep.access_moves import land_access_moves
 from git_memhtml.sleep.landings import record_landing
-from git_memhtml.sleep.review import resolve_run
+from git_memhtml.sleep.runref import RunVerbRefused, resolve_sleep_run
 from git_memhtml.sleep.run import worktree_name
 from git_memhtml.sleep.trunk import trunk_name
 from git_memhtml.sleep.runfiles import ledger_file
@@ -44,6 +44,7 @@ class MergeReport:
     head_sha: str | None = None
     gate_skipped: bool = False
     hint: str | None = None
+    failed_phases: tuple[str, ...] = ()
     trunk: str = "main"
     marks_pending: int | None = None
     marks_applied: int | None = None
@@ -61,6 +62,7 @@ class MergeReport:
             "gateSkipped": self.gate_skipped,
             "trunk": self.trunk,
             "hint": self.hint,
+            "failedPhases": list(self.failed_phases),
             "marksPending": self.marks_pending,
             "marksApplied": self.marks_applied,
             **self.index,
@@ -113,28 +115,39 @@ def merge_run(
     gate: Gate | None,
     embedder: Embedder | None,
     clock: Callable[[], str],
+    allow_failed: bool = False,
 ) -> MergeReport:
     """Fast-forward ``main`` to the run's branch after the gate; then apply the ledger and update the index.
 
-    ``gate=None`` is ``--skip-gate`` (the caller warns).
+    ``gate=None`` is ``--skip-gate`` (the caller warns). The run is resolved by
+    :func:`sleep.runref.resolve_sleep_run`: a name that is not a finished run is refused (``no-run``,
+    ``not-a-run``, ``running``, ``interrupted``, ``abandoned``), and so is a run with failed phases unless
+    ``allow_failed`` (``failed-phases``; the report's ``failed_phases`` lists them either way).
     """
-    rerun = "start a fresh cycle: git memhtml sleep run (every phase is safe to repeat)"
+    rerun = ("bring the run onto the new trunk: git memhtml sleep rebase {name} (or start a fresh cycle: "
+             "git memhtml sleep run)")
     try:
-        name, row, base, tip = resolve_run(repo, db, run_id)
-    except RunNotFound:
-        return MergeReport(run_id, False, "no-run", f"no sleep run {run_id!r}", hint="git memhtml sleep status")
-    if repo.branch_sha(name) is None:
-        return MergeReport(name, False, "no-run", f"the branch {name} is gone", hint="git memhtml sleep status")
+        run = resolve_sleep_run(repo, db, run_id, "merge", allow_failed=allow_failed)
+    except RunNotFound as exc:
+        return MergeReport(run_id, False, "no-run", exc.message, hint=exc.hint or "git memhtml sleep status")
+    except RunVerbRefused as exc:
+        report = MergeReport(run_id, False, exc.refusal, exc.message, hint=exc.hint)
+        if exc.refusal == "failed-phases":
+            report.failed_phases = exc.failed_phases
+        return report
+    name, row, base, tip = run.run_id, run.row, run.base_sha, run.tip_sha
     trunk_branch = trunk_name(repo)
     trunk = repo.branch_sha(trunk_branch) or ""
-    report = MergeReport(name, False, base_sha=base, head_sha=tip, gate_skipped=gate is None, trunk=trunk_branch)
+    report = MergeReport(name, False, base_sha=base, head_sha=tip, gate_skipped=gate is None, trunk=trunk_branch,
+                         failed_phases=run.failed_phases)
     if trunk != base:
         report.refusal = "main-advanced"
         if row is not None and row.status == "merged" or repo.is_ancestor(tip, trunk):
-            report.reason, report.hint = f"{name} is already merged into {trunk_branch}", rerun
+            report.reason = f"{name} is already merged into {trunk_branch}"
+            report.hint = "start a fresh cycle: git memhtml sleep run"
         else:
             report.reason = f"{trunk_branch} is at {trunk[:12]}, the run was cut from {base[:12]}"
-            report.hint = rerun
+            report.hint = rerun.format(name=name)
         return report
     if repo.current_branch() == trunk_branch:
         blocking = sorted({e.path for e in repo.dirty()} & set(repo.changed_paths(base, tip)))
@@ -156,7 +169,7 @@ def merge_run(
     try:
         repo.fast_forward(trunk_branch, tip)
     except GitError as exc:
-        report.refusal, report.reason, report.hint = "main-advanced", exc.message, rerun
+        report.refusal, report.reason, report.hint = "main-advanced", exc.message, rerun.format(name=name)
         return report
     now = clock()
     report.merged = True

@@ -33,8 +33,9 @@ from git_memhtml.sleep.runfiles import REPORT_DIR
 from git_memhtml.sleep.trunk import trunk_name
 
 
-_RUN_FILE = re.compile(r"^sleep-(\d{4}-\d{2}-\d{2}(?:-\d+)?)\.(?:html|pending\.jsonl)$")
-"""A run's committed files: ``sleep-<date>[-N].html`` and ``sleep-<date>[-N].pending.jsonl`` (report phase)."""
+_RUN_FILE = re.compile(r"^sleep-(\d{4}-\d{2}-\d{2}(?:-[0-9a-z]{1,32})?)\.(?:html|pending\.jsonl)$")
+"""A run's committed files: ``sleep-<date>[-<suffix>].html`` and ``….pending.jsonl`` (report phase); the
+suffix is ``-N`` for runs made before unique run ids, a hex suffix since (sleep.runref.RUN_ID)."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,28 @@ def classify_landing(repo: GitRepo, run_id: str, commit: _Adding) -> str:
     return "squash"
 
 
+def backing_commit(repo: GitRepo, run_id: str, files: list[str], trunk: str) -> str | None:
+    """A commit carrying ``Memhtml-Run: <run_id>`` whose tree holds every one of ``files`` byte for byte as the
+    trunk's tree has them, or ``None`` (a file written by hand, not by that run).
+
+    Searched among the commits that touched those files on the trunk (a fast-forward or merge commit brings the
+    run's own report commit) and on every local and remote-tracking branch (a squash keeps only the files: the
+    run's commits must still be on its branch, ``sleep/<run>`` or ``origin/sleep/<run>``).
+    """
+    from git_memhtml.sleep.commit import TRAILER_RUN  # noqa: PLC0415 - see the module docstring
+
+    wanted = {path: repo.read_path_at(trunk, path) for path in files}
+    out = repo.run_git(["log", f"--format=%H%x1f%(trailers:key={TRAILER_RUN},valueonly,separator=%x1f)", trunk,
+                        "--branches", "--remotes", "--", *files])
+    for line in out.splitlines():
+        sha, _, values = line.partition("\x1f")
+        if run_id not in [v.strip() for v in values.split("\x1f")]:
+            continue
+        if all(repo.read_path_at(sha, path) == data for path, data in wanted.items()):
+            return sha.strip()
+    return None
+
+
 def _instant(epoch: int) -> str:
     return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -141,6 +164,10 @@ def _reconcile_one(
     from git_memhtml.sleep.run import worktree_name  # noqa: PLC0415
     from git_memhtml.sleep.runs import RunRow, get_run, set_status, upsert_run  # noqa: PLC0415
 
+    if backing_commit(repo, run_id, files, trunk) is None:
+        return Reconciled(run_id, None, None, 0, 0, error=(
+            f"{', '.join(sorted(files))} on the trunk are not backed by a commit carrying 'Memhtml-Run: {run_id}' "
+            "(written by hand, or a squash whose run branch is gone); not applied"))
     commit = next((adding[p] for p in sorted(files, key=lambda p: not p.endswith(".html")) if p in adding), None)
     how = classify_landing(repo, run_id, commit) if commit else "fast-forward"
     row = get_run(db, run_id)

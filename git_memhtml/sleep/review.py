@@ -18,12 +18,11 @@ from typing import Any
 
 from git_memhtml.document.editors import get_metas
 from git_memhtml.document.hash import content_hash
-from git_memhtml.errors import RunNotFound
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.commit import TRAILER_COUNTS, TRAILER_PHASE
-from git_memhtml.sleep.runs import RunRow, get_run, latest_run, phase_rows
-from git_memhtml.sleep.trunk import trunk_sha
+from git_memhtml.sleep.runref import resolve_sleep_run
+from git_memhtml.sleep.runs import phase_rows
 from git_memhtml.store.layout import is_indexable
 
 CLASSES: tuple[str, ...] = ("body-changed", "entity-changed", "created", "archived", "deleted", "meta-only")
@@ -108,29 +107,18 @@ def classify(repo: GitRepo, base: str, tip: str) -> list[FileChange]:
     return sorted(out, key=lambda f: (f.kind != "memory", order[f.classification], f.path))
 
 
-def resolve_run(repo: GitRepo, db: IndexDB, run_id: str | None) -> tuple[str, RunRow | None, str, str]:
-    """Return ``(run_id, row, base, tip)`` for a named run or the latest one.
+def review_run(repo: GitRepo, db: IndexDB, run_id: str | None, *, verb: str = "review",
+               allow_failed: bool = False) -> dict[str, Any]:
+    """Return the review of a run: phases, commits with trailers, classified files, summary and diffstat.
+
+    ``run_id=None`` reviews the latest run. ``verb`` is the verb the review serves (``review``, or ``pr`` for a
+    pull-request body), whose run policy applies (:func:`sleep.runref.resolve_sleep_run`).
 
     Raises:
-        RunNotFound: ``no-run`` — neither a row nor a branch of that name.
+        RunNotFound / RunVerbRefused: the name is not a finished run the verb accepts.
     """
-    row = get_run(db, run_id) if run_id else latest_run(db)
-    name = run_id or (row.run_id if row else None)
-    if name is None:
-        raise RunNotFound("no-run: no sleep run yet", hint="git memhtml sleep run")
-    tip = repo.branch_sha(name)
-    if tip is None:
-        if row is not None and row.head_sha:
-            tip = row.head_sha
-        else:
-            raise RunNotFound(f"no-run: no sleep run {name!r}", hint="git memhtml sleep status lists the runs")
-    base = row.base_sha if row else repo.merge_base(trunk_sha(repo), tip)
-    return name, row, base, tip
-
-
-def review_run(repo: GitRepo, db: IndexDB, run_id: str | None) -> dict[str, Any]:
-    """Return the review of a run: phases, commits with trailers, classified files, summary and diffstat."""
-    name, row, base, tip = resolve_run(repo, db, run_id)
+    run = resolve_sleep_run(repo, db, run_id, verb, allow_failed=allow_failed)
+    name, row, base, tip = run.run_id, run.row, run.base_sha, run.tip_sha
     counts = dict(repo.log_trailers(base, tip, TRAILER_COUNTS))
     commits = []
     for sha, phases in repo.log_trailers(base, tip, TRAILER_PHASE):
@@ -146,7 +134,7 @@ def review_run(repo: GitRepo, db: IndexDB, run_id: str | None) -> dict[str, Any]
     summary = Counter(f.classification for f in files if f.kind == "memory")
     return {
         "runId": name,
-        "status": row.status if row else "unknown",
+        "status": row.status if row else run.state,
         "baseSha": base,
         "headSha": tip,
         "phases": [p.as_json() for p in phase_rows(db, name)],

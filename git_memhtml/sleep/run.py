@@ -8,7 +8,10 @@ the ``Memhtml-Phase`` trailers of ``base..branch`` (seed 000 §3).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import secrets
+import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +19,7 @@ from typing import Any
 
 from git_memhtml.cut import clip
 from git_memhtml.embed.base import Embedder
-from git_memhtml.errors import GitError, MemhtmlError, RunNotFound, RunRefused
+from git_memhtml.errors import GitError, MemhtmlError, RunRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
@@ -29,7 +32,9 @@ from git_memhtml.sleep.contract import (
 )
 from git_memhtml.sleep.env import DetectionBudget, PhaseEnv, PhaseReport
 from git_memhtml.sleep.phases import PHASE_BODIES
+from git_memhtml.sleep.lock import relabel, remove_locks, sleep_lock, stale_git_locks
 from git_memhtml.sleep.runfiles import run_file_stem
+from git_memhtml.sleep.runref import resolve_sleep_run
 from git_memhtml.sleep.trunk import trunk_sha
 from git_memhtml.sleep.runs import (
     RunRow,
@@ -88,13 +93,46 @@ class RunReport:
             "failedPhases": self.failed_phases,
             "commits": list(self.commits),
             "reaped": list(self.reaped),
+            "recoveredLocks": list(self.extra.get("recoveredLocks", [])),
         }
 
 
+CLONE_ID_KEY = "memhtml.cloneid"
+"""Local git config key of this clone's random id (made on the first run; ``git clone`` never copies it)."""
+
+RUN_SUFFIX_HEX = 6
+"""Hex characters of a run id's suffix: 16.7 million per clone and date, so two clones' runs never share an id."""
+
+
+def clone_id(main: GitRepo) -> str:
+    """This clone's id: ``git config memhtml.cloneid``, created (16 random hex characters) when absent."""
+    found = main.config_get(CLONE_ID_KEY)
+    if found:
+        return found
+    value = secrets.token_hex(8)
+    main.config_set(CLONE_ID_KEY, value)
+    return value
+
+
+def run_id_candidate(main: GitRepo, date: str, ordinal: int) -> str:
+    """``sleep/<date>-<suffix>``: the suffix hashes this clone (its id, host and git dir path), date and ordinal.
+
+    The host and path separate a clone copied with ``cp -r`` (same config, so same clone id) from its original.
+    """
+    seed = f"{clone_id(main)}\n{socket.gethostname()}\n{main.common_dir}\n{date}\n{ordinal}"
+    return f"sleep/{date}-{hashlib.sha256(seed.encode('utf-8')).hexdigest()[:RUN_SUFFIX_HEX]}"
+
+
 def next_run_id(main: GitRepo, date: str, db: IndexDB) -> str:
-    """Return ``sleep/<date>``, or the first free ``-2`` … ``-100`` (branch and real run row both free)."""
+    """Return the first free ``sleep/<date>-<suffix>`` of ordinals 1 … 100 (branch and real run row both free).
+
+    Unique across clones (docs/sleep.md "Run ids"), so two clones' runs of one day land side by side.
+
+    Raises:
+        RunRefused: all 100 ids of the date are taken.
+    """
     for n in range(1, MAX_SAME_DAY_RUNS + 1):
-        run_id = f"sleep/{date}" if n == 1 else f"sleep/{date}-{n}"
+        run_id = run_id_candidate(main, date, n)
         row = get_run(db, run_id)
         if main.branch_sha(run_id) is None and (row is None or row.dry_run):
             return run_id
@@ -260,13 +298,27 @@ def run_sleep(
         after_phase: called with each phase's report as soon as it is recorded.
 
     Raises:
-        RunRefused: no trunk branch, or every run id of the date is taken.
+        RunRefused: no trunk branch, every run id of the date is taken, or another sleep run holds the sleep lock
+            (:mod:`sleep.lock`: one run at a time).
     """
-    base = trunk_sha(main)
-    mark_interrupted(db, now=clock())
-    reaped = reap_stale(db, branch_exists=lambda b: main.branch_sha(b) is not None, now=clock())
-    unfinished = [r.run_id for r in unfinished_runs(db)]
-    run_id = next_run_id(main, date, db)
+    with sleep_lock(main, next_run_id(main, date, db), now=clock()) as holder:
+        base = trunk_sha(main)
+        mark_interrupted(db, now=clock(), live=())  # we hold the lock: no other run can be executing
+        reaped = reap_stale(db, branch_exists=lambda b: main.branch_sha(b) is not None, now=clock())
+        unfinished = [r.run_id for r in unfinished_runs(db)]
+        run_id = next_run_id(main, date, db)
+        if run_id != holder.run_id:
+            relabel(main, holder, run_id)
+        return _run_locked(main, db, run_id=run_id, base=base, date=date, phases=phases, dry_run=dry_run,
+                           deep=deep, embedder=embedder, clock=clock, after_phase=after_phase, reaped=reaped,
+                           unfinished=unfinished)
+
+
+def _run_locked(
+    main: GitRepo, db: IndexDB, *, run_id: str, base: str, date: str, phases: Sequence[str], dry_run: bool,
+    deep: bool, embedder: Embedder | None, clock: Clock, after_phase: AfterPhase | None,
+    reaped: list[dict[str, str]], unfinished: list[str],
+) -> RunReport:
     name = worktree_name(run_id) if not dry_run else f"dry-{worktree_name(run_id)}"
     folder = worktree_folder(main, run_id).with_name(name)
     if folder.exists():
@@ -332,17 +384,21 @@ def resume_sleep(
 
     Raises:
         RunNotFound: no such run (``no-run``).
+        RunVerbRefused: not a run, running, or merged (:func:`sleep.runref.resolve_sleep_run`).
+        RunRefused: another sleep run holds the sleep lock.
     """
-    tip = main.branch_sha(run_id)
-    row = get_run(db, run_id)
-    if tip is None:
-        raise RunNotFound(
-            f"no-run: no sleep branch {run_id!r}",
-            hint="git memhtml sleep status lists the runs; start one with git memhtml sleep run",
-        )
-    if row is not None and row.status == "merged":
-        raise RunRefused(f"{run_id} is already merged", hint="start a new cycle: git memhtml sleep run")
-    base = row.base_sha if row else main.merge_base(trunk_sha(main), tip)
+    resolve_sleep_run(main, db, run_id, "resume")
+    with sleep_lock(main, run_id, now=clock()):
+        run = resolve_sleep_run(main, db, run_id, "resume")  # again under the lock: nobody started it meanwhile
+        return _resume_locked(main, db, run_id, run.row, run.base_sha, run.tip_sha, deep=deep, embedder=embedder,
+                              clock=clock, after_phase=after_phase)
+
+
+def _resume_locked(
+    main: GitRepo, db: IndexDB, run_id: str, row: RunRow | None, base: str, tip: str, *, deep: bool,
+    embedder: Embedder | None, clock: Clock, after_phase: AfterPhase | None,
+) -> RunReport:
+    recovered = remove_locks(stale_git_locks(main, run_id, worktree_name(run_id)))
     date = run_id.split("/", 1)[1][:10]
     name = worktree_name(run_id)
     main.remove_worktree(name)
@@ -366,7 +422,8 @@ def resume_sleep(
     finally:
         env.db.close()
         main.remove_worktree(name)
-    report = RunReport(run_id, run_id, base, head, False, tuple(env.results), tuple(commits), (), resumed=True)
+    report = RunReport(run_id, run_id, base, head, False, tuple(env.results), tuple(commits), (), resumed=True,
+                       extra={"recoveredLocks": recovered})
     set_status(db, run_id, "failed" if report.failed_phases else "review", head_sha=head, now=clock())
     return report
 
@@ -374,18 +431,21 @@ def resume_sleep(
 def abort_run(main: GitRepo, db: IndexDB, run_id: str, *, clock: Clock) -> dict[str, Any]:
     """Drop a run: remove its worktree and branch, mark the row abandoned. ``main`` never moved.
 
+    Stale git locks the run left (a killed process) are removed first; a run a live process owns is refused.
+
     Raises:
         RunNotFound: neither a branch nor a row of that name exists.
+        RunVerbRefused: not a run (a feature branch, ``main``, a hand-made ``sleep/…`` branch), or running.
+        GitError: the branch is checked out in your work tree.
     """
-    row = get_run(db, run_id)
+    run = resolve_sleep_run(main, db, run_id, "abort")
     tip = main.branch_sha(run_id)
-    if row is None and tip is None:
-        raise RunNotFound(f"no-run: no sleep run {run_id!r}", hint="git memhtml sleep status lists the runs")
+    if tip is not None and main.current_branch() == run_id:
+        raise GitError(f"{run_id} is checked out here", hint="git switch main, then abort again")
+    recovered = remove_locks(stale_git_locks(main, run_id, worktree_name(run_id)))
     main.remove_worktree(worktree_name(run_id))
     if tip is not None:
-        if main.current_branch() == run_id:
-            raise GitError(f"{run_id} is checked out here", hint="git switch main, then abort again")
         main.delete_branch(run_id)
-    if row is not None and row.status != "merged":
+    if run.row is not None and run.row.status != "merged":
         set_status(db, run_id, "abandoned", now=clock())
-    return {"runId": run_id, "branchDeleted": tip is not None, "headSha": tip}
+    return {"runId": run_id, "branchDeleted": tip is not None, "headSha": tip, "recoveredLocks": recovered}

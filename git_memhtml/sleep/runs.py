@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from git_memhtml.domain.instants import hours_between
 
@@ -54,7 +54,7 @@ def current_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _owner_alive(owner: str | None) -> bool:
+def owner_alive(owner: str | None) -> bool:
     """Whether the process named by ``owner`` still runs (unknown hosts count as alive)."""
     if not owner or ":" not in owner:
         return True
@@ -70,17 +70,43 @@ def _owner_alive(owner: str | None) -> bool:
     return True
 
 
-def mark_interrupted(db: IndexDB, *, now: str) -> list[str]:
-    """Stamp ``interrupted`` on ``running`` rows whose process on this host is gone; return their run ids.
+def mark_interrupted(db: IndexDB, *, now: str, live: Collection[str] | None = None) -> list[str]:
+    """Stamp ``interrupted`` on ``running`` rows whose process is gone; return their run ids.
+
+    Args:
+        live: the runs a live process holds the sleep lock for (:mod:`sleep.lock`; every run holds it throughout,
+            so every other ``running`` row is interrupted, whatever pid its owner names now). ``None`` falls back
+            to the row's owner pid on this host (a reused pid then reads as alive).
 
     An interrupted run is not abandoned: ``sleep resume <run>`` finishes it.
     """
     found = []
     for run_id, owner in db.query("SELECT run_id, owner FROM state.sleep_runs WHERE status = 'running'"):
-        if not _owner_alive(owner):
+        if (str(run_id) not in live) if live is not None else not owner_alive(owner):
             set_status(db, str(run_id), "interrupted", now=now)
             found.append(str(run_id))
     return found
+
+
+def run_owner(db: IndexDB, run_id: str) -> str | None:
+    """The ``<host>:<pid>`` stored on a run's row (the process that last executed it), or ``None``."""
+    found = db.query_one("SELECT owner FROM state.sleep_runs WHERE run_id = ?", (run_id,))
+    return None if found is None or found[0] is None else str(found[0])
+
+
+def rebase_row(db: IndexDB, run_id: str, *, base_sha: str, head_sha: str, shas: dict[str, str]) -> None:
+    """After ``sleep rebase``: the row's new base and head, and each phase row's commit sha mapped old → new.
+
+    Raises:
+        StorageError: the state plane cannot be written (the branch has moved; ``sleep status`` shows the old base
+            until the row is fixed, and ``merge`` then refuses ``main-advanced``, which is safe).
+    """
+    with db.atomic():
+        db.execute("UPDATE state.sleep_runs SET base_sha = ?, head_sha = ? WHERE run_id = ?",
+                   (base_sha, head_sha, run_id))
+        for old, new in shas.items():
+            db.execute("UPDATE state.sleep_phases SET commit_sha = ? WHERE run_id = ? AND commit_sha = ?",
+                       (new, run_id, old))
 
 
 def unfinished_runs(db: IndexDB) -> list[RunRow]:

@@ -242,13 +242,21 @@ def _evidence_html(evidence: Evidence) -> str:
     return f'<p>Evidence: <q cite="{href}">{escape(flatten(evidence.quote), quote=False)}</q></p>'
 
 
+def run_date(run_id: str) -> str:
+    """``sleep/2026-02-01-3f9a2c`` → ``2026-02-01`` (the id itself when it has no date part)."""
+    tail = run_id.split("/", 1)[-1]
+    return tail[:10] if len(tail) >= 10 else run_id
+
+
 def render_detected_task(
     *, detector: str, run_id: str, title: str, claim: str, evidence: Evidence, now: str, detail: str | None = None
 ) -> str:
     """The task file: type task, status todo, author ``agent:sleep``, tags ``[detected, <detector>]``.
 
     Article: ``<p><mark>claim</mark></p>``, an optional detail paragraph, the evidence paragraph and a provenance
-    paragraph naming the detector and the run.
+    paragraph naming the detector and the run's *date*, not its id: two clones' runs of one day that detect the
+    same finding then write byte-identical files at the same path, which plain git merges without a conflict (the
+    run id is on the commit that added the file, ``Memhtml-Run``).
 
     Raises:
         InvalidMemory: the render gate refused the file (e.g. an empty claim).
@@ -258,7 +266,8 @@ def render_detected_task(
         paragraphs.append(f"<p>{escape(flatten(detail), quote=False)}</p>")
     paragraphs.append(_evidence_html(evidence))
     paragraphs.append(
-        f"<p>Detected by the {escape(detector, quote=False)} phase of sleep run {escape(run_id, quote=False)}. "
+        f"<p>Detected by the {escape(detector, quote=False)} phase of the sleep run of "
+        f"{escape(run_date(run_id), quote=False)}. "
         "This task is a proposal: it closes itself when the finding is no longer detected.</p>"
     )
     return render_memory(

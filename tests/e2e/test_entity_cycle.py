@@ -46,12 +46,13 @@ def test_run_review_merge_then_entity_scope(tmp_path: Path, capsys: pytest.Captu
     assert er["namesNormalized"] == 1 and er["fuzzyMerges"] == 0  # dgia → DGIA; node-1/node-10, Anna/Hanna apart
     assert counts["person-links"]["people"] == 2
     assert counts["retention-triage"]["evicted"] == 0
-    code, review = cli(capsys, "-C", str(repo), "sleep", "review", f"sleep/{DATE}")
+    run_id = run["data"]["runId"]
+    code, review = cli(capsys, "-C", str(repo), "sleep", "review", run_id)
     assert code == 0
     changed = [f for f in review["data"]["files"] if f["classification"] == "entity-changed"]
     assert len(changed) == 1 and changed[0]["entities"] == {"removed": ["org:dgia"], "added": ["org:DGIA"]}
     assert review["data"]["summary"]["entity-changed"] == 1
-    assert cli(capsys, "-C", str(repo), "sleep", "merge", f"sleep/{DATE}")[0] == 0
+    assert cli(capsys, "-C", str(repo), "sleep", "merge", run_id)[0] == 0
     for spelling in ("org:DGIA", "org:dgia", "ORG:Dgia"):
         code, found = cli(capsys, "-C", str(repo), "list", "--entity", spelling)
         assert code == 0 and len(found["data"]["files"]) == 3, (spelling, found)

@@ -83,6 +83,19 @@ def conv26(tmp_path: Path, capsys: pytest.CaptureFixture[str], env: None) -> Pat
     return repo
 
 
+def run_branches(repo: Path) -> list[str]:
+    """The run branches of ``repo`` (``refs/heads/sleep/*``), oldest first."""
+    out = git(repo, "for-each-ref", "--sort=creatordate", "--format=%(refname:short)", "refs/heads/sleep/")
+    return out.split()
+
+
+def only_run(repo: Path) -> str:
+    """The one run branch of ``repo``."""
+    found = run_branches(repo)
+    assert len(found) == 1, found
+    return found[0]
+
+
 def _trailers(repo: Path, rev_range: str) -> list[dict[str, str]]:
     out = git(repo, "log", "--reverse", "--format=%x00%s%x1f%(trailers:only,unfold)", rev_range)
     commits = []
@@ -100,33 +113,34 @@ def test_conv26_cycle_run_review_merge_search(conv26: Path, capsys: pytest.Captu
     code, run = cli(capsys, "-C", str(repo), "sleep", "run", "--date", DATE)
     assert code == 0, run
     data = run["data"]
-    assert data["runId"] == f"sleep/{DATE}" and data["failedPhases"] == []
+    run_id = data["runId"]
+    assert run_id.startswith(f"sleep/{DATE}-") and run_id == only_run(repo) and data["failedPhases"] == []
     assert [p["phase"] for p in data["phases"]] == list(SLEEP_PHASES)
     # the user's checkout stays on a clean main that did not move
     assert git(repo, "symbolic-ref", "--short", "HEAD").strip() == "main"
     assert git(repo, "status", "--porcelain") == ""
     assert git(repo, "rev-parse", "main").strip() == main_before
     # one commit per committing phase, each with the three trailers, none twice
-    commits = _trailers(repo, f"main..sleep/{DATE}")
+    commits = _trailers(repo, f"main..{run_id}")
     phases = [c["Memhtml-Phase"] for c in commits]
     assert len(phases) == len(set(phases))
     committed = {p["phase"] for p in data["phases"] if p["commitSha"]}
     assert set(phases) == committed and not committed & NON_COMMITTING_PHASES
     for c in commits:
-        assert c["Memhtml-Run"] == f"sleep/{DATE}"
+        assert c["Memhtml-Run"] == run_id
         assert isinstance(json.loads(c["Memhtml-Counts"]), dict)
         assert c["subject"].startswith(f"memhtml(sleep({c['Memhtml-Phase']})): ")
     assert {"report", "integrity", "confidence-decay"} <= committed
     # review classifies every changed file
-    code, review = cli(capsys, "-C", str(repo), "sleep", "review", f"sleep/{DATE}")
+    code, review = cli(capsys, "-C", str(repo), "sleep", "review", run_id)
     assert code == 0
-    changed = set(git(repo, "diff", "--name-only", "--no-renames", f"main..sleep/{DATE}").split())
+    changed = set(git(repo, "diff", "--name-only", "--no-renames", f"main..{run_id}").split())
     files = review["data"]["files"]
     classified = {f["path"] for f in files} | {f["fromPath"] for f in files if f["fromPath"]}
     assert changed == classified
     assert all(f["classification"] in {"meta-only", "body-changed", "archived", "created", "deleted"} for f in files)
     # merge passes the gate and fast-forwards main; search serves the merged state
-    code, merged = cli(capsys, "-C", str(repo), "sleep", "merge", f"sleep/{DATE}")
+    code, merged = cli(capsys, "-C", str(repo), "sleep", "merge", run_id)
     assert code == 0, merged
     assert merged["data"]["merged"] and merged["data"]["indexUpdated"]
     assert git(repo, "rev-parse", "main").strip() == data["headSha"]
@@ -152,11 +166,13 @@ def test_conv26_cycle_run_review_merge_search(conv26: Path, capsys: pytest.Captu
 @needs_locomo
 def test_second_run_on_unchanged_corpus_changes_only_metadata(conv26: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = conv26
-    assert cli(capsys, "-C", str(repo), "sleep", "run", "--date", DATE)[0] == 0
-    assert cli(capsys, "-C", str(repo), "sleep", "merge", f"sleep/{DATE}")[0] == 0
+    code, run1 = cli(capsys, "-C", str(repo), "sleep", "run", "--date", DATE)
+    assert code == 0
+    assert cli(capsys, "-C", str(repo), "sleep", "merge", run1["data"]["runId"])[0] == 0
     code, run2 = cli(capsys, "-C", str(repo), "sleep", "run", "--date", DATE)
-    assert code == 0 and run2["data"]["runId"] == f"sleep/{DATE}-2"
-    code, review = cli(capsys, "-C", str(repo), "sleep", "review", f"sleep/{DATE}-2")
+    second = run2["data"]["runId"]
+    assert code == 0 and second.startswith(f"sleep/{DATE}-") and second != run1["data"]["runId"]
+    code, review = cli(capsys, "-C", str(repo), "sleep", "review", second)
     memories = [f for f in review["data"]["files"] if f["kind"] == "memory"]
     assert {f["classification"] for f in memories} <= {"meta-only"}, memories
     counts = {p["phase"]: p["counts"] for p in run2["data"]["phases"]}
@@ -187,10 +203,11 @@ def test_sigkill_after_confidence_decay_then_resume(conv26: Path, capsys: pytest
     child.start()
     child.join(120)
     assert child.exitcode == -signal.SIGKILL
-    done = [c["Memhtml-Phase"] for c in _trailers(repo, f"main..sleep/{DATE}")]
+    run_id = only_run(repo)
+    done = [c["Memhtml-Phase"] for c in _trailers(repo, f"main..{run_id}")]
     assert done and done[-1] == "confidence-decay"
     assert "retention-triage" not in done
-    code, resumed = cli(capsys, "-C", str(repo), "sleep", "resume", f"sleep/{DATE}")
+    code, resumed = cli(capsys, "-C", str(repo), "sleep", "resume", run_id)
     assert code == 0, resumed
     phases = resumed["data"]["phases"]
     assert [p["phase"] for p in phases] == list(SLEEP_PHASES)
@@ -199,17 +216,17 @@ def test_sigkill_after_confidence_decay_then_resume(conv26: Path, capsys: pytest
             assert p["status"] == "skipped" and p["detail"] == "already completed on this branch"
         else:
             assert p["status"] == "ok"
-    all_phases = [c["Memhtml-Phase"] for c in _trailers(repo, f"main..sleep/{DATE}")]
+    all_phases = [c["Memhtml-Phase"] for c in _trailers(repo, f"main..{run_id}")]
     assert len(all_phases) == len(set(all_phases)), "a phase was committed twice"
-    report_page = git(repo, "show", f"sleep/{DATE}:.memhtml/sleep/sleep-{DATE}.html")
+    report_page = git(repo, "show", f"{run_id}:.memhtml/sleep/{run_id.replace('/', '-')}.html")
     for phase in SLEEP_PHASES:
         assert f"<td>{phase}</td>" in report_page
     # nothing lost: every memory of main is still on the branch, live or archived
-    after = set(git(repo, "ls-tree", "-r", "--name-only", f"sleep/{DATE}").split())
+    after = set(git(repo, "ls-tree", "-r", "--name-only", run_id).split())
     for path in before:
         if path.endswith(".html") and path.split("/")[0] in {"projects", "areas", "resources"}:
             assert path in after or any(a.endswith("/" + path) and a.startswith("archive/") for a in after)
-    assert cli(capsys, "-C", str(repo), "sleep", "merge", f"sleep/{DATE}")[0] == 0
+    assert cli(capsys, "-C", str(repo), "sleep", "merge", run_id)[0] == 0
 
 
 def test_gate_passes_with_zero_inversions(capsys: pytest.CaptureFixture[str]) -> None:
@@ -297,7 +314,7 @@ def test_dirty_main_is_reported_by_plan_but_does_not_stop_a_run(
     code, run = cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)
     assert code == 0, run["data"]["failedPhases"]
     assert scratch.read_text() == "work in progress"
-    assert "draft.html" not in git(demo_repo, "ls-tree", "-r", "--name-only", f"sleep/{DATE}")
+    assert "draft.html" not in git(demo_repo, "ls-tree", "-r", "--name-only", run["data"]["runId"])
 
 
 def test_dry_run_makes_no_branch_and_writes_nothing(demo_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -350,7 +367,7 @@ def test_a_failing_phase_is_a_value_its_writes_are_undone_and_later_phases_run(
     assert by_phase["dedup-merge"]["status"] == "failed" and "exploded" in by_phase["dedup-merge"]["detail"]
     assert by_phase["compress"]["status"] == "skipped" and by_phase["retention-triage"]["status"] == "skipped"
     assert by_phase["confidence-decay"]["status"] == "ok" and by_phase["report"]["status"] == "ok"
-    tree = git(demo_repo, "ls-tree", "-r", "--name-only", f"sleep/{DATE}")
+    tree = git(demo_repo, "ls-tree", "-r", "--name-only", run["data"]["runId"])
     assert "half-written.html" not in tree
 
 
@@ -372,7 +389,7 @@ def test_a_clean_checkout_index_seeds_the_run_and_dirty_edits_never_reach_it(
         assert "DIRTY" in db.query_one("SELECT gist FROM files WHERE path = ?", (rel,))[0]  # type: ignore[index]
     finally:
         db.close()
-    on_branch = git(demo_repo, "show", f"sleep/{DATE}:{rel}")
+    on_branch = git(demo_repo, "show", f"{run['data']['runId']}:{rel}")
     assert "DIRTY" not in on_branch
     assert run["data"]["phases"][0]["counts"]["indexedAdded"] > 0  # the dirty index was not copied
 
@@ -380,16 +397,17 @@ def test_a_clean_checkout_index_seeds_the_run_and_dirty_edits_never_reach_it(
 def test_merge_refuses_main_advanced_before_anything_moves(demo_repo: Path, capsys: pytest.CaptureFixture[str],
                                                            tmp_path: Path) -> None:
     assert cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)[0] == 0
+    run_id = only_run(demo_repo)
     stream = tmp_path / "one.jsonl"
     stream.write_text(json.dumps({"op": "write", "title": "Late fact", "type": "semantic",
                                   "body": "A fact written while sleep ran."}) + "\n")
     assert cli(capsys, "-C", str(demo_repo), "apply", "--file", str(stream))[0] == 0
-    main_before, branch_before = git(demo_repo, "rev-parse", "main"), git(demo_repo, "rev-parse", f"sleep/{DATE}")
-    code, env_ = cli(capsys, "-C", str(demo_repo), "sleep", "merge", f"sleep/{DATE}")
+    main_before, branch_before = git(demo_repo, "rev-parse", "main"), git(demo_repo, "rev-parse", run_id)
+    code, env_ = cli(capsys, "-C", str(demo_repo), "sleep", "merge", run_id)
     assert code == 1 and env_["refusal"] == "main-advanced" and env_["hint"] and env_["code"] == "ERR_GIT"
     assert "data" not in env_ and env_["gate"] is None  # refused before the gate; no marks applied
     assert git(demo_repo, "rev-parse", "main") == main_before
-    assert git(demo_repo, "rev-parse", f"sleep/{DATE}") == branch_before
+    assert git(demo_repo, "rev-parse", run_id) == branch_before
 
 
 def test_merge_refuses_gate_failed_and_an_already_merged_run(demo_repo: Path,
@@ -398,6 +416,7 @@ def test_merge_refuses_gate_failed_and_an_already_merged_run(demo_repo: Path,
     from git_memhtml.sleep.merge import merge_run
 
     assert cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)[0] == 0
+    run_id = only_run(demo_repo)
     repo = GitRepo.discover(demo_repo)
     main_before = repo.branch_sha("main")
 
@@ -406,13 +425,13 @@ def test_merge_refuses_gate_failed_and_an_already_merged_run(demo_repo: Path,
 
     db = IndexDB.for_repo(repo)
     try:
-        report = merge_run(repo, db, f"sleep/{DATE}", gate=refusing_gate, embedder=get_embedder("fake"),
+        report = merge_run(repo, db, run_id, gate=refusing_gate, embedder=get_embedder("fake"),
                            clock=lambda: NOW)
         assert not report.merged and report.refusal == "gate-failed" and report.marks_applied is None
         assert repo.branch_sha("main") == main_before
-        assert merge_run(repo, db, f"sleep/{DATE}", gate=None, embedder=get_embedder("fake"),
+        assert merge_run(repo, db, run_id, gate=None, embedder=get_embedder("fake"),
                          clock=lambda: NOW).merged
-        again = merge_run(repo, db, f"sleep/{DATE}", gate=None, embedder=get_embedder("fake"), clock=lambda: NOW)
+        again = merge_run(repo, db, run_id, gate=None, embedder=get_embedder("fake"), clock=lambda: NOW)
         assert again.refusal == "main-advanced" and again.reason and "already merged" in again.reason
     finally:
         db.close()
@@ -423,11 +442,12 @@ def test_merge_refuses_when_the_checkout_has_conflicting_uncommitted_edits(
 ) -> None:
     code, run = cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)
     assert code == 0
-    touched = git(demo_repo, "diff", "--name-only", f"main..sleep/{DATE}", "--", "resources").split()
+    run_id = run["data"]["runId"]
+    touched = git(demo_repo, "diff", "--name-only", f"main..{run_id}", "--", "resources").split()
     victim = demo_repo / next(p for p in touched if (demo_repo / p).is_file())
     victim.write_text(victim.read_text() + "\n<!-- my uncommitted edit -->\n")
     main_before = git(demo_repo, "rev-parse", "main")
-    code, env_ = cli(capsys, "-C", str(demo_repo), "sleep", "merge", f"sleep/{DATE}")
+    code, env_ = cli(capsys, "-C", str(demo_repo), "sleep", "merge", run_id)
     assert code == 1 and env_["refusal"] == "dirty-checkout" and "stash" in env_["hint"]
     assert env_["code"] == "ERR_DIRTY_TREE"
     assert git(demo_repo, "rev-parse", "main") == main_before
@@ -438,10 +458,11 @@ def test_merge_prints_the_gate_figures(demo_repo: Path, capsys: pytest.CaptureFi
     """Human output and --json both carry the gate's mrr, inversions and probes; its temp folder is gone."""
     import tempfile
 
-    assert cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)[0] == 0
+    code, run = cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)
+    assert code == 0
     before = set(Path(tempfile.gettempdir()).glob("memhtml-gate-*"))
     capsys.readouterr()
-    code = main(["-C", str(demo_repo), "sleep", "merge", f"sleep/{DATE}"])
+    code = main(["-C", str(demo_repo), "sleep", "merge", run["data"]["runId"]])
     out = capsys.readouterr().out
     assert code == 0, out
     assert re.search(r"^gate passed: 36 probes, 0 inversions, mrr 1\.0000 \(floor 0\.85\)$", out, re.M), out
@@ -449,23 +470,26 @@ def test_merge_prints_the_gate_figures(demo_repo: Path, capsys: pytest.CaptureFi
 
 
 def test_merge_json_carries_the_gate_summary(demo_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)[0] == 0
-    code, env_ = cli(capsys, "-C", str(demo_repo), "sleep", "merge", f"sleep/{DATE}")
+    code, run = cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)
+    assert code == 0
+    code, env_ = cli(capsys, "-C", str(demo_repo), "sleep", "merge", run["data"]["runId"])
     assert code == 0
     gate = env_["data"]["gate"]
     assert (gate["probes"], gate["inversions"], gate["passed"]) == (36, 0, True) and gate["mrr"] >= 0.85
 
 
 def test_skip_gate_warns_and_abort_drops_the_branch(demo_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)[0] == 0
-    assert cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)[0] == 0  # sleep/<date>-2
+    code, first = cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)
+    assert code == 0
+    code, second = cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)  # a second id of the day
+    assert code == 0 and second["data"]["runId"] != first["data"]["runId"]
     main_before = git(demo_repo, "rev-parse", "main")
-    code, env_ = cli(capsys, "-C", str(demo_repo), "sleep", "abort", f"sleep/{DATE}-2")
+    code, env_ = cli(capsys, "-C", str(demo_repo), "sleep", "abort", second["data"]["runId"])
     assert code == 0 and env_["data"]["branchDeleted"]
-    assert git(demo_repo, "branch", "--list", f"sleep/{DATE}-2") == ""
+    assert git(demo_repo, "branch", "--list", second["data"]["runId"]) == ""
     assert git(demo_repo, "rev-parse", "main") == main_before
     capsys.readouterr()
-    code = main(["-C", str(demo_repo), "sleep", "merge", f"sleep/{DATE}", "--skip-gate"])
+    code = main(["-C", str(demo_repo), "sleep", "merge", first["data"]["runId"], "--skip-gate"])
     captured = capsys.readouterr()
     assert code == 0 and "--skip-gate" in captured.err and "warning" in captured.err
     code, _ = cli(capsys, "-C", str(demo_repo), "sleep", "abort", "sleep/1999-01-01")

@@ -105,9 +105,15 @@ def test_forge_merged_run_applies_its_ledger_once_on_pull(
     assert code == 0 and again["data"]["reconciled"] == []
     assert promoted(repo) == 0 and applied_at(repo, run) == [LATER]
 
-    # a teammate's fresh clone has no row for the run: it is recognised from main's tree alone
+    # a teammate's fresh clone has no row for the run: it is recognised from main's tree and the run's commits
     teammate = tmp_path / "teammate"
     git(tmp_path, "clone", "-q", str(bare), str(teammate))
+    if mode == "squash":  # the forge dropped the run's commits and branch: nothing backs the files on main yet
+        code, theirs = cli(capsys, "-C", str(teammate), "sleep", "status")
+        [unbacked] = theirs["data"]["reconciled"]
+        assert unbacked["runId"] == run and unbacked["landed"] is None and "not backed" in unbacked["error"]
+        assert all(r["runId"] != run for r in theirs["data"]["runs"])
+        git(teammate, "fetch", "-q", str(repo), f"refs/remotes/origin/{run}:refs/remotes/mate/{run}")
     code, theirs = cli(capsys, "-C", str(teammate), "sleep", "status")
     assert [(r["runId"], r["landed"], r["rowCreated"]) for r in theirs["data"]["reconciled"]] == [(run, mode, True)]
     assert next(r for r in theirs["data"]["runs"] if r["runId"] == run)["status"] == "merged"

@@ -68,7 +68,7 @@ def test_pr_with_gh_creates_then_updates_and_passes_the_body_file(
     assert git(bare, "rev-parse", f"refs/heads/{run}").strip() == git(repo, "rev-parse", run).strip()
     assert (data["forge"], data["action"], data["url"]) == ("gh", "created", "https://github.example/acme/memory/pull/7")
     body_file = Path(data["bodyFile"])
-    assert body_file.parent == repo / ".git" / "memhtml" / "pr" and body_file.name == "sleep-2026-02-01.md"
+    assert body_file.parent == repo / ".git" / "memhtml" / "pr" and body_file.name == run.replace("/", "-") + ".md"
     calls = log.read_text().splitlines()
     create = next(c for c in calls if c.startswith("pr create"))
     assert f"--head {run} --base main --title {data['title']} --body-file {body_file}" in create

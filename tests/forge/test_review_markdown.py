@@ -60,7 +60,8 @@ def run_repo(tmp_path: Path) -> GitRepo:
         evidence=Measurement("cosine 0.97 | see www.evil.example/@octocat"), now=AT))
     (root / "index.html").write_text("<!doctype html><title>index</title>\n")
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", f"night of {HOSTILE_TITLE}")
+    git(root, "commit", "-q", "-m", f"night of {HOSTILE_TITLE}", "--trailer", f"Memhtml-Run: {RUN}",
+        "--trailer", "Memhtml-Phase: report")  # a run's own commit: sleep verbs act only on those
     git(root, "checkout", "-q", "main")
     return GitRepo.discover(root)
 

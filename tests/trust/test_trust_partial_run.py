@@ -1,0 +1,197 @@
+"""Trust rule: no partial run lands (issue 8 item 3).
+
+A run SIGKILLed in the middle of a phase leaves a branch with some phase commits, a worktree with half-written
+files and, when the kill hits a ref update, a stale ``refs/heads/<run>.lock``. ``sleep merge`` refuses it (the
+hint names ``resume``) until ``sleep resume`` has finished it; ``doctor`` reports the stale lock; ``resume`` and
+``abort`` recover from it. Rows: each way to end the partial run (``resume`` then merge, ``abort``).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from git_memhtml.cli.main import main
+from git_memhtml.embed.registry import get_embedder
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index.db import IndexDB
+from git_memhtml.sleep.run import run_sleep
+
+DATE = "2026-02-01"
+NOW = "2026-02-01T09:00:00Z"
+
+
+def git(root: Path, *args: str) -> str:
+    """The real git binary in ``root``."""
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:
+    """``git memhtml <args> --json`` in-process: (exit code, envelope or None, stderr)."""
+    capsys.readouterr()
+    code = main([*args, "--json"])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if out.strip() else None), err
+
+
+def _killed_mid_phase(repo: str) -> None:
+    """Child: a real run that SIGKILLs itself inside retention-triage, after staging a half-written file."""
+    os.environ["MEMHTML_EMBED"] = "fake"
+    import git_memhtml.sleep.run as runner
+
+    def dying(env: Any) -> Any:
+        (env.repo.root / "areas" / "half.html").write_text("half")
+        env.repo.stage(["areas/half.html"])
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    runner.PHASE_BODIES = {**runner.PHASE_BODIES, "retention-triage": dying}
+    main_repo = GitRepo.discover(repo)
+    run_sleep(main_repo, IndexDB.for_repo(main_repo), date=DATE, embedder=get_embedder("fake"), clock=lambda: NOW)
+
+
+@pytest.fixture
+def killed(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
+    """A memory repo whose run was SIGKILLed mid-phase, with the stale ref lock such a kill can leave."""
+    monkeypatch.setenv("MEMHTML_NOW", NOW)
+    repo = tmp_path / "memory"
+    assert main(["init", str(repo)]) == 0
+    for i in (1, 2, 3):
+        assert main(["-C", str(repo), "write", "--type", "semantic", "--title", f"Fact {i}",
+                     "--claim", f"The service number {i} listens on port 80{i}."]) == 0
+    child = multiprocessing.get_context("fork").Process(target=_killed_mid_phase, args=(str(repo),))
+    child.start()
+    child.join(120)
+    assert child.exitcode == -signal.SIGKILL
+    [run_id] = git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/sleep/").split()
+    lock = repo / ".git" / "refs" / "heads" / f"{run_id}.lock"
+    lock.write_text(git(repo, "rev-parse", run_id))  # what a kill during the branch's ref update leaves
+    admin = repo / ".git" / "worktrees" / run_id.replace("/", "-")
+    assert admin.is_dir(), "the killed run's worktree is left behind"
+    (admin / "index.lock").write_bytes(b"")  # and a kill while its index was written
+    return repo, run_id
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ending", ["resume-then-merge", "abort"])
+def test_a_run_killed_mid_phase_never_lands_until_finished(
+    killed: tuple[Path, str], capsys: pytest.CaptureFixture[str], ending: str
+) -> None:
+    repo, run_id = killed
+    main_before = git(repo, "rev-parse", "main")
+    branch_before = git(repo, "rev-parse", run_id)
+    lock = repo / ".git" / "refs" / "heads" / f"{run_id}.lock"
+
+    code, refused, _ = cli(capsys, "-C", str(repo), "sleep", "merge", run_id, "--skip-gate")
+    assert code == 1 and refused["refusal"] == "interrupted" and not refused["merged"]
+    assert f"sleep resume {run_id}" in refused["hint"]
+    assert git(repo, "rev-parse", "main") == main_before and git(repo, "rev-parse", run_id) == branch_before
+
+    index_lock = (repo / ".git" / "worktrees" / run_id.replace("/", "-") / "index.lock").resolve()
+    code, doctor, _ = cli(capsys, "-C", str(repo), "doctor")
+    assert code == 1
+    found = {(f["kind"], f["path"]) for f in doctor["data"]["staleLocks"]}
+    assert {("ref-lock", str(lock.resolve())), ("index-lock", str(index_lock))} <= found
+
+    if ending == "abort":
+        code, aborted, err = cli(capsys, "-C", str(repo), "sleep", "abort", run_id)
+        assert code == 0, err
+        assert aborted["data"]["branchDeleted"] and str(lock.resolve()) in aborted["data"]["recoveredLocks"]
+        assert str(index_lock) in aborted["data"]["recoveredLocks"]
+        assert git(repo, "branch", "--list", run_id) == "" and not lock.exists()
+        assert git(repo, "rev-parse", "main") == main_before
+        return
+
+    code, resumed, err = cli(capsys, "-C", str(repo), "sleep", "resume", run_id)
+    assert code == 0, err
+    assert str(lock.resolve()) in resumed["data"]["recoveredLocks"] and not lock.exists()
+    assert str(index_lock) in resumed["data"]["recoveredLocks"]
+    assert "areas/half.html" not in git(repo, "ls-tree", "-r", "--name-only", run_id)
+    code, merged, err = cli(capsys, "-C", str(repo), "sleep", "merge", run_id, "--skip-gate")
+    assert code == 0 and merged["data"]["merged"], (merged, err)
+    assert git(repo, "rev-parse", "main").strip() == resumed["data"]["headSha"]
+    code, doctor, _ = cli(capsys, "-C", str(repo), "doctor")
+    assert [f for f in doctor["data"]["staleLocks"] if f["kind"] != "sleep-lock"] == []
+
+
+def _blocking_run(repo: str, ready: str, release: str) -> None:
+    """Child: a real run that waits after confidence-decay until ``release`` exists (a live owner)."""
+    import time
+
+    os.environ["MEMHTML_EMBED"] = "fake"
+    main_repo = GitRepo.discover(repo)
+
+    def after(report: Any) -> None:
+        if report.phase == "confidence-decay":
+            Path(ready).write_text("ready")
+            while not Path(release).exists():
+                time.sleep(0.05)
+
+    run_sleep(main_repo, IndexDB.for_repo(main_repo), date=DATE, embedder=get_embedder("fake"), clock=lambda: NOW,
+              after_phase=after)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("verb", ["resume", "abort"])
+def test_locks_of_a_run_a_live_process_owns_are_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, verb: str
+) -> None:
+    import time
+
+    monkeypatch.setenv("MEMHTML_NOW", NOW)
+    repo = tmp_path / "memory"
+    assert main(["init", str(repo)]) == 0
+    assert main(["-C", str(repo), "write", "--type", "semantic", "--title", "Fact", "--claim", "Port 80 is open."]) == 0
+    ready, release = tmp_path / "ready", tmp_path / "release"
+    child = multiprocessing.get_context("fork").Process(target=_blocking_run, args=(str(repo), str(ready),
+                                                                                     str(release)))
+    child.start()
+    try:
+        deadline = time.time() + 120
+        while not ready.exists():
+            assert child.is_alive() and time.time() < deadline
+            time.sleep(0.05)
+        [run_id] = git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/sleep/").split()
+        lock = repo / ".git" / "refs" / "heads" / f"{run_id}.lock"
+        lock.write_text("in use\n")
+        code, _, err = cli(capsys, "-C", str(repo), "sleep", verb, run_id)
+        assert code == 1 and "running" in err and run_id in err
+        assert lock.read_text() == "in use\n"
+        code, doctor, _ = cli(capsys, "-C", str(repo), "doctor")
+        assert doctor["data"]["staleLocks"] == []  # a live sleep process may be using them
+        lock.unlink()
+    finally:
+        release.write_text("go")
+        child.join(120)
+    assert child.exitcode == 0
+
+
+@pytest.mark.slow
+def test_a_reused_pid_neither_holds_the_lock_nor_keeps_a_run_running(
+    killed: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The killed run's lock and row name a pid that is now a live, unrelated process (this one)."""
+    repo, run_id = killed
+    lock = repo / ".git" / "memhtml" / "sleep.lock"
+    data = json.loads(lock.read_text())
+    assert data["runId"] == run_id
+    lock.write_text(json.dumps({**data, "pid": os.getpid()}))  # alive, but started at another time
+    db = IndexDB.for_repo(GitRepo.discover(repo))
+    try:
+        db.execute("UPDATE state.sleep_runs SET status = 'running', owner = ? WHERE run_id = ?",
+                   (f"{os.uname().nodename}:{os.getpid()}", run_id))
+    finally:
+        db.close()
+    code, status, _ = cli(capsys, "-C", str(repo), "sleep", "status")
+    assert next(r for r in status["data"]["runs"] if r["runId"] == run_id)["status"] == "interrupted"
+    code, refused, _ = cli(capsys, "-C", str(repo), "sleep", "merge", run_id, "--skip-gate")
+    assert code == 1 and refused["refusal"] == "interrupted"
+    code, resumed, err = cli(capsys, "-C", str(repo), "sleep", "resume", run_id)
+    assert code == 0, err
+    assert not lock.exists()
