@@ -30,12 +30,15 @@ from git_memhtml.store.writer import (
     safe_repo_path,
 )
 
-def _dedupe(db: IndexDB) -> Callable[[str], str | None]:
-    def lookup(digest: str) -> str | None:
-        row = db.query_one(
-            "SELECT path FROM files WHERE content_hash = ? AND archived = 0 AND memory_type <> 'task'", (digest,)
+def _dedupe(db: IndexDB) -> Callable[[str], list[str]]:
+    """Every active non-task path the index holds with a content hash; the writer keeps only one committed in
+    HEAD with that hash (the index also covers uncommitted work-tree files)."""
+    def lookup(digest: str) -> list[str]:
+        rows = db.query(
+            "SELECT path FROM files WHERE content_hash = ? AND archived = 0 AND memory_type <> 'task' ORDER BY path",
+            (digest,),
         )
-        return None if row is None else str(row[0])
+        return [str(row[0]) for row in rows]
 
     return lookup
 
@@ -79,7 +82,8 @@ def _op(memory_type: str, fields: WriteFields) -> WriteOp:
             f"{'.'.join(str(p) for p in e['loc']) or 'flags'}: {e['msg'].removeprefix('Value error, ')}"
             for e in exc.errors()
         )
-        raise UsageError(f"invalid memory: {reasons}", hint="give --claim (or --article-html FILE) and --title") from exc
+        raise UsageError(f"invalid memory: {reasons}",
+                         hint="fix the named flag; a memory needs --title and --claim (or --article-html FILE)") from exc
 
 
 def _read_html(source: str | None) -> str | None:
@@ -161,7 +165,8 @@ def write_cmd(
     with app.index() as db:
         result = apply_batch(app.repo(), [op], now=utc_now(), dedupe=_dedupe(db), verb="write")
         _raise_first_error(result.results)
-        app.reindex(db)
+        if result.commit_sha:
+            app.catch_up_after_commit(db)
     first = result.results[0]
     data = {"path": first.path, "created": not first.deduped, "deduped": first.deduped,
             "existingPath": first.existing_path, "commitSha": result.commit_sha}
@@ -195,7 +200,7 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
     with app.index() as db:
         result = apply_batch(app.repo(), ops, now=utc_now(), dedupe=_dedupe(db), continue_on_error=continue_on_error)
         if result.commit_sha:
-            app.reindex(db)
+            app.catch_up_after_commit(db)
     data = {"results": [asdict(r) for r in result.results], "summary": result.summary, "commitSha": result.commit_sha}
 
     def human() -> str:
@@ -243,7 +248,7 @@ def correct_cmd(
     op = _op(memory_type, WriteFields(title, claim, body, article_html, tags, entities, session_id))
     with app.index() as db:
         result = correct_memory(repo, target, op, reason=reason, now=utc_now())
-        app.reindex(db)
+        app.catch_up_after_commit(db)
     respond(as_json, "memory.corrected", asdict(result),
             lambda: f"wrote {result.path}; archived the target to {result.archived_path}")
     return 0
@@ -259,7 +264,7 @@ def archive_cmd(ctx: click.Context, path: str, reason: str, as_json: bool) -> in
     app = app_of(ctx)
     with app.index() as db:
         result = archive_memory(app.repo(), path, reason=reason, now=utc_now())
-        app.reindex(db)
+        app.catch_up_after_commit(db)
     respond(as_json, "memory.archived", asdict(result), lambda: f"archived {result.path} → {result.archive_path}")
     return 0
 
@@ -279,7 +284,8 @@ def link_cmd(ctx: click.Context, src: str, rel: str, dst: str, as_json: bool) ->
     app = app_of(ctx)
     with app.index() as db:
         sha = link_memories(app.repo(), src, rel, dst)
-        app.reindex(db)
+        if sha:
+            app.catch_up_after_commit(db)
     respond(as_json, "memory.linked", {"ok": True, "rel": rel, "srcPath": src, "dstPath": dst, "commitSha": sha},
             lambda: f"linked {src} --{rel}--> {dst}" if sha else "already linked; nothing changed")
     return 0
