@@ -104,6 +104,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(result) if isinstance(result, int) else 0
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
+    except SystemExit as exc:  # click turns a closed stdout (EPIPE) into sys.exit(1)
+        if exc.code not in (0, None) and app.landed_commits():
+            return _after_commit(exc, app.landed_commits(), as_json)
+        raise
     except click.exceptions.Abort as exc:
         if app.landed_commits():
             return _after_commit(exc, app.landed_commits(), as_json)
@@ -148,14 +152,19 @@ def _after_commit(exc: BaseException, landed: Sequence[str], as_json: bool) -> i
         what = exc.message
     elif isinstance(exc, (KeyboardInterrupt, click.exceptions.Abort)):
         what = "interrupted"
+    elif isinstance(exc, (SystemExit, BrokenPipeError)):
+        what = "the output could not be written (stdout closed)"
     else:
         what = f"internal error: {type(exc).__name__}: {exc} (crash report: {_crash_report(exc)})"
     note = f"commit {', '.join(sha[:12] for sha in landed)} landed (the change is stored); a later step failed: {what}"
-    try:
-        if as_json:
+    for line in (note, "the index catches up on the next command (or: git memhtml index update)"):
+        try:
+            warn(line)
+        except OSError:
+            break
+    if as_json and not isinstance(exc, (SystemExit, BrokenPipeError)):
+        try:
             emit(envelope("commit.landed", {"commitShas": list(landed), "warning": note}))
-        warn(note)
-        warn("the index catches up on the next command (or: git memhtml index update)")
-    except OSError:
-        pass  # stdout or stderr is gone: the exit code still tells the truth
+        except OSError:
+            pass
     return 0

@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +30,9 @@ from git_memhtml.gitrepo.values import PARA_PREFIXES, Change, DirtyEntry, InMemo
 
 _DELETED = FileStatus.WT_DELETED | FileStatus.INDEX_DELETED
 _ZERO = "0" * 40
+_INDEX_LOCK_RETRIES = 40
+_INDEX_LOCK_WAIT_S = 0.05
+"""Writing the index waits up to 2 s (40 × 50 ms) for a concurrent git's ``index.lock``."""
 JOURNAL_PARTS = ("memhtml", "write-journal.json")
 """Where :meth:`GitRepo.commit_files` notes the commit it is landing, under this work tree's git dir."""
 
@@ -279,19 +283,30 @@ class GitRepo:
         self._reset_index_entries(head, wanted)
 
     def _reset_index_entries(self, commit: str | None, paths: Sequence[str]) -> None:
-        """Set the index entries of ``paths`` to their blobs in ``commit`` (removed when absent there)."""
+        """Set the index entries of ``paths`` to their blobs in ``commit`` (removed when absent there). A file
+        on disk holding that blob is added from disk, which records its stat data; any other keeps the blob, so
+        git shows the disk bytes as an unstaged change. Retries while another git holds ``index.lock``."""
         tree = self._commit(commit).tree if commit else None
-        index = self._repo.index
-        index.read(force=False)
-        for path in paths:
-            entry = _tree_entry(tree, path)
-            if entry is not None and (self.root / path).is_file():
-                index.add(path)  # the file now holds the blob: adding it records the stat data too
-            elif entry is not None:
-                index.add(pygit2.IndexEntry(path, entry.id, FileMode(entry.filemode)))
-            else:
-                _index_remove(index, path)
-        index.write()
+        for attempt in range(_INDEX_LOCK_RETRIES):
+            index = self._repo.index
+            index.read(force=False)
+            for path in paths:
+                entry = _tree_entry(tree, path)
+                target = self.root / path
+                if entry is None:
+                    _index_remove(index, path)
+                elif target.is_file() and not target.is_symlink() and str(pygit2.hash(target.read_bytes())) == str(
+                        entry.id):
+                    index.add(path)
+                else:
+                    index.add(pygit2.IndexEntry(path, entry.id, FileMode(entry.filemode)))
+            try:
+                index.write()
+                return
+            except pygit2.GitError:
+                if attempt == _INDEX_LOCK_RETRIES - 1:
+                    raise
+                time.sleep(_INDEX_LOCK_WAIT_S)
 
     def staged_changes(self) -> bool:
         """Return whether the index differs from HEAD's tree."""
@@ -475,6 +490,7 @@ class GitRepo:
             disk = target.read_bytes() if target.is_file() else None
             if disk != want:
                 if only_if is not None and not only_if(path, disk):
+                    done.append(path)  # its index entry still follows the commit; the edit shows as unstaged
                     continue
                 if want is None:
                     if target.is_file():
