@@ -172,3 +172,23 @@ def test_build_message_folds_subject_and_trailers_and_indents_the_body(
 def test_a_trailer_key_that_is_not_a_token_is_a_bug() -> None:
     with pytest.raises(ValueError):
         build_message("s", None, [("Bad Key", "v")])
+
+
+def test_sleep_merge_moves_the_trunk_only_under_the_write_lock(repo: GitRepo) -> None:
+    for k in range(3):
+        proc = run(repo.root, "write", "--type", "semantic", "--title", f"M{k}", "--claim", f"Merge fact {k} holds.")
+        assert proc.returncode == 0, proc.stderr
+    assert run(repo.root, "sleep", "run", "--date", "2026-12-14").returncode == 0
+    trunk = repo.head_sha()
+    holder = hold_lock(repo, 30)
+    try:
+        proc = run(repo.root, "sleep", "merge", "sleep/2026-12-14", "--skip-gate",
+                   extra={"MEMHTML_LOCK_TIMEOUT": "0.5"})
+        assert proc.returncode == 1 and "holder-test" in proc.stderr, proc.stderr
+        assert repo.head_sha() == trunk
+    finally:
+        holder.kill()
+        holder.wait()
+    proc = run(repo.root, "sleep", "merge", "sleep/2026-12-14", "--skip-gate")
+    assert proc.returncode == 0, proc.stderr
+    assert repo.head_sha() == repo.branch_sha("sleep/2026-12-14") != trunk and status(repo.root) == ""
