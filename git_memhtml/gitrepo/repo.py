@@ -526,6 +526,11 @@ class GitRepo:
         except (ValueError, KeyError, TypeError, OSError):
             journal.unlink(missing_ok=True)
             return None
+        for path in paths:  # a temporary sibling of a file the killed writer was writing
+            target = self.root / path
+            if target.parent.is_dir():
+                for temp in target.parent.glob(f".{target.name}.memhtml-tmp-*"):
+                    temp.unlink(missing_ok=True)
         tip = self._ref_sha(ref)
         landed = bool(commit) and tip is not None and self._repo.get(commit) is not None \
             and self.is_ancestor(str(commit), tip)

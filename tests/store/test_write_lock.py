@@ -136,12 +136,15 @@ def test_the_journal_finishes_a_landed_commit_but_never_overwrites_a_later_edit(
     landed = [p for p in repo.tree_blobs(repo.head_sha() or "") if p.startswith("areas/inbox/j")]
     assert len(landed) == 3 and not any((repo.root / p).exists() for p in landed)
     (repo.root / landed[0]).write_text("edited by hand after the crash")
+    temp = repo.root / Path(landed[1]).parent / f".{Path(landed[1]).name}.memhtml-tmp-99999"
+    temp.parent.mkdir(parents=True, exist_ok=True)
+    temp.write_text("half a file: the kill hit during the rename's write")
     retry = run(repo.root, "write", "--type", "semantic", "--title", "Next", "--claim", "Next holds.")
     assert retry.returncode == 0, retry.stderr
     assert (repo.root / landed[0]).read_text() == "edited by hand after the crash"
     for path in landed[1:]:
         assert (repo.root / path).read_bytes() == repo.read_blob(repo.tree_blobs(repo.head_sha() or "")[path])
-    assert status(repo.root) == f" M {landed[0]}\n" and not repo.has_journal()
+    assert status(repo.root) == f" M {landed[0]}\n" and not repo.has_journal() and not temp.exists()
 
 
 def test_a_failure_after_the_commit_landed_is_not_an_exit_3(repo: GitRepo) -> None:
