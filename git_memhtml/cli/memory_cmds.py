@@ -43,6 +43,12 @@ def _dedupe(db: IndexDB) -> Callable[[str], list[str]]:
     return lookup
 
 
+def _indexed_head(db: IndexDB) -> str | None:
+    """The commit the index describes (its watermark), for the writer's check of commits that landed since."""
+    row = db.query_one("SELECT head_sha FROM index_state WHERE id = 1")
+    return None if row is None or row[0] is None else str(row[0])
+
+
 @click.command("init")
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
 @json_option
@@ -163,7 +169,8 @@ def write_cmd(
                          confidence)
     op = _op(memory_type, fields)
     with app.index() as db:
-        result = apply_batch(app.repo(), [op], now=utc_now(), dedupe=_dedupe(db), verb="write")
+        result = apply_batch(app.repo(), [op], now=utc_now(), dedupe=_dedupe(db), verb="write",
+                             dedupe_since=_indexed_head(db))
         _raise_first_error(result.results)
         if result.commit_sha:
             app.catch_up_after_commit(db)
@@ -198,7 +205,8 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
         text, label = file.read_text(encoding="utf-8"), source
     ops = parse_op_stream(text, source=label)
     with app.index() as db:
-        result = apply_batch(app.repo(), ops, now=utc_now(), dedupe=_dedupe(db), continue_on_error=continue_on_error)
+        result = apply_batch(app.repo(), ops, now=utc_now(), dedupe=_dedupe(db), continue_on_error=continue_on_error,
+                             dedupe_since=_indexed_head(db))
         if result.commit_sha:
             app.catch_up_after_commit(db)
     data = {"results": [asdict(r) for r in result.results], "summary": result.summary, "commitSha": result.commit_sha}

@@ -148,6 +148,7 @@ def apply_batch(
     dedupe: DedupeLookup,
     continue_on_error: bool = False,
     verb: str = "batch",
+    dedupe_since: str | None = None,
 ) -> BatchResult:
     """Validate every op, then write the survivors as one commit (core §5.2).
 
@@ -155,13 +156,16 @@ def apply_batch(
     written. ``continue_on_error`` commits the ops that passed. Tasks are exempt from content-hash dedup.
 
     Staged changes of others in the git index are neither committed nor lost (the commit is HEAD plus these
-    files). Under the write lock from the read of HEAD to the commit.
+    files). Under the write lock from the read of HEAD to the commit. ``dedupe_since`` is the commit the
+    ``dedupe`` index describes: memories HEAD added or changed since (another writer's commit that landed after
+    the index was caught up) are hashed from their blobs, so two racing writers of one fact commit it once.
 
     Raises:
         WriteLocked: another writer held the lock too long. HeadMoved: HEAD moved under us (nothing committed).
     """
     with repo.write_lock(verb):
-        return _apply_locked(repo, ops, now=now, dedupe=dedupe, continue_on_error=continue_on_error, verb=verb)
+        return _apply_locked(repo, ops, now=now, dedupe=dedupe, continue_on_error=continue_on_error, verb=verb,
+                             since=dedupe_since)
 
 
 def committed_holder(repo: GitRepo, tracked: dict[str, str], candidates: str | Sequence[str] | None,
@@ -180,11 +184,35 @@ def committed_holder(repo: GitRepo, tracked: dict[str, str], candidates: str | S
     return None
 
 
+def recent_hashes(repo: GitRepo, since: str | None, head: str | None) -> dict[str, str]:
+    """``{content hash: path}`` of the active non-task memories ``HEAD`` added or changed after ``since`` (empty
+    when ``since`` is unknown, is HEAD, or is not an ancestor of it). Unparseable files are skipped."""
+    if not since or not head or since == head or not repo.is_ancestor(since, head):
+        return {}
+    out: dict[str, str] = {}
+    for change in repo.diff(since, head):
+        path = change.path
+        if change.status == "D" or is_archived_path(path) or not is_valid_memory_path(path):
+            continue
+        data = repo.read_path_at(head, path)
+        if data is None:
+            continue
+        try:
+            doc = parse_memory(data, path=path)
+        except MemhtmlError:
+            continue
+        if doc.memory_type != "task" and doc.status != "archived":
+            out.setdefault(doc.content_hash, path)
+    return out
+
+
 def _apply_locked(
-    repo: GitRepo, ops: Sequence[WriteOp], *, now: str, dedupe: DedupeLookup, continue_on_error: bool, verb: str
+    repo: GitRepo, ops: Sequence[WriteOp], *, now: str, dedupe: DedupeLookup, continue_on_error: bool, verb: str,
+    since: str | None,
 ) -> BatchResult:
     head = repo.head_sha()
     tracked = repo.tree_blobs(head, prefixes=()) if head else {}
+    recent = recent_hashes(repo, since, head)
     claimed: set[str] = set()
     batch_hashes: dict[str, str] = {}
     planned: list[tuple[int, str, str]] = []  # (index, path, text)
@@ -205,7 +233,8 @@ def _apply_locked(
             text = _render(op, now=now)
             digest = content_hash(text)
             if op.type != "task":
-                earlier = batch_hashes.get(digest) or committed_holder(repo, tracked, dedupe(digest), digest)
+                earlier = batch_hashes.get(digest) or recent.get(digest) or committed_holder(
+                    repo, tracked, dedupe(digest), digest)
                 if earlier:
                     results[i] = OpResult(i, True, path=earlier, deduped=True, existing_path=earlier)
                     continue

@@ -63,6 +63,13 @@ def test_store_dedupe_returns_the_existing_path_and_writes_nothing(repo: GitRepo
     assert result.commit_sha is None and repo.head_sha() == head
 
 
+def test_dedupe_sees_commits_that_landed_after_the_index_was_caught_up(repo: GitRepo) -> None:
+    indexed = repo.head_sha()
+    stored = apply_batch(repo, [op("A", "The cache is warm.")], now=NOW, dedupe=no_dedupe).results[0].path
+    result = apply_batch(repo, [op("A", "The cache is warm.")], now=NOW, dedupe=no_dedupe, dedupe_since=indexed)
+    assert result.results[0].deduped and result.results[0].existing_path == stored and result.commit_sha is None
+
+
 def test_dedupe_ignores_an_uncommitted_file_with_the_same_content(repo: GitRepo) -> None:
     """A file the index holds but HEAD does not (a killed writer's leftover) is never "already stored"."""
     ghost = repo.root / "areas/inbox/ghost.html"

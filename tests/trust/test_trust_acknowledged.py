@@ -269,3 +269,18 @@ def test_a_leftover_file_in_the_index_is_not_already_stored(mem: Path) -> None:
     data = data_of(retry)
     assert data["created"] and not data["deduped"] and data["path"] == path, "committed in place, not deduplicated"
     assert path in head_tree(mem) and status(mem) == ""
+
+
+def test_racing_writers_of_one_fact_commit_it_once(mem: Path) -> None:
+    """Every writer catches its index up before it takes the lock; a fact another writer committed meanwhile is
+    still found (HEAD's changes since the index's commit are hashed), so it is stored once."""
+    base = git(mem, "rev-parse", "HEAD").strip()
+    argv = ["write", "--type", "semantic", "--title", "Shared", "--claim", "Everyone saw the same outage.", "--json"]
+    with ThreadPoolExecutor(WRITERS) as pool:
+        procs = list(pool.map(lambda _: run(mem, *argv), range(WRITERS)))
+    assert all(p.returncode == 0 for p in procs), [p.stderr[-500:] for p in procs if p.returncode]
+    created = [data_of(p) for p in procs if data_of(p)["created"]]
+    deduped = [data_of(p) for p in procs if data_of(p)["deduped"]]
+    assert len(created) == 1 and len(deduped) == WRITERS - 1
+    assert {d["existingPath"] for d in deduped} == {created[0]["path"]}
+    assert git(mem, "rev-list", "--count", f"{base}..HEAD").strip() == "1" and status(mem) == ""
