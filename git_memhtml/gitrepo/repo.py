@@ -464,6 +464,8 @@ class GitRepo:
             self.landed.append(oid)
             self._fault("after-ref")
             try:
+                # index entries first: a plain `git commit` starting now builds from an index that has our paths
+                self._reset_index_entries(oid, sorted(changes))
                 self._materialize(oid, sorted(changes), fault=True)
             except (OSError, pygit2.GitError) as exc:
                 raise GitError(
