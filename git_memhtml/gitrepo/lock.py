@@ -7,8 +7,8 @@ no two of them plan against the same ``HEAD`` or touch the shared work tree and 
 
 - **Shared by every work tree**: the file lives in the common git dir, so a linked worktree locks the same file.
 - **Re-entrant in a process**: a thread that already holds it enters again for free (a core function that locks
-  may call another that locks); other threads of the process wait on an in-process lock first, because ``flock``
-  does not exclude two descriptors of the same process from each other reliably.
+  may call another that locks), since a second ``flock`` on a new descriptor would wait for the first; other
+  threads of the process queue on an in-process lock, so one descriptor serves the whole process.
 - **Bounded wait**: ``timeout`` seconds (default :data:`DEFAULT_LOCK_TIMEOUT_S`; the CLI resolves
   ``memhtml.locktimeout`` / ``MEMHTML_LOCK_TIMEOUT``), polled every :data:`POLL_S`; then :class:`WriteLocked`
   names the holder (pid, host, command, since), which the holder wrote into the file after taking it.
@@ -147,8 +147,3 @@ def _acquire(path: Path, deadline: float, timeout: float, purpose: str) -> int:
         pass  # the record only improves a refusal message
     return fd
 
-
-def holds_write_lock(common_dir: Path) -> bool:
-    """Whether the calling process currently holds the write lock of ``common_dir``."""
-    held = _REGISTRY.get(lock_path(common_dir))
-    return held is not None and held.depth > 0
