@@ -10,8 +10,9 @@ separators. So, whatever the caller passes:
   CR, CRLF, U+0085, U+2028, U+2029, VT, FF and FS/GS/RS are turned into line breaks and every other control
   character but tab is dropped; so no body line is a trailer, and a body that ends the message is no trailer
   paragraph;
-- **trailer** keys must be ``[A-Za-z0-9][A-Za-z0-9-]*`` (a programming error otherwise), and values are folded
-  onto one line like the subject (callers refuse bad ids earlier, at the CLI, as usage errors).
+- **trailer** keys must be ``[A-Za-z0-9][A-Za-z0-9-]*`` (a programming error otherwise), and each run of line
+  breaks, separators and control characters in a value becomes one space (callers refuse such ids earlier, at the
+  CLI, as usage errors; other characters, spaces included, are kept as given).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
 """Control characters dropped from body lines (tab, the line-breaking ones and U+0085 are handled apart)."""
 _FOLD = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 """What one space replaces in a one-line value: Unicode whitespace (line separators included) and controls."""
+_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+"""What one space replaces in a trailer value: line breaks, line separators and control characters only, so an id
+the CLI accepted (no control character) is committed unchanged."""
 _TRAILER_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*\Z")
 
 
@@ -69,6 +73,6 @@ def build_message(subject: str, body: str | None = None, trailers: Sequence[tupl
         for key, value in trailers:
             if not _TRAILER_KEY.match(key):
                 raise ValueError(f"trailer key {key!r} is not a git trailer token")
-            lines.append(f"{key}: {fold_line(value)}\n")
+            lines.append(f"{key}: {_BREAKS.sub(' ', value).strip()}\n")
         message += "\n" + "".join(lines)
     return message

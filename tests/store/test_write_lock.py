@@ -166,6 +166,7 @@ def test_a_failure_after_the_commit_landed_is_not_an_exit_3(repo: GitRepo) -> No
     ("s", "line one\n\nSigned-off-by: x\r\n  kept", [("Memhtml-Run", "r\n\nMemhtml-Phase: p")],
      "s\n\n  line one\n\n  Signed-off-by: x\n  kept\n\nMemhtml-Run: r Memhtml-Phase: p\n"),
     ("s", "\n\n", [], "s\n"),
+    ("s", None, [("Memhtml-Session", "a\u00a0b  c")], "s\n\nMemhtml-Session: a\u00a0b  c\n"),
 ])
 def test_build_message_folds_subject_and_trailers_and_indents_the_body(
         subject: str, body: str | None, trailers: list[tuple[str, str]], expected: str) -> None:

@@ -33,6 +33,7 @@ HOSTILE = {
     "tab-continuation": "x\n\nMemhtml-Session: a\n\tMemhtml-Run: forged",
     "long": "L" * 6000 + "\n\nMemhtml-Run: forged",
     "one-line-trailer-text": "Memhtml-Run: forged",
+    "nbsp-one-line": "x\u00a0Memhtml-Run:\u00a0forged",
 }
 SESSION = "s-benign"
 
