@@ -33,6 +33,8 @@ class Settings(BaseModel):
         mmr_lambda: relevance weight of the MMR pass of ``search``/``recall``. Default 0.9, not the original's 0.5:
             with relevance ``1/fusion position`` λ 0.5 cut LoCoMo turn recall@10 from 0.781 to 0.573 while 0.9 costs
             0.006 (docs/retrieval-tuning.md); ``1`` keeps the fused order.
+        lock_timeout: seconds a writer waits for the repository-wide write lock before refusing (default 10,
+            ``gitrepo.lock.DEFAULT_LOCK_TIMEOUT_S``; docs/store.md "The write lock").
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -51,6 +53,7 @@ class Settings(BaseModel):
     weight_salience: float = Field(0.4, ge=0.0, le=100.0, allow_inf_nan=False)
     hooks: Literal["0", "1"] = "1"
     mmr_lambda: float = Field(0.9, ge=0.0, le=1.0)
+    lock_timeout: float = Field(10.0, ge=0.0, le=3600.0, allow_inf_nan=False)
 
 
 KEYS: tuple[str, ...] = tuple(Settings.model_fields)

@@ -5,9 +5,14 @@ unparseable files, duplicate live content, dangling authored links, stale sleep 
 :data:`STALE_RUN_HOURS` or whose branch is gone), leftover sleep worktrees under
 ``<common-dir>/memhtml/worktrees/``, and a ``.gitattributes`` lacking the generated-file merge lines.
 
+It also reports **leftovers**: files under the PARA folders that differ from ``HEAD`` (untracked, modified,
+deleted), which no acknowledged write leaves (a write commits before it touches the work tree) but an editor, a
+killed older version or a hand copy can.
+
 ``fix`` repairs only caches and bookkeeping: catches the index up and re-projects drifted rows, marks stale runs
-``abandoned``, removes leftover worktrees. It never writes a memory file or ``.gitattributes`` (tracked content:
-``git memhtml init`` adds the lines).
+``abandoned``, removes leftover worktrees, finishes the work tree of a commit a killed writer landed. It never
+writes a memory file or ``.gitattributes`` (tracked content: ``git memhtml init`` adds the lines), except on
+request: :func:`fix_leftovers` commits or removes the leftovers (``--fix-leftovers commit|remove``).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from git_memhtml.domain.instants import hours_between
 from pathlib import Path
 
 from git_memhtml.embed.base import Embedder
-from git_memhtml.gitrepo import GitRepo
+from git_memhtml.gitrepo import PARA_PREFIXES, GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import Parser
 from git_memhtml.index.verify import IndexDrift, TreeFacts, compare, repair, reproject, tree_facts
@@ -40,6 +45,19 @@ class StaleRun:
 
 
 @dataclass(frozen=True)
+class Leftover:
+    """A file under the PARA folders that is not as ``HEAD`` has it: ``state`` is ``untracked`` (not in HEAD),
+    ``modified`` or ``deleted`` (in HEAD, different or missing on disk)."""
+
+    path: str
+    state: str
+
+
+LEFTOVER_MODES = ("commit", "remove")
+"""``--fix-leftovers`` modes: commit them as they are on disk, or put them back as HEAD has them."""
+
+
+@dataclass(frozen=True)
 class DoctorReport:
     """Every finding; ``problems`` counts them (``exit 1`` when non-zero); ``fixed`` lists what ``--fix`` did."""
 
@@ -48,6 +66,7 @@ class DoctorReport:
     stale_runs: tuple[StaleRun, ...]
     leftover_worktrees: tuple[str, ...]
     gitattributes_missing: tuple[str, ...]
+    leftovers: tuple[Leftover, ...] = field(default=())
     fixed: tuple[str, ...] = field(default=())
 
     @property
@@ -59,7 +78,55 @@ class DoctorReport:
             drift = len(self.index.drifted_paths) + int(self.index.stale) + int(not self.index.fts_ok)
             drift += int(self.index.missing_vectors > 0)
         tree = len(self.tree.unparseable) + len(self.tree.duplicates) + len(self.tree.dangling)
-        return drift + tree + len(self.stale_runs) + len(self.leftover_worktrees) + len(self.gitattributes_missing)
+        runs = len(self.stale_runs) + len(self.leftover_worktrees)
+        return drift + tree + runs + len(self.gitattributes_missing) + len(self.leftovers)
+
+
+def leftovers(repo: GitRepo) -> tuple[Leftover, ...]:
+    """Every path under ``projects/``, ``areas/``, ``resources/``, ``archive/`` whose work-tree bytes are not
+    HEAD's (staged or not; ignored files excluded), sorted. Reads only."""
+    head = repo.head_sha()
+    tracked = repo.tree_blobs(head, prefixes=PARA_PREFIXES) if head else {}
+    out: list[Leftover] = []
+    for entry in repo.dirty():
+        if not entry.path.startswith(PARA_PREFIXES):
+            continue
+        on_disk = (repo.root / entry.path).is_file()
+        if entry.path not in tracked:
+            if on_disk:
+                out.append(Leftover(entry.path, "untracked"))
+        elif not on_disk:
+            out.append(Leftover(entry.path, "deleted"))
+        else:
+            out.append(Leftover(entry.path, "modified"))
+    return tuple(out)
+
+
+def fix_leftovers(repo: GitRepo, mode: str) -> tuple[list[str], str | None]:
+    """Commit (``mode="commit"``: the files as they are on disk, deletions included, one commit
+    ``memhtml(doctor): commit N leftover file(s)`` listing them) or remove (``"remove"``: put each path back as
+    HEAD has it) every leftover, under the write lock.
+
+    Returns:
+        ``(actions, commit sha or None)``.
+    Raises:
+        ValueError: ``mode`` is not one of :data:`LEFTOVER_MODES`. WriteLocked, HeadMoved, GitError.
+    """
+    if mode not in LEFTOVER_MODES:
+        raise ValueError(f"unknown leftover mode {mode!r}")
+    with repo.write_lock("doctor --fix-leftovers"):
+        found = leftovers(repo)  # again, under the lock: a write in flight has finished by now
+        if not found:
+            return [], None
+        paths = [f.path for f in found]
+        if mode == "remove":
+            repo.restore_paths(paths)
+            return [f"leftover {f.path} ({f.state}): put back as HEAD has it" for f in found], None
+        changes = {p: (repo.root / p).read_bytes() if (repo.root / p).is_file() else None for p in paths}
+        body = "\n".join(f"{f.state}: {f.path}" for f in found)
+        sha = repo.commit_files(changes, f"memhtml(doctor): commit {len(found)} leftover file(s)", body=body,
+                                purpose="doctor --fix-leftovers")
+        return [f"leftover {f.path} ({f.state}): committed in {str(sha)[:12]}" for f in found], sha
 
 
 def stale_runs(repo: GitRepo, db: IndexDB, *, now: str) -> tuple[StaleRun, ...]:
@@ -130,6 +197,7 @@ def diagnose(repo: GitRepo, db: IndexDB, *, now: str, parse: Parser | None = Non
     return DoctorReport(
         index=drift, tree=facts, stale_runs=stale_runs(repo, db, now=now),
         leftover_worktrees=leftover_worktrees(repo, db, now=now), gitattributes_missing=gitattributes_missing(repo),
+        leftovers=leftovers(repo),
     )
 
 
@@ -142,9 +210,11 @@ def _remove_worktree(repo: GitRepo, name: str) -> None:
 
 
 def fix(repo: GitRepo, db: IndexDB, embedder: Embedder | None, *, now: str,
-        parse: Parser | None = None) -> DoctorReport:
+        parse: Parser | None = None, leftover_mode: str | None = None) -> DoctorReport:
     """Repair what is safe, then diagnose again: catch the index up and re-project drifted rows, mark stale
-    runs ``abandoned``, remove leftover worktrees. Memory files and ``.gitattributes`` are never written.
+    runs ``abandoned``, remove leftover worktrees, finish a killed writer's landed commit (its work tree), and,
+    when ``leftover_mode`` is given, :func:`fix_leftovers`. Otherwise memory files and ``.gitattributes`` are
+    never written.
 
     Returns:
         The report after the repairs, with ``fixed`` naming each action taken.
@@ -152,8 +222,13 @@ def fix(repo: GitRepo, db: IndexDB, embedder: Embedder | None, *, now: str,
         EmbedModelMismatch: the index holds vectors of another space (hint ``git memhtml index rebuild``).
         GitError, StorageError: as :func:`diagnose`.
     """
-    before = diagnose(repo, db, now=now, parse=parse)
     actions: list[str] = []
+    with repo.write_lock("doctor --fix"):  # entering it finishes a killed writer's landed commit
+        pass
+    actions += [f"commit {sha[:12]}: finished the work tree a killed writer left" for sha in repo.recovered]
+    if leftover_mode is not None:
+        actions.extend(fix_leftovers(repo, leftover_mode)[0])
+    before = diagnose(repo, db, now=now, parse=parse)
     if not before.index.clean:
         repair(repo, db, embedder, now=now, parse=parse)
         actions.append(f"index: caught up and re-projected {len(before.index.drifted_paths)} drifted path(s)")
@@ -165,4 +240,4 @@ def fix(repo: GitRepo, db: IndexDB, embedder: Embedder | None, *, now: str,
         actions.append(f"worktree {name}: removed")
     after = diagnose(repo, db, now=now, parse=parse)
     return DoctorReport(after.index, after.tree, after.stale_runs, after.leftover_worktrees,
-                        after.gitattributes_missing, fixed=tuple(actions))
+                        after.gitattributes_missing, after.leftovers, fixed=tuple(actions))

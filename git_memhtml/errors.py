@@ -155,3 +155,11 @@ class ConfigError(MemhtmlError):
 
     code = "ERR_INVALID_FLAG"
     exit_code = 2
+
+
+class WriteLocked(WriteConflict):
+    """Another writer held the repository-wide write lock for longer than the timeout (docs/store.md)."""
+
+
+class HeadMoved(WriteConflict):
+    """The branch moved between the read of ``HEAD`` and the ref update; nothing was committed."""

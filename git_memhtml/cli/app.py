@@ -17,7 +17,7 @@ from pathlib import Path
 from git_memhtml.config import ResolvedSettings, resolve_settings
 from git_memhtml.embed.base import Embedder
 from git_memhtml.embed.registry import get_embedder
-from git_memhtml.errors import ConfigError, UsageError
+from git_memhtml.errors import ConfigError, MemhtmlError, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.gitrepo.identity import require_identity
 from git_memhtml.hooks.checks import undefined_driver_warning
@@ -56,6 +56,11 @@ class App:
         """The repository containing ``--repo`` (default: the current directory)."""
         if self._repo is None:
             self._repo = GitRepo.discover(self.repo_path or Path.cwd())
+            self._repo.fault_point = os.environ.get("MEMHTML_FAULT_POINT") or None  # tests only (docs/store.md)
+            try:
+                self._repo.lock_timeout = self.settings().settings.lock_timeout
+            except ConfigError:
+                pass  # the command's own first read of the settings reports the bad value
         return self._repo
 
     def cwd(self) -> Path:
@@ -71,6 +76,18 @@ class App:
             PathRefused, PathNotFound: see :func:`git_memhtml.store.paths.resolve_memory_path`.
         """
         return resolve_memory_path(self.repo().root, argument, need=VERB_NEEDS[verb], base=self.cwd(), name=name).path
+
+    def landed_commits(self) -> list[str]:
+        """Commits this invocation put on a branch of its repository (``[]`` when it opened none)."""
+        return [] if self._repo is None else list(self._repo.landed)
+
+    def catch_up_after_commit(self, db: IndexDB) -> None:
+        """:meth:`reindex` after a commit landed: a failure is a warning, never the command's failure (the commit
+        stands; the next command catches the index up)."""
+        try:
+            self.reindex(db)
+        except MemhtmlError as exc:
+            warn(f"the commit landed, but the index did not catch up: {exc.message} (the next command does)")
 
     def settings(self) -> ResolvedSettings:
         """Effective settings: defaults < git config < MEMHTML_* < flags."""
@@ -144,7 +161,11 @@ class App:
     @contextmanager
     def index(self, *, catch_up: bool = True) -> Iterator[IndexDB]:
         """Open the checkout's index; with ``catch_up`` bring it to HEAD + work tree first (logging skipped files)."""
-        db = IndexDB.for_repo(self.repo(), recover=True)
+        repo = self.repo()
+        if repo.has_journal():  # a killed writer's landed commit: finish its work tree before indexing it
+            with repo.write_lock("recover a killed write"):
+                pass
+        db = IndexDB.for_repo(repo, recover=True)
         if db.recovered_from is not None:
             warn(f"the index was corrupt; moved it to {db.recovered_from} and rebuilding (it is a cache)")
         try:

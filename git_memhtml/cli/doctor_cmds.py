@@ -14,7 +14,7 @@ import click
 from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import app_of, json_option, respond
 from git_memhtml.cli.index_cmds import index_group
-from git_memhtml.doctor import DoctorReport, diagnose, fix
+from git_memhtml.doctor import LEFTOVER_MODES, DoctorReport, diagnose, fix
 from git_memhtml.hooks.checks import git_integration_checks
 from git_memhtml.sleep.lock import lock_findings
 from git_memhtml.sleep.runs import mark_interrupted
@@ -57,7 +57,8 @@ def _report_data(report: DoctorReport) -> dict[str, Any]:
         "danglingLinks": [{"src": s, "rel": r, "dst": d} for s, r, d in report.tree.dangling],
         "staleRuns": [asdict(s) for s in report.stale_runs],
         "leftoverWorktrees": list(report.leftover_worktrees),
-        "gitattributesMissing": list(report.gitattributes_missing), "fixed": list(report.fixed),
+        "gitattributesMissing": list(report.gitattributes_missing),
+        "leftovers": [asdict(f) for f in report.leftovers], "fixed": list(report.fixed),
     }
 
 
@@ -69,6 +70,8 @@ def _human(report: DoctorReport, extra: int = 0) -> str:
     lines += [f"stale run: {s.run_id} ({s.reason})" for s in report.stale_runs]
     lines += [f"leftover worktree: {n}" for n in report.leftover_worktrees]
     lines += [f".gitattributes lacks: {line} (run git memhtml init)" for line in report.gitattributes_missing]
+    lines += [f"leftover: {f.path} ({f.state}, not as HEAD has it; --fix-leftovers commit|remove)"
+              for f in report.leftovers]
     problems = report.problems + extra
     hint = "" if report.fixed or not report.problems else "; `git memhtml doctor --fix` repairs the index, runs and worktrees"
     lines.append(f"{problems} problem(s){hint}" if problems else "no problems")
@@ -78,15 +81,18 @@ def _human(report: DoctorReport, extra: int = 0) -> str:
 @click.command("doctor")
 @click.option("--fix", "do_fix", is_flag=True,
               help="Repair what is safe: the index, stale run rows, leftover worktrees (never memory files).")
+@click.option("--fix-leftovers", "leftover_mode", type=click.Choice(LEFTOVER_MODES),
+              help="Also settle memory files that differ from HEAD: commit them as they are, or remove them "
+                   "(put back as HEAD has them). Implies --fix.")
 @json_option
 @click.pass_context
-def doctor_cmd(ctx: click.Context, do_fix: bool, as_json: bool) -> int:
+def doctor_cmd(ctx: click.Context, do_fix: bool, leftover_mode: str | None, as_json: bool) -> int:
     """Report index drift, unparseable files, dangling links, stale sleep runs and leftover worktrees."""
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
         interrupted = mark_interrupted(db, now=utc_now())
-        if do_fix:
-            report = fix(app.repo(), db, app.embedder(), now=utc_now())
+        if do_fix or leftover_mode:
+            report = fix(app.repo(), db, app.embedder(), now=utc_now(), leftover_mode=leftover_mode)
         else:
             report = diagnose(app.repo(), db, now=utc_now())
     checks = git_integration_checks(app.repo())

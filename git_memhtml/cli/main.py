@@ -2,6 +2,10 @@
 
 Exit codes: 0 ok, 1 failure or refusal, 2 usage, 3 internal error (a crash report path is printed), 130
 interrupted. With ``--json`` errors are one envelope on stdout as well.
+
+Once a command's commit has landed on the checked-out branch (``GitRepo.landed``), a later failure (index
+catch-up, output, a bug) does not undo it, so it is not reported as a failure: exit 0, the failure and the sha as
+warnings, and with ``--json`` a ``commit.landed`` envelope (docs/store.md "After the commit").
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import click
 from git_memhtml import __version__
 from git_memhtml.cli.app import App
 from git_memhtml.errors import MemhtmlError
-from git_memhtml.output import emit, error_envelope, log
+from git_memhtml.output import emit, envelope, error_envelope, log, warn
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -41,7 +45,8 @@ def cli(ctx: click.Context, repo_path: Path | None) -> None:
     Every fact is one semantic HTML5 file; a rebuildable SQLite index serves hybrid search; `sleep` curates the
     memory on a branch that a person reviews and merges through a retrieval-quality gate.
     """
-    ctx.obj = App(repo_path=repo_path)
+    app = ctx.ensure_object(App)  # main() passes its own, to read what landed after a failure
+    app.repo_path = repo_path
 
 
 def _register() -> None:
@@ -102,12 +107,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the process exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args
+    app = App()
     try:
-        result = cli.main(args=args, prog_name="git memhtml", standalone_mode=False)
+        result = cli.main(args=args, prog_name="git memhtml", standalone_mode=False, obj=app)
         return int(result) if isinstance(result, int) else 0
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
-    except click.exceptions.Abort:
+    except SystemExit as exc:  # click turns a closed stdout (EPIPE) into sys.exit(1)
+        if exc.code not in (0, None) and app.landed_commits():
+            return _after_commit(exc, app.landed_commits(), as_json)
+        raise
+    except click.exceptions.Abort as exc:
+        if app.landed_commits():
+            return _after_commit(exc, app.landed_commits(), as_json)
         log("interrupted")
         return 130
     except click.UsageError as exc:
@@ -124,16 +136,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         log("hint: see --help")
         return exc.exit_code
     except MemhtmlError as exc:
+        if app.landed_commits():
+            return _after_commit(exc, app.landed_commits(), as_json)
         if as_json:
             emit(error_envelope(exc.message, exc.code, exc.hint, path=exc.path, **exc.details))
         log(f"error: {exc.message}")
         if exc.hint:
             log(f"hint: {exc.hint}")
         return exc.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if app.landed_commits():
+            return _after_commit(exc, app.landed_commits(), as_json)
         log("interrupted")
         return 130
     except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into exit 3
+        if app.landed_commits():
+            return _after_commit(exc, app.landed_commits(), as_json)
         log(f"internal error: {type(exc).__name__}: {exc}")
         try:
             report = _crash_report(exc)
@@ -142,3 +160,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             log(f"a crash report was written to {report}; please attach it to a bug report")
         return 3
+
+
+def _after_commit(exc: BaseException, landed: Sequence[str], as_json: bool) -> int:
+    """A failure after a commit landed: exit 0 with the failure and the sha as warnings (crash report kept)."""
+    if isinstance(exc, MemhtmlError):
+        what = exc.message
+    elif isinstance(exc, (KeyboardInterrupt, click.exceptions.Abort)):
+        what = "interrupted"
+    elif isinstance(exc, (SystemExit, BrokenPipeError)):
+        what = "the output could not be written (stdout closed)"
+    else:
+        what = f"internal error: {type(exc).__name__}: {exc} (crash report: {_crash_report(exc)})"
+    note = f"commit {', '.join(sha[:12] for sha in landed)} landed (the change is stored); a later step failed: {what}"
+    for line in (note, "the index catches up on the next command (or: git memhtml index update)"):
+        try:
+            warn(line)
+        except OSError:
+            break
+    if as_json and not isinstance(exc, (SystemExit, BrokenPipeError)):
+        try:
+            emit(envelope("commit.landed", {"commitShas": list(landed), "warning": note}))
+        except OSError:
+            pass
+    return 0

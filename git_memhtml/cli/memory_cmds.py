@@ -38,14 +38,23 @@ APPLY_EPILOG = ("\b\nJSONL op schema: one JSON object per line, unknown fields r
 """``apply -h``'s op schema, generated from the :class:`WriteOp` model (``store.ops.op_schema``)."""
 
 
-def _dedupe(db: IndexDB) -> Callable[[str], str | None]:
-    def lookup(digest: str) -> str | None:
-        row = db.query_one(
-            "SELECT path FROM files WHERE content_hash = ? AND archived = 0 AND memory_type <> 'task'", (digest,)
+def _dedupe(db: IndexDB) -> Callable[[str], list[str]]:
+    """Every active non-task path the index holds with a content hash; the writer keeps only one committed in
+    HEAD with that hash (the index also covers uncommitted work-tree files)."""
+    def lookup(digest: str) -> list[str]:
+        rows = db.query(
+            "SELECT path FROM files WHERE content_hash = ? AND archived = 0 AND memory_type <> 'task' ORDER BY path",
+            (digest,),
         )
-        return None if row is None else str(row[0])
+        return [str(row[0]) for row in rows]
 
     return lookup
+
+
+def _indexed_head(db: IndexDB) -> str | None:
+    """The commit the index describes (its watermark), for the writer's check of commits that landed since."""
+    row = db.query_one("SELECT head_sha FROM index_state WHERE id = 1")
+    return None if row is None or row[0] is None else str(row[0])
 
 
 @click.command("init")
@@ -89,7 +98,8 @@ def _op(memory_type: str, fields: WriteFields) -> WriteOp:
             f"{'.'.join(str(p) for p in e['loc']) or 'flags'}: {e['msg'].removeprefix('Value error, ')}"
             for e in exc.errors()
         )
-        raise UsageError(f"invalid memory: {reasons}", hint="give --claim (or --article-html FILE) and --title") from exc
+        raise UsageError(f"invalid memory: {reasons}",
+                         hint="fix the named flag; a memory needs --title and --claim (or --article-html FILE)") from exc
 
 
 def _read_html(source: str | None) -> str | None:
@@ -172,9 +182,11 @@ def write_cmd(
                          confidence)
     op = _op(memory_type, fields)
     with app.index() as db:
-        result = apply_batch(app.repo(), [op], now=utc_now(), dedupe=_dedupe(db), verb="write")
+        result = apply_batch(app.repo(), [op], now=utc_now(), dedupe=_dedupe(db), verb="write",
+                             dedupe_since=_indexed_head(db))
         _raise_first_error(result.results)
-        app.reindex(db)
+        if result.commit_sha:
+            app.catch_up_after_commit(db)
     first = result.results[0]
     data = {"path": first.path, "created": not first.deduped, "deduped": first.deduped,
             "existingPath": first.existing_path, "commitSha": result.commit_sha}
@@ -236,12 +248,12 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
             resolve_memory_path(root, op.path, need=VERB_NEEDS["apply"], name=f"{label}: op #{number} path")
     with app.index() as db:
         if continue_on_error:
-            result = apply_lines(app.repo(), parsed, now=utc_now(), dedupe=_dedupe(db))
+            result = apply_lines(app.repo(), parsed, now=utc_now(), dedupe=_dedupe(db), dedupe_since=_indexed_head(db))
         else:
             ops = [op for op in parsed if isinstance(op, WriteOp)]
-            result = apply_batch(app.repo(), ops, now=utc_now(), dedupe=_dedupe(db))
+            result = apply_batch(app.repo(), ops, now=utc_now(), dedupe=_dedupe(db), dedupe_since=_indexed_head(db))
         if result.commit_sha:
-            app.reindex(db)
+            app.catch_up_after_commit(db)
     data = {"results": [asdict(r) for r in result.results], "summary": result.summary, "commitSha": result.commit_sha}
     failed = [r for r in result.results if r.code]
     if failed and (not continue_on_error or not any(r.ok for r in result.results)):
@@ -302,7 +314,7 @@ def correct_cmd(
     with app.index() as db:
         result = correct_memory(repo, rel, op, reason=reason, now=utc_now())
         rename_access(db, rel, result.archived_path)
-        app.reindex(db)
+        app.catch_up_after_commit(db)
     respond(as_json, "memory.corrected", asdict(result),
             lambda: f"wrote {result.path}; archived the target to {result.archived_path}")
     return 0
@@ -321,7 +333,7 @@ def archive_cmd(ctx: click.Context, path: str, reason: str, as_json: bool) -> in
     with app.index() as db:
         result = archive_memory(app.repo(), rel, reason=reason, now=utc_now())
         rename_access(db, result.path, result.archive_path)
-        app.reindex(db)
+        app.catch_up_after_commit(db)
     respond(as_json, "memory.archived", asdict(result), lambda: f"archived {result.path} → {result.archive_path}")
     return 0
 
@@ -344,7 +356,8 @@ def link_cmd(ctx: click.Context, src: str, rel: str, dst: str, as_json: bool) ->
     dst = app.memory_path(dst, "link-dst", name="DST")
     with app.index() as db:
         sha = link_memories(app.repo(), src, rel, dst)
-        app.reindex(db)
+        if sha:
+            app.catch_up_after_commit(db)
     respond(as_json, "memory.linked", {"ok": True, "rel": rel, "srcPath": src, "dstPath": dst, "commitSha": sha},
             lambda: f"linked {src} --{rel}--> {dst}" if sha else "already linked; nothing changed")
     return 0

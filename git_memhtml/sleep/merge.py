@@ -167,7 +167,10 @@ def merge_run(
             return report
     repo.remove_worktree(worktree_name(name))
     try:
-        repo.fast_forward(trunk_branch, tip)
+        with repo.write_lock("sleep merge"):  # no writer may commit on the trunk between the check and the move
+            if repo.branch_sha(trunk_branch) != base:
+                raise GitError(f"{trunk_branch} moved while merging {name}", hint=rerun)
+            repo.fast_forward(trunk_branch, tip)
     except GitError as exc:
         report.refusal, report.reason, report.hint = "main-advanced", exc.message, rerun.format(name=name)
         return report

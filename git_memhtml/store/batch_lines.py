@@ -18,14 +18,16 @@ BAD_LINE_CODE = UsageError.code
 """The result code of a line the op model refused (``ERR_INVALID_FLAG``: it is bad input)."""
 
 
-def apply_lines(repo: GitRepo, parsed: Sequence[WriteOp | BadLine], *, now: str, dedupe: DedupeLookup) -> BatchResult:
+def apply_lines(repo: GitRepo, parsed: Sequence[WriteOp | BadLine], *, now: str, dedupe: DedupeLookup,
+                dedupe_since: str | None = None) -> BatchResult:
     """Commit every op that passes; return results in stream order (0-based ``index`` over non-blank lines).
 
     Raises:
         DirtyTree: as :func:`apply_batch` (the git index already holds staged changes).
     """
     ops = [item for item in parsed if isinstance(item, WriteOp)]
-    batch = apply_batch(repo, ops, now=now, dedupe=dedupe, continue_on_error=True) if ops else None
+    batch = (apply_batch(repo, ops, now=now, dedupe=dedupe, continue_on_error=True, dedupe_since=dedupe_since)
+             if ops else None)
     ordered: list[OpResult] = []
     done = iter(batch.results if batch is not None else ())
     for index, item in enumerate(parsed):

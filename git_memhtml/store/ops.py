@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from git_memhtml.document.model import MEMORY_TYPES, REL_CLASSES, TASK_STATUSES
 from git_memhtml.errors import UsageError
+from git_memhtml.gitrepo.message import has_control
 
 WRITABLE_TYPES = tuple(t for t in MEMORY_TYPES if t != "arc")
 """Agents write the nine types without ``arc``, which only sleep synthesises (core §1.5)."""
@@ -67,6 +68,15 @@ class WriteOp(BaseModel):
     turn_uuid: str | None = Field(None, description="provenance: the turn id")
     status: str | None = Field(None, description="task status, type task only: " + ", ".join(TASK_STATUSES))
     due: str | None = Field(None, description="task due date, type task only")
+
+    @field_validator("session_id", "prompt_id", "turn_uuid")
+    @classmethod
+    def _one_line_id(cls, value: str | None) -> str | None:
+        """Provenance ids become commit trailers and head metas: one line, no control characters (docs/store.md
+        "Commit messages"); refused rather than folded, since a folded id would name another session."""
+        if value is not None and has_control(value):
+            raise ValueError("must be one line without control characters (a provenance id, e.g. --session-id)")
+        return value
 
     @field_validator("type")
     @classmethod

@@ -132,6 +132,11 @@ def init_repo(path: Path, *, env: Mapping[str, str] | None = None) -> InitReport
         created = True
     if env is not None:
         require_identity(env, repo.config_get)
+    with repo.write_lock("init"):
+        return _scaffold(repo, created)
+
+
+def _scaffold(repo: GitRepo, created: bool) -> InitReport:
     if repo.head_sha() is not None and repo.staged_changes():
         raise DirtyTree(
             f"{repo.root}: the git index holds staged changes",
@@ -155,6 +160,6 @@ def init_repo(path: Path, *, env: Mapping[str, str] | None = None) -> InitReport
         written.append("README.html")
     sha = None
     if written:
-        repo.stage(written)
-        sha = repo.commit("memhtml(init): scaffold the memory repository")
+        sha = repo.commit_files({p: (repo.root / p).read_bytes() for p in written},
+                                "memhtml(init): scaffold the memory repository", purpose="init")
     return InitReport(str(repo.root), created, tuple(written), sha)

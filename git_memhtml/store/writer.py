@@ -1,7 +1,9 @@
 """Writes: ``write``, ``apply``, ``correct`` and ``archive`` — one operation, one commit (``spec/memhtml-core.md`` §5).
 
-Every refusal happens before any byte is written. A failure after writing began restores the touched paths to
-HEAD, so the tree is left byte-identical.
+Each operation holds the repository-wide write lock from its first read of ``HEAD`` to its commit, computes every
+file's new bytes in memory, and hands them to :meth:`GitRepo.commit_files`, which commits them on the ``HEAD`` it
+read (compare-and-swap) before writing them into the work tree. So a refusal or a crash before the commit leaves
+the work tree and index untouched, and an acknowledged write is in ``HEAD`` (docs/store.md "The write lock").
 """
 
 from __future__ import annotations
@@ -9,27 +11,33 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from git_memhtml.document.hash import content_hash
 from git_memhtml.document.model import Link
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import render_memory, split_paragraphs, split_prose
 from git_memhtml.document.wellformed import check_memory_bytes
-from git_memhtml.errors import DirtyTree, InvalidMemory, MemhtmlError, PathRefused, UsageError, WriteConflict
+from git_memhtml.errors import InvalidMemory, MemhtmlError, PathRefused, UsageError, WriteConflict
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.store.edits import Edit, archive_file, link, set_meta, stamp_file
+from git_memhtml.gitrepo.message import fold_line
+from git_memhtml.store.edits import Edit, apply_edits, free_archive_path, link, set_meta
 from git_memhtml.store.layout import (
     archive_path_for,
     filename_stem,
     free_path,
+    is_archived_path,
+    is_valid_memory_path,
     placement_for,
     slugify,
 )
 from git_memhtml.store.ops import WriteOp
 from git_memhtml.store.paths import Need, read_tree_file, resolve_memory_path, symlink_problem
 
-DedupeLookup = Callable[[str], str | None]
-"""Maps a content hash to the path of the active non-task memory holding it, or ``None`` (core §5.1)."""
+DedupeLookup = Callable[[str], "str | Sequence[str] | None"]
+"""Maps a content hash to the paths of active non-task memories the index says hold it (core §5.1). Only a path
+tracked in ``HEAD`` whose committed bytes have that hash counts: the index also covers uncommitted work-tree files,
+such as what a killed writer left, and those are never "already stored"."""
 
 
 @dataclass(frozen=True)
@@ -69,14 +77,16 @@ def commit_subject(verb: str, text: str) -> str:
     return f"memhtml({verb}): {flat}"
 
 
-def _gate_staged(repo: GitRepo, paths: Sequence[str]) -> None:
+def _gate_bytes(changes: dict[str, bytes | None]) -> None:
     """Re-check the bytes about to be committed (the pre-commit ``validate`` rules) after a stamp or a move.
 
     Raises:
-        InvalidMemory: listing the first file's violations (the caller restores the tree).
+        InvalidMemory: listing the first file's violations; nothing has been written yet.
     """
-    for path in paths:
-        check = check_memory_bytes(read_tree_file(repo.root, path))
+    for path, data in changes.items():
+        if data is None:
+            continue
+        check = check_memory_bytes(data)
         if check.violations:
             raise InvalidMemory(f"{path}: the stamped file would not validate; nothing committed",
                                 violations=check.violations, hint=f"git memhtml validate {path}", path=path)
@@ -133,14 +143,6 @@ def _check_workspace(workspace: str | None) -> None:
         )
 
 
-def _require_clean_index(repo: GitRepo) -> None:
-    if repo.head_sha() is not None and repo.staged_changes():
-        raise DirtyTree(
-            f"{repo.root}: the git index holds staged changes; a memory commit would carry them",
-            hint="commit them (`git commit`) or unstage them (`git restore --staged .`)",
-        )
-
-
 def _trailers(op: WriteOp) -> list[tuple[str, str]]:
     out = []
     if op.session_id:
@@ -158,25 +160,85 @@ def apply_batch(
     dedupe: DedupeLookup,
     continue_on_error: bool = False,
     verb: str = "batch",
+    dedupe_since: str | None = None,
 ) -> BatchResult:
     """Validate every op, then write the survivors as one commit (core §5.2).
 
     Atomic by default: the first refusal fails the batch, every other op is reported ``skipped`` and nothing is
     written. ``continue_on_error`` commits the ops that passed. Tasks are exempt from content-hash dedup.
 
+    Staged changes of others in the git index are neither committed nor lost (the commit is HEAD plus these
+    files). Under the write lock from the read of HEAD to the commit. ``dedupe_since`` is the commit the
+    ``dedupe`` index describes: memories HEAD added or changed since (another writer's commit that landed after
+    the index was caught up) are hashed from their blobs, so two racing writers of one fact commit it once.
+
     Raises:
-        DirtyTree: the git index already holds staged changes.
+        WriteLocked: another writer held the lock too long. HeadMoved: HEAD moved under us (nothing committed).
     """
-    _require_clean_index(repo)
+    with repo.write_lock(verb):
+        return _apply_locked(repo, ops, now=now, dedupe=dedupe, continue_on_error=continue_on_error, verb=verb,
+                             since=dedupe_since)
+
+
+def committed_holder(repo: GitRepo, tracked: dict[str, str], candidates: str | Sequence[str] | None,
+                     digest: str) -> str | None:
+    """Return the first of ``candidates`` that ``HEAD`` tracks with content hash ``digest``, or ``None``.
+
+    ``tracked`` is ``{path: blob sha}`` of HEAD. The committed blob is read and hashed, so a stale index row or an
+    uncommitted file can never make a write report "deduplicated".
+    """
+    if candidates is None:
+        return None
+    for candidate in [candidates] if isinstance(candidates, str) else candidates:
+        blob = tracked.get(candidate)
+        if blob is not None and content_hash(repo.read_blob(blob).decode("utf-8", "replace")) == digest:
+            return candidate
+    return None
+
+
+def recent_hashes(repo: GitRepo, since: str | None, head: str | None) -> dict[str, str]:
+    """``{content hash: path}`` of the active non-task memories ``HEAD`` added or changed after ``since`` (empty
+    when ``since`` is unknown, is HEAD, or is not an ancestor of it). Unparseable files are skipped."""
+    if not since or not head or since == head or not repo.is_ancestor(since, head):
+        return {}
+    out: dict[str, str] = {}
+    for change in repo.diff(since, head):
+        path = change.path
+        if change.status == "D" or is_archived_path(path) or not is_valid_memory_path(path):
+            continue
+        data = repo.read_path_at(head, path)
+        if data is None:
+            continue
+        try:
+            doc = parse_memory(data, path=path)
+        except MemhtmlError:
+            continue
+        if doc.memory_type != "task" and doc.status != "archived":
+            out.setdefault(doc.content_hash, path)
+    return out
+
+
+def _apply_locked(
+    repo: GitRepo, ops: Sequence[WriteOp], *, now: str, dedupe: DedupeLookup, continue_on_error: bool, verb: str,
+    since: str | None,
+) -> BatchResult:
     head = repo.head_sha()
-    tracked = set(repo.tree_blobs(head, prefixes=())) if head else set()
+    tracked = repo.tree_blobs(head, prefixes=()) if head else {}
+    recent = recent_hashes(repo, since, head)
     claimed: set[str] = set()
     batch_hashes: dict[str, str] = {}
     planned: list[tuple[int, str, str]] = []  # (index, path, text)
     results: dict[int, OpResult] = {}
 
-    def taken(candidate: str) -> bool:
-        return candidate in claimed or candidate in tracked or (repo.root / candidate).exists()
+    def taken(candidate: str, text: str) -> bool:
+        """A path is free when nothing claims it, or when it holds an uncommitted leftover of exactly ``text``
+        (what a killed writer left: the retry commits it in place)."""
+        if candidate in claimed or candidate in tracked:
+            return True
+        target = repo.root / candidate
+        if not target.exists():
+            return False
+        return not (target.is_file() and not target.is_symlink() and target.read_bytes() == text.encode("utf-8"))
 
     for i, op in enumerate(ops):
         try:
@@ -184,12 +246,13 @@ def apply_batch(
             text = _render(op, now=now)
             digest = content_hash(text)
             if op.type != "task":
-                earlier = batch_hashes.get(digest) or dedupe(digest)
+                earlier = batch_hashes.get(digest) or recent.get(digest) or committed_holder(
+                    repo, tracked, dedupe(digest), digest)
                 if earlier:
                     results[i] = OpResult(i, True, path=earlier, deduped=True, existing_path=earlier)
                     continue
             if explicit is not None:
-                if taken(explicit):
+                if taken(explicit, text):
                     raise WriteConflict(
                         f"{explicit} already exists", hint="choose another path, or `git memhtml correct` it"
                     )
@@ -199,7 +262,7 @@ def apply_batch(
                 directory = placement_for(
                     op.type, workspace=op.workspace, tags=op.all_tags(), entities=op.all_entities()
                 )
-                found = free_path(directory, filename_stem(op.title, op.type, date=now), taken)
+                found = free_path(directory, filename_stem(op.title, op.type, date=now), partial(taken, text=text))
                 if found is None:
                     raise WriteConflict(f"no free file name for {op.title!r} in {directory}", hint="change the title")
                 path = _placed(repo, found)
@@ -225,18 +288,10 @@ def apply_batch(
     written = [p for _, p, _ in planned]
     sha = None
     if planned:
-        try:
-            for _, path, text in planned:
-                target = repo.root / path
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(text, encoding="utf-8")
-            repo.stage(written)
-            first = ops[planned[0][0]]
-            label = first.title if len(planned) == 1 else f"{len(planned)} memories"
-            sha = repo.commit(commit_subject(verb, label), trailers=_trailers(first))
-        except BaseException:
-            repo.restore_paths(written)
-            raise
+        first = ops[planned[0][0]]
+        label = first.title if len(planned) == 1 else f"{len(planned)} memories"
+        sha = repo.commit_files({p: t.encode("utf-8") for _, p, t in planned}, commit_subject(verb, label),
+                                trailers=_trailers(first), parent=head, purpose=verb)
     final = [results.get(i, OpResult(i, False, skipped=True)) for i in range(len(ops))]
     return BatchResult(tuple(final), sha, tuple(written), _summary(final))
 
@@ -269,6 +324,12 @@ def _live_file(repo: GitRepo, path: str, *, name: str = "PATH") -> str:
     return resolve_memory_path(repo.root, path, need=Need.LIVE, name=name).path
 
 
+def _archived_bytes(html: bytes, *, at: str, extra: Sequence[Edit] = ()) -> bytes:
+    """The archived copy's bytes: status, updated and archived stamped (and ``extra``), as ``archive_file`` does."""
+    edits = [set_meta("status", "archived"), set_meta("updated", at), set_meta("archived", at), *extra]
+    return apply_edits(html.decode("utf-8"), edits).encode("utf-8")
+
+
 def correct_memory(repo: GitRepo, target: str, op: WriteOp, *, reason: str | None, now: str) -> CorrectResult:
     """Write ``op`` as a new memory that supersedes ``target``; archive the target; one commit (core §5.3).
 
@@ -277,16 +338,22 @@ def correct_memory(repo: GitRepo, target: str, op: WriteOp, *, reason: str | Non
 
     The new file links ``supersedes`` → the target's archive path and carries ``valid-from`` (its own, else its
     first ``<time>``, else ``now``); the target moves to ``archive/<YYYY>/`` with status, updated, archived,
-    ``superseded-by`` and ``valid-until`` (unless already earlier) spliced in.
+    ``superseded-by`` and ``valid-until`` (unless already earlier) spliced in. ``reason`` is folded onto one body
+    line.
 
     Raises:
-        PathRefused, PathNotFound, UsageError, InvalidMemory, DirtyTree: before anything is written.
+        PathRefused, PathNotFound, UsageError, InvalidMemory, WriteConflict: before anything is written.
     """
+    with repo.write_lock("correct"):
+        return _correct_locked(repo, target, op, reason=reason, now=now)
+
+
+def _correct_locked(repo: GitRepo, target: str, op: WriteOp, *, reason: str | None, now: str) -> CorrectResult:
     target = _live_file(repo, target, name="TARGET")
     if op.path:
         resolve_memory_path(repo.root, op.path, need=Need.NEW, name="path")
-    _require_clean_index(repo)
-    old = parse_memory(read_tree_file(repo.root, target), path=target)
+    original = read_tree_file(repo.root, target)
+    old = parse_memory(original, path=target)
     memory_type = op.type or old.memory_type
     op = op.model_copy(
         update={
@@ -297,14 +364,14 @@ def correct_memory(repo: GitRepo, target: str, op: WriteOp, *, reason: str | Non
             "tag": None,
         }
     )
+    head = repo.head_sha()
+    tracked = set(repo.tree_blobs(head, prefixes=())) if head else set()
     archived = archive_path_for(target, now[:4])
-    if (repo.root / archived).exists():
+    if (repo.root / archived).exists() or archived in tracked:
         raise WriteConflict(f"{archived} already exists", hint="archive the older copy under another year first")
     event = parse_memory(_render(op, now=now)).event_at
     valid_from = op.valid_from or event or now
     text = _render(op, now=now, extra_links=(Link("supersedes", "/" + archived),), valid_from=valid_from)
-    head = repo.head_sha()
-    tracked = set(repo.tree_blobs(head, prefixes=())) if head else set()
     _check_workspace(op.workspace)
     if op.workspace or op.path:
         directory = placement_for(memory_type, path=op.path, workspace=op.workspace, tags=op.all_tags(),
@@ -314,28 +381,24 @@ def correct_memory(repo: GitRepo, target: str, op: WriteOp, *, reason: str | Non
     new_path = free_path(
         directory,
         filename_stem(op.title, memory_type, date=now),
-        lambda c: c in tracked or (repo.root / c).exists(),
+        lambda c: c in tracked or c == archived or (repo.root / c).exists(),
     )
     if new_path is None:
         raise WriteConflict(f"no free file name for {op.title!r}", hint="change the title")
     _placed(repo, new_path)
     _placed(repo, archived)
-    touched = [target, archived, new_path]
-    try:
-        (repo.root / new_path).parent.mkdir(parents=True, exist_ok=True)
-        (repo.root / new_path).write_text(text, encoding="utf-8")
-        repo.stage([new_path])
-        extra: list[Edit] = [set_meta("superseded-by", "/" + new_path)]
-        if old.valid_until is None or old.valid_until > valid_from:
-            extra.append(set_meta("valid-until", valid_from))
-        moved = archive_file(repo, target, at=now, extra=extra)
-        assert moved == archived
-        _gate_staged(repo, [new_path, archived])
-        body = f"  reason: {reason}" if reason else None
-        sha = repo.commit(commit_subject("correct", op.title), body=body, trailers=_trailers(op))
-    except BaseException:
-        repo.restore_paths(touched)
-        raise
+    extra: list[Edit] = [set_meta("superseded-by", "/" + new_path)]
+    if old.valid_until is None or old.valid_until > valid_from:
+        extra.append(set_meta("valid-until", valid_from))
+    changes: dict[str, bytes | None] = {
+        new_path: text.encode("utf-8"),
+        target: None,
+        archived: _archived_bytes(original, at=now, extra=extra),
+    }
+    _gate_bytes(changes)
+    body = f"reason: {fold_line(reason)}" if reason and reason.strip() else None
+    sha = repo.commit_files(changes, commit_subject("correct", op.title), body=body, trailers=_trailers(op),
+                            parent=head, purpose="correct")
     return CorrectResult(new_path, archived, sha)
 
 
@@ -349,43 +412,36 @@ class ArchiveResult:
 
 
 def archive_memory(repo: GitRepo, path: str, *, reason: str, now: str) -> ArchiveResult:
-    """Move ``path`` into ``archive/<YYYY>/`` by ``git mv`` and commit ``memhtml(archive): <path> — <reason>``."""
-    path = _live_file(repo, path)
-    _require_clean_index(repo)
-    if not reason.strip():
-        raise UsageError("--reason is empty", hint="say why the memory is archived: --reason 'superseded by …'")
-    target: str | None = None
-    try:
-        target = archive_file(repo, path, at=now)
+    """Move ``path`` into ``archive/<YYYY>/`` (a rename in one commit) and commit
+    ``memhtml(archive): <path> — <reason>`` (the reason folded into the one-line subject)."""
+    with repo.write_lock("archive"):
+        head = repo.head_sha()
+        path = _live_file(repo, path)
+        if not reason.strip():
+            raise UsageError("--reason is empty", hint="say why the memory is archived: --reason 'superseded by …'")
+        target = free_archive_path(repo, path, now[:4])
         if target is None:
             raise WriteConflict(f"no free archive path for {path}", hint="inspect archive/ for stale copies")
-        _gate_staged(repo, [target])
-        sha = repo.commit(commit_subject("archive", f"{path} — {reason}"))
-    except BaseException:
-        repo.restore_paths([path, *([target] if target else [])])
-        raise
+        _placed(repo, target)
+        changes: dict[str, bytes | None] = {path: None, target: _archived_bytes(read_tree_file(repo.root, path), at=now)}
+        _gate_bytes(changes)
+        sha = repo.commit_files(changes, commit_subject("archive", f"{path} — {reason}"), parent=head,
+                                purpose="archive")
     return ArchiveResult(path, target, sha)
 
 
 def link_memories(repo: GitRepo, src: str, rel: str, dst: str) -> str | None:
-    """Add head link ``rel`` → ``/dst`` to ``src`` and commit it when the bytes changed (core §5.5).
-
-    Both ends go through the resolver: ``src`` must be a live memory (it is edited), ``dst`` an existing memory,
-    live or archived (``VERB_NEEDS``). The stamped bytes are re-validated before the commit.
-
-    Raises:
-        PathRefused, PathNotFound, UsageError, InvalidMemory, DirtyTree: before anything is committed.
-    """
-    src = _live_file(repo, src, name="SRC")
-    dst_norm = resolve_memory_path(repo.root, dst, need=Need.EXISTING, name="DST").path
-    if src == dst_norm:
-        raise UsageError("a memory cannot link to itself", hint="give two different paths")
-    _require_clean_index(repo)
-    if not stamp_file(repo, src, [link(rel.replace("-", "_"), "/" + dst_norm)]):
-        return None
-    try:
-        _gate_staged(repo, [src])
-        return repo.commit(commit_subject("link", f"{rel} {src} -> {dst_norm}"))
-    except BaseException:
-        repo.restore_paths([src])
-        raise
+    """Add head link ``rel`` → ``/dst`` to ``src`` and commit it when the bytes changed (core §5.5)."""
+    with repo.write_lock("link"):
+        head = repo.head_sha()
+        src = _live_file(repo, src, name="SRC")
+        dst_norm = resolve_memory_path(repo.root, dst, need=Need.EXISTING, name="DST").path
+        if src == dst_norm:
+            raise UsageError("a memory cannot link to itself", hint="give two different paths")
+        before = read_tree_file(repo.root, src)
+        after = apply_edits(before.decode("utf-8"), [link(rel.replace("-", "_"), "/" + dst_norm)]).encode("utf-8")
+        if after == before:
+            return None
+        _gate_bytes({src: after})
+        return repo.commit_files({src: after}, commit_subject("link", f"{rel} {src} -> {dst_norm}"), parent=head,
+                                 purpose="link")

@@ -95,8 +95,35 @@ def test_unparseable_duplicate_and_dangling_are_reported_and_left_alone(
     assert data["duplicates"] == [{"path": "areas/inbox/z.html", "holder": "areas/inbox/a.html"}]
     assert data["danglingLinks"] == [{"src": "areas/inbox/l.html", "rel": "relates_to",
                                       "dst": "areas/inbox/gone.html"}]
-    assert data["problems"] == 3 and data["index"]["clean"]
+    assert data["leftovers"] == [{"path": f"areas/inbox/{n}.html", "state": "untracked"} for n in ("bad", "l", "z")]
+    assert data["problems"] == 6 and data["index"]["clean"]
     assert tree_bytes(mem) == before
+
+
+@pytest.mark.parametrize("mode", ["commit", "remove"])
+def test_leftovers_are_reported_and_settled_only_on_request(
+        mem: Path, capsys: pytest.CaptureFixture[str], mode: str) -> None:
+    repo = GitRepo.discover(mem)
+    head = repo.head_sha()
+    (mem / "areas/inbox/ghost.html").write_text(memory_html("G", "Ghosts linger."), encoding="utf-8")
+    (mem / "areas/inbox/a.html").write_text(memory_html("A", "Alpha deploys on Tuesdays."), encoding="utf-8")
+    (mem / "areas/inbox/b.html").unlink()
+    (mem / "notes.txt").write_text("not a memory folder")
+    expected = [{"path": "areas/inbox/a.html", "state": "modified"}, {"path": "areas/inbox/b.html", "state": "deleted"},
+                {"path": "areas/inbox/ghost.html", "state": "untracked"}]
+    code, data = cli(capsys, mem, "doctor", "--fix")
+    assert code == 1 and data["leftovers"] == expected and repo.head_sha() == head
+    before = tree_bytes(mem)
+    code, data = cli(capsys, mem, "doctor", "--fix-leftovers", mode)
+    assert code == 0 and data["leftovers"] == [] and len(data["fixed"]) >= 3, data
+    assert [e.path for e in repo.dirty()] == ["notes.txt"]
+    if mode == "commit":
+        assert tree_bytes(mem) == before and repo.head_sha() != head
+        assert repo.commit_message(repo.head_sha() or "").startswith("memhtml(doctor): commit 3 leftover file(s)")
+        assert "areas/inbox/b.html" not in repo.tree_blobs(repo.head_sha() or "")
+    else:
+        assert repo.head_sha() == head and not (mem / "areas/inbox/ghost.html").exists()
+        assert (mem / "areas/inbox/b.html").is_file() and b"Mondays" in (mem / "areas/inbox/a.html").read_bytes()
 
 
 def test_stale_runs_and_leftover_worktrees(mem: Path, capsys: pytest.CaptureFixture[str]) -> None:

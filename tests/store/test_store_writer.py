@@ -8,12 +8,12 @@ import pytest
 
 from git_memhtml.document.editors import get_meta, get_links
 from git_memhtml.document.parse import parse_memory
-from git_memhtml.errors import DirtyTree, PathNotFound, UsageError
+from git_memhtml.errors import PathNotFound, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.store.edits import apply_edits, set_meta
 from git_memhtml.store.ops import WriteOp, parse_op_stream
 from git_memhtml.store.repo_init import init_repo
-from git_memhtml.store.writer import apply_batch, archive_memory, commit_subject, correct_memory
+from git_memhtml.store.writer import _render, apply_batch, archive_memory, commit_subject, correct_memory
 
 NOW = "2026-11-30T10:00:00Z"
 
@@ -24,8 +24,8 @@ def repo(tmp_path: Path) -> GitRepo:
     return GitRepo.discover(tmp_path / "memory")
 
 
-def no_dedupe(_: str) -> str | None:
-    return None
+def no_dedupe(_: str) -> list[str]:
+    return []
 
 
 def op(title: str, claim: str, **extra: object) -> WriteOp:
@@ -56,9 +56,27 @@ def test_apply_writes_one_commit_and_dedupes_within_the_batch(repo: GitRepo) -> 
 
 
 def test_store_dedupe_returns_the_existing_path_and_writes_nothing(repo: GitRepo) -> None:
+    stored = apply_batch(repo, [op("A", "The cache is warm.")], now=NOW, dedupe=no_dedupe).results[0].path or ""
     head = repo.head_sha()
-    result = apply_batch(repo, [op("A", "The cache is warm.")], now=NOW, dedupe=lambda h: "areas/inbox/a.html")
-    assert result.results[0].deduped and result.commit_sha is None and repo.head_sha() == head
+    result = apply_batch(repo, [op("A", "The cache is warm.")], now=NOW, dedupe=lambda h: ["areas/x.html", stored])
+    assert result.results[0].deduped and result.results[0].existing_path == stored
+    assert result.commit_sha is None and repo.head_sha() == head
+
+
+def test_dedupe_sees_commits_that_landed_after_the_index_was_caught_up(repo: GitRepo) -> None:
+    indexed = repo.head_sha()
+    stored = apply_batch(repo, [op("A", "The cache is warm.")], now=NOW, dedupe=no_dedupe).results[0].path
+    result = apply_batch(repo, [op("A", "The cache is warm.")], now=NOW, dedupe=no_dedupe, dedupe_since=indexed)
+    assert result.results[0].deduped and result.results[0].existing_path == stored and result.commit_sha is None
+
+
+def test_dedupe_ignores_an_uncommitted_file_with_the_same_content(repo: GitRepo) -> None:
+    """A file the index holds but HEAD does not (a killed writer's leftover) is never "already stored"."""
+    ghost = repo.root / "areas/inbox/ghost.html"
+    ghost.write_text(_render(op("A", "The cache is warm."), now=NOW), encoding="utf-8")
+    result = apply_batch(repo, [op("A", "The cache is warm.")], now=NOW, dedupe=lambda h: "areas/inbox/ghost.html")
+    assert not result.results[0].deduped and result.commit_sha
+    assert result.results[0].path in repo.tree_blobs(result.commit_sha)
 
 
 def test_an_invalid_op_refuses_the_whole_batch_and_writes_nothing(repo: GitRepo) -> None:
@@ -90,12 +108,12 @@ def test_a_workspace_must_be_one_folder_name(repo: GitRepo) -> None:
         assert result.results[0].code == "ERR_INVALID_FLAG", workspace
 
 
-def test_staged_foreign_changes_are_refused_before_writing(repo: GitRepo) -> None:
+def test_staged_foreign_changes_are_neither_committed_nor_unstaged(repo: GitRepo) -> None:
     (repo.root / "notes.txt").write_text("mine")
     repo.stage(["notes.txt"])
-    with pytest.raises(DirtyTree):
-        apply_batch(repo, [op("A", "Fine.")], now=NOW, dedupe=no_dedupe)
-    assert not any(p.name == "a.html" for p in repo.root.rglob("*.html"))
+    result = apply_batch(repo, [op("A", "Fine.")], now=NOW, dedupe=no_dedupe)
+    assert result.commit_sha and "notes.txt" not in repo.tree_blobs(result.commit_sha, prefixes=())
+    assert [e.path for e in repo.dirty()] == ["notes.txt"] and repo.staged_changes()
 
 
 def test_correct_supersedes_archives_and_keeps_the_targets_place_and_entities(repo: GitRepo) -> None:
