@@ -56,16 +56,23 @@ def collapse(text: str) -> str:
     return js_trim(_ASCII_WS_RUN.sub(" ", text))
 
 
+SCRIPTING: Final[bool] = True
+"""Parse with the scripting flag on, as a browser with JavaScript does (WHATWG §13.2 "scripting flag"): then
+``<noscript>`` content is raw text, as a browser sees it, not markup. html5lib defaults to scripting off, which
+would let ``<noscript><p title="</noscript><img onerror=…>">`` look harmless to a check that a browser runs
+(issue 8 item 5). ``<noscript>`` is refused anyway (:mod:`git_memhtml.document.allowlist`)."""
+
+
 def parse_document(html: str) -> Element:
-    """Parse a whole file (WHATWG rules) and return the ``<html>`` element."""
-    root: Element = html5lib.parse(html, treebuilder="etree", namespaceHTMLElements=False)
+    """Parse a whole file (WHATWG rules, scripting on) and return the ``<html>`` element."""
+    root: Element = html5lib.parse(html, treebuilder="etree", namespaceHTMLElements=False, scripting=SCRIPTING)
     return root
 
 
 def parse_fragment(html: str) -> Element:
     """Parse article inner HTML in ``<article>`` context; returns the ``DOCUMENT_FRAGMENT`` container."""
     root: Element = html5lib.parseFragment(
-        html, container="article", treebuilder="etree", namespaceHTMLElements=False
+        html, container="article", treebuilder="etree", namespaceHTMLElements=False, scripting=SCRIPTING
     )
     return root
 

@@ -20,6 +20,7 @@ from xml.etree.ElementTree import Element
 import html5lib
 from html5lib.constants import E as PARSE_ERROR_MESSAGES
 
+from git_memhtml.document.hash import SCRIPTING
 from git_memhtml.document.parse import decode_memory
 from git_memhtml.document.validate import check_tree
 from git_memhtml.errors import InvalidMemory
@@ -64,7 +65,7 @@ def parse_with_errors(text: str) -> tuple[Element, list[str]]:
     same tree :func:`git_memhtml.document.hash.parse_document` builds) and the rendered parse errors, capped at
     :data:`MAX_PARSE_ERRORS` plus one summary line."""
     parser = html5lib.HTMLParser(strict=False, namespaceHTMLElements=False)
-    root: Element = parser.parse(text)
+    root: Element = parser.parse(text, scripting=SCRIPTING)
     errors = [parse_error_message(position, code, datavars) for position, code, datavars in parser.errors]
     if len(errors) > MAX_PARSE_ERRORS:
         extra = len(errors) - MAX_PARSE_ERRORS
