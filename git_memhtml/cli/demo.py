@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from git_memhtml.cli.app import App, utc_now
+from git_memhtml.cli.inputs import read_text_input
 from git_memhtml.errors import UsageError
 from git_memhtml.eval.discriminate import gate as discrimination_gate
 from git_memhtml.index.retrieval import search
@@ -46,7 +47,8 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
     emit(f"1. init      {init.root}")
     app = App(repo_path=directory)
     repo = app.repo()
-    ops = parse_op_stream(source.read_text(encoding="utf-8"), source=str(source))
+    text, label = read_text_input(str(source), flag="--corpus")
+    ops = parse_op_stream(text, source=label)
     with app.index(catch_up=False) as db:
         app.reindex(db)
         result = apply_batch(repo, ops, now=utc_now(), dedupe=lambda h: None)

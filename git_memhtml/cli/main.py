@@ -18,6 +18,7 @@ import click
 
 from git_memhtml import __version__
 from git_memhtml.cli.app import App
+from git_memhtml.cli.inputs import check_arguments
 from git_memhtml.errors import MemhtmlError
 from git_memhtml.output import emit, error_envelope, log
 
@@ -94,6 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args
     try:
+        check_arguments(args)
         result = cli.main(args=args, prog_name="git memhtml", standalone_mode=False)
         return int(result) if isinstance(result, int) else 0
     except click.exceptions.Exit as exc:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -12,6 +11,7 @@ from pydantic import ValidationError
 
 from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import F, app_of, json_option, respond
+from git_memhtml.cli.inputs import read_text_input
 from git_memhtml.document.model import MEMORY_TYPES
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.errors import InvalidMemory, PathNotFound, UsageError
@@ -85,12 +85,7 @@ def _op(memory_type: str, fields: WriteFields) -> WriteOp:
 def _read_html(source: str | None) -> str | None:
     if source is None:
         return None
-    if source == "-":
-        return sys.stdin.read()
-    path = Path(source)
-    if not path.is_file():
-        raise UsageError(f"--article-html {source}: no such file", hint="give a file path, or - for stdin")
-    return path.read_text(encoding="utf-8")
+    return read_text_input(source, flag="--article-html")[0]
 
 
 @dataclass(frozen=True)
@@ -184,13 +179,7 @@ def _raise_first_error(results: Sequence[OpResult]) -> None:
 def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_json: bool) -> int:
     """Write a JSONL batch of memories as one commit; atomic unless --continue-on-error."""
     app = app_of(ctx)
-    if source == "-":
-        text, label = sys.stdin.read(), "<stdin>"
-    else:
-        file = Path(source)
-        if not file.is_file():
-            raise UsageError(f"--file {source}: no such file", hint="give a JSONL file, or - for stdin")
-        text, label = file.read_text(encoding="utf-8"), source
+    text, label = read_text_input(source, flag="--file")
     ops = parse_op_stream(text, source=label)
     with app.index() as db:
         result = apply_batch(app.repo(), ops, now=utc_now(), dedupe=_dedupe(db), continue_on_error=continue_on_error)

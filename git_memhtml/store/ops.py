@@ -122,6 +122,11 @@ def parse_op_stream(text: str, *, source: str = "<stdin>") -> list[WriteOp]:
             problems.append(f"{source}:{number}: expected a JSON object")
             continue
         try:
+            json.dumps(raw, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            problems.append(f"{source}:{number}: not UTF-8 text (a lone surrogate such as a \\ud800 escape)")
+            continue
+        try:
             ops.append(WriteOp.model_validate(raw))
         except ValidationError as exc:
             reasons = "; ".join(
