@@ -33,6 +33,7 @@ from git_memhtml.document.meta_values import (
     show,
 )
 from git_memhtml.document.urls import is_refresh, refused_scheme
+from git_memhtml.errors import InvalidMemory
 
 __all__ = [
     "LANG_TOKEN",
@@ -360,5 +361,9 @@ def _short_metas(metas: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
 
 def check_document(html: str) -> tuple[list[str], list[str]]:
     """Check a whole file's text; returns ``(violations, warnings)``. Total: never raises."""
-    result = check_tree(parse_document(html))
+    try:
+        root = parse_document(html)
+    except InvalidMemory as exc:
+        return list(exc.violations), []
+    result = check_tree(root)
     return list(result.violations), list(result.warnings)
