@@ -2,7 +2,8 @@
 
 A loopback HTTP server (127.0.0.1, ephemeral port) serves, unmodified: every golden fixture
 (``tests/document/golden``), every file of a repository built by a real ``git memhtml demo`` run (the
-``fixtures/demo`` memories, the ``index.html`` listings, ``sitemap.xml``, ``README.html`` and the sleep report
+``fixtures/demo`` memories plus one whose title, body, tag and entity are script markup kept as text, the
+``index.html`` listings, ``sitemap.xml``, ``README.html`` and the sleep report
 page). Headless Chromium opens one harness page that frames each of them (the harness itself has no script; the
 pages get nothing injected) and runs with a virtual-time budget so timers, handlers and redirects have their
 chance. Any request to ``/beacon`` means a script (or a refresh, or a fetching element) ran. Positive controls in
@@ -15,6 +16,7 @@ Needs the ``chromium`` binary (Debian: ``apt-get install -y chromium``); skipped
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -111,15 +113,27 @@ def _harness(root: Path, name: str, pages: list[str]) -> str:
     return "/" + name
 
 
+HOSTILE_TEXT_OPS = [
+    {"op": "write", "type": "semantic", "title": "T </title><script>fetch('/beacon?title')</script>",
+     "body": "Claims can quote <script>fetch('/beacon?body')</script> and <img src=x onerror=fetch('/beacon?img')>.",
+     "tags": ["\"><script>fetch('/beacon?tag')</script>"],
+     "entities": ["service:<svg onload=fetch('/beacon?entity')>"], "workspace": "checkout-v2"},
+]
+"""Valid memories whose text fields are markup: every generated page must show them as text."""
+
+
 def _demo_repository(target: Path) -> Path:
-    """A real demo run (init, apply fixtures/demo, sleep run, review, merge): memories, listings, sitemap and
-    the sleep report page."""
+    """A real demo run (init, apply fixtures/demo plus :data:`HOSTILE_TEXT_OPS`, sleep run, review, merge):
+    memories, listings, sitemap and the sleep report page."""
+    corpus = target.parent / "corpus.jsonl"
+    corpus.write_text((ROOT / "fixtures" / "demo" / "memories.jsonl").read_text(encoding="utf-8")
+                      + "".join(json.dumps(op) + "\n" for op in HOSTILE_TEXT_OPS), encoding="utf-8")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(target.parent), "MEMHTML_EMBED": "fake", "GIT_CONFIG_NOSYSTEM": "1",
            "MEMHTML_NOW": "2026-01-15T12:00:00Z", "PYTHONPATH": str(ROOT),
            "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.invalid",
            "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
-    subprocess.run([sys.executable, "-m", "git_memhtml", "demo", str(target)], check=True, capture_output=True,
-                   env=env, timeout=300)
+    subprocess.run([sys.executable, "-m", "git_memhtml", "demo", str(target), "--corpus", str(corpus)], check=True,
+                   capture_output=True, env=env, timeout=300)
     return target
 
 
@@ -142,6 +156,9 @@ def test_no_accepted_or_generated_page_runs_script(site: tuple[Path, _Server], t
         "golden": [p for p in pages if p.startswith("/golden/")],
     }
     assert all(kinds.values()), {kind: len(found) for kind, found in kinds.items()}
+    carrying = [page for page in kinds["listing"] + kinds["sleep report"]
+                if "beacon?title" in (root / page.lstrip("/")).read_text(encoding="utf-8")]
+    assert carrying, "the hostile-title memory reaches no generated page"
     for page in kinds["memory"] + [p for p in kinds["golden"] if "/examples/" in p or "example_" in p]:
         violations, _ = check_document((root / page.lstrip("/")).read_text(encoding="utf-8"))
         assert violations == [], (page, violations)  # every framed memory is one validate accepts
