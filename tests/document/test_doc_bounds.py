@@ -120,3 +120,12 @@ def test_parser_crash_is_a_violation_not_an_internal_error() -> None:
     with pytest.raises(InvalidMemory):
         render_memory(title="T", memory_type="semantic", now="2026-01-02T03:04:05Z",
                       article_html=MINIMAL_ARTICLE + CRASHES_HTML5LIB)
+
+
+def test_oversized_article_html_is_refused_before_any_parse() -> None:
+    article = MINIMAL_ARTICLE + "<p>" + "x " * (1024 * 1024) + "</p>"
+    start = time.perf_counter()
+    with pytest.raises(InvalidMemory) as caught:
+        render_memory(title="T", memory_type="semantic", now="2026-01-02T03:04:05Z", article_html=article)
+    assert "over the 1048576-byte limit" in caught.value.violations[0]
+    assert time.perf_counter() - start < 1.0
