@@ -221,12 +221,12 @@ def _attribute_refusals(element: Element, tag: str, allowed: bool) -> list[str]:
     found: list[str] = []
     for key, value in element.attrib.items():
         name = attribute_name(str(key))
+        shown = name if _PLAIN_NAME.match(name) else show(name)
         if name in FORBIDDEN_PRESENTATION:
             found.append(f"{name} attribute on <{tag}>: presentation is not memory")
         elif is_handler(name):
-            found.append(f"{name} handler on <{tag}>: a memory file does not execute")
+            found.append(f"{shown} handler on <{tag}>: a memory file does not execute")
         elif allowed and not attribute_allowed(tag, str(key)):
-            shown = name if _PLAIN_NAME.match(name) else show(name)
             found.append(f"{shown} attribute on <{tag}> is not allowed (closed attribute list)")
         scheme = refused_scheme(name, str(value))
         if scheme is not None:
@@ -258,6 +258,8 @@ def _check_active_content(root: Element) -> list[str]:
     for element in iter_elements(root):
         raw_tag = str(element.tag)
         tag = tag_of(element) or ""
+        if not _PLAIN_NAME.match(tag):
+            tag = show(tag)  # an untrusted tag name (control characters …) is quoted in the one-line message
         allowed = element_allowed(raw_tag)
         if not allowed:
             violations.append(_element_refusal(raw_tag, tag))

@@ -244,3 +244,11 @@ def test_inert_markup_stays_accepted(fragment: str) -> None:
 )
 def test_inert_head_lines_stay_accepted(line: str) -> None:
     assert check_document(memory_file(extra_head=line + "\n"))[0] == []
+
+
+def test_untrusted_names_are_quoted_in_one_line_messages() -> None:
+    violations, _ = check_document(memory_file(MINIMAL_ARTICLE + '<x\x1b[31m on\x1bclick="1">t</x\x1b[31m>'))
+    assert violations == [
+        '<"x\\u001b[31m"> is not allowed: a memory file holds no active, embedded or unknown element',
+        '"on\\u001bclick" handler on <"x\\u001b[31m">: a memory file does not execute',
+    ]
