@@ -222,14 +222,14 @@ def nesting_depth(text: str, *, stop_at: int | None = None) -> int:
             wrapper = _WRAPPERS.get(name)
             if wrapper is not None and (stack[-1][0] if stack else "") not in wrapper[1]:
                 stack.extend((implied, "") for implied in wrapper[2])
-            names = [entry[0] for entry in stack]
-            if name in _LEAVES_SELECT and "select" in names:
-                del stack[len(names) - 1 - names[::-1].index("select"):]
+            if name in _LEAVES_SELECT:
                 names = [entry[0] for entry in stack]
+                if "select" in names:
+                    del stack[len(names) - 1 - names[::-1].index("select"):]
             if name in VOID_ELEMENTS:
                 deepest = max(deepest, len(stack))
                 continue
-            if name in RAW_TEXT_ELEMENTS and "select" not in names and "frameset" not in names:
+            if name in RAW_TEXT_ELEMENTS and not any(entry[0] in ("select", "frameset") for entry in stack):
                 end = re.compile(rf"</{re.escape(name)}[{_WS}/>]", re.IGNORECASE).search(text, position)
                 position = length if end is None else end.start()
             stack.append((name, ""))
