@@ -168,8 +168,12 @@ class App:
         db = IndexDB.for_repo(repo, recover=True)
         if db.recovered_from is not None:
             warn(f"the index was corrupt; moved it to {db.recovered_from} and rebuilding (it is a cache)")
+        if db.read_only is not None:
+            warn(f"the index {db.index_path} cannot be opened for writing ({db.read_only}); it is healthy, so it is "
+                 "served read-only as of its last update: it cannot be caught up with the work tree, and reads are "
+                 "not recorded")
         try:
-            if catch_up:
+            if catch_up and db.read_only is None:
                 self.reindex(db)
             yield db
         finally:

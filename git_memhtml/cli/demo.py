@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from git_memhtml.cli.app import App, utc_now
+from git_memhtml.cli.inputs import read_text_input
 from git_memhtml.errors import UsageError
 from git_memhtml.eval.discriminate import TempFolderGate, gate_figures
 from git_memhtml.index.retrieval import search
@@ -47,12 +48,8 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
     source = corpus or DEMO_CORPUS
     if not source.is_file():
         raise UsageError(f"demo corpus {source} not found", hint="pass --corpus FILE (a JSONL apply stream)")
-    try:
-        corpus_text = source.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"--corpus {source}: not UTF-8 text (byte {exc.start})",
-                         hint="save the corpus as UTF-8 (one JSON object per line)") from None
-    ops = parse_op_stream(corpus_text, source=str(source))
+    corpus_text, label = read_text_input(str(source), flag="--corpus")
+    ops = parse_op_stream(corpus_text, source=label)
     if directory is None:
         directory = Path(tempfile.mkdtemp(prefix="memhtml-demo-"))
     elif directory.exists() and (not directory.is_dir() or any(directory.iterdir())):

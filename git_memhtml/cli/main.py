@@ -24,6 +24,7 @@ import click
 
 from git_memhtml import __version__
 from git_memhtml.cli.app import App
+from git_memhtml.cli.inputs import check_arguments
 from git_memhtml.errors import MemhtmlError
 from git_memhtml.output import emit, envelope, error_envelope, log, warn
 
@@ -109,6 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     as_json = "--json" in args
     app = App()
     try:
+        check_arguments(args)
         result = cli.main(args=args, prog_name="git memhtml", standalone_mode=False, obj=app)
         return int(result) if isinstance(result, int) else 0
     except click.exceptions.Exit as exc:

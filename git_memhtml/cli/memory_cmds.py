@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from git_memhtml.cut import clip
 from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import F, app_of, json_option, respond, writes
+from git_memhtml.cli.inputs import read_text_input
 from git_memhtml.document.model import MEMORY_TYPES
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.errors import InvalidMemory, MemhtmlError, PathNotFound, UsageError, WriteConflict
@@ -105,12 +106,7 @@ def _op(memory_type: str, fields: WriteFields) -> WriteOp:
 def _read_html(source: str | None) -> str | None:
     if source is None:
         return None
-    if source == "-":
-        return sys.stdin.read()
-    path = Path(source)
-    if not path.is_file():
-        raise UsageError(f"--article-html {source}: no such file", hint="give a file path, or - for stdin")
-    return path.read_text(encoding="utf-8")
+    return read_text_input(source, flag="--article-html")[0]
 
 
 @dataclass(frozen=True)
@@ -225,20 +221,7 @@ def _raise_first_error(results: Sequence[OpResult]) -> None:
 def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_json: bool) -> int:
     """Write a JSONL batch of memories as one commit; atomic unless --continue-on-error (docs/apply.md)."""
     app = app_of(ctx)
-    if source == "-":
-        text, label = sys.stdin.read(), "<stdin>"
-    else:
-        file = Path(source)
-        if not file.is_file():
-            raise UsageError(f"--file {source}: {'not a file' if file.exists() else 'no such file'}",
-                             hint="give a JSONL file, or - for stdin")
-        raw = file.read_bytes()
-        try:
-            text, label = raw.decode("utf-8"), source
-        except UnicodeDecodeError as exc:
-            line = raw.count(b"\n", 0, exc.start) + 1
-            raise UsageError(f"--file {source}:{line}: not UTF-8 text (byte {exc.start})",
-                             hint="save the stream as UTF-8 (one JSON object per line)") from None
+    text, label = read_text_input(source, flag="--file")
     parsed = parse_op_lines(text, source=label) if continue_on_error else parse_op_stream(text, source=label)
     if not parsed:
         raise UsageError(f"{label}: the apply stream holds no operations", hint="give one JSON object per line")

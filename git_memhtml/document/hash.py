@@ -18,6 +18,8 @@ from xml.etree.ElementTree import Element
 
 import html5lib
 
+from git_memhtml.errors import InvalidMemory
+
 INLINE_ELEMENTS: Final[frozenset[str]] = frozenset(
     {"mark", "time", "data", "cite", "q", "dfn", "abbr", "code", "kbd", "samp", "var", "a", "strong", "em", "span"}
 )
@@ -56,17 +58,48 @@ def collapse(text: str) -> str:
     return js_trim(_ASCII_WS_RUN.sub(" ", text))
 
 
+SCRIPTING: Final[bool] = True
+"""Parse with the scripting flag on, as a browser with JavaScript does (WHATWG §13.2 "scripting flag"): then
+``<noscript>`` content is raw text, as a browser sees it, not markup. html5lib defaults to scripting off, which
+would let ``<noscript><p title="</noscript><img onerror=…>">`` look harmless to a check that a browser runs
+(issue 8 item 5). ``<noscript>`` is refused anyway (:mod:`git_memhtml.document.allowlist`)."""
+
+
+PARSER_FAILURE: Final[str] = "the HTML parser (html5lib 1.1) fails on this markup"
+"""Violation for input on which html5lib itself raises (it asserts on some SVG/``<select>``/``<title>`` mixes)."""
+
+
+def parser_failed(exc: Exception) -> InvalidMemory:
+    """The refusal for an exception raised inside html5lib (never a crash: the input is what is wrong)."""
+    reason = f"{PARSER_FAILURE} ({type(exc).__name__}): simplify the nesting of svg/select/title elements"
+    return InvalidMemory(reason, violations=[reason], hint="rewrite the markup with the closed vocabulary")
+
+
 def parse_document(html: str) -> Element:
-    """Parse a whole file (WHATWG rules) and return the ``<html>`` element."""
-    root: Element = html5lib.parse(html, treebuilder="etree", namespaceHTMLElements=False)
+    """Parse a whole file (WHATWG rules, scripting on) and return the ``<html>`` element.
+
+    Raises:
+        InvalidMemory: html5lib itself failed on the input (:func:`parser_failed`).
+    """
+    try:
+        root: Element = html5lib.parse(html, treebuilder="etree", namespaceHTMLElements=False, scripting=SCRIPTING)
+    except Exception as exc:  # noqa: BLE001 - a third-party parser's internal failure on hostile input
+        raise parser_failed(exc) from exc
     return root
 
 
 def parse_fragment(html: str) -> Element:
-    """Parse article inner HTML in ``<article>`` context; returns the ``DOCUMENT_FRAGMENT`` container."""
-    root: Element = html5lib.parseFragment(
-        html, container="article", treebuilder="etree", namespaceHTMLElements=False
-    )
+    """Parse article inner HTML in ``<article>`` context; returns the ``DOCUMENT_FRAGMENT`` container.
+
+    Raises:
+        InvalidMemory: html5lib itself failed on the input.
+    """
+    try:
+        root: Element = html5lib.parseFragment(
+            html, container="article", treebuilder="etree", namespaceHTMLElements=False, scripting=SCRIPTING
+        )
+    except Exception as exc:  # noqa: BLE001 - a third-party parser's internal failure on hostile input
+        raise parser_failed(exc) from exc
     return root
 
 

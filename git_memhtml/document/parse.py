@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Final
 from xml.etree.ElementTree import Element
 
+from git_memhtml.document.bounds import MAX_DEPTH, depth_violation
 from git_memhtml.document.hash import canonical_text_of, collapse, digest, iter_elements, parse_document
 from git_memhtml.document.model import Citation, Facet, Link, MemoryDocument, rel_from_token
 from git_memhtml.document.serialize import inner_html
@@ -31,6 +32,9 @@ INVALID_HINT: Final[str] = (
 )
 
 
+DEPTH_HINT: Final[str] = f"flatten the markup: a memory nests at most {MAX_DEPTH} elements deep (docs/format.md)"
+
+
 def _fail(path: str | None, violations: list[str], hint: str = INVALID_HINT) -> InvalidMemory:
     where = path or "<memory>"
     return InvalidMemory(f"{where}: " + "; ".join(violations), violations=violations, hint=hint, path=path)
@@ -40,8 +44,9 @@ def decode_memory(data: bytes | str, *, path: str | None = None) -> str:
     """Decode and size-check memory bytes; a leading BOM is dropped.
 
     Raises:
-        InvalidMemory: empty (or whitespace-only) input, more than :data:`MAX_FILE_BYTES`, or bytes that are
-            not UTF-8 — each with a one-line reason.
+        InvalidMemory: empty (or whitespace-only) input, more than :data:`MAX_FILE_BYTES`, bytes that are
+            not UTF-8, or elements nested deeper than :data:`~git_memhtml.document.bounds.MAX_DEPTH` (checked by a
+            linear pre-scan before any HTML parse) — each with a one-line reason.
     """
     size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
     if size > MAX_FILE_BYTES:
@@ -57,6 +62,9 @@ def decode_memory(data: bytes | str, *, path: str | None = None) -> str:
     text = text.removeprefix("\ufeff")
     if text.strip() == "":
         raise _fail(path, ["empty file"], "write the memory's HTML into the file, or delete it")
+    too_deep = depth_violation(text)
+    if too_deep is not None:
+        raise _fail(path, [too_deep], DEPTH_HINT)
     return text
 
 
@@ -131,7 +139,12 @@ def parse_memory(data: bytes | str, *, path: str | None = None) -> MemoryDocumen
         InvalidMemory: any violation of core §1.2/§1.3/§1.7, all listed in ``violations`` (message
             ``"<path>: v1; v2"``); undecodable, empty or oversized input.
     """
-    root = parse_document(decode_memory(data, path=path))
+    try:
+        root = parse_document(decode_memory(data, path=path))
+    except InvalidMemory as exc:
+        if exc.path is not None or path is None:
+            raise
+        raise _fail(path, list(exc.violations), exc.hint or INVALID_HINT) from None
     result = check_tree(root)
     article = result.article
     if result.violations or article is None:

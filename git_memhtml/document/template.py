@@ -15,7 +15,8 @@ from typing import Final
 
 from git_memhtml.document.hash import collapse, content_hash, js_trim
 from git_memhtml.document.model import Link
-from git_memhtml.document.parse import parse_memory
+from git_memhtml.document.bounds import depth_violation
+from git_memhtml.document.parse import DEPTH_HINT, MAX_FILE_BYTES, parse_memory
 from git_memhtml.document.serialize import canonical_article_html, escape_attribute, escape_text, serialize_memory
 from git_memhtml.document.validate import LANG_TOKEN
 from git_memhtml.errors import InvalidMemory
@@ -137,6 +138,13 @@ def _article(claim: str | None, body: Sequence[str], article_html: str | None) -
         )
     if has_html:
         assert article_html is not None
+        size = len(article_html.encode("utf-8", "surrogatepass"))
+        if size > MAX_FILE_BYTES:  # refused before the canonicalising parse, like the file it would become
+            reason = f"article_html is {size} bytes, over the {MAX_FILE_BYTES}-byte limit of a memory file"
+            raise InvalidMemory(reason, violations=[reason], hint="keep one fact per file")
+        too_deep = depth_violation(article_html)
+        if too_deep is not None:  # refused before the canonicalising parse, whose cost grows with depth
+            raise InvalidMemory(f"article_html: {too_deep}", violations=[too_deep], hint=DEPTH_HINT)
         return canonical_article_html(article_html)
     assert claim is not None
     return render_article(claim, body)

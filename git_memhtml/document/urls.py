@@ -1,11 +1,15 @@
 """URL-bearing attributes of a memory file and the schemes refused in them (core §1.7 "nothing executes").
 
 A memory is rendered as a page (``git memhtml serve``, any browser), so a URL that runs code when followed or
-loaded is refused wherever a browser reads a URL: ``javascript:``/``vbscript:`` in every URL attribute (each
-entry of ``srcset``/``ping``), ``data:`` in ``href``/``src``/``cite`` (a ``data:text/html`` link is a script),
-and ``<meta http-equiv="refresh">`` anywhere (a redirect, possibly to a script URL). Values are compared after
-the parser decoded entities, with ASCII whitespace/control characters removed and case folded, as browsers do
-(``" Java&#9;Script:"`` is ``javascript:``). Our decision, docs/format.md.
+loaded is refused wherever a browser reads a URL: ``javascript:``, ``vbscript:`` and ``data:`` (a
+``data:text/html`` link or an SVG ``data:`` image is a script) in every URL attribute, each entry of
+``srcset``/``ping`` too, and ``<meta http-equiv="refresh">`` anywhere (a redirect, possibly to a script URL).
+Values are compared after the parser decoded entities (``&#106;avascript:``, ``&colon;``), with every ASCII
+whitespace/control character removed and case folded. That is a superset of the WHATWG URL parser, which
+strips leading/trailing C0 controls and spaces and removes tab/LF/CR anywhere before reading the scheme
+(``" Java&#9;Script:"`` is ``javascript:``), so no spelling a browser accepts gets through. The attribute list is
+wider than what the allowlist admits (``action``, ``formaction``, ``data``, ``poster`` …) so that a refused element
+still names its script URL. Our decision, docs/format.md.
 """
 
 from __future__ import annotations
@@ -14,20 +18,20 @@ import re
 from typing import Final
 
 URL_ATTRIBUTES: Final[frozenset[str]] = frozenset(
-    {"href", "src", "cite", "action", "formaction", "data", "poster", "background", "xlink:href"}
+    {
+        "href", "src", "cite", "action", "formaction", "data", "poster", "background", "xlink:href", "codebase",
+        "longdesc", "manifest", "icon", "lowsrc", "dynsrc", "profile", "classid", "archive", "itemtype",
+    }
 )
 """Attributes holding one URL (lower-case name; ``xlink:href`` outside SVG keeps its prefix, inside SVG the
 parser namespaces it and it reads as ``href``)."""
 
-URL_LIST_ATTRIBUTES: Final[dict[str, str]] = {"srcset": ",", "ping": " "}
+URL_LIST_ATTRIBUTES: Final[dict[str, str]] = {"srcset": ",", "imagesrcset": ",", "ping": " "}
 """Attributes holding several URLs → their separator (``srcset`` candidates are comma-separated, ``ping`` is
 space-separated; a candidate's width/density descriptor stays attached and does not hide the scheme)."""
 
-SCRIPT_SCHEMES: Final[tuple[str, ...]] = ("javascript:", "vbscript:")
+REFUSED_SCHEMES: Final[tuple[str, ...]] = ("javascript:", "vbscript:", "data:")
 """Schemes refused in every URL attribute."""
-
-DATA_URL_ATTRIBUTES: Final[frozenset[str]] = frozenset({"href", "src", "cite"})
-"""Attributes where ``data:`` is refused too (a ``data:text/html`` link or frame executes)."""
 
 _URL_NOISE: Final = re.compile(r"[\x00-\x20\x7f]+")
 
@@ -55,10 +59,9 @@ def refused_scheme(name: str, value: str) -> str | None:
         candidates = [value]
     else:
         return None
-    refused = SCRIPT_SCHEMES + (("data:",) if name in DATA_URL_ATTRIBUTES else ())
     for candidate in candidates:
         url = normalised_url(candidate)
-        for scheme in refused:
+        for scheme in REFUSED_SCHEMES:
             if url.startswith(scheme):
                 return scheme
     return None

@@ -13,6 +13,16 @@ from dataclasses import dataclass
 from typing import Final
 from xml.etree.ElementTree import Element
 
+from git_memhtml.document.allowlist import (
+    FORBIDDEN_PRESENTATION,
+    VOCABULARY,
+    attribute_allowed,
+    attribute_name,
+    element_allowed,
+    http_equiv_allowed,
+    is_handler,
+    refused_link_rels,
+)
 from git_memhtml.document.hash import canonical_text_of, iter_elements, js_trim, parse_document, tag_of
 from git_memhtml.document.model import META_ORDER, REPEATABLE_METAS, REQUIRED_METAS, rel_from_token
 from git_memhtml.document.meta_values import (
@@ -23,6 +33,7 @@ from git_memhtml.document.meta_values import (
     show,
 )
 from git_memhtml.document.urls import is_refresh, refused_scheme
+from git_memhtml.errors import InvalidMemory
 
 __all__ = [
     "LANG_TOKEN",
@@ -43,22 +54,16 @@ __all__ = [
 META_PREFIX: Final[str] = "memhtml-"
 """Prefix of every format meta name and link rel token (core §1.2, §1.3)."""
 
-KNOWN_ELEMENTS: Final[frozenset[str]] = frozenset(
-    {
-        "html", "head", "body", "title", "meta", "link",
-        "article", "mark", "time", "dl", "dt", "dd", "data", "cite", "q", "dfn", "figure", "figcaption",
-        "details", "summary", "aside", "section", "abbr", "pre", "code", "kbd", "samp", "var", "table",
-        "caption", "thead", "tbody", "tr", "th", "td", "p", "ul", "ol", "li", "a", "strong", "em",
-        "address",
-    }
-)
-"""The closed element vocabulary (core §1.4); anything else warns once per name."""
+KNOWN_ELEMENTS: Final[frozenset[str]] = VOCABULARY - {"div", "span"}
+"""The closed element vocabulary (core §1.4); a tolerated element outside it warns once per name, any other
+element is refused (:mod:`git_memhtml.document.allowlist`)."""
 
 FIGURE_SCOPED_ELEMENTS: Final[frozenset[str]] = frozenset({"div", "span"})
 """Allowed only under a ``<figure>`` (core §1.4)."""
 
 FORBIDDEN_ELEMENTS: Final[frozenset[str]] = frozenset({"script", "style"})
-FORBIDDEN_ATTRIBUTES: Final[frozenset[str]] = frozenset({"class", "style"})
+"""Refused with the "neither executes nor styles" message (core §1.7 rule 3); every other element outside the
+allowlist gets the generic refusal."""
 
 LANG_TOKEN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+#.-]*\Z")
 """Valid ``data-lang`` value (core §1.4)."""
@@ -194,24 +199,74 @@ def _check_times(root: Element) -> list[str]:
     return violations
 
 
-def _check_scripting(root: Element) -> list[str]:
+_NAMESPACE_NAMES: Final[dict[str, str]] = {
+    "http://www.w3.org/2000/svg": "SVG",
+    "http://www.w3.org/1998/Math/MathML": "MathML",
+}
+
+
+_PLAIN_NAME: Final = re.compile(r"[a-z0-9_:.-]+\Z")
+
+
+def _element_refusal(raw_tag: str, tag: str) -> str:
+    if raw_tag.startswith("{"):
+        namespace = _NAMESPACE_NAMES.get(raw_tag[1 : raw_tag.index("}")], "foreign")
+        return f"<{tag}> ({namespace}) is not allowed: a memory file holds no SVG or MathML content"
+    if tag in FORBIDDEN_ELEMENTS:
+        return f"<{tag}> is forbidden: a memory file neither executes nor styles"
+    return f"<{tag}> is not allowed: a memory file holds no active, embedded or unknown element"
+
+
+def _attribute_refusals(element: Element, tag: str, allowed: bool) -> list[str]:
+    found: list[str] = []
+    for key, value in element.attrib.items():
+        name = attribute_name(str(key))
+        shown = name if _PLAIN_NAME.match(name) else show(name)
+        if name in FORBIDDEN_PRESENTATION:
+            found.append(f"{name} attribute on <{tag}>: presentation is not memory")
+        elif is_handler(name):
+            found.append(f"{shown} handler on <{tag}>: a memory file does not execute")
+        elif allowed and not attribute_allowed(tag, str(key)):
+            found.append(f"{shown} attribute on <{tag}> is not allowed (closed attribute list)")
+        scheme = refused_scheme(name, str(value))
+        if scheme is not None:
+            found.append(f"{name}={show(str(value))} on <{tag}> is a {scheme} URL")
+    return found
+
+
+def _value_refusals(element: Element, tag: str) -> list[str]:
+    found: list[str] = []
+    if tag == "meta":
+        equiv = element.get("http-equiv")
+        if is_refresh(equiv):
+            found.append('<meta http-equiv="refresh"> is forbidden: a memory file does not redirect')
+        elif equiv is not None and not http_equiv_allowed(equiv):
+            found.append(f"<meta http-equiv={show(equiv)}> is not allowed: only content-type and content-language")
+    if tag == "link":
+        rel = element.get("rel") or ""
+        refused = refused_link_rels(rel)
+        if refused:
+            found.append(f"<link rel={show(rel)}> is not allowed: {show(' '.join(refused))} makes a browser fetch "
+                         "or apply content (only memhtml- and inert rels)")
+    return found
+
+
+def _check_active_content(root: Element) -> list[str]:
+    """Everything the closed allowlist refuses (:mod:`git_memhtml.document.allowlist`), in document order, each
+    distinct message once."""
     violations: list[str] = []
     for element in iter_elements(root):
-        tag = tag_of(element)
-        if tag in FORBIDDEN_ELEMENTS:
-            violations.append(f"<{tag}> is forbidden: a memory file neither executes nor styles")
-        if tag == "meta" and is_refresh(element.get("http-equiv")):
-            violations.append('<meta http-equiv="refresh"> is forbidden: a memory file does not redirect')
-        for key, value in element.attrib.items():
-            name = str(key).rsplit("}", 1)[-1].lower()
-            if name in FORBIDDEN_ATTRIBUTES:
-                violations.append(f"{name} attribute on <{tag}>: presentation is not memory")
-            elif name.startswith("on") and len(name) > 2:
-                violations.append(f"{name} handler on <{tag}>: a memory file does not execute")
-            scheme = refused_scheme(name, str(value))
-            if scheme is not None:
-                violations.append(f"{name}={show(str(value))} on <{tag}> is a {scheme} URL")
-    return violations
+        raw_tag = str(element.tag)
+        tag = tag_of(element) or ""
+        if not _PLAIN_NAME.match(tag):
+            tag = show(tag)  # an untrusted tag name (control characters …) is quoted in the one-line message
+        allowed = element_allowed(raw_tag)
+        if not allowed:
+            violations.append(_element_refusal(raw_tag, tag))
+        else:
+            violations.extend(_value_refusals(element, tag))
+        violations.extend(_attribute_refusals(element, tag, allowed))
+    return list(dict.fromkeys(violations))
 
 
 def _check_links(root: Element) -> list[str]:
@@ -271,7 +326,7 @@ def _collect_warnings(root: Element, parents: dict[Element, Element]) -> list[st
         if tag in FIGURE_SCOPED_ELEMENTS:
             if not _has_ancestor(element, "figure", parents):
                 push(f"scoped:{tag}", f"<{tag}> outside a <figure>: use a semantic element")
-        elif tag not in KNOWN_ELEMENTS:
+        elif tag not in KNOWN_ELEMENTS and element_allowed(str(element.tag)):
             push(f"unknown:{tag}", f"<{tag}> is not in the closed element vocabulary")
     return warnings
 
@@ -294,7 +349,7 @@ def check_tree(root: Element) -> CheckResult:
         *article_violations,
         *(_check_mark(article, parents) if article is not None else []),
         *_check_times(root),
-        *_check_scripting(root),
+        *_check_active_content(root),
         *_check_links(root),
         *meta_violations,
     ]
@@ -308,5 +363,9 @@ def _short_metas(metas: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
 
 def check_document(html: str) -> tuple[list[str], list[str]]:
     """Check a whole file's text; returns ``(violations, warnings)``. Total: never raises."""
-    result = check_tree(parse_document(html))
+    try:
+        root = parse_document(html)
+    except InvalidMemory as exc:
+        return list(exc.violations), []
+    result = check_tree(root)
     return list(result.violations), list(result.warnings)

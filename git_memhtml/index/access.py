@@ -57,7 +57,10 @@ def reinforce(db: IndexDB, paths: Sequence[str], *, signal: Signal, now: str) ->
 
 
 def record_read(db: IndexDB, path: str, *, now: str) -> bool:
-    """Record one explicit read of ``path`` (neutral bump); return whether it applied (not cooled down)."""
+    """Record one explicit read of ``path`` (neutral bump); return whether it applied (not cooled down). A
+    read-only index (``db.read_only``) records nothing: the read is served, its access is not counted."""
+    if db.read_only is not None:
+        return False
     return bool(reinforce(db, [path], signal="neutral", now=now))
 
 

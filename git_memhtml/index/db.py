@@ -95,6 +95,8 @@ class IndexDB:
         self._depth = 0
         self._sp = 0
         self.recovered_from: Path | None = None
+        self.read_only: str | None = None
+        """Why the index was opened read-only (it cannot be written: a read-only git dir), else ``None``."""
 
     @classmethod
     def for_repo(cls, repo: _Repo, *, recover: bool = False) -> IndexDB:
@@ -117,10 +119,16 @@ class IndexDB:
             raise _wrap(exc, f"cannot create {index_path.parent}") from exc
         try:
             return open_index(index_path, state_path)
-        except StorageError:
-            if not recover or not index_path.exists() or not _damaged(index_path):
+        except StorageError as exc:
+            if not recover or not index_path.exists():
                 raise
-        quarantined = _quarantine(index_path)
+            if not _damaged(index_path):
+                return _open_read_only(index_path, state_path, reason=exc)
+        try:
+            quarantined = _quarantine(index_path)
+        except OSError as exc:
+            raise _wrap(exc, f"the index {index_path} is corrupt and cannot be moved aside",
+                        hint=f"make {index_path.parent} writable, then run `git memhtml index rebuild`") from exc
         db = open_index(index_path, state_path)
         db.recovered_from = quarantined
         return db
@@ -273,19 +281,84 @@ class IndexDB:
         return [r[0] for r in self.query(f"SELECT version FROM {schema}.schema_migrations ORDER BY version")]
 
 
+def _uri(path: Path, mode: str) -> str:
+    """A SQLite URI for ``path`` opened ``mode`` (``"ro"``, or ``"immutable"``: no locks, no -shm, no WAL)."""
+    query = "immutable=1" if mode == "immutable" else "mode=ro"
+    return f"{path.resolve().as_uri()}?{query}"
+
+
 def _damaged(index_path: Path) -> bool:
-    """Whether ``index_path`` alone fails to open or fails ``PRAGMA quick_check``."""
+    """Whether ``index_path`` is damaged: not SQLite, or ``PRAGMA quick_check`` fails.
+
+    Read through an ``immutable`` URI, which needs neither a write lock nor a ``-shm`` file, so an index that merely
+    cannot be written (a read-only git dir, another user's files) is never mistaken for a corrupt one. Failing to
+    open or read at all (permissions, busy, locked) is not damage either: only SQLite's corruption verdicts are.
+    """
     try:
-        conn = apsw.Connection(str(index_path), flags=apsw.SQLITE_OPEN_READONLY)
+        conn = apsw.Connection(_uri(index_path, "immutable"), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
         try:
             rows = conn.execute("PRAGMA quick_check").fetchall()
         finally:
             conn.close()
-    except (apsw.BusyError, apsw.LockedError):
-        return False  # busy is not damage: never quarantine a healthy index another process holds
+    except (apsw.CorruptError, apsw.NotADBError):
+        return True
+    except apsw.Error:
+        return False  # cannot open or read (busy, locked, permissions): not evidence of damage
+    return rows != [("ok",)]
+
+
+def _open_read_only(index_path: Path, state_path: Path, *, reason: StorageError) -> IndexDB:
+    """Open a healthy index that cannot be written: ``mode=ro`` (sees the WAL), else ``immutable`` (the main file
+    as last checkpointed), with ``state.db`` attached the same way. No migration runs; ``read_only`` holds the
+    reason. Pending migrations are refused (an old schema cannot be served).
+
+    Raises:
+        StorageError: the original open failure, when even a read-only open fails or the schema is behind.
+    """
+    last: apsw.Error | None = None
+    for mode in ("ro", "immutable"):
+        try:
+            conn = apsw.Connection(_uri(index_path, mode), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+        except apsw.Error as exc:
+            last = exc
+            continue
+        try:
+            conn.setbusytimeout(BUSY_TIMEOUT_MS)
+            conn.execute("SELECT count(*) FROM main.sqlite_schema").fetchall()
+            state_uri = _uri(state_path, mode) if state_path.exists() else "file::memory:"
+            conn.execute("ATTACH DATABASE ? AS state", (state_uri,))
+            conn.execute("SELECT count(*) FROM state.sqlite_schema").fetchall()
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.enable_load_extension(True)
+            conn.load_extension(sqlite_vec.loadable_path())
+            conn.enable_load_extension(False)
+            conn.create_scalar_function(
+                "vector_distance_cos", vector_distance_cos, 2, deterministic=True  # type: ignore[arg-type]
+            )
+        except apsw.Error as exc:
+            last = exc
+            conn.close()
+            continue
+        db = IndexDB(conn, str(index_path), str(state_path))
+        if _pending(db, "main", "migrations") or _pending(db, "state", "state_migrations"):
+            conn.close()
+            raise StorageError(
+                f"the index {index_path} cannot be written and its schema is older than this version",
+                hint=f"make {index_path.parent} writable once so it can migrate, or run from a writable clone",
+            ) from reason
+        cause = reason.__cause__
+        db.read_only = f"{type(cause).__name__}: {cause}" if cause is not None else reason.message
+        return db
+    raise reason from last
+
+
+def _pending(db: IndexDB, schema: str, package: str) -> bool:
+    """Whether a migration of ``package`` is missing from ``schema``'s ledger (or the ledger is missing)."""
+    try:
+        applied = {row[0] for row in db._conn.execute(f"SELECT version FROM {schema}.schema_migrations")}
     except apsw.Error:
         return True
-    return rows != [("ok",)]
+    return any(name not in applied for name, _ in _migration_files(package))
 
 
 def _quarantine(index_path: Path) -> Path:

@@ -96,6 +96,8 @@ def _by_path(db: IndexDB) -> dict[str, dict[str, list[tuple[object, ...]]]]:
 
 
 def _fts_ok(db: IndexDB) -> bool:
+    if db.read_only is not None:  # the FTS5 'integrity-check' command is a write; the pragma runs its xIntegrity
+        return db.query("PRAGMA main.integrity_check(files_fts)") == [("ok",)]
     try:
         db.execute("INSERT INTO files_fts(files_fts, rank) VALUES ('integrity-check', 1)")
     except Exception:  # noqa: BLE001 - SQLITE_CORRUPT_VTAB is the answer, not a failure

@@ -177,6 +177,11 @@ def parse_op_lines(text: str, *, source: str = "<stdin>") -> list[WriteOp | BadL
             parsed.append(BadLine(number, f"{source}:{number}: expected a JSON object"))
             continue
         try:
+            json.dumps(raw, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            parsed.append(BadLine(number, f"{source}:{number}: not UTF-8 text (a lone surrogate such as a \ud800 escape)"))
+            continue
+        try:
             parsed.append(WriteOp.model_validate(raw))
         except ValidationError as exc:
             reasons = "; ".join(

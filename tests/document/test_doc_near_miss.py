@@ -19,8 +19,8 @@ from git_memhtml.document.validate import check_document
          '<meta name="Memhtml-tag"> is ignored: format meta names are lower-case "memhtml-…" exactly'),
         ('<link rel="MEMHTML-relates-to" href="/areas/x.html">',
          '<link rel="MEMHTML-relates-to"> is ignored: a format link rel is one lower-case "memhtml-…" token'),
-        ('<link rel="stylesheet memhtml-supersedes" href="/areas/x.html">',
-         '<link rel="stylesheet memhtml-supersedes"> is ignored: a format link rel is one lower-case "memhtml-…" token'),
+        ('<link rel="author memhtml-supersedes" href="/areas/x.html">',
+         '<link rel="author memhtml-supersedes"> is ignored: a format link rel is one lower-case "memhtml-…" token'),
     ],
 )
 def test_near_miss_is_a_named_warning(line: str, warning: str) -> None:
@@ -37,7 +37,7 @@ def test_near_miss_type_is_named_even_beside_the_real_one() -> None:
 
 @pytest.mark.parametrize(
     "line",
-    ['<meta name="description" content="x">', '<link rel="stylesheet" href="/s.css">',
+    ['<meta name="description" content="x">', '<link rel="author" href="/people.html">',
      '<link rel="memhtml-relates-to" href="/areas/x.html">', '<meta name="xmemhtml-type" content="x">'],
 )
 def test_exact_and_unrelated_names_do_not_warn(line: str) -> None:

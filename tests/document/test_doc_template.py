@@ -87,11 +87,11 @@ def test_task_defaults_to_todo() -> None:
 def test_article_html_door_is_canonicalised() -> None:
     text = render_memory(
         title="T", memory_type="episodic", now=NOW,
-        article_html='<p><mark>Met <time datetime="2026-01-02">Friday</time>.</mark></p>\n  <p b=2 a=1>x',
+        article_html='<p><mark>Met <time datetime="2026-01-02">Friday</time>.</mark></p>\n  <p title=2 id=1>x',
     )
     doc = parse_memory(text)
     assert doc.event_at == "2026-01-02"
-    assert doc.article_html.endswith('<p a="1" b="2">x</p>')
+    assert doc.article_html.endswith('<p id="1" title="2">x</p>')
 
 
 @pytest.mark.parametrize(

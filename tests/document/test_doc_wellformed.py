@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from memdoc_helpers import MINIMAL_ARTICLE, memory_file
 
@@ -15,6 +15,7 @@ from git_memhtml.document.model import MEMORY_TYPES, Link
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.serialize import serialize_memory
 from git_memhtml.document.template import render_memory
+from git_memhtml.document.validate import check_document
 from git_memhtml.document.wellformed import MAX_PARSE_ERRORS, check_memory_bytes
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -146,6 +147,7 @@ def _escape(text: str) -> str:
 def test_parse_serialize_parse_is_stable_on_generated_articles(claim: str, blocks: list[str]) -> None:
     article = f"<p><mark>{_escape(claim)}</mark></p>" + "".join(blocks)
     html = memory_file(article)
+    assume(check_document(html)[0] == [])  # raw "<" in the text can open an element the allowlist refuses
     first = parse_memory(html)
     text = serialize_memory(title=first.title, metas=first.metas, links=first.links, article_html=first.article_html)
     second = parse_memory(text)
