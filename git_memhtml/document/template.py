@@ -19,6 +19,7 @@ from git_memhtml.document.bounds import depth_violation
 from git_memhtml.document.parse import DEPTH_HINT, MAX_FILE_BYTES, parse_memory
 from git_memhtml.document.serialize import canonical_article_html, escape_attribute, escape_text, serialize_memory
 from git_memhtml.document.validate import LANG_TOKEN
+from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.errors import InvalidMemory
 
 DEFAULT_TASK_STATUS: Final[str] = "todo"
@@ -150,6 +151,30 @@ def _article(claim: str | None, body: Sequence[str], article_html: str | None) -
     return render_article(claim, body)
 
 
+_UNREPRESENTABLE = re.compile(
+    "[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ufdd0-\ufdef\ufffe\uffff"
+    "\U0001fffe\U0001ffff\U0002fffe\U0002ffff\U0003fffe\U0003ffff\U0004fffe\U0004ffff"
+    "\U0005fffe\U0005ffff\U0006fffe\U0006ffff\U0007fffe\U0007ffff\U0008fffe\U0008ffff"
+    "\U0009fffe\U0009ffff\U000afffe\U000affff\U000bfffe\U000bffff\U000cfffe\U000cffff"
+    "\U000dfffe\U000dffff\U000efffe\U000effff\U000ffffe\U000fffff\U0010fffe\U0010ffff]"
+)
+"""Code points an HTML document cannot carry: the WHATWG parser reports each as an ``invalid-codepoint`` parse error
+(C0 controls but tab, LF, FF and CR; DEL and the C1 controls; noncharacters), so ``validate`` would refuse the file.
+Form feed is allowed (an ASCII whitespace); CR is normalised to LF by the parser."""
+
+
+def unrepresentable(field: str, value: str | None) -> str | None:
+    """The violation for the first code point of ``value`` an HTML file cannot carry, naming ``field`` and the
+    code point (``"title holds U+001B, …"``), or ``None``."""
+    if not value:
+        return None
+    found = _UNREPRESENTABLE.search(value)
+    if found is None:
+        return None
+    return (f"{field} holds U+{ord(found.group()):04X} at character {found.start() + 1}, a character an HTML file "
+            "cannot carry")
+
+
 def render_memory(
     *,
     title: str,
@@ -182,10 +207,24 @@ def render_memory(
     ``task_status`` gets ``todo``. ``extra_metas`` are ``(short name, value)`` pairs. The title is
     whitespace-collapsed. Empty entity/tag/alias values are skipped.
 
+    The gate is the same check ``validate`` and the pre-commit hook run (:func:`check_memory_bytes`: WHATWG parse
+    errors included), so no command commits a file they would refuse; a text field holding a code point HTML cannot
+    carry (:func:`unrepresentable`) is refused first, naming the field.
+
     Raises:
-        InvalidMemory: neither or both of claim/article_html; unknown meta name or rel; any violation of the
-            rendered file (e.g. bad type, a task status on a non-task, an article_html without a leading mark).
+        InvalidMemory: neither or both of claim/article_html; unknown meta name or rel; a field with a control
+            character; any violation of the rendered file (e.g. bad type, a task status on a non-task, an
+            article_html without a leading mark, a parse error in the article HTML).
     """
+    fields = [("title", title), ("claim", claim), ("article_html", article_html), ("author", author),
+              *((f"body paragraph {i + 1}", p) for i, p in enumerate(body)),
+              *(("entity", v) for v in entities), *(("tag", v) for v in tags), *(("alias", v) for v in aliases),
+              *(("link href", link.href) for link in links), ("valid-from", valid_from), ("valid-until", valid_until),
+              ("due", due), *((name, value) for name, value in extra_metas)]
+    bad = [problem for name, value in fields if (problem := unrepresentable(name, value))]
+    if bad:
+        raise InvalidMemory("rendered memory is invalid: " + "; ".join(bad), violations=bad,
+                            hint="remove the control characters from the text (a terminal escape, a stray NUL, …)")
     article = _article(claim, body, article_html)
     if memory_type == "task" and task_status is None:
         task_status = DEFAULT_TASK_STATUS
@@ -219,4 +258,8 @@ def render_memory(
             violations=exc.violations,
             hint=exc.hint,
         ) from None
+    check = check_memory_bytes(text.encode("utf-8"))  # what `validate` and the pre-commit hook will say of it
+    if check.violations:
+        raise InvalidMemory("rendered memory would not validate: " + "; ".join(check.violations),
+                            violations=check.violations, hint="fix the article HTML; `git memhtml validate` explains each")
     return text

@@ -65,6 +65,9 @@ class Field:
     trailers: Callable[[str], list[tuple[str, str]]]
     is_id: bool = False
     may_refuse: bool = False
+    in_file: bool = False
+    """Text that also becomes memory content: a code point HTML cannot carry is refused (exit 1, nothing committed)
+    by the render gate, the same check ``validate`` runs, instead of committing a file it would refuse."""
     """A path: refused by the one path resolver (exit 2, nothing committed) when its text is no memory path."""
 
 
@@ -95,18 +98,18 @@ def link_to(value: str, root: Path) -> tuple[list[str], str | None]:
 TARGET = "areas/inbox/target.html"
 FIELDS = [
     Field("write", "--title", lambda v, _: (["write", "--type", "semantic", "--title", v, "--claim", "C holds.",
-                                             "--session-id", SESSION], None), lambda _: [("Memhtml-Session", SESSION)]),
+                                             "--session-id", SESSION], None), lambda _: [("Memhtml-Session", SESSION)], in_file=True),
     Field("write", "--session-id", lambda v, _: (["write", "--type", "semantic", "--title", "T", "--claim",
                                                   "C holds.", "--session-id", v], None),
           lambda v: [("Memhtml-Session", v)], is_id=True),
     Field("apply", "title", lambda v, _: (["apply"], jsonl(title=v, session_id=SESSION)),
-          lambda _: [("Memhtml-Session", SESSION)]),
+          lambda _: [("Memhtml-Session", SESSION)], in_file=True),
     Field("apply", "session_id", lambda v, _: (["apply"], jsonl(session_id=v)), lambda v: [("Memhtml-Session", v)],
           is_id=True),
     Field("apply", "prompt_id", lambda v, _: (["apply"], jsonl(prompt_id=v)), lambda v: [("Memhtml-Prompt", v)],
           is_id=True),
     Field("correct", "--title", lambda v, _: (["correct", TARGET, "--title", v, "--claim", "New claim holds.",
-                                               "--reason", "r"], None), lambda _: []),
+                                               "--reason", "r"], None), lambda _: [], in_file=True),
     Field("correct", "--reason", lambda v, _: (["correct", TARGET, "--title", "T2", "--claim", "New claim holds.",
                                                 "--reason", v], None), lambda _: []),
     Field("correct", "--session-id", lambda v, _: (["correct", TARGET, "--title", "T2", "--claim",
@@ -153,6 +156,11 @@ def test_a_commit_carries_only_the_trailers_we_put_there(
     if field.is_id and re.search(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]", value):
         assert code == 2, err
         assert field.field.lstrip("-").replace("-", "_") in err.replace("-", "_"), "the refusal names the field"
+        assert git(mem, "rev-parse", "HEAD").strip() == before
+        assert git(mem, "status", "--porcelain", "--untracked-files=all") == ""
+        return
+    if field.in_file and re.search(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]", value):
+        assert code == 1 and "cannot carry" in err, err
         assert git(mem, "rev-parse", "HEAD").strip() == before
         assert git(mem, "status", "--porcelain", "--untracked-files=all") == ""
         return
