@@ -100,3 +100,11 @@ def test_migration_of_a_store_that_never_recorded_a_read(tmp_path: Path) -> None
         assert observation_start(db) is None
     finally:
         db.close()
+
+
+def test_an_unreadable_start_is_replaced_by_the_next_read(db: IndexDB) -> None:
+    record_read(db, "a.html", now=T0)
+    db.execute("UPDATE state.observation SET started_at = 'yesterday-ish' WHERE id = 1")  # a hand-edited state.db
+    assert observation_start(db) == "yesterday-ish"  # read back as is; scoring reads it as no window at all
+    assert record_read(db, "b.html", now="2026-02-01T00:00:00Z")
+    assert observation_start(db) == "2026-02-01T00:00:00Z"
