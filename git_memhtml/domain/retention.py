@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import astuple, dataclass
-from git_memhtml.domain.instants import require_instant
+from git_memhtml.domain.instants import parse_instant, require_instant
 from typing import Literal
 
 LN2 = math.log(2.0)
@@ -46,12 +46,13 @@ REPRIEVE_DAYS = 14
 MAX_REPRIEVES = 3
 """At most 3 reprieves per memory; the fourth expiry archives it (sleep-eval §4.4; seed 000 §5)."""
 
-EVICTION_GRACE_DAYS = 30.0
-"""A memory created less than 30 days before the run is never evicted, whatever its band (issue 8 item 4; our
-choice, not in sleep-eval §4: the spec's access, reinforcement, bridge and PageRank signals read *absence* of use
-as disuse, so a never-read corpus scores near the floor the night it is imported). 30 days is the ``default``
-profile's recency half-life: a memory younger than that has not had the time the access signal assumes. The age
-runs from ``created_at`` (not ``updated_at``), so a sleep's own stamps cannot extend it."""
+OBSERVATION_WINDOW_DAYS = 30.0
+"""Retention-triage archives an evict-band memory only after reads of it were observed for 30 days and none came
+(issue 8 item 4; our rule, not in sleep-eval §4). The spec's access, reinforcement, bridge and PageRank signals
+read *absence* of use as disuse, but absence is evidence only over a window in which use was being recorded: a
+memory's observed window runs from the later of its ``created_at`` and the store's observation start (its first
+recorded read, ``index.access.observation_start``) to the run, and is 0 when the store never recorded a read.
+30 days is the ``default`` profile's recency half-life, the time scale the spec itself gives to "unused"."""
 
 Band = Literal["keep", "compress", "evict"]
 
@@ -237,13 +238,26 @@ def band(score: float) -> Band:
     return "evict"
 
 
-def in_eviction_grace(created_age_days: float, grace_days: float = EVICTION_GRACE_DAYS) -> bool:
-    """Whether a memory created ``created_age_days`` days before the run is too new to evict (age < grace).
+def observed_window_days(created_at: str | None, observed_since: str | None, at: str) -> float:
+    """Days over which disuse of a memory has been observed at instant ``at``: ``at − max(created_at,
+    observed_since)``, clamped at 0 (ISO-8601 instants; a bare date is midnight UTC).
 
-    A negative or unknown age (callers pass 0 for an unparseable stamp) is inside the grace: never evict on a
-    stamp that cannot be read.
+    0 when ``observed_since`` is ``None`` (the store never recorded a read) or either stamp is unreadable: never
+    read disuse into a window that cannot be established. Raises ``ValueError`` only for an unreadable ``at``.
     """
-    return created_age_days < grace_days
+    now = _parse_instant(at)
+    created = parse_instant(created_at)
+    since = parse_instant(observed_since)
+    if created is None or since is None:
+        return 0.0
+    seconds = (now - max(created, since)).total_seconds()
+    return max(0.0, seconds / 86_400.0)
+
+
+def disuse_observed(window_days: float, window: float = OBSERVATION_WINDOW_DAYS) -> bool:
+    """Whether an observed window of ``window_days`` is long enough for disuse to count (``window_days >= 30``);
+    a negative or NaN window is not."""
+    return window_days >= window
 
 
 def reprieve_score(importance: float, access_count: int, outcome: float, hours: float) -> float:

@@ -1,5 +1,6 @@
 """The access plane ``state.access``: reinforcement, reads, renames and the committed JSONL export
-(core §3.3, §3.8, §4 "Reinforcement"; sleep-eval §4.5). This module is the sole writer of ``state.access``.
+(core §3.3, §3.8, §4 "Reinforcement"; sleep-eval §4.5). This module is the sole writer of ``state.access`` and
+of ``state.observation``, the instant this store began observing reads (issue 8 item 4; docs/sleep.md).
 
 Only explicit reads and ``reinforce`` bump; search and recall never do. The 900 s cooldown is decided in SQL
 (the upsert's ``WHERE``), and it gates the signal too. ``now`` is always passed in (ISO-8601 UTC).
@@ -36,10 +37,19 @@ RETURNING path
 """One bump (sleep-eval §4.5): first insert sets outcome = signal; later non-neutral signals take the EWMA
 ``clamp(0.7·old + 0.3·s, −1, 1)``; the cooldown (900 s) refuses the whole bump; RETURNING says it applied."""
 
+_OBSERVED = """
+INSERT INTO state.observation(id, started_at) VALUES (1, :now)
+ON CONFLICT(id) DO UPDATE SET started_at = excluded.started_at
+WHERE unixepoch(started_at) IS NULL OR unixepoch(excluded.started_at) < unixepoch(started_at)
+"""
+"""Record that this store observes reads from ``:now`` on (issue 8 item 4): the first applied bump inserts the
+row; a later one replaces it only when it is earlier (a skewed clock) or the stored start is unreadable."""
+
 
 def reinforce(db: IndexDB, paths: Sequence[str], *, signal: Signal, now: str) -> tuple[str, ...]:
     """Bump ``paths`` (deduplicated) with ``signal`` at ``now``; return the paths that were bumped (the others
-    were inside their 900 s cooldown), in input order.
+    were inside their 900 s cooldown), in input order. The first applied bump of the store also records ``now`` as
+    its observation start (:func:`observation_start`), in the same transaction.
 
     Raises:
         UsageError: unknown signal. StorageError: SQLite failed.
@@ -53,6 +63,8 @@ def reinforce(db: IndexDB, paths: Sequence[str], *, signal: Signal, now: str) ->
             rows = db.query(_UPSERT, {"path": path, "bump": int(value != 0), "sig": float(value), "now": now})
             if rows:
                 bumped.append(path)
+        if bumped:
+            db.execute(_OBSERVED, {"now": now})
     return tuple(bumped)
 
 
@@ -62,6 +74,17 @@ def record_read(db: IndexDB, path: str, *, now: str) -> bool:
     if db.read_only is not None:
         return False
     return bool(reinforce(db, [path], signal="neutral", now=now))
+
+
+def observation_start(db: IndexDB) -> str | None:
+    """The instant (ISO-8601 UTC) from which this store has observed reads: its first applied access bump, or for
+    a state.db older than migration ``0006_observation`` its earliest ``last_accessed_at``. ``None`` when nobody
+    ever read anything through this store (a fresh import, a fresh clone: the sidecar is not imported).
+
+    Renames, folds and the sidecar export never move it. Raises ``StorageError``.
+    """
+    row = db.query_one("SELECT started_at FROM state.observation WHERE id = 1")
+    return None if row is None else str(row[0])
 
 
 def rename_access(db: IndexDB, old: str, new: str) -> bool:

@@ -2,8 +2,9 @@
 
 One pass scores every active non-task memory: PageRank and bridge counts over the memory graph, inbound
 ``supports`` (derived included) and authored inbound ``contradicts`` counts, access counts from the state plane,
-the projected confidence and the age from ``updated_at`` to the run instant. The pass is recomputed by each
-consumer, so a phase always scores the corpus as the index holds it at that moment.
+the projected confidence and the age from ``updated_at`` to the run instant; beside the score, each memory's
+observed window (the days its disuse was being recorded, from ``state.observation``). The pass is recomputed by
+each consumer, so a phase always scores the corpus as the index holds it at that moment.
 
 The tree is authoritative (sleep-eval §0 "Exclusions and reads"): a row whose file an earlier phase moved away is
 not active and takes no part in the graph.
@@ -21,9 +22,11 @@ from git_memhtml.domain.retention import (
     RetentionInput,
     age_days,
     band,
-    in_eviction_grace,
+    disuse_observed,
+    observed_window_days,
     retention_score,
 )
+from git_memhtml.index.access import observation_start
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.queries import CorpusRow, active_corpus
 
@@ -33,18 +36,20 @@ GROUPING_REL = "laterally_related"
 
 @dataclass(frozen=True)
 class Scored:
-    """One memory's retention score in [0, 1], its band (sleep-eval §4.2) and its age since creation."""
+    """One memory's retention score in [0, 1], its band (sleep-eval §4.2) and its observed window."""
 
     row: CorpusRow
     score: float
     band: Band
-    created_age: float = 0.0
-    """Days from ``created_at`` to the run instant, clamped at 0 (0 for an unparseable stamp)."""
+    observed_days: float = 0.0
+    """Days over which its disuse was observed (``domain.retention.observed_window_days``): from the later of its
+    ``created_at`` and the store's observation start to the run instant; 0 when the store never recorded a read."""
 
     @property
-    def graced(self) -> bool:
-        """In the evict band but too new to evict (``domain.retention.in_eviction_grace``)."""
-        return self.band == "evict" and in_eviction_grace(self.created_age)
+    def unobserved(self) -> bool:
+        """In the evict band, but its disuse was not observed long enough to evict it
+        (``domain.retention.disuse_observed``)."""
+        return self.band == "evict" and not disuse_observed(self.observed_days)
 
 
 @dataclass(frozen=True)
@@ -128,12 +133,14 @@ def retention_pass(db: IndexDB, *, at: str, root: Path | None = None) -> list[Sc
         elif rel == "contradicts" and derived == 0:
             contradictions[dst] = contradictions.get(dst, 0) + 1
     access = access_rows(db)
-    return [_score(row, at, ranks, max_rank, bridges, supports, contradictions, access) for row in rows]
+    since = observation_start(db)
+    return [_score(row, at, since, ranks, max_rank, bridges, supports, contradictions, access) for row in rows]
 
 
 def _score(
     row: CorpusRow,
     at: str,
+    observed_since: str | None,
     ranks: Mapping[str, float],
     max_rank: float,
     bridges: Mapping[str, int],
@@ -154,13 +161,21 @@ def _score(
         contradictions=contradictions.get(row.path, 0),
     )
     score = retention_score(inp)
-    return Scored(row=row, score=score, band=band(score), created_age=_age(row.created_at, at))
+    return Scored(row=row, score=score, band=band(score), observed_days=_window(row.created_at, observed_since, at))
 
 
 def _age(updated_at: str, at: str) -> float:
     """Days from ``updated_at`` to ``at``; an unparseable stamp reads as age 0 (never a crash on a bad file)."""
     try:
         return age_days(_instant(updated_at), at)
+    except (ValueError, TypeError):
+        return 0.0
+
+
+def _window(created_at: str, observed_since: str | None, at: str) -> float:
+    """The observed window in days; an unparseable run instant reads as 0 (nothing is evicted on it)."""
+    try:
+        return observed_window_days(created_at, observed_since, at)
     except (ValueError, TypeError):
         return 0.0
 

@@ -1,5 +1,7 @@
-"""retention-triage on a new corpus with no access history (issue 8 item 4): a corpus imported 14 days before the
-run is not thinned; once past the eviction grace the spec's formula applies unchanged.
+"""retention-triage on a new corpus with no access history (issue 8 item 4): disuse is evidence only over a window
+in which use was being observed. A corpus nobody has read through the store is not thinned, whenever sleep runs;
+once the store records its first read, the spec's formula applies unchanged 30 days later (memories created before
+that read are observed from it).
 
 The corpus is ``bench/synth.py``'s 10,000 memories (60 % semantic, 25 % episodic, 15 % procedural, all created
 and updated at ``synth.NOW``, never read), with authored ``relates_to`` links from every seventh memory to one of
@@ -21,6 +23,7 @@ from sleep_corpus_helpers import git
 from git_memhtml.document.editors import add_link
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index import indexer
+from git_memhtml.index.access import observation_start, record_read
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.env import PhaseEnv
 from git_memhtml.sleep.phases import retention_triage
@@ -77,21 +80,31 @@ def _env(repo: GitRepo, db: IndexDB, day: str, at: str) -> PhaseEnv:
 
 
 @pytest.mark.slow
-def test_corpus_imported_two_weeks_ago_is_not_thinned(corpus: tuple[GitRepo, IndexDB, ModuleType]) -> None:
+@pytest.mark.parametrize("days", [14, 31, 90])
+def test_a_never_read_corpus_is_not_thinned(corpus: tuple[GitRepo, IndexDB, ModuleType], days: int) -> None:
     repo, db, synth = corpus
-    day, at = _at(synth, 14)
+    assert observation_start(db) is None  # runs before test_the_first_read_starts_the_window (file order)
+    day, at = _at(synth, days)
     assert db.query_one("SELECT count(*) FROM edges WHERE rel = 'relates_to'")[0] > 1000
     scored = retention_pass(db, at=at, root=repo.root)
     in_band = [s for s in scored if s.band == "evict"]
     assert len(in_band) > 500  # the spec's formula puts never-read, weakly linked memories in the evict band
     counts = retention_triage.run(_env(repo, db, day, at)).counts
     assert counts["scored"] == SIZE
-    assert counts["evicted"] == 0 and counts["graced"] == counts["evict"] == len(in_band)
+    assert counts["evicted"] == 0 and counts["unobserved"] == counts["evict"] == len(in_band)
 
 
 @pytest.mark.slow
-def test_past_the_grace_the_spec_formula_applies(corpus: tuple[GitRepo, IndexDB, ModuleType]) -> None:
+def test_the_first_read_starts_the_window(corpus: tuple[GitRepo, IndexDB, ModuleType]) -> None:
     repo, db, synth = corpus
-    day, at = _at(synth, 31)
+    _, first_read = _at(synth, 40)
+    assert record_read(db, synth.memory_path(HUBS + 1), now=first_read)
+    assert observation_start(db) == first_read
+    day, at = _at(synth, 50)
     counts = retention_triage.run(_env(repo, db, day, at)).counts
-    assert counts["graced"] == 0 and counts["evicted"] == counts["evict"] > 0
+    assert counts["evict"] > 500 and counts["evicted"] == 0 and counts["unobserved"] == counts["evict"]
+    day, at = _at(synth, 71)
+    in_band = [s for s in retention_pass(db, at=at, root=repo.root) if s.band == "evict"]
+    assert all(s.observed_days == 31.0 for s in in_band)  # created at day 0, observed from day 40
+    counts = retention_triage.run(_env(repo, db, day, at)).counts
+    assert counts["unobserved"] == 0 and counts["evicted"] == counts["evict"] == len(in_band) > 500

@@ -3,9 +3,10 @@
 
 The retention pass (``sleep.scoring``) scores the active non-task corpus after confidence-decay and dedup-merge;
 every non-arc memory whose score is at or below 0.3 is moved to ``archive/<YYYY>/`` with ``git mv`` and stamped
-archived — unless it was created less than ``domain.retention.EVICTION_GRACE_DAYS`` (30) days before the run: a
-new memory nobody has read yet is not "unused for long" (issue 8 item 4), and is counted ``graced``. Tasks are
-never scored (a neglected task scores at the floor and is exactly the one still owed); arcs
+archived — unless its disuse was observed for less than ``domain.retention.OBSERVATION_WINDOW_DAYS`` (30) days:
+disuse is evidence only over a window in which use was being recorded, from the later of the memory's creation and
+the store's first recorded read (issue 8 item 4). Such a memory is held and counted ``unobserved``; a store that
+never recorded a read evicts nothing. Scores and bands stay the spec's. Tasks are never scored (a neglected task scores at the floor and is exactly the one still owed); arcs
 are never evicted here. Nothing is deleted.
 """
 
@@ -20,23 +21,24 @@ EXEMPT_TYPES: frozenset[str] = frozenset({"arc", "task"})
 
 
 def run(env: PhaseEnv) -> PhaseOutcome:
-    """Score and evict; counts ``scored, keep, compress, evict, evicted, graced``; body lists ``path -> archive path``.
+    """Score and evict; counts ``scored, keep, compress, evict, evicted, unobserved``; body lists
+    ``path -> archive path``.
 
-    ``evict`` is the band count (sleep-eval §1 phase 9); ``graced`` counts the evict-band memories kept because
-    they are inside the eviction grace; ``evicted`` the ones archived.
+    ``evict`` is the band count (sleep-eval §1 phase 9); ``unobserved`` counts the non-arc evict-band memories held
+    because their observed window is under 30 days; ``evicted`` the ones archived.
 
     Raises:
         StorageError: the index cannot be read. GitError: a move failed.
     """
     scored = retention_pass(env.db, at=env.at, root=env.repo.root)
-    counts = {"scored": len(scored), "keep": 0, "compress": 0, "evict": 0, "evicted": 0, "graced": 0}
+    counts = {"scored": len(scored), "keep": 0, "compress": 0, "evict": 0, "evicted": 0, "unobserved": 0}
     moved: list[str] = []
     for item in scored:
         counts[item.band] += 1
         if item.band != "evict" or item.row.memory_type in EXEMPT_TYPES:
             continue
-        if item.graced:
-            counts["graced"] += 1
+        if item.unobserved:
+            counts["unobserved"] += 1
             continue
         if env.dry_run:
             counts["evicted"] += 1
