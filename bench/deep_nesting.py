@@ -1,14 +1,14 @@
 """Deep nesting is refused before html5lib parses it (issue 8 item 7): timings before and after the bound.
 
 ```sh
-python bench/deep_nesting.py                       # after: deep inputs refused; bound cost on fixtures/demo
+python bench/deep_nesting.py                       # after: deep inputs refused; bound cost on git_memhtml/resources/demo
 python bench/deep_nesting.py --before 2000 20000   # also the unbounded path (html5lib + checks) at these depths
 ```
 
 "after" is the real door: ``check_memory_bytes`` (``validate``, the pre-commit hook) and ``render_memory`` with
 ``article_html`` (``write``). "before" replays what those doors did without the pre-scan: the html5lib parse and
 the format checks (validate), and the canonicalising article parse followed by the render gate's parse (write).
-The normal-file cost is measured on every memory file of a real ``git memhtml demo`` run over ``fixtures/demo``:
+The normal-file cost is measured on every memory file of a real ``git memhtml demo`` run over ``git_memhtml/resources/demo``:
 files/s of ``check_memory_bytes`` and of the pre-scan alone.
 """
 
@@ -69,7 +69,7 @@ def before_write(article: str) -> None:
 
 
 def demo_files() -> list[bytes]:
-    """Every memory file of a real demo run (init, apply fixtures/demo, sleep, merge)."""
+    """Every memory file of a real demo run (init, apply git_memhtml/resources/demo, sleep, merge)."""
     target = Path(tempfile.mkdtemp(prefix="deep-bench-")) / "demo"
     env = {**os.environ, "MEMHTML_EMBED": "fake", "MEMHTML_NOW": "2026-01-15T12:00:00Z", "PYTHONPATH": str(ROOT)}
     subprocess.run([sys.executable, "-m", "git_memhtml", "demo", str(target)], check=True, capture_output=True,
@@ -122,7 +122,7 @@ def main() -> None:
             nesting_depth(text, stop_at=MAX_DEPTH + 1)
     scan_s = time.perf_counter() - start
     deepest = max(nesting_depth(text) for text in texts)
-    print(f"\nfixtures/demo: {len(files)} memory files × {args.repeat}, deepest {deepest}")
+    print(f"\ngit_memhtml/resources/demo: {len(files)} memory files × {args.repeat}, deepest {deepest}")
     print(f"validate (with the bound): {total / validate_s:,.0f} files/s")
     print(f"pre-scan alone: {total / scan_s:,.0f} files/s ({100 * scan_s / validate_s:.1f}% of validate time)")
 

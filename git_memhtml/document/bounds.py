@@ -2,7 +2,7 @@
 
 html5lib checks "has an element in scope" by walking the stack of open elements on many tokens, so its cost
 grows with depth × tokens: 20,000 nested ``<div>`` took 67 s to validate and 190 s to write. A memory is one fact;
-its real markup nests a handful of levels (``fixtures/demo`` and the golden files: at most 6). So every door that
+its real markup nests a handful of levels (``git_memhtml/resources/demo`` and the golden files: at most 6). So every door that
 parses (``validate``, the pre-commit hook, the indexer's :func:`~git_memhtml.document.parse.parse_memory` and the
 render gate) first runs :func:`nesting_depth`, one linear pass of a regular-expression tag scanner, and refuses a
 file deeper than :data:`MAX_DEPTH`.

@@ -2,7 +2,7 @@
 
 A loopback HTTP server (127.0.0.1, ephemeral port) serves, unmodified: every golden fixture
 (``tests/document/golden``), every file of a repository built by a real ``git memhtml demo`` run (the
-``fixtures/demo`` memories plus one whose title, body, tag and entity are script markup kept as text, the
+``the demo corpus (git_memhtml/resources/demo)`` memories plus one whose title, body, tag and entity are script markup kept as text, the
 ``index.html`` listings, ``sitemap.xml``, ``README.html`` and the sleep report
 page). Headless Chromium opens one harness page that frames each of them (the harness itself has no script; the
 pages get nothing injected) and runs with a virtual-time budget so timers, handlers and redirects have their
@@ -123,10 +123,10 @@ HOSTILE_TEXT_OPS = [
 
 
 def _demo_repository(target: Path) -> Path:
-    """A real demo run (init, apply fixtures/demo plus :data:`HOSTILE_TEXT_OPS`, sleep run, review, merge):
+    """A real demo run (init, apply the demo corpus (git_memhtml/resources/demo) plus :data:`HOSTILE_TEXT_OPS`, sleep run, review, merge):
     memories, listings, sitemap and the sleep report page."""
     corpus = target.parent / "corpus.jsonl"
-    corpus.write_text((ROOT / "fixtures" / "demo" / "memories.jsonl").read_text(encoding="utf-8")
+    corpus.write_text((ROOT / "git_memhtml" / "resources" / "demo" / "memories.jsonl").read_text(encoding="utf-8")
                       + "".join(json.dumps(op) + "\n" for op in HOSTILE_TEXT_OPS), encoding="utf-8")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(target.parent), "MEMHTML_EMBED": "fake", "GIT_CONFIG_NOSYSTEM": "1",
            "MEMHTML_NOW": "2026-01-15T12:00:00Z", "PYTHONPATH": str(ROOT),
