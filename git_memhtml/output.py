@@ -26,15 +26,25 @@ def error_envelope(message: str, code: str, hint: str | None, **extra: Any) -> s
     return json.dumps(body, ensure_ascii=False, indent=2)
 
 
+def printable(text: str) -> str:
+    """``text`` with every code point UTF-8 cannot encode (a lone surrogate left by a file name or argument that was
+    not UTF-8) shown as ``\\xNN``/``\\udNNN``, so no output line can crash the command that writes it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def emit(text: str) -> None:
     """Write ``text`` and a newline to stdout."""
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(printable(text) + "\n")
     sys.stdout.flush()
 
 
 def log(text: str) -> None:
     """Write one log line to stderr."""
-    sys.stderr.write(text + "\n")
+    sys.stderr.write(printable(text) + "\n")
     sys.stderr.flush()
 
 

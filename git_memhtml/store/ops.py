@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from git_memhtml.document.model import MEMORY_TYPES, REL_CLASSES, TASK_STATUSES
+from git_memhtml.pathnames import shown_name
 from git_memhtml.errors import UsageError
 from git_memhtml.gitrepo.message import has_control
 
@@ -158,6 +159,33 @@ class BadLine:
     reason: str
 
 
+def _shown(value: str) -> str:
+    """``value`` printable: bytes a surrogateescape decode left as ``\\xNN`` (:func:`shown_name`), any other lone
+    surrogate as ``\\udNNN``."""
+    try:
+        return shown_name(value)
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _surrogate_field(raw: object, where: str = "op") -> str | None:
+    """``field 'value'`` of the first string in a decoded JSON op that UTF-8 cannot encode, or ``None``."""
+    if isinstance(raw, str):
+        try:
+            raw.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{where} '{_shown(raw)}'"
+        return None
+    items = raw.items() if isinstance(raw, dict) else enumerate(raw) if isinstance(raw, list) else ()
+    for key, value in items:
+        label = key if isinstance(key, str) else f"{where}[{key}]"
+        found = _surrogate_field(label, "field name") if isinstance(key, str) else None
+        found = found or _surrogate_field(value, label if where == "op" else f"{where}.{label}")
+        if found:
+            return found
+    return None
+
+
 def parse_op_lines(text: str, *, source: str = "<stdin>") -> list[WriteOp | BadLine]:
     """Parse every non-blank line of a JSONL ``apply`` stream, in order, into a :class:`WriteOp` or a
     :class:`BadLine` (not JSON, not an object, or refused by the model; ``reason`` starts ``<source>:<line>:``).
@@ -176,10 +204,10 @@ def parse_op_lines(text: str, *, source: str = "<stdin>") -> list[WriteOp | BadL
         if not isinstance(raw, dict):
             parsed.append(BadLine(number, f"{source}:{number}: expected a JSON object"))
             continue
-        try:
-            json.dumps(raw, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            parsed.append(BadLine(number, f"{source}:{number}: not UTF-8 text (a lone surrogate such as a \ud800 escape)"))
+        surrogate = _surrogate_field(raw)
+        if surrogate is not None:
+            parsed.append(BadLine(number, f"{source}:{number}: {surrogate}: not UTF-8 text (a lone surrogate such as "
+                                          "a \\ud800 escape)"))
             continue
         try:
             parsed.append(WriteOp.model_validate(raw))

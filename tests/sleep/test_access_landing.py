@@ -76,7 +76,8 @@ def _run_with_moves(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypa
     archived = edits.archive_file(tree, DROP, at=AT, extra=[edits.set_meta("superseded-by", "/" + KEEP)])
     assert archived is not None
     edits.stamp_file(tree, KEEP, [edits.link("supersedes", "/" + archived)])
-    assert tree.commit("memhtml(sleep(dedup-merge)): fold 1 near-duplicates into canonicals")
+    assert tree.commit("memhtml(sleep(dedup-merge)): fold 1 near-duplicates into canonicals",
+                       trailers=[("Memhtml-Run", run), ("Memhtml-Phase", "dedup-merge"), ("Memhtml-Counts", "{}")])
     _git(root, "worktree", "remove", str(folder))
     return root, run
 
@@ -103,7 +104,6 @@ def test_a_squashed_run_lands_its_moves_through_reconcile(tmp_path: Path, capsys
     root, run = _run_with_moves(tmp_path, capsys, monkeypatch)
     _git(root, "merge", "-q", "--squash", run)
     _git(root, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", f"Squash {run}")
-    _git(root, "branch", "-q", "-D", run)
     data = _cli(capsys, "-C", str(root), "sleep", "status")
     assert [r["landed"] for r in data["reconciled"]] == ["squash"]
     assert _state(root) == EXPECTED

@@ -50,7 +50,10 @@ def run_repo(tmp_path: Path) -> GitRepo:
         _rewrite_entity(memory("Node ten is a replica now.", entities=["host:node-10"]), "host:node-10", "host:node-1")
     )
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "night")
+    git(root, "commit", "-q", "-m", "memhtml(sleep(entity-resolution)): night", "-m",
+        f"Memhtml-Run: {RUN}\nMemhtml-Phase: entity-resolution\nMemhtml-Counts: {{}}")
+    git(root, "commit", "-q", "--allow-empty", "-m", "memhtml(sleep(report)): the run's report", "-m",
+        f"Memhtml-Run: {RUN}\nMemhtml-Phase: report\nMemhtml-Counts: {{}}")  # a finished run ends in its report
     git(root, "checkout", "-q", "main")
     return GitRepo.discover(root)
 
