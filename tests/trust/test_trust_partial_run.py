@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from run_helpers import killed_mid_phase
 
 from git_memhtml.cli.main import main
 from git_memhtml.embed.registry import get_embedder
@@ -41,21 +42,6 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:
     return code, (json.loads(out) if out.strip() else None), err
 
 
-def _killed_mid_phase(repo: str) -> None:
-    """Child: a real run that SIGKILLs itself inside retention-triage, after staging a half-written file."""
-    os.environ["MEMHTML_EMBED"] = "fake"
-    import git_memhtml.sleep.run as runner
-
-    def dying(env: Any) -> Any:
-        (env.repo.root / "areas" / "half.html").write_text("half")
-        env.repo.stage(["areas/half.html"])
-        os.kill(os.getpid(), signal.SIGKILL)
-
-    runner.PHASE_BODIES = {**runner.PHASE_BODIES, "retention-triage": dying}
-    main_repo = GitRepo.discover(repo)
-    run_sleep(main_repo, IndexDB.for_repo(main_repo), date=DATE, embedder=get_embedder("fake"), clock=lambda: NOW)
-
-
 @pytest.fixture
 def killed(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
     """A memory repo whose run was SIGKILLed mid-phase, with the stale ref lock such a kill can leave."""
@@ -65,7 +51,7 @@ def killed(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pyte
     for i in (1, 2, 3):
         assert main(["-C", str(repo), "write", "--type", "semantic", "--title", f"Fact {i}",
                      "--claim", f"The service number {i} listens on port 80{i}."]) == 0
-    child = multiprocessing.get_context("fork").Process(target=_killed_mid_phase, args=(str(repo),))
+    child = multiprocessing.get_context("fork").Process(target=killed_mid_phase, args=(str(repo),))
     child.start()
     child.join(120)
     assert child.exitcode == -signal.SIGKILL

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from run_helpers import killed_mid_phase
 
 from git_memhtml.cli.main import main
 from git_memhtml.embed.registry import get_embedder
@@ -123,21 +124,6 @@ def _blocking_run(repo: str, ready: str, release: str) -> None:
     run_sleep(main_repo, db, date=DATE, embedder=get_embedder("fake"), clock=lambda: NOW, after_phase=after)
 
 
-def _killed_run(repo: str) -> None:
-    """Child: a real sleep run that SIGKILLs itself inside retention-triage (mid-phase, a file half-written)."""
-    os.environ["MEMHTML_EMBED"] = "fake"
-    import git_memhtml.sleep.run as runner
-
-    def dying(env: Any) -> Any:
-        (env.repo.root / "areas" / "half.html").write_text("half")
-        env.repo.stage(["areas/half.html"])
-        os.kill(os.getpid(), signal.SIGKILL)
-
-    runner.PHASE_BODIES = {**runner.PHASE_BODIES, "retention-triage": dying}
-    main_repo = GitRepo.discover(repo)
-    run_sleep(main_repo, IndexDB.for_repo(main_repo), date=DATE, embedder=get_embedder("fake"), clock=lambda: NOW)
-
-
 def run_branches(repo: Path) -> list[str]:
     """The run branches (``refs/heads/sleep/*``)."""
     return git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/sleep/").split()
@@ -166,7 +152,7 @@ def make_running(repo: Path, case: Case) -> str:
 
 def make_interrupted(repo: Path) -> str:
     """A run SIGKILLed mid-phase; return its id."""
-    child = multiprocessing.get_context("fork").Process(target=_killed_run, args=(str(repo),))
+    child = multiprocessing.get_context("fork").Process(target=killed_mid_phase, args=(str(repo),))
     child.start()
     child.join(120)
     assert child.exitcode == -signal.SIGKILL
