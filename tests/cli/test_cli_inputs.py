@@ -32,7 +32,7 @@ ROWS: list[tuple[str, list[bytes], bytes, dict[str, bytes], str]] = [
      {"ops.jsonl": GOOD_OP + GOOD_OP + b'{"type": "semantic", "title": "\xff", "claim": "x."}\n'},
      "ops.jsonl:3:32: not UTF-8 (invalid byte 0xff)"),
     ("apply-json-surrogate-escape", [b"apply"], b'{"type": "semantic", "title": "\\ud800", "claim": "x."}\n', {},
-     "<stdin>:1: not UTF-8 text (a lone surrogate"),
+     "<stdin>:1: title '\\ud800': not UTF-8 text (a lone surrogate"),
     ("article-html-file", [b"write", b"--type", b"semantic", b"--title", b"T", b"--article-html", b"a.html"], b"",
      {"a.html": b"<p><mark>Claim.</mark></p>\n<p>caf\xe9</p>"}, "a.html:2:7: not UTF-8 (invalid byte 0xe9)"),
     ("article-html-stdin", [b"write", b"--type", b"semantic", b"--title", b"T", b"--article-html", b"-"],
