@@ -100,7 +100,7 @@ def test_the_pre_scan_never_under_counts_html5lib(tokens: list[str]) -> None:
     text = "".join(tokens)
     try:
         tree = parse_document(text)
-    except AssertionError:  # html5lib 1.1 asserts on a few foreign/select mixes; covered by test_parser_crash_*
+    except (AssertionError, InvalidMemory):  # html5lib 1.1 asserts on a few foreign/select mixes; covered by test_parser_crash_*
         assume(False)
     actual = _tree_depth(tree)
     assert nesting_depth(text) + 3 >= actual  # +3: an implied <html> and <body>, and a void leaf the scan skips
