@@ -182,12 +182,12 @@ class App:
         finally:
             db.close()
 
-    def reindex(self, db: IndexDB, *, quiet: bool = False) -> IndexReport:
+    def reindex(self, db: IndexDB) -> IndexReport:
         """Incrementally update ``db`` to the work tree; skipped files are warned about on stderr, each
-        ``(path, reason)`` once per command. ``quiet``: no warnings (the caller reports ``errors`` itself)."""
+        ``(path, reason)`` once per command."""
         report = update(self.repo(), db, self.embedder(), now=utc_now())
         for path, reason in report.errors:
-            if not quiet and (path, reason) not in self._warned:
+            if (path, reason) not in self._warned:
                 warn(f"{path}: not indexed: {reason}")
             self._warned.add((path, reason))
         if report.embed_error:

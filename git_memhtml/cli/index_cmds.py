@@ -48,7 +48,7 @@ def update_cmd(ctx: click.Context, as_json: bool) -> int:
     """Catch the index up from the indexed commit to HEAD and the work tree (malformed files are reported)."""
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
-        report = app.reindex(db, quiet=True)  # the report lists every skipped file: no second copy on stderr
+        report = app.reindex(db)
     respond(as_json, "index.report", asdict(report), lambda: _human(report))
     return 1 if report.errors else 0
 
