@@ -16,8 +16,9 @@ with the :class:`Need` of its verb (:data:`VERB_NEEDS`). The rules (docs/store.m
 4. ``archive/`` is accepted only by verbs that read (:data:`Need.EXISTING`).
 5. No component of the path on disk may be a symlink (``lstat`` each one, the folders too); an existing
    memory must be a regular file, a new one must not exist.
-6. A new path (``Need.NEW``) must be in Unicode NFC form, so ``café`` typed two ways cannot name two memories;
-   an existing file whose name is not NFC is still read and changed (``validate`` reports its name).
+6. A new path (``Need.NEW``) must be in Unicode NFC form, and no existing file or folder on the way may be the
+   same name in another Unicode form, so ``café`` typed two ways cannot name two memories; an existing file whose
+   name is not NFC is still read and changed (``validate`` reports its name).
 
 Nothing here writes. :func:`read_tree_file` is the one way to read a work-tree file without following a link.
 """
@@ -238,6 +239,10 @@ def resolve_memory_path(root: Path, argument: str, *, need: Need, base: Path | N
                               path=shown)
         if info is not None and not stat.S_ISREG(info.st_mode):
             raise _refuse(argument, name, "is occupied by something that is not a memory file", shown=shown)
+        twin = _lookalike(root, rel) if info is None else None
+        if twin is not None:
+            raise PathRefused(f"{name} {shown}: {shown_name(twin)} is already there under another Unicode form of "
+                              "the same name", hint=f"name the existing one: {shown_name(twin)}", path=shown)
         return MemoryPath(rel, file, archived, info is not None)
     if info is None:
         raise PathNotFound(f"{name} {shown}: no such memory", hint="run `git memhtml list` to see memory paths",
@@ -245,6 +250,25 @@ def resolve_memory_path(root: Path, argument: str, *, need: Need, base: Path | N
     if not stat.S_ISREG(info.st_mode):
         raise _refuse(argument, name, "is not a regular file", shown=shown)
     return MemoryPath(rel, file, archived, True)
+
+
+def _lookalike(root: Path, path: str) -> str | None:
+    """The existing repository path that differs from the absent ``path`` only in the Unicode form of one component
+    (a decomposed ``café`` committed by hand beside the precomposed one typed now), else ``None``. Walks from the
+    root; at the first component that does not exist, lists its folder (one ``scandir``)."""
+    cursor, done = root, []
+    for part in path.split("/"):
+        if os.path.lexists(cursor / part):
+            cursor, done = cursor / part, [*done, part]
+            continue
+        want = unicodedata.normalize("NFC", part)
+        try:
+            names = [entry.name for entry in os.scandir(cursor)]
+        except OSError:
+            return None
+        twin = next((n for n in names if n != part and unicodedata.normalize("NFC", n) == want), None)
+        return None if twin is None else "/".join([*done, twin])
+    return None
 
 
 def read_tree_file(root: Path, path: str, *, limit: int = MAX_READ_BYTES) -> bytes:

@@ -401,6 +401,22 @@ def test_an_existing_non_nfc_file_is_still_read_and_validate_names_it(
     assert "not in Unicode NFC" in out + err and NFC_CAFE in out + err
 
 
+@pytest.mark.parametrize("verb", ["write", "apply"])
+@pytest.mark.parametrize(("existing", "typed"), [
+    (NFD_CAFE, NFC_CAFE),  # the file itself
+    ("areas/cafe\u0301/note.html", "areas/caf\u00e9/other.html"),  # a folder on the way
+])
+def test_a_new_path_beside_a_lookalike_in_another_unicode_form_is_refused(
+        world: Path, verb: str, existing: str, typed: str, capsys: pytest.CaptureFixture[str]) -> None:
+    root = world / "repo"
+    (root / existing).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(root / GOOD, root / existing)
+    _git(root, "add", "--", existing)
+    _git(root, "commit", "-q", "-m", "a decomposed name, made by hand")
+    command = next(c for c in COMMANDS if c.verb == verb)
+    _run_refused(world, command, typed, capsys)
+
+
 @pytest.mark.parametrize("name", ["UP.HTML", "Mixed.Html"])
 def test_a_memory_named_in_upper_case_html_is_read_like_validate_and_the_index_take_it(
         world: Path, name: str, capsys: pytest.CaptureFixture[str]) -> None:
