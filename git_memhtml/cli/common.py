@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from git_memhtml.cli.app import App
-from git_memhtml.domain.entities import entity_problem
+from git_memhtml.document.model import entity_problem
 from git_memhtml.errors import UsageError
 from git_memhtml.output import emit, envelope
 
@@ -54,7 +54,7 @@ def respond(as_json: bool, kind: str, data: Any, human: Callable[[], str]) -> No
 def check_entity_flag(value: str | None, flag: str = "--entity") -> str | None:
     """Return the scope flag ``value`` unchanged when it is ``type:name`` (or absent), else raise.
 
-    The one rule of :func:`git_memhtml.domain.entities.entity_problem`, shared by ``search``, ``recall`` and
+    The one rule of :func:`git_memhtml.document.model.entity_problem`, shared by ``search``, ``recall`` and
     ``list`` (and by write/apply's model validator), so a value one door accepts no other refuses.
 
     Raises:

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from git_memhtml.document.hash import js_trim
-from git_memhtml.document.model import MEMORY_TYPES, STATUSES, TASK_STATUSES
-from git_memhtml.domain.entities import entity_problem
+from git_memhtml.document.model import MEMORY_TYPES, STATUSES, TASK_STATUSES, entity_problem
 
 _DATETIME: Final = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})"
@@ -107,7 +106,7 @@ def read_meta_values(metas: Sequence[tuple[str, str]]) -> MetaValues:
 
     Violations: type outside ``MEMORY_TYPES``, status outside ``active|archived``, task coupling (a task without
     ``task-status``, a non-task with one, a value outside ``TASK_STATUSES``), a ``due`` that is not a valid
-    datetime, a non-empty ``memhtml-entity`` that is not ``type:name`` (:func:`domain.entities.entity_problem`, the
+    datetime, a non-empty ``memhtml-entity`` that is not ``type:name`` (:func:`document.model.entity_problem`, the
     rule of ``write --entity`` and ``search --entity``; an empty one is ignored, core §1.2). Warnings (value dropped): confidence not in [0, 1], importance not an integer 1-10, reprieves not an
     integer >= 0.
     """

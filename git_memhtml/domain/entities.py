@@ -82,29 +82,6 @@ def split_entity(value: str) -> tuple[str, str]:
     return "unknown", value
 
 
-ENTITY_FORM = "type:name"
-"""How an entity is written: a type, a colon, a name (core §1.8); the name may itself hold colons."""
-
-
-def entity_problem(value: str) -> str | None:
-    """Why ``value`` is not a ``type:name`` entity, or ``None`` when it is one. The one rule of every door (write and
-    apply fields, the ``--entity`` scope flag, a ``memhtml-entity`` meta under ``validate``): split at the first
-    colon (:func:`split_entity`); the type and the name must each be non-blank after :func:`display_name`.
-    ``a:b:c`` is type ``a``, name ``b:c`` (as search scopes it).
-
-    >>> [entity_problem(v) is None for v in ("person:Priya", "url:https://x", "nocolon", ":", "person:", " :x")]
-    [True, True, False, False, False, False]
-    """
-    kind, colon, name = value.partition(":")
-    if not colon:
-        return f"is not {ENTITY_FORM} (no colon)"
-    if not display_name(kind):
-        return f"is not {ENTITY_FORM} (the type before the colon is empty)"
-    if not display_name(name):
-        return f"is not {ENTITY_FORM} (the name after the colon is empty)"
-    return None
-
-
 def entity_key(value: str) -> str:
     """The matching key of a ``type:name`` value: ``<type key>:<name key>`` (a value without a valid colon is keyed
     as ``unknown:<name key>``). The one key the index stores, the scope filters compare and the phase groups by.

@@ -12,8 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from git_memhtml.document.model import MEMORY_TYPES, REL_CLASSES, TASK_STATUSES
-from git_memhtml.domain.entities import entity_problem
+from git_memhtml.document.model import MEMORY_TYPES, REL_CLASSES, TASK_STATUSES, entity_problem
 from git_memhtml.pathnames import shown_name
 from git_memhtml.errors import UsageError
 from git_memhtml.gitrepo.message import has_control
@@ -83,7 +82,7 @@ class WriteOp(BaseModel):
     @field_validator("entities", "entity")
     @classmethod
     def _type_name_entities(cls, value: str | tuple[str, ...] | None) -> str | tuple[str, ...] | None:
-        """Each non-blank entity is ``type:name`` (:func:`domain.entities.entity_problem`, the rule ``search
+        """Each non-blank entity is ``type:name`` (:func:`document.model.entity_problem`, the rule ``search
         --entity`` and ``validate`` apply); a blank one is dropped as before (:meth:`all_entities`)."""
         for item in (value,) if isinstance(value, str) else value or ():
             problem = entity_problem(item) if item.strip() else None

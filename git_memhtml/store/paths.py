@@ -256,7 +256,7 @@ def _lookalike(root: Path, path: str) -> str | None:
     """The existing repository path that differs from the absent ``path`` only in the Unicode form of one component
     (a decomposed ``café`` committed by hand beside the precomposed one typed now), else ``None``. Walks from the
     root; at the first component that does not exist, lists its folder (one ``scandir``)."""
-    cursor, done = root, []
+    cursor, done = root, list[str]()
     for part in path.split("/"):
         if os.path.lexists(cursor / part):
             cursor, done = cursor / part, [*done, part]

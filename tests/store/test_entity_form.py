@@ -1,6 +1,6 @@
 """One ``type:name`` rule for entities at every door: write, apply, search's scope flag, validate (issue 8 item 3).
 
-The rule is :func:`git_memhtml.domain.entities.entity_problem`: split at the first colon, a non-blank type before it
+The rule is :func:`git_memhtml.document.model.entity_problem`: split at the first colon, a non-blank type before it
 and a non-blank name after it; the name may hold further colons (``a:b:c`` is type ``a``, name ``b:c``).
 """
 
