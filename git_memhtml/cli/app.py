@@ -51,6 +51,9 @@ class App:
     _settings: ResolvedSettings | None = field(default=None, repr=False)
     _embedder: Embedder | None = field(default=None, repr=False)
     _embedder_loaded: bool = False
+    _warned: set[tuple[str, str]] = field(default_factory=set, repr=False)
+    """``(path, reason)`` pairs :meth:`reindex` already warned about: one command says each once, however many
+    times it catches the index up (before and after its commit)."""
 
     def repo(self) -> GitRepo:
         """The repository containing ``--repo`` (default: the current directory)."""
@@ -180,10 +183,13 @@ class App:
             db.close()
 
     def reindex(self, db: IndexDB) -> IndexReport:
-        """Incrementally update ``db`` to the work tree; skipped files are warned about on stderr."""
+        """Incrementally update ``db`` to the work tree; skipped files are warned about on stderr, each
+        ``(path, reason)`` once per command."""
         report = update(self.repo(), db, self.embedder(), now=utc_now())
         for path, reason in report.errors:
-            warn(f"{path}: not indexed: {reason}")
+            if (path, reason) not in self._warned:
+                warn(f"{path}: not indexed: {reason}")
+            self._warned.add((path, reason))
         if report.embed_error:
             warn(f"embedding stopped early: {report.embed_error}")
         return report

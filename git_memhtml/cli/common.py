@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 import click
 
 from git_memhtml.cli.app import App
+from git_memhtml.document.model import entity_problem
+from git_memhtml.errors import UsageError
 from git_memhtml.output import emit, envelope
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,3 +49,18 @@ def respond(as_json: bool, kind: str, data: Any, human: Callable[[], str]) -> No
         text = human()
         if text:
             emit(text)
+
+
+def check_entity_flag(value: str | None, flag: str = "--entity") -> str | None:
+    """Return the scope flag ``value`` unchanged when it is ``type:name`` (or absent), else raise.
+
+    The one rule of :func:`git_memhtml.document.model.entity_problem`, shared by ``search``, ``recall`` and
+    ``list`` (and by write/apply's model validator), so a value one door accepts no other refuses.
+
+    Raises:
+        UsageError: (exit 2) naming ``flag``.
+    """
+    problem = None if value is None else entity_problem(value)
+    if problem is not None:
+        raise UsageError(f"{flag} {value!r} {problem}", hint=f"e.g. {flag} person:Priya")
+    return value

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from git_memhtml.cut import clip
 from git_memhtml.cli.app import utc_now
-from git_memhtml.cli.common import F, app_of, json_option, respond, writes
+from git_memhtml.cli.common import F, app_of, check_entity_flag, json_option, respond, writes
 from git_memhtml.cli.inputs import read_text_input
 from git_memhtml.document.model import MEMORY_TYPES
 from git_memhtml.document.parse import parse_memory
@@ -390,6 +390,7 @@ def list_cmd(
     as_json: bool,
 ) -> int:
     """List memories in path order (tasks included)."""
+    check_entity_flag(entity)
     app = app_of(ctx)
     with app.index() as db:
         rows, next_cursor = list_memories(

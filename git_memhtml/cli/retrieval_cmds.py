@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from git_memhtml.cli.app import App, utc_now
-from git_memhtml.cli.common import app_of, json_option, respond
+from git_memhtml.cli.common import app_of, check_entity_flag, json_option, respond
 from git_memhtml.document.model import MEMORY_TYPES
 from git_memhtml.errors import PathNotFound, UsageError
 from git_memhtml.index.access import reinforce
@@ -48,10 +48,7 @@ def scope_options(fn: F) -> F:
 def build_scope(memory_types: tuple[str, ...], workspace: str | None, tags: tuple[str, ...], entity: str | None,
                 include_archived: bool, as_of: str | None) -> Scope:
     """The one :class:`Scope` of the flags; ``--as-of`` is canonicalised (UsageError naming the format)."""
-    if entity is not None:
-        kind, _, name = entity.partition(":")
-        if not kind.strip() or not name.strip():
-            raise UsageError(f"--entity {entity!r} is not type:name", hint="e.g. --entity person:Priya")
+    check_entity_flag(entity)
     if workspace is not None and not workspace.strip():
         raise UsageError("--workspace is empty", hint="name a workspace, e.g. --workspace checkout-v2")
     if any(not t.strip() for t in tags):

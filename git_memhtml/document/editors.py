@@ -69,6 +69,15 @@ def _links(tags: list[_Tag]) -> list[_Tag]:
     return [tag for tag in tags if tag.kind == "link" and tag.attrs.get("rel", "").startswith("memhtml-")]
 
 
+def without_format_tags(html: str) -> str:
+    """``html`` with every ``memhtml-`` meta and link tag of the head removed (lines as :func:`remove_meta` takes
+    them): what no head editor writes — the rest of the head (title, charset, any other tag) and everything from
+    the head's end on, the article's bytes among them. Two versions of a file with equal results differ in
+    format metas and links only; ``sleep review`` calls any other change ``body-changed`` (issue 8 item 1)."""
+    tags, _ = _scan(html)
+    return _remove(html, [tag for _, tag in _metas(tags)] + _links(tags))
+
+
 def _order(name: str) -> int:
     return META_ORDER.index(name) if name in META_ORDER else len(META_ORDER)
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from git_memhtml.document.hash import js_trim
-from git_memhtml.document.model import MEMORY_TYPES, STATUSES, TASK_STATUSES
+from git_memhtml.document.model import MEMORY_TYPES, STATUSES, TASK_STATUSES, entity_problem
 
 _DATETIME: Final = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})"
@@ -106,7 +106,8 @@ def read_meta_values(metas: Sequence[tuple[str, str]]) -> MetaValues:
 
     Violations: type outside ``MEMORY_TYPES``, status outside ``active|archived``, task coupling (a task without
     ``task-status``, a non-task with one, a value outside ``TASK_STATUSES``), a ``due`` that is not a valid
-    datetime. Warnings (value dropped): confidence not in [0, 1], importance not an integer 1-10, reprieves not an
+    datetime, a non-empty ``memhtml-entity`` that is not ``type:name`` (:func:`document.model.entity_problem`, the
+    rule of ``write --entity`` and ``search --entity``; an empty one is ignored, core §1.2). Warnings (value dropped): confidence not in [0, 1], importance not an integer 1-10, reprieves not an
     integer >= 0.
     """
     first: dict[str, str] = {}
@@ -139,6 +140,10 @@ def read_meta_values(metas: Sequence[tuple[str, str]]) -> MetaValues:
     reprieves, bad = _bounded(first.get("reprieves"), 0.0, float(MAX_SAFE_INTEGER), True)
     if bad:
         warnings.append(f"memhtml-reprieves {show(first['reprieves'])} is not an integer >= 0; dropped")
+    for name, value in metas:
+        problem = entity_problem(value) if name == "entity" and value.strip() else None
+        if problem is not None:
+            violations.append(f"memhtml-entity {show(value)} {problem}")
     needs = first.get("needs-revision")
     return MetaValues(
         memory_type=memory_type,

@@ -165,3 +165,26 @@ class MemoryDocument:
             if key == name:
                 return value
         return None
+
+
+ENTITY_FORM = "type:name"
+"""How an entity is written: a type, a colon, a name (core §1.8); the name may itself hold colons."""
+
+
+def entity_problem(value: str) -> str | None:
+    """Why ``value`` is not a ``type:name`` entity, or ``None`` when it is one. The one rule of every door (write and
+    apply fields, the ``--entity`` scope flags, a ``memhtml-entity`` meta under ``validate``, issue 8 item 3): split
+    at the first colon, as ``domain.entities.split_entity`` does; the type and the name must each hold something
+    other than whitespace. ``a:b:c`` is type ``a``, name ``b:c`` (as search scopes it).
+
+    >>> [entity_problem(v) is None for v in ("person:Priya", "url:https://x", "nocolon", ":", "person:", " :x")]
+    [True, True, False, False, False, False]
+    """
+    kind, colon, name = value.partition(":")
+    if not colon:
+        return f"is not {ENTITY_FORM} (no colon)"
+    if not kind.strip():
+        return f"is not {ENTITY_FORM} (the type before the colon is empty)"
+    if not name.strip():
+        return f"is not {ENTITY_FORM} (the name after the colon is empty)"
+    return None

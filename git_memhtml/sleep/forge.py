@@ -163,6 +163,27 @@ def replaced_run_version(repo: GitRepo, remote: str, run_id: str, tip: str) -> s
     return remote_sha
 
 
+def check_base_branch(repo: GitRepo, base: str) -> str:
+    """Return ``base`` when it is a branch name git accepts (``git check-ref-format --branch``), else refuse.
+
+    A name starting with ``-`` is refused before git sees it (it would be read as an option by ``git push`` and
+    ``gh``); so is one git would expand into another name (``@{-1}``).
+
+    Raises:
+        UsageError: (exit 2) naming ``--base``.
+    """
+    hint = "pass --base NAME with a branch name git accepts (`git check-ref-format --branch NAME`), e.g. main"
+    if not base or base.startswith("-"):
+        raise UsageError(f"--base {base!r}: is not a branch name (it is empty or starts with '-')", hint=hint)
+    try:
+        checked = repo.run_git(["check-ref-format", "--branch", base]).strip()
+    except GitError:
+        raise UsageError(f"--base {base!r}: is not a valid branch name", hint=hint) from None
+    if checked != base:
+        raise UsageError(f"--base {base!r}: is not a plain branch name (git reads it as {checked!r})", hint=hint)
+    return base
+
+
 def open_pull_request(
     repo: GitRepo, db: IndexDB, run_id: str, *, remote: str = "origin", gh: Path | None, base: str | None = None,
     allow_failed: bool = False,
@@ -176,16 +197,16 @@ def open_pull_request(
 
     Raises:
         RunNotFound: no such run branch. RunVerbRefused: not a finished run (:mod:`sleep.runref`).
-        UsageError: no such remote (the hint names the fix).
+        UsageError: no such remote (the hint names the fix); ``base`` is not a branch name (:func:`check_base_branch`).
         GitError: the push was rejected.
         ForgeError: ``gh`` failed (the body file is written and named in the message).
     """
+    base = trunk_name(repo) if base is None else check_base_branch(repo, base)
     branch_sha = resolve_sleep_run(repo, db, run_id, "pr", allow_failed=allow_failed).tip_sha
     try:
         remote_url = repo.run_git(["remote", "get-url", remote]).strip()
     except GitError as exc:
         raise UsageError(f"no remote {remote!r}", hint=f"git remote add {remote} <url>, or pass --remote NAME") from exc
-    base = base or trunk_name(repo)
     review = review_run(repo, db, run_id, verb="pr", allow_failed=allow_failed)
     body = render_markdown(repo, review)
     target = body_file_path(repo, run_id)

@@ -2,7 +2,8 @@
 
 Classification of each changed file (``spec/memhtml-sleep-eval.md`` §2 "Review"): added → ``created``; deleted
 → ``deleted``; renamed into ``archive/<YYYY>/`` → ``archived`` (``fromPath`` kept); renamed elsewhere →
-``body-changed``; modified with the same article hash at base and tip → ``entity-changed`` when its
+``body-changed``; modified in its ``memhtml-`` metas and links only (every other byte identical, the article's
+among them) → ``entity-changed`` when its
 ``memhtml-entity`` values differ (an entity rewrite changes what the memory is about, so it is never hidden
 among stamp-only changes; issue 8 item 4), else ``meta-only``; modified otherwise → ``body-changed``. Each entry also says whether it is a ``memory`` or a generated/run ``artifact``
 (``index.html``, ``sitemap.xml``, ``.memhtml/…``), so a reviewer can skip artifacts.
@@ -16,14 +17,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from git_memhtml.document.editors import get_metas
+from git_memhtml.document.editors import get_metas, without_format_tags
 from git_memhtml.document.hash import content_hash
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.commit import TRAILER_COUNTS, TRAILER_PHASE
 from git_memhtml.sleep.runref import resolve_sleep_run
 from git_memhtml.sleep.runs import phase_rows
-from git_memhtml.store.layout import is_indexable
+from git_memhtml.store.layout import has_memory_suffix, is_indexable
 
 CLASSES: tuple[str, ...] = ("body-changed", "entity-changed", "created", "archived", "deleted", "meta-only")
 """Every file class, in the order a reviewer reads them (file list and summary): text changes, then entity
@@ -71,15 +72,31 @@ def _entities(data: bytes | None) -> list[str] | None:
         return None
 
 
+def _unedited(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    try:
+        return without_format_tags(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+
+
 def modified_class(path: str, before: bytes | None, after: bytes | None) -> str:
     """Class of a file modified in place: ``meta-only``, ``entity-changed`` or ``body-changed`` (see module doc).
 
-    Non-HTML files and unreadable HTML are ``body-changed`` (nothing proves their text unchanged).
+    Only a change of format metas and links may be ``meta-only`` or ``entity-changed``: every other byte
+    (:func:`document.editors.without_format_tags`: the article, the body, the rest of the head) must be identical,
+    not just the article's canonical text, since markup added without text (an ``<iframe>``, an ``<a href>``, a
+    ``<base>`` in the head) leaves the content hash unchanged (issue 8 item 1). Non-HTML files and unreadable HTML are ``body-changed`` (nothing proves
+    their text unchanged).
     """
-    if not path.endswith(".html"):
+    if not has_memory_suffix(path):
         return "body-changed"
     old_hash = _article_hash(before)
     if old_hash is None or old_hash != _article_hash(after):
+        return "body-changed"
+    old_rest = _unedited(before)
+    if old_rest is None or old_rest != _unedited(after):
         return "body-changed"
     return "meta-only" if _entities(before) == _entities(after) else "entity-changed"
 

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from git_memhtml.document.model import MEMORY_TYPES, REL_CLASSES, TASK_STATUSES
+from git_memhtml.document.model import MEMORY_TYPES, REL_CLASSES, TASK_STATUSES, entity_problem
 from git_memhtml.pathnames import shown_name
 from git_memhtml.errors import UsageError
 from git_memhtml.gitrepo.message import has_control
@@ -77,6 +77,17 @@ class WriteOp(BaseModel):
         "Commit messages"); refused rather than folded, since a folded id would name another session."""
         if value is not None and has_control(value):
             raise ValueError("must be one line without control characters (a provenance id, e.g. --session-id)")
+        return value
+
+    @field_validator("entities", "entity")
+    @classmethod
+    def _type_name_entities(cls, value: str | tuple[str, ...] | None) -> str | tuple[str, ...] | None:
+        """Each non-blank entity is ``type:name`` (:func:`document.model.entity_problem`, the rule ``search
+        --entity`` and ``validate`` apply); a blank one is dropped as before (:meth:`all_entities`)."""
+        for item in (value,) if isinstance(value, str) else value or ():
+            problem = entity_problem(item) if item.strip() else None
+            if problem is not None:
+                raise ValueError(f"{item!r} {problem}, e.g. person:Priya")
         return value
 
     @field_validator("type")

@@ -10,12 +10,15 @@ with the :class:`Need` of its verb (:data:`VERB_NEEDS`). The rules (docs/store.m
 2. It is resolved the way git resolves a path: relative to ``base`` (the CLI's current folder, or ``-C``;
    the work-tree root for callers without one), an absolute path as it stands, ``.``/``..`` folded lexically.
    The result must lie inside the work tree.
-3. The repository path must be a memory path: ``.html`` under a PARA bucket with at least two segments, no
+3. The repository path must be a memory path: ``.html`` (any case, as validate and the index read it) under a PARA bucket with at least two segments, no
    segment starting with ``.`` (so never ``.git/``, ``.memhtml/``, a dotfile or dot-folder), not a generated
    listing (``index.html``; ``sitemap.xml`` and the root ``README.html`` fail the bucket rule).
 4. ``archive/`` is accepted only by verbs that read (:data:`Need.EXISTING`).
 5. No component of the path on disk may be a symlink (``lstat`` each one, the folders too); an existing
    memory must be a regular file, a new one must not exist.
+6. A new path (``Need.NEW``) must be in Unicode NFC form, and no existing file or folder on the way may be the
+   same name in another Unicode form, so ``café`` typed two ways cannot name two memories; an existing file whose
+   name is not NFC is still read and changed (``validate`` reports its name).
 
 Nothing here writes. :func:`read_tree_file` is the one way to read a work-tree file without following a link.
 """
@@ -27,6 +30,7 @@ import os
 import re
 import stat
 import tempfile
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Final
@@ -34,10 +38,8 @@ from typing import Final
 from git_memhtml.document.model import PARA_BUCKETS
 from git_memhtml.errors import PathNotFound, PathRefused
 from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
-from git_memhtml.store.layout import GENERATED_NAMES
+from git_memhtml.store.layout import GENERATED_NAMES, MEMORY_SUFFIX, has_memory_suffix
 
-MEMORY_SUFFIX: Final[str] = ".html"
-"""Extension of every memory file (core §1)."""
 SYMLINK_REFUSED: Final[str] = "refused, symlinks are never followed"
 """The tail of every symlink refusal (shared with ``validate``'s findings)."""
 MAX_READ_BYTES: Final[int] = 16 * 1024 * 1024
@@ -161,8 +163,8 @@ def memory_path_problem(path: str) -> str | None:
         return f"is not under {', '.join(b + '/' for b in PARA_BUCKETS)}; only memory files are accepted"
     if parts[-1] in GENERATED_NAMES:
         return "is a generated listing, not a memory"
-    if not parts[-1].endswith(MEMORY_SUFFIX) or parts[-1] == MEMORY_SUFFIX:
-        return "is not a memory file: memory files end in .html"
+    if not has_memory_suffix(parts[-1]) or parts[-1].lower() == MEMORY_SUFFIX:
+        return "is not a memory file: memory files end in .html (any case)"
     return None
 
 
@@ -206,8 +208,8 @@ def resolve_memory_path(root: Path, argument: str, *, need: Need, base: Path | N
 
     Raises:
         PathRefused: (exit 2) the argument is malformed, outside the repository, not a memory path, archived for
-            a verb that changes, or a symlink (or goes through one); a ``NEW`` path that is already occupied by
-            something other than a regular file.
+            a verb that changes, or a symlink (or goes through one); a ``NEW`` path that is not NFC, or is already
+            occupied by something other than a regular file.
         PathNotFound: (exit 1) ``EXISTING``/``LIVE`` and no file is there.
     """
     rel = repo_relative(root, argument, base=base, name=name)
@@ -231,8 +233,16 @@ def resolve_memory_path(root: Path, argument: str, *, need: Need, base: Path | N
     except OSError as exc:
         raise _refuse(argument, name, f"cannot be examined ({exc.strerror or exc})", shown=shown) from None
     if need is Need.NEW:
+        if not unicodedata.is_normalized("NFC", rel):
+            raise PathRefused(f"{name} {shown}: is not in Unicode NFC form (it would sit beside a look-alike name)",
+                              hint=f"give the NFC form of the path: {shown_name(unicodedata.normalize('NFC', rel))}",
+                              path=shown)
         if info is not None and not stat.S_ISREG(info.st_mode):
             raise _refuse(argument, name, "is occupied by something that is not a memory file", shown=shown)
+        twin = _lookalike(root, rel) if info is None else None
+        if twin is not None:
+            raise PathRefused(f"{name} {shown}: {shown_name(twin)} is already there under another Unicode form of "
+                              "the same name", hint=f"name the existing one: {shown_name(twin)}", path=shown)
         return MemoryPath(rel, file, archived, info is not None)
     if info is None:
         raise PathNotFound(f"{name} {shown}: no such memory", hint="run `git memhtml list` to see memory paths",
@@ -240,6 +250,25 @@ def resolve_memory_path(root: Path, argument: str, *, need: Need, base: Path | N
     if not stat.S_ISREG(info.st_mode):
         raise _refuse(argument, name, "is not a regular file", shown=shown)
     return MemoryPath(rel, file, archived, True)
+
+
+def _lookalike(root: Path, path: str) -> str | None:
+    """The existing repository path that differs from the absent ``path`` only in the Unicode form of one component
+    (a decomposed ``café`` committed by hand beside the precomposed one typed now), else ``None``. Walks from the
+    root; at the first component that does not exist, lists its folder (one ``scandir``)."""
+    cursor, done = root, list[str]()
+    for part in path.split("/"):
+        if os.path.lexists(cursor / part):
+            cursor, done = cursor / part, [*done, part]
+            continue
+        want = unicodedata.normalize("NFC", part)
+        try:
+            names = [entry.name for entry in os.scandir(cursor)]
+        except OSError:
+            return None
+        twin = next((n for n in names if n != part and unicodedata.normalize("NFC", n) == want), None)
+        return None if twin is None else "/".join([*done, twin])
+    return None
 
 
 def read_tree_file(root: Path, path: str, *, limit: int = MAX_READ_BYTES) -> bytes:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -176,6 +177,9 @@ def validate_files(root: Path, paths: Sequence[str] | None, *, base: Path | None
             continue
         assert data is not None
         checked.append(rel)
+        if not unicodedata.is_normalized("NFC", rel):
+            findings.append(Finding(shown_name(rel), "file name is not in Unicode NFC form (a look-alike of "
+                                    f"{shown_name(unicodedata.normalize('NFC', rel))}): git mv it to the NFC name"))
         result = check_memory_bytes(data)
         findings.extend(Finding(rel, reason) for reason in result.violations)
         findings.extend(Finding(rel, reason, warning=True) for reason in result.warnings)

@@ -136,3 +136,15 @@ def test_compare_url_shapes() -> None:
     assert compare_url("/local/path.git", "sleep/x") is None
     assert json.dumps(compare_url("git@github.com:o/r.git", "sleep/2026-02-01", "trunk")) == (
         '"https://github.com/o/r/compare/trunk...sleep/2026-02-01?expand=1"')
+
+
+@pytest.mark.parametrize("base", ["--exec=touch /tmp/x", "-main", "no such/..", "a..b", "main.lock", "@{-1}", "",
+                                  "x~1", "refs/../main"])
+def test_pr_refuses_a_base_that_is_not_a_branch_name_before_pushing(
+    capsys: pytest.CaptureFixture[str], pushed: tuple[Path, Path, str], base: str,
+) -> None:
+    repo, bare, run = pushed
+    code, env = cli(capsys, "-C", str(repo), "sleep", "pr", run, f"--base={base}")
+    assert code == 2 and env["code"] == "ERR_INVALID_FLAG", env
+    assert env["error"].startswith("--base ") and "check-ref-format" in env["hint"]
+    assert not git(bare, "branch", "--list", run).strip()  # nothing was pushed

@@ -171,11 +171,12 @@ def test_review_band_task_names_both_spellings(tmp_path: Path) -> None:
     assert "memhtml-alias in that person" in task  # the one alias source the next sleep reads
 
 
-def test_hostile_spellings_resolve_by_key_and_blank_names_are_left_alone(tmp_path: Path) -> None:
+def test_hostile_spellings_resolve_by_key_and_a_name_with_a_colon_is_left_alone(tmp_path: Path) -> None:
+    # A blank name ("person: ") is no longer a valid file at all: validate and the parser refuse a memhtml-entity
+    # that is not type:name (issue 8 item 3; tests/store/test_entity_form.py), so no run ever meets one.
     files = {
         "areas/inbox/a.html": memory("Anna plans.", entities=["Person:Anna Berg", "person:anna  berg"]),
         "areas/inbox/b.html": memory("Anna ships.", entities=["person:Anna Berg"]),
-        "areas/inbox/c.html": memory("Nobody.", entities=["person: "]),
         "areas/inbox/d.html": memory("Ann is someone else.", entities=["person:Ann:Lee"]),
     }
     env = make_env(make_repo(tmp_path, files))
@@ -183,5 +184,4 @@ def test_hostile_spellings_resolve_by_key_and_blank_names_are_left_alone(tmp_pat
     root = env.repo.root
     assert get_metas((root / "areas/inbox/a.html").read_text(), "entity") == ["person:Anna Berg"]  # one line
     assert get_metas((root / "areas/inbox/b.html").read_text(), "entity") == ["person:Anna Berg"]
-    assert get_metas((root / "areas/inbox/c.html").read_text(), "entity") == ["person: "]
     assert get_metas((root / "areas/inbox/d.html").read_text(), "entity") == ["person:Ann:Lee"]

@@ -109,11 +109,15 @@ HOSTILE: list[str] = [
 VERB_HOSTILE: list[tuple[str, str]] = [
     *[(verb, ARCHIVED) for verb in ("archive", "correct", "link-src", "reinforce", "write", "apply")],
     *[(verb, "archive/2026/areas/inbox/new.html") for verb in ("write", "apply")],
+    # a new path not in Unicode NFC (decomposed é, a decomposed Hangul syllable, in a folder name too)
+    *[(verb, path) for verb in ("write", "apply") for path in (
+        "areas/inbox/cafe\u0301.html", "areas/inbox/\u1100\u1161.html", "areas/cafe\u0301/note.html",
+        "projects/A\u030a/x.html")],
     *[(verb, "areas/inbox/missing.html") for verb in ("read", "neighbors", "archive", "correct", "link-src",
                                                       "link-dst", "reinforce")],
 ]
 """Refusals that depend on the verb (``VERB_NEEDS``): archive/ only where the verb reads; a memory that must
-exist (a link target too)."""
+exist (a link target too); a new path that is not NFC."""
 
 
 def _hash_tree(base: Path) -> dict[str, tuple[str, str]]:
@@ -364,3 +368,62 @@ def test_the_console_script_resolves_against_its_current_folder(world: Path) -> 
                           cwd=world / "repo" / "areas" / "inbox", env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 2 and ".git/HEAD" in done.stderr
     assert (world / "repo" / ".git" / "HEAD").read_text(encoding="utf-8").startswith("ref: ")
+
+
+NFD_CAFE, NFC_CAFE = "areas/inbox/cafe\u0301.html", "areas/inbox/caf\u00e9.html"
+
+
+def test_a_non_nfc_new_path_is_refused_with_its_nfc_form_and_the_nfc_path_is_written(
+        world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = str(world / "repo")
+    write = next(c for c in COMMANDS if c.verb == "write")
+    capsys.readouterr()
+    assert main(["-C", root, *write.argv(NFD_CAFE, world), "--json"]) == 2
+    envelope = json.loads(capsys.readouterr().out)
+    assert envelope["error"].startswith("--path ") and "NFC" in envelope["error"]
+    assert envelope["hint"].endswith(NFC_CAFE)
+    assert main(["-C", root, *write.argv(NFC_CAFE, world), "--json"]) == 0
+    assert [p.name for p in (world / "repo" / "areas" / "inbox").iterdir() if p.name.startswith("caf")] == [
+        "caf\u00e9.html"]
+
+
+def test_an_existing_non_nfc_file_is_still_read_and_validate_names_it(
+        world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Decision (docs/store.md): nobody is locked out of a memory committed under a decomposed name."""
+    root = world / "repo"
+    _git(root, "mv", GOOD, NFD_CAFE)
+    _git(root, "commit", "-q", "-m", "a decomposed name, made by hand")
+    capsys.readouterr()
+    assert main(["-C", str(root), "read", NFD_CAFE, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["data"]["path"] == NFD_CAFE
+    assert main(["-C", str(root), "validate", NFD_CAFE]) == 1
+    out, err = capsys.readouterr()
+    assert "not in Unicode NFC" in out + err and NFC_CAFE in out + err
+
+
+@pytest.mark.parametrize("verb", ["write", "apply"])
+@pytest.mark.parametrize(("existing", "typed"), [
+    (NFD_CAFE, NFC_CAFE),  # the file itself
+    ("areas/cafe\u0301/note.html", "areas/caf\u00e9/other.html"),  # a folder on the way
+])
+def test_a_new_path_beside_a_lookalike_in_another_unicode_form_is_refused(
+        world: Path, verb: str, existing: str, typed: str, capsys: pytest.CaptureFixture[str]) -> None:
+    root = world / "repo"
+    (root / existing).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(root / GOOD, root / existing)
+    _git(root, "add", "--", existing)
+    _git(root, "commit", "-q", "-m", "a decomposed name, made by hand")
+    command = next(c for c in COMMANDS if c.verb == verb)
+    _run_refused(world, command, typed, capsys)
+
+
+@pytest.mark.parametrize("name", ["UP.HTML", "Mixed.Html"])
+def test_a_memory_named_in_upper_case_html_is_read_like_validate_and_the_index_take_it(
+        world: Path, name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    root = world / "repo"
+    _git(root, "mv", GOOD, f"areas/inbox/{name}")
+    _git(root, "commit", "-q", "-m", "upper-case suffix")
+    capsys.readouterr()
+    assert main(["-C", str(root), "read", f"areas/inbox/{name}", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["data"]["path"] == f"areas/inbox/{name}"
+    assert main(["-C", str(root), "validate", f"areas/inbox/{name}"]) == 0
