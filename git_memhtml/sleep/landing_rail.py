@@ -14,7 +14,8 @@ b. **only sleep's paths** are added or changed: memory files under the PARA buck
    each a regular file (never a symlink or submodule). ``README.html``, ``.gitattributes``, hooks config or any
    other dotfile are refused;
 c. **every added or changed memory passes validate's own check** (:func:`document.wellformed.check_memory_bytes`),
-   read from the tip's blobs — only the changed blobs are read;
+   read from the tip's blobs — only the changed blobs are read; every changed listing and the sitemap are exactly
+   sleep's rendering of their entries (:mod:`hooks.artifact_entries`), the sidecar one JSON object per line;
 d. **every commit is a phase commit of this run**: exactly one ``Memhtml-Run`` equal to the run, exactly one
    ``Memhtml-Phase`` naming a phase of :data:`sleep.contract.SLEEP_PHASES`, phases in canonical order (no phase
    twice) within each pass — a pass ends with a ``report`` commit; ``sleep resume`` of a run that has one appends a
@@ -33,6 +34,7 @@ from git_memhtml.cut import clip_join
 from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.gitrepo.values import TreeChange
+from git_memhtml.hooks.artifact_entries import parse_access, parse_listing, parse_sitemap
 from git_memhtml.hooks.artifact_merge import ACCESS_SIDECAR
 from git_memhtml.sleep.commit import TRAILER_PHASE, TRAILER_RUN
 from git_memhtml.sleep.contract import SLEEP_PHASES, phase_ordinal
@@ -115,11 +117,30 @@ def path_violations(run_id: str, changes: Sequence[TreeChange]) -> list[str]:
     return out
 
 
+def _artifact_problem(path: str, data: bytes) -> str | None:
+    """Why a generated artifact's bytes are not what sleep renders, or ``None`` (listings and the sitemap must be
+    exactly our rendering of their entries; the sidecar one JSON object per line)."""
+    if path == ACCESS_SIDECAR:
+        return None if parse_access(data) is not None else "is not an access sidecar (one JSON object per line)"
+    if path == "sitemap.xml":
+        return None if parse_sitemap(data) is not None else "is not a sitemap as sleep renders it"
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    return None if parse_listing(data, folder) is not None else "is not a listing as sleep renders it"
+
+
 def content_violations(repo: GitRepo, changes: Sequence[TreeChange]) -> list[str]:
-    """``path: first violation`` for every added or changed memory whose tip blob fails validate's check (c)."""
+    """``path: first violation`` for every added or changed memory whose tip blob fails validate's check (c), and
+    every changed listing, sitemap or access sidecar that is not sleep's rendering."""
     out: list[str] = []
     for change in sorted(changes, key=lambda c: c.path):
-        if change.new_sha is None or not _is_memory(change.path) or change.new_mode not in REGULAR_MODES:
+        if change.new_sha is None or change.new_mode not in REGULAR_MODES:
+            continue
+        if _is_listing(change.path) or change.path == ACCESS_SIDECAR:
+            problem = _artifact_problem(change.path, repo.read_blob(change.new_sha))
+            if problem:
+                out.append(f"{change.path}: {problem}")
+            continue
+        if not _is_memory(change.path):
             continue
         found = check_memory_bytes(repo.read_blob(change.new_sha)).violations
         if found:

@@ -117,6 +117,13 @@ def forge_symlink_memory(repo: Path) -> str:
     return "resources/link.html"
 
 
+def forge_script_in_listing(repo: Path) -> str:
+    listing = repo / "areas" / "inbox" / "index.html"
+    listing.write_text("<!doctype html><script>steal()</script>\n")
+    commit(repo, "report")
+    return "areas/inbox/index.html"
+
+
 def forge_unknown_phase(repo: Path) -> str:
     _copy(repo, "copy.html")
     commit(repo, "exfiltrate")
@@ -154,6 +161,7 @@ FORGES: dict[str, Callable[[Path], str]] = {
     "dotfile-in-bucket": forge_dotfile_in_bucket,
     "memory-validate-refuses": forge_iframe_memory,
     "symlink-memory": forge_symlink_memory,
+    "script-in-listing": forge_script_in_listing,
     "unknown-phase": forge_unknown_phase,
     "phases-out-of-order": forge_out_of_order,
     "commit-after-report": forge_commit_after_report,
