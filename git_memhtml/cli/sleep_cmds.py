@@ -267,7 +267,8 @@ def merge_cmd(ctx: click.Context, run_id: str, skip_gate: bool, allow_failed: bo
 
 
 _REFUSAL_ERRORS: dict[str, type[MemhtmlError]] = {
-    "no-run": RunNotFound, "gate-failed": DiscriminationFailed, "dirty-checkout": DirtyTree, "main-advanced": GitError,
+    "no-run": RunNotFound, "not-a-run": RunNotFound, "gate-failed": DiscriminationFailed, "dirty-checkout": DirtyTree,
+    "main-advanced": GitError,
 }
 """The error class (so the ``--json`` code) of each ``sleep merge`` refusal (sleep/merge.py); others: GitError."""
 

@@ -27,7 +27,7 @@ from git_memhtml.gitrepo.lock import DEFAULT_LOCK_TIMEOUT_S, write_lock
 from git_memhtml.gitrepo.merging import cherry_pick_in_memory, merge_commits_in_memory
 from git_memhtml.gitrepo.message import build_message
 from git_memhtml.gitrepo.plumbing import git_env, parse_git_date, prune_empty_dirs
-from git_memhtml.gitrepo.values import PARA_PREFIXES, Change, DirtyEntry, InMemoryMerge, Resolver
+from git_memhtml.gitrepo.values import PARA_PREFIXES, Change, DirtyEntry, InMemoryMerge, Resolver, TreeChange
 from git_memhtml.cut import clip
 
 _DELETED = FileStatus.WT_DELETED | FileStatus.INDEX_DELETED
@@ -178,6 +178,19 @@ class GitRepo:
                 out.append(Change("A", delta.new_file.path))
             else:
                 out.append(Change(status, delta.new_file.path))
+        return out
+
+    def tree_changes(self, a_sha: str, b_sha: str) -> list[TreeChange]:
+        """Every path that differs between commits ``a_sha`` and ``b_sha``, each side's blob and the new mode, no
+        rename pairing (a move is a deletion plus an addition). Reads trees only, never a blob."""
+        diff = self._commit(a_sha).tree.diff_to_tree(self._commit(b_sha).tree)
+        out: list[TreeChange] = []
+        for delta in diff.deltas:
+            status = delta.status_char()
+            old = None if status == "A" else str(delta.old_file.id)
+            new = None if status == "D" else str(delta.new_file.id)
+            path = delta.old_file.path if status == "D" else delta.new_file.path
+            out.append(TreeChange(path, old, new, None if new is None else int(delta.new_file.mode)))
         return out
 
     def changed_paths(self, a_sha: str, b_sha: str) -> list[str]:

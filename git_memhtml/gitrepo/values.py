@@ -19,6 +19,18 @@ class Change:
 
 
 @dataclass(frozen=True)
+class TreeChange:
+    """One path that differs between two trees, without rename pairing: the blob sha and git file mode on each
+    side (``None`` where the path is absent on that side; modes as octal ints, ``0o100644`` a file, ``0o120000``
+    a symlink, ``0o160000`` a submodule)."""
+
+    path: str
+    old_sha: str | None
+    new_sha: str | None
+    new_mode: int | None
+
+
+@dataclass(frozen=True)
 class InMemoryMerge:
     """Result of :meth:`GitRepo.merge_in_memory`: the merged tree (``None`` while conflicts remain), every merged
     ``{path: blob sha}`` and the paths the resolver left conflicted."""

@@ -2,7 +2,8 @@
 
 Refusals are values and happen before anything moves: ``no-run`` (no such run), ``main-advanced`` (``main`` is
 not the run's base — including a run already merged —, or the fast-forward failed), ``gate-failed`` (the
-discrimination gate refused), and ours, ``dirty-checkout`` (your checkout of ``main`` has uncommitted changes to
+discrimination gate refused), ``not-sleep-output`` (the landing rail, :mod:`sleep.landing_rail`: the branch holds
+something no sleep run produces), and ours, ``dirty-checkout`` (your checkout of ``main`` has uncommitted changes to
 files the run changes, so git would refuse the fast-forward). Each refusal carries a ``hint``. A refusal applies no
 pending marks and reports neither count.
 """
@@ -20,6 +21,7 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
 from git_memhtml.sleep.access_moves import land_access_moves
+from git_memhtml.sleep.landing_rail import check_sleep_output
 from git_memhtml.sleep.landings import record_landing
 from git_memhtml.sleep.runref import RunVerbRefused, resolve_sleep_run
 from git_memhtml.sleep.run import worktree_name
@@ -136,6 +138,11 @@ def merge_run(
             report.failed_phases = exc.failed_phases
         return report
     name, row, base, tip = run.run_id, run.row, run.base_sha, run.tip_sha
+    if run.state != "merged":
+        try:
+            check_sleep_output(repo, name, base, tip)  # the landing rail: only sleep's own output ever lands
+        except RunVerbRefused as exc:
+            return MergeReport(name, False, exc.refusal, exc.message, base_sha=base, head_sha=tip, hint=exc.hint)
     trunk_branch = trunk_name(repo)
     trunk = repo.branch_sha(trunk_branch) or ""
     report = MergeReport(name, False, base_sha=base, head_sha=tip, gate_skipped=gate is None, trunk=trunk_branch,

@@ -4,7 +4,8 @@ Review can take hours while the agent keeps writing to ``main``; ``sleep merge``
 A rebase makes the run mergeable again without running it again:
 
 1. the run is resolved for ``rebase`` (:mod:`sleep.runref`: a finished run, failed phases only with
-   ``allow_failed``) under the sleep lock (:mod:`sleep.lock`), so no run writes its branch meanwhile;
+   ``allow_failed``) under the sleep lock (:mod:`sleep.lock`), so no run writes its branch meanwhile, and its
+   diff must pass the landing rail (:mod:`sleep.landing_rail`: only what sleep produces);
 2. each commit of ``base..tip`` is replayed in order, in memory (:meth:`GitRepo.cherry_pick_in_memory`, a
    three-way tree merge whose base is the commit's parent), keeping its message (so its ``Memhtml-Run``,
    ``Memhtml-Phase`` and ``Memhtml-Counts`` trailers) and author. No work tree, index or checkout is touched;
@@ -34,6 +35,7 @@ from git_memhtml.hooks.artifact_merge import artifact_kind, merge_artifact
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.commit import TRAILER_PHASE
 from git_memhtml.sleep.env import PhaseReport
+from git_memhtml.sleep.landing_rail import check_sleep_output
 from git_memhtml.sleep.lock import sleep_lock
 from git_memhtml.sleep.phases.report import PHASE as REPORT_PHASE
 from git_memhtml.sleep.phases.report import phase_lines
@@ -245,13 +247,14 @@ def rebase_run(
 
     Raises:
         RunNotFound / RunVerbRefused: not a finished run (:mod:`sleep.runref`), or failed phases without
-            ``allow_failed``. RunRefused: another sleep run holds the lock; the run is already merged.
+            ``allow_failed``; ``not-sleep-output`` (:class:`sleep.landing_rail.NotSleepOutput`). RunRefused: another sleep run holds the lock; the run is already merged.
         RebaseConflict: a real conflict (the memories are named). DiscriminationFailed: the gate refused.
         GitError: the branch moved meanwhile, or its ref is locked.
     """
     resolve_sleep_run(repo, db, run_id, "rebase", allow_failed=allow_failed)
     with sleep_lock(repo, run_id, now=clock()):
         run = resolve_sleep_run(repo, db, run_id, "rebase", allow_failed=allow_failed)
+        check_sleep_output(repo, run.run_id, run.base_sha, run.tip_sha)  # the landing rail, before anything moves
         branch = trunk_name(repo)
         onto = repo.branch_sha(branch) or ""
         report = RebaseReport(run.run_id, branch, run.base_sha, onto, run.tip_sha, run.tip_sha, False,

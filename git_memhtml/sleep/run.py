@@ -52,6 +52,11 @@ Clock = Callable[[], str]
 AfterPhase = Callable[[PhaseReport], object]
 """Called after each phase's report is recorded (progress output; fault injection in tests)."""
 ALREADY_DONE = "already completed on this branch"
+REPORT_PHASE = "report"
+RESWEEP_PHASES: tuple[str, ...] = ("integrity", "state-export", REPORT_PHASE)
+"""Phases a resume re-runs even when the branch has their commits, once the run has a report: the listings, the
+sidecar and the report page then describe the re-run phases too, and the run still ends in a report commit (the
+landing rail, :mod:`sleep.landing_rail`, reads a resume's commits as a second canonical pass)."""
 
 
 @dataclass(frozen=True)
@@ -325,10 +330,10 @@ def _run_locked(
         main.remove_worktree(name)
     if dry_run:
         tree = main.add_detached_worktree(name, folder, base)
-    else:
+    else:  # the row first: a kill at any later point leaves a row, so the run is interrupted, not an orphan
+        upsert_run(db, RunRow(run_id, run_id, base, base, "running", False, clock(), None))
         main.create_branch(run_id, base)
         tree = main.add_worktree(name, folder, run_id)
-        upsert_run(db, RunRow(run_id, run_id, base, base, "running", False, clock(), None))
     env = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=dry_run, deep=deep, embedder=embedder,
                     seed=db)
     try:
@@ -377,7 +382,8 @@ def resume_sleep(
     clock: Clock,
     after_phase: AfterPhase | None = None,
 ) -> RunReport:
-    """Finish an interrupted run: re-run only phases without a ``Memhtml-Phase`` commit on its branch.
+    """Finish an interrupted run: re-run only phases without a ``Memhtml-Phase`` commit on its branch (and, once the
+    run has a report commit, :data:`RESWEEP_PHASES`).
 
     Completed phases are reported ``skipped`` with detail ``already completed on this branch``; the report
     accounts for all seventeen phases. Reaps nothing (seed 001).
@@ -401,10 +407,10 @@ def _resume_locked(
     recovered = remove_locks(stale_git_locks(main, run_id, worktree_name(run_id)))
     date = run_id.split("/", 1)[1][:10]
     name = worktree_name(run_id)
+    upsert_run(db, RunRow(run_id, run_id, base, tip, "running", False, row.started_at if row else clock(), None))
+    set_status(db, run_id, "running", head_sha=tip, now=clock())  # the row before the worktree, as in a run
     main.remove_worktree(name)
     tree = main.add_worktree(name, worktree_folder(main, run_id), run_id)
-    upsert_run(db, RunRow(run_id, run_id, base, tip, "running", False, row.started_at if row else clock(), None))
-    set_status(db, run_id, "running", head_sha=tip, now=clock())
     previous = {p.phase: p for p in phase_rows(db, run_id)}
     done = {
         phase: PhaseReport(
@@ -412,6 +418,9 @@ def _resume_locked(
         )
         for phase, (sha, counts) in completed_phases(main, base, tip).items()
     }
+    if REPORT_PHASE in done:  # a re-run phase may commit after the report: the sweeps and the report run again
+        for phase in RESWEEP_PHASES:
+            done.pop(phase, None)
     env = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=False, deep=deep, embedder=embedder)
     try:
         commits = _execute(env, SLEEP_PHASES, done, clock, after_phase)

@@ -8,7 +8,12 @@ A name is a run only when
 2. the state plane (a non-dry ``state.sleep_runs`` row) or the branch's own trailers know it, and the branch
    agrees: every commit on ``base..branch`` carries ``Memhtml-Run: <name>`` (a run only appends phase commits,
    so a commit without it means the branch holds something else). Without a row, the base is the merge base with
-   the trunk and the branch must hold at least one such commit (or, already merged, its tip must be one).
+   the trunk and the branch must hold at least one such commit (or, already merged, its tip must be one), or be an
+   **abandoned start**: a branch still at its base whose run worktree exists under
+   ``<common dir>/memhtml/worktrees/`` (a run killed while starting), which is ``interrupted``.
+
+A name a live process holds the sleep lock for is ``running`` from the lock's first instant, before its row or
+branch exist.
 
 Then the run's **state** is judged (:data:`STATES`): ``running`` (a live process owns it: the sleep lock, which
 every run, resume and rebase holds throughout, names it and its process lives), ``interrupted`` (a
@@ -31,6 +36,7 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.commit import TRAILER_PHASE, TRAILER_RUN
 from git_memhtml.sleep.lock import live_holder
+from git_memhtml.sleep.runfiles import run_file_stem
 from git_memhtml.sleep.runs import RunRow, get_run, phase_rows, run_owner
 from git_memhtml.sleep.trunk import trunk_name
 
@@ -99,6 +105,15 @@ def _tip_trailer(repo: GitRepo, sha: str) -> list[str]:
     return [v.strip() for v in out.strip("\n").split("\x1f") if v.strip()]
 
 
+def _own_worktree(repo: GitRepo, name: str) -> bool:
+    """Whether run ``name``'s linked worktree exists where ``sleep run`` makes it
+    (``<common dir>/memhtml/worktrees/<stem>``): with a branch still at its base and no row, that is a run killed
+    while starting (before row-first ordering), which ``abort`` may remove."""
+    stem = run_file_stem(name)
+    folder = repo.worktree_path(stem)
+    return folder is not None and folder.resolve() == (repo.common_dir / "memhtml" / "worktrees" / stem).resolve()
+
+
 def _trunk_tip(repo: GitRepo) -> str | None:
     try:
         return repo.branch_sha(trunk_name(repo))
@@ -107,12 +122,14 @@ def _trunk_tip(repo: GitRepo) -> str | None:
 
 
 def _state(repo: GitRepo, db: IndexDB, name: str, row: RunRow | None, base: str, tip: str,
-           commits: tuple[str, ...], trunk: str | None) -> tuple[str, tuple[str, ...]]:
+           commits: tuple[str, ...], trunk: str | None, abandoned_start: bool = False) -> tuple[str, tuple[str, ...]]:
     holder = live_holder(repo)
     if holder is not None and holder.run_id == name and not holder.is_this_process():
         return "running", ()
     if row is not None:
         return _state_of_row(db, name, row)
+    if abandoned_start:
+        return "interrupted", ()
     if trunk is not None and repo.is_ancestor(tip, trunk):
         return "merged", ()
     phases = {v for _sha, values in repo.log_trailers(base, tip, TRAILER_PHASE) for v in values} if commits else set()
@@ -151,6 +168,10 @@ def resolve_sleep_run(repo: GitRepo, db: IndexDB, name: str | None, verb: str, *
     if not RUN_ID.fullmatch(name):
         raise _refuse(name, "not-a-run", "is not a sleep run id (runs are named sleep/<YYYY-MM-DD>-<suffix>)",
                       "git memhtml sleep status lists the runs")
+    holder = live_holder(repo)
+    if holder is not None and holder.run_id == name and not holder.is_this_process():
+        # a live run owns it, even in the instants before its row or branch exist
+        _check_verb(SleepRun(name, None, "", "", False, "running", (), (), None), verb, allow_failed)
     found = get_run(db, name)
     row = found if found is not None and not found.dry_run else None
     tip = repo.branch_sha(name)
@@ -191,10 +212,11 @@ def resolve_sleep_run(repo: GitRepo, db: IndexDB, name: str | None, verb: str, *
         raise _refuse(name, "not-a-run", f"commit {foreign[0][:12]} on it carries no '{TRAILER_RUN}: {name}' "
                       f"trailer ({len(foreign)} such commit(s)): the branch is not (only) a sleep run",
                       "merge it with plain git if you mean it; a sleep verb only acts on a run's own commits")
-    if row is None and not commits and name not in _tip_trailer(repo, tip):
+    abandoned_start = row is None and not commits and _own_worktree(repo, name)
+    if row is None and not commits and not abandoned_start and name not in _tip_trailer(repo, tip):
         raise _refuse(name, "not-a-run", f"no commit carries '{TRAILER_RUN}: {name}' and no run row names it",
                       "git memhtml sleep status lists the runs")
-    state, failed = _state(repo, db, name, row, base, tip, commits, trunk)
+    state, failed = _state(repo, db, name, row, base, tip, commits, trunk, abandoned_start)
     run = SleepRun(name, row, base, tip, branch_exists, state, failed, commits, run_owner(db, name) if row else None)
     _check_verb(run, verb, allow_failed)
     return run

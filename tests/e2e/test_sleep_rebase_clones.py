@@ -252,8 +252,7 @@ def test_two_clones_ledgers_both_survive_and_apply(
         git(who, "worktree", "add", "-q", str(folder), run_id)
         (folder / ledger_file(run_id)).write_text(json.dumps(mark, sort_keys=True, separators=(",", ":")) + "\n")
         git(folder, "add", ledger_file(run_id))
-        git(folder, "commit", "-q", "-m", f"memhtml(sleep(report)): record run {run_id}",
-            "--trailer", f"Memhtml-Run: {run_id}", "--trailer", "Memhtml-Phase: report")
+        git(folder, "commit", "-q", "--amend", "--no-edit")  # into the report commit, as the report phase does
         git(who, "worktree", "remove", str(folder))
         assert cli(capsys, "-C", str(who), "sleep", "merge", run_id, "--skip-gate")[0] == 0
     git(alice, "push", "-q", "origin", "main")

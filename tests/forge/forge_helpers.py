@@ -61,8 +61,8 @@ def add_ledger_commit(repo: Path, run_id: str, marks: list[dict[str, str]]) -> s
     path = folder / ledger_file(run_id)
     path.write_text("".join(json.dumps(m, sort_keys=True, separators=(",", ":")) + "\n" for m in marks))
     git(folder, "add", ledger_file(run_id))
-    git(folder, "commit", "-q", "-m", f"record the pending marks of {run_id}", "--trailer", f"Memhtml-Run: {run_id}",
-        "--trailer", "Memhtml-Phase: report")  # as the report phase commits it: sleep verbs act only on those
+    git(folder, "commit", "-q", "--amend", "--no-edit")  # into the run's report commit, where the report phase
+    # commits a ledger: the landing rail refuses any commit after the report
     git(repo, "worktree", "remove", str(folder))
     db = IndexDB.for_repo(main_repo)
     try:

@@ -28,3 +28,39 @@ def killed_mid_phase(repo: str) -> None:
     runner.PHASE_BODIES = {**runner.PHASE_BODIES, "retention-triage": dying}
     main_repo = GitRepo.discover(repo)
     run_sleep(main_repo, IndexDB.for_repo(main_repo), date=DATE, embedder=get_embedder("fake"), clock=lambda: NOW)
+
+
+START_POINTS: dict[str, tuple[str, str]] = {
+    "before-row": ("git_memhtml.sleep.run", "upsert_run"),
+    "before-branch": ("git_memhtml.gitrepo.repo", "GitRepo.create_branch"),
+    "before-worktree": ("git_memhtml.gitrepo.repo", "GitRepo.add_worktree"),
+    "before-first-phase": ("git_memhtml.sleep.run", "_open_env"),
+}
+"""Each step of a run's start → (module, attribute) that a child replaces to die (or wait) just before it."""
+
+
+def dies_while_starting(repo: str, point: str, wait_for: str | None = None, ready: str | None = None) -> None:
+    """Child: a real run that SIGKILLs itself at ``point`` of its start (:data:`START_POINTS`); with ``wait_for``,
+    it instead writes ``ready`` and waits there until ``wait_for`` exists, then dies (a live run in its first
+    instants)."""
+    import importlib
+    import time
+    from pathlib import Path
+
+    os.environ["MEMHTML_EMBED"] = "fake"
+    module_name, attribute = START_POINTS[point]
+    module = importlib.import_module(module_name)
+    owner: Any = module
+    for part in attribute.split(".")[:-1]:
+        owner = getattr(owner, part)
+
+    def dying(*_args: Any, **_kwargs: Any) -> Any:
+        if wait_for is not None and ready is not None:
+            Path(ready).write_text("ready")
+            while not Path(wait_for).exists():
+                time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    setattr(owner, attribute.split(".")[-1], dying)
+    main_repo = GitRepo.discover(repo)
+    run_sleep(main_repo, IndexDB.for_repo(main_repo), date=DATE, embedder=get_embedder("fake"), clock=lambda: NOW)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from run_helpers import killed_mid_phase
+from run_helpers import START_POINTS, dies_while_starting, killed_mid_phase
 
 from git_memhtml.cli.main import main
 from git_memhtml.embed.registry import get_embedder
@@ -181,3 +181,97 @@ def test_a_reused_pid_neither_holds_the_lock_nor_keeps_a_run_running(
     code, resumed, err = cli(capsys, "-C", str(repo), "sleep", "resume", run_id)
     assert code == 0, err
     assert not lock.exists()
+
+
+def _started_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "memory"
+    assert main(["init", str(repo)]) == 0
+    assert main(["-C", str(repo), "write", "--type", "semantic", "--title", "Fact", "--claim", "Port 80 is open."]) == 0
+    return repo
+
+
+def _leftovers(repo: Path) -> tuple[list[str], list[str]]:
+    """The ``sleep/…`` branches and the linked worktree folders left in ``repo``."""
+    branches = git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/sleep/").split()
+    trees = [line.split(" ", 1)[1] for line in git(repo, "worktree", "list", "--porcelain").splitlines()
+             if line.startswith("worktree ")][1:]
+    return branches, trees
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", sorted(START_POINTS))
+def test_a_run_killed_while_starting_is_interrupted_and_abort_removes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, point: str
+) -> None:
+    """The row is written before the branch and the worktree: every kill leaves a row, or nothing at all."""
+    monkeypatch.setenv("MEMHTML_NOW", NOW)
+    repo = _started_repo(tmp_path)
+    child = multiprocessing.get_context("fork").Process(target=dies_while_starting, args=(str(repo), point))
+    child.start()
+    child.join(120)
+    assert child.exitcode == -signal.SIGKILL
+    code, status, _ = cli(capsys, "-C", str(repo), "sleep", "status")
+    runs = status["data"]["runs"]
+    if point == "before-row":  # killed before anything of the run existed
+        assert runs == [] and _leftovers(repo) == ([], [])
+        return
+    [run] = runs
+    assert run["status"] == "interrupted"
+    code, aborted, err = cli(capsys, "-C", str(repo), "sleep", "abort", run["runId"])
+    assert code == 0, err
+    assert _leftovers(repo) == ([], [])
+    assert not (repo / ".git" / "memhtml" / "worktrees" / run["runId"].replace("/", "-")).exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", ["before-branch", "before-worktree"])
+def test_a_run_in_its_first_instants_is_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, point: str
+) -> None:
+    import time
+
+    monkeypatch.setenv("MEMHTML_NOW", NOW)
+    repo = _started_repo(tmp_path)
+    ready, release = tmp_path / "ready", tmp_path / "release"
+    child = multiprocessing.get_context("fork").Process(target=dies_while_starting,
+                                                        args=(str(repo), point, str(release), str(ready)))
+    child.start()
+    try:
+        deadline = time.time() + 120
+        while not ready.exists():
+            assert child.is_alive() and time.time() < deadline
+            time.sleep(0.05)
+        run_id = json.loads((repo / ".git" / "memhtml" / "sleep.lock").read_text())["runId"]
+        for verb in ("merge", "abort", "resume"):
+            code, refused, err = cli(capsys, "-C", str(repo), "sleep", verb, run_id)
+            assert code == 1 and "running" in err and run_id in err, (verb, err)
+        code, refused, _ = cli(capsys, "-C", str(repo), "sleep", "merge", run_id, "--skip-gate")
+        assert refused["refusal"] == "running"
+    finally:
+        release.write_text("go")
+        child.join(120)
+
+
+@pytest.mark.parametrize("with_worktree", [True, False])
+def test_a_row_less_start_is_abortable_only_with_our_worktree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, with_worktree: bool
+) -> None:
+    """A run killed while starting before rows came first: a branch at its base and our worktree, no row."""
+    from git_memhtml.sleep.run import worktree_folder, worktree_name
+
+    monkeypatch.setenv("MEMHTML_NOW", NOW)
+    repo = _started_repo(tmp_path)
+    run_id = "sleep/2026-02-01-0a0b0c"
+    main_repo = GitRepo.discover(repo)
+    main_repo.create_branch(run_id, git(repo, "rev-parse", "main").strip())
+    if with_worktree:
+        main_repo.add_worktree(worktree_name(run_id), worktree_folder(main_repo, run_id), run_id)
+    code, refused, err = cli(capsys, "-C", str(repo), "sleep", "merge", run_id, "--skip-gate")
+    assert code == 1 and refused["refusal"] == ("interrupted" if with_worktree else "not-a-run")
+    code, aborted, err = cli(capsys, "-C", str(repo), "sleep", "abort", run_id)
+    if not with_worktree:  # a hand-made branch at main is no run: never deleted
+        assert code == 1 and run_id in err and _leftovers(repo) == ([run_id], [])
+        assert refused["code"] == "ERR_NO_RUN"
+        return
+    assert code == 0, err
+    assert _leftovers(repo) == ([], [])
