@@ -30,6 +30,7 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.runfiles import run_file_stem
 from git_memhtml.sleep.review import review_run
+from git_memhtml.sleep.landing_rail import check_sleep_output
 from git_memhtml.sleep.runref import resolve_sleep_run
 from git_memhtml.sleep.review_markdown import MarkdownBody, render_markdown
 from git_memhtml.sleep.trunk import TRUNK, trunk_name
@@ -200,9 +201,12 @@ def open_pull_request(
         UsageError: no such remote (the hint names the fix); ``base`` is not a branch name (:func:`check_base_branch`).
         GitError: the push was rejected.
         ForgeError: ``gh`` failed (the body file is written and named in the message).
+        NotSleepOutput: the branch holds what sleep never produces (``sleep/landing_rail.py``), before any push.
     """
     base = trunk_name(repo) if base is None else check_base_branch(repo, base)
-    branch_sha = resolve_sleep_run(repo, db, run_id, "pr", allow_failed=allow_failed).tip_sha
+    run = resolve_sleep_run(repo, db, run_id, "pr", allow_failed=allow_failed)
+    branch_sha = run.tip_sha
+    check_sleep_output(repo, run.run_id, run.base_sha, branch_sha)  # a forged run never reaches a forge either
     try:
         remote_url = repo.run_git(["remote", "get-url", remote]).strip()
     except GitError as exc:

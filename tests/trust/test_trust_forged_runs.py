@@ -25,7 +25,7 @@ from git_memhtml.sleep.landing_rail import path_violations
 
 RUN = "sleep/2026-12-01-abcdef"
 NOW = "2026-12-01T09:00:00Z"
-VERBS: dict[str, list[str]] = {"merge": ["--skip-gate"], "rebase": ["--skip-gate"]}
+VERBS: dict[str, list[str]] = {"merge": ["--skip-gate"], "rebase": ["--skip-gate"], "pr": []}
 """verb → extra arguments (the gate is skipped so only the rail can refuse)."""
 
 
