@@ -14,7 +14,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "git_memhtml"
 
 EDGES = {
-    "pygit2": {"gitrepo/repo.py", "gitrepo/merging.py", "gitrepo/plumbing.py"},
+    "pygit2": {"gitrepo/repo.py", "gitrepo/committing.py", "gitrepo/merging.py", "gitrepo/plumbing.py"},
     "apsw": {"index/db.py"},
     "sqlite_vec": {"index/db.py"},
     "httpx": {"embed/openai.py"},

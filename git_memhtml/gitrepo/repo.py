@@ -8,50 +8,25 @@ indexes after its own commits.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import signal
 import subprocess
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import DiffFind, FileMode, FileStatus
+from pygit2.enums import DiffFind, FileStatus
 
-from git_memhtml.errors import GitError, HeadMoved, MemhtmlError, NotARepo, PathNotFound
+from git_memhtml.errors import GitError, NotARepo, PathNotFound
+from git_memhtml.gitrepo.committing import CommitPath
 from git_memhtml.gitrepo.identity import resolve_identity
-from git_memhtml.gitrepo.lock import DEFAULT_LOCK_TIMEOUT_S, write_lock
 from git_memhtml.gitrepo.merging import cherry_pick_in_memory, merge_commits_in_memory
-from git_memhtml.gitrepo.message import build_message
 from git_memhtml.gitrepo.plumbing import git_env, parse_git_date, prune_empty_dirs
 from git_memhtml.gitrepo.values import PARA_PREFIXES, Change, DirtyEntry, InMemoryMerge, Resolver, TreeChange
 from git_memhtml.cut import clip
 
 _DELETED = FileStatus.WT_DELETED | FileStatus.INDEX_DELETED
-_ZERO = "0" * 40
-_INDEX_LOCK_RETRIES = 40
-_INDEX_LOCK_WAIT_S = 0.05
-"""Writing the index waits up to 2 s (40 × 50 ms) for a concurrent git's ``index.lock``."""
-JOURNAL_PARTS = ("memhtml", "write-journal.json")
-"""Where :meth:`GitRepo.commit_files` notes the commit it is landing, under this work tree's git dir."""
-
-
-FAULT_POINTS = ("before-ref", "after-ref", "mid-files")
-"""Stages of :meth:`GitRepo.commit_files` a test can kill the process at: the commit object and journal exist but
-the branch has not moved; the branch moved but no file is written; the first of several files is written."""
-
-
-class _Unset:
-    """Marker of an argument not given."""
-
-
-_UNSET = _Unset()
-
-
-class GitRepo:
+class GitRepo(CommitPath):
     """A git repository with a work tree.
 
     Attributes:
@@ -65,10 +40,6 @@ class GitRepo:
         recovered: commits of a killed writer whose work tree :meth:`write_lock` finished (:meth:`recover_journal`).
     """
 
-    lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S
-    fault_point: str | None = None
-    """Test fault point: the stage of :meth:`commit_files` (one of :data:`FAULT_POINTS`) at which the process
-    kills itself with SIGKILL (the CLI sets it from ``MEMHTML_FAULT_POINT``; docs/store.md)."""
 
     def __init__(self, repo: pygit2.Repository) -> None:
         if repo.workdir is None:
@@ -312,32 +283,6 @@ class GitRepo:
                 target.write_bytes(data)
         self._reset_index_entries(head, wanted)
 
-    def _reset_index_entries(self, commit: str | None, paths: Sequence[str]) -> None:
-        """Set the index entries of ``paths`` to their blobs in ``commit`` (removed when absent there). A file
-        on disk holding that blob is added from disk, which records its stat data; any other keeps the blob, so
-        git shows the disk bytes as an unstaged change. Retries while another git holds ``index.lock``."""
-        tree = self._commit(commit).tree if commit else None
-        for attempt in range(_INDEX_LOCK_RETRIES):
-            index = self._repo.index
-            index.read(force=False)
-            for path in paths:
-                entry = _tree_entry(tree, path)
-                target = self.root / path
-                if entry is None:
-                    _index_remove(index, path)
-                elif target.is_file() and not target.is_symlink() and str(pygit2.hash(target.read_bytes())) == str(
-                        entry.id):
-                    index.add(path)
-                else:
-                    index.add(pygit2.IndexEntry(path, entry.id, FileMode(entry.filemode)))
-            try:
-                index.write()
-                return
-            except pygit2.GitError:
-                if attempt == _INDEX_LOCK_RETRIES - 1:
-                    raise
-                time.sleep(_INDEX_LOCK_WAIT_S)
-
     def staged_changes(self) -> bool:
         """Return whether the index differs from HEAD's tree."""
         index = self._repo.index
@@ -346,236 +291,6 @@ class GitRepo:
         head = self.head_sha()
         return head is None or tree != self._commit(head).tree_id
 
-    # -- commits ---------------------------------------------------------------------------------------------
-    @contextmanager
-    def write_lock(self, purpose: str) -> Iterator[None]:
-        """Hold the repository-wide write lock (:mod:`gitrepo.lock`) for ``purpose``; on entry, finish the commit
-        a killed writer of this work tree left half-applied (:meth:`recover_journal`).
-
-        Raises:
-            WriteLocked: another writer held it for more than :attr:`lock_timeout` seconds.
-        """
-        with write_lock(self.common_dir, purpose=purpose, timeout=self.lock_timeout):
-            finished = self.recover_journal()
-            if finished:
-                self.recovered.append(finished)
-            yield
-
-    def head_ref(self) -> tuple[str, str | None]:
-        """Return ``(ref, sha)`` of HEAD: the branch ref it points at (``HEAD`` when detached) and its commit
-        (``None`` on an unborn branch)."""
-        if self._repo.head_is_detached:
-            return "HEAD", str(self._repo.head.target)
-        ref = str(self._repo.lookup_reference("HEAD").target)
-        found = self._repo.references.get(ref)
-        return ref, None if found is None else str(found.resolve().target)
-
-    def _ref_sha(self, ref: str) -> str | None:
-        found = self._repo.references.get(ref)
-        return None if found is None else str(found.resolve().target)
-
-    def _compare_and_swap(self, ref: str, new: str, old: str | None, subject: str) -> None:
-        """Move ``ref`` from ``old`` (``None``: it must not exist) to ``new`` with ``git update-ref``, which checks
-        the old value under git's own ref lock.
-
-        Raises:
-            HeadMoved: ``ref`` is no longer at ``old`` (nothing was changed).
-            GitError: the update failed for another reason.
-        """
-        proc = subprocess.run(
-            ["git", "-C", str(self.root), "update-ref", "-m", clip(f"commit: {subject}", 200), ref, new, old or _ZERO],
-            capture_output=True, text=True, env=git_env(), check=False,
-        )
-        if proc.returncode == 0:
-            return
-        now = self._ref_sha(ref)
-        if now != old:
-            raise HeadMoved(
-                f"{ref} moved from {(old or 'nothing')[:12]} to {(now or 'nothing')[:12]} while committing; "
-                "nothing was committed",
-                hint="another program committed at the same time: run the command again",
-            )
-        raise GitError(f"git update-ref {ref} failed (exit {proc.returncode}): {clip(proc.stderr.strip(), 300)}",
-                       hint="check for a stale .lock file under .git/refs and retry")
-
-    def commit(self, subject: str, body: str | None = None, trailers: Sequence[tuple[str, str]] = ()) -> str | None:
-        """Commit what is staged on the checked-out branch; return the sha, or ``None`` when nothing is staged.
-
-        For work trees whose index is private to one process (a sleep run's worktree, a scratch corpus); the
-        user's checkout is written with :meth:`commit_files`. The message is :func:`message.build_message`'s (free
-        text cannot forge a trailer); the branch moves by compare-and-swap from the HEAD read here.
-
-        Raises:
-            HeadMoved: the branch moved meanwhile (nothing committed). GitError: git failed.
-        """
-        ref, head = self.head_ref()
-        index = self._repo.index
-        index.read(force=False)
-        tree = index.write_tree()
-        if head is not None and tree == self._commit(head).tree_id:
-            return None
-        return self._land(ref, head, tree, build_message(subject, body, trailers), subject)
-
-    def _land(self, ref: str, head: str | None, tree: pygit2.Oid, message: str, subject: str) -> str:
-        parents = [] if head is None else [pygit2.Oid(hex=head)]
-        try:
-            oid = self._repo.create_commit(
-                None, self._signature("AUTHOR"), self._signature("COMMITTER"), message, tree, parents
-            )
-        except pygit2.GitError as exc:
-            raise GitError(f"commit failed: {exc}", hint="check `git status` and retry") from exc
-        self._compare_and_swap(ref, str(oid), head, subject)
-        self.landed.append(str(oid))
-        return str(oid)
-
-    def commit_files(
-        self,
-        changes: Mapping[str, bytes | None],
-        subject: str,
-        body: str | None = None,
-        trailers: Sequence[tuple[str, str]] = (),
-        *,
-        parent: str | None | _Unset = _UNSET,
-        purpose: str = "commit",
-    ) -> str | None:
-        """Commit ``changes`` (``{path: new bytes, or None to delete}``) on the checked-out branch, then put them
-        in the work tree and the index; return the sha, or ``None`` when HEAD already holds exactly them.
-
-        Under :meth:`write_lock`: the tree is HEAD's plus ``changes`` (never what the shared index holds), the
-        commit's parent is the HEAD read (``parent``, when given, must still be it), the branch moves by
-        compare-and-swap, and only then are the files written and their index entries updated, so ``git
-        status`` stays clean and unrelated staged entries are kept. A journal under the git dir names the commit
-        while it lands: a process killed before the ref moved left nothing but unreachable objects; one killed
-        after is completed by the next writer (:meth:`recover_journal`).
-
-        Raises:
-            HeadMoved: HEAD is not ``parent``, or moved during the commit (nothing committed).
-            WriteLocked: see :meth:`write_lock`.
-            GitError: git failed before the commit landed; or, with ``landed`` set, while updating the work tree
-                after it (the commit stands; the next writer or ``doctor --fix`` finishes the work tree).
-        """
-        with self.write_lock(purpose):
-            ref, head = self.head_ref()
-            if not isinstance(parent, _Unset) and parent != head:
-                raise HeadMoved(
-                    f"HEAD moved from {(parent or 'nothing')[:12]} to {(head or 'nothing')[:12]} before the commit; "
-                    "nothing was committed",
-                    hint="another program committed at the same time: run the command again",
-                )
-            index = pygit2.Index()
-            if head is not None:
-                index.read_tree(self._commit(head).tree)
-            for path, data in sorted(changes.items()):
-                if data is None:
-                    _index_remove(index, path)
-                    continue
-                mode = FileMode(index[path].mode) if path in index else FileMode.BLOB
-                index.add(pygit2.IndexEntry(path, self._repo.create_blob(data), mode))
-            tree = index.write_tree(self._repo)
-            if head is not None and tree == self._commit(head).tree_id:
-                return None
-            message = build_message(subject, body, trailers)
-            parents = [] if head is None else [pygit2.Oid(hex=head)]
-            try:
-                oid = str(self._repo.create_commit(
-                    None, self._signature("AUTHOR"), self._signature("COMMITTER"), message, tree, parents))
-            except pygit2.GitError as exc:
-                raise GitError(f"commit failed: {exc}", hint="check `git status` and retry") from exc
-            journal = self.git_dir.joinpath(*JOURNAL_PARTS)
-            journal.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(journal, json.dumps({"ref": ref, "parent": head, "commit": oid,
-                                               "paths": sorted(changes)}).encode("utf-8"))
-            self._fault("before-ref")
-            try:
-                self._compare_and_swap(ref, oid, head, subject)
-            except MemhtmlError:  # the ref did not move; any other exception leaves the journal to judge
-                journal.unlink(missing_ok=True)
-                raise
-            self.landed.append(oid)
-            self._fault("after-ref")
-            try:
-                # index entries first: a plain `git commit` starting now builds from an index that has our paths
-                self._reset_index_entries(oid, sorted(changes))
-                self._materialize(oid, sorted(changes), fault=True)
-            except (OSError, pygit2.GitError) as exc:
-                raise GitError(
-                    f"commit {oid} landed, but updating the work tree failed: {exc}",
-                    hint="the next git memhtml write finishes it (or run git memhtml doctor --fix)",
-                ) from exc
-            journal.unlink(missing_ok=True)
-            return oid
-
-    def _fault(self, stage: str) -> None:
-        if self.fault_point == stage:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    def _materialize(self, commit: str, paths: Sequence[str], *, only_if: Callable[[str, bytes | None], bool]
-                     | None = None, fault: bool = False) -> None:
-        """Make the work tree and index entries of ``paths`` equal ``commit``'s (files written atomically).
-        ``only_if(path, bytes on disk or None)`` may veto a path (recovery never overwrites later edits)."""
-        tree = self._commit(commit).tree
-        done: list[str] = []
-        for path in paths:
-            entry = _tree_entry(tree, path)
-            want = None if entry is None else self.read_blob(str(entry.id))
-            target = self.root / path
-            disk = target.read_bytes() if target.is_file() else None
-            if disk != want:
-                if only_if is not None and not only_if(path, disk):
-                    done.append(path)  # its index entry still follows the commit; the edit shows as unstaged
-                    continue
-                if want is None:
-                    if target.is_file():
-                        target.unlink()
-                        prune_empty_dirs(target.parent, self.root)
-                else:
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    _write_atomic(target, want)
-            done.append(path)
-            if fault and len(done) == 1 < len(paths):
-                self._fault("mid-files")
-        self._reset_index_entries(commit, done)
-
-    def has_journal(self) -> bool:
-        """Whether a :meth:`commit_files` of this work tree was killed before it finished (one ``stat``)."""
-        return self.git_dir.joinpath(*JOURNAL_PARTS).is_file()
-
-    def recover_journal(self) -> str | None:
-        """Finish or forget the commit a killed :meth:`commit_files` of this work tree left in its journal.
-
-        A commit that reached its branch (it is an ancestor of the branch tip) gets its files written and its
-        index entries set, except paths edited since (their bytes are neither the parent's nor the commit's);
-        one that did not is forgotten (nothing had been written). Returns the sha finished, or ``None``.
-        Called on every :meth:`write_lock` entry; cheap when there is no journal (one ``stat``).
-        """
-        journal = self.git_dir.joinpath(*JOURNAL_PARTS)
-        if not journal.is_file():
-            return None
-        try:
-            note = json.loads(journal.read_text(encoding="utf-8"))
-            commit, ref, parent = note.get("commit"), str(note["ref"]), note.get("parent")
-            paths = [str(p) for p in note["paths"]]
-        except (ValueError, KeyError, TypeError, OSError):
-            journal.unlink(missing_ok=True)
-            return None
-        for path in paths:  # a temporary sibling of a file the killed writer was writing
-            target = self.root / path
-            if target.parent.is_dir():
-                for temp in target.parent.glob(f".{target.name}.memhtml-tmp-*"):
-                    temp.unlink(missing_ok=True)
-        tip = self._ref_sha(ref)
-        landed = bool(commit) and tip is not None and self._repo.get(commit) is not None \
-            and self.is_ancestor(str(commit), tip)
-        if landed:
-            before = self.tree_blobs(parent, prefixes=()) if parent else {}
-
-            def untouched(path: str, disk: bytes | None) -> bool:
-                old = before.get(path)
-                return disk is None if old is None else disk is not None and str(pygit2.hash(disk)) == old
-
-            self._materialize(str(commit), paths, only_if=untouched)
-        journal.unlink(missing_ok=True)
-        return str(commit) if landed else None
 
     # -- branches and worktrees ------------------------------------------------------------------------------
     def create_branch(self, name: str, sha: str) -> None:
@@ -749,31 +464,3 @@ class GitRepo:
         if parsed is None:
             return pygit2.Signature(name, email)
         return pygit2.Signature(name, email, parsed[0], parsed[1])
-
-
-def _tree_entry(tree: pygit2.Tree | None, path: str) -> pygit2.Object | None:
-    if tree is None:
-        return None
-    try:
-        entry = tree[path]
-    except KeyError:
-        return None
-    return entry if entry.type_str == "blob" else None
-
-
-def _index_remove(index: pygit2.Index, path: str) -> None:
-    try:
-        index.remove(path)
-    except (OSError, KeyError):
-        pass
-
-
-def _write_atomic(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` through a temporary sibling and a rename (readers see old or new bytes)."""
-    temp = target.with_name(f".{target.name}.memhtml-tmp-{os.getpid()}")
-    try:
-        temp.write_bytes(data)
-        os.replace(temp, target)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
