@@ -23,17 +23,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import synth  # noqa: E402  (the sibling benchmark module)
+import synth
 
-from git_memhtml.document.editors import get_meta  # noqa: E402
-from git_memhtml.embed.fake import FakeEmbedder  # noqa: E402
-from git_memhtml.embed.registry import get_embedder  # noqa: E402
-from git_memhtml.index import indexer  # noqa: E402
-from git_memhtml.index.access import observation_start, record_read  # noqa: E402
-from git_memhtml.gitrepo import GitRepo  # noqa: E402
-from git_memhtml.index.db import IndexDB  # noqa: E402
-from git_memhtml.sleep.contract import SLEEP_PHASES  # noqa: E402
-from git_memhtml.sleep.run import run_sleep  # noqa: E402
+from git_memhtml.document.editors import get_meta
+from git_memhtml.embed.fake import FakeEmbedder
+from git_memhtml.embed.registry import get_embedder
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index import indexer
+from git_memhtml.index.access import observation_start, record_read
+from git_memhtml.index.db import IndexDB
+from git_memhtml.sleep.engine.contract import SLEEP_PHASES
+from git_memhtml.sleep.engine.run import run_sleep
 
 PHASES = tuple(p for p in SLEEP_PHASES if p not in ("compress", "reprieve", "trace-consolidation", "task-detection",
                                                        "placement-triage", "integrity", "state-export", "report"))

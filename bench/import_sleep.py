@@ -52,16 +52,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.embed.registry import get_embedder
 from git_memhtml.errors import MemhtmlError, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
 from git_memhtml.output import emit, log, table
-from git_memhtml.sleep.env import PhaseReport
-from git_memhtml.sleep.run import run_sleep
+from git_memhtml.sleep.engine.env import PhaseReport
+from git_memhtml.sleep.engine.run import run_sleep
 from git_memhtml.store.ops import parse_op_stream
-from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import apply_batch
 
 BENCH_DIR = Path(__file__).resolve().parent

@@ -25,16 +25,15 @@ import time
 from pathlib import Path
 
 import numpy as np
+from synth import DIM, NOW, corpus, query
 
+from git_memhtml.document.template import render_memory
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.retrieval import search
 from git_memhtml.index.retrieval_sql import ARM_LIMIT, Scope, scope_sql, vector_arm_sql
-
-from git_memhtml.document.template import render_memory
-from synth import DIM, NOW, corpus, query
 
 EMBEDDER = FakeEmbedder(dim=DIM)
 QUERIES = 50

@@ -28,6 +28,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.embed.base import Embedder
 from git_memhtml.embed.registry import get_embedder
 from git_memhtml.gitrepo import GitRepo
@@ -36,7 +37,6 @@ from git_memhtml.index.indexer import update
 from git_memhtml.index.retrieval import ArmWeights, search
 from git_memhtml.index.weights import default_weights
 from git_memhtml.store.ops import parse_op_stream
-from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import apply_batch
 
 KS: tuple[int, ...] = (5, 10, 25, 50)
@@ -109,7 +109,7 @@ def summarise(results: Sequence[QuestionResult]) -> Summary:
     """Mean recall@k and MRR of ``results`` (zeros for none)."""
     n = len(results)
     if n == 0:
-        return Summary(0, {k: 0.0 for k in KS}, 0.0)
+        return Summary(0, dict.fromkeys(KS, 0.0), 0.0)
     recall = {k: sum(r.recall[k] for r in results) / n for k in KS}
     return Summary(n, recall, sum(r.reciprocal_rank for r in results) / n)
 

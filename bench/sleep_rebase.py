@@ -38,8 +38,8 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
 from git_memhtml.output import emit, log, table
-from git_memhtml.sleep.merge import merge_run
-from git_memhtml.sleep.rebase import rebase_run
+from git_memhtml.sleep.landing.merge import merge_run
+from git_memhtml.sleep.landing.rebase import rebase_run
 from git_memhtml.store.ops import parse_op_stream
 from git_memhtml.store.writer import apply_batch
 

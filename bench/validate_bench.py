@@ -35,10 +35,7 @@ from git_memhtml.document.template import render_memory
 from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.store.validate_files import validate_files
 
-WORDS = (
-    "checkout api timeout rollback deploy canary alarm paging latency retry budget cache shard replica quorum "
-    "ticket owner runbook incident upstream pool socket region failover queue worker cron metric dashboard"
-).split()
+WORDS = ["checkout", "api", "timeout", "rollback", "deploy", "canary", "alarm", "paging", "latency", "retry", "budget", "cache", "shard", "replica", "quorum", "ticket", "owner", "runbook", "incident", "upstream", "pool", "socket", "region", "failover", "queue", "worker", "cron", "metric", "dashboard"]
 TYPES = ("semantic", "procedural", "episodic", "error_pattern", "user_preference", "agent_insight")
 
 

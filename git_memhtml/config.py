@@ -82,7 +82,7 @@ def env_var(key: str) -> str:
 
 
 TRUNK_KEY = "memhtml.trunk"
-"""The git config key of the sleep trunk (read by ``git_memhtml.sleep.trunk``; no environment variable)."""
+"""The git config key of the sleep trunk (read by ``git_memhtml.sleep.engine.trunk``; no environment variable)."""
 
 
 def resolve_settings(
@@ -99,7 +99,7 @@ def resolve_settings(
         flags: values given on the command line (``None`` means not given).
     """
     values: dict[str, object] = {}
-    sources: dict[str, Source] = {key: "default" for key in KEYS}
+    sources: dict[str, Source] = dict.fromkeys(KEYS, "default")
     for key in KEYS:
         raw = git_config(_git_key(key))
         if raw is not None:

@@ -19,17 +19,17 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass, field
-from git_memhtml.domain.instants import hours_between
 from pathlib import Path
 
+from git_memhtml.domain.instants import hours_between
 from git_memhtml.embed.base import Embedder
 from git_memhtml.gitrepo import PARA_PREFIXES, GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import Parser
 from git_memhtml.index.verify import IndexDrift, TreeFacts, compare, repair, reproject, tree_facts
-from git_memhtml.sleep.contract import STALE_RUN_HOURS
-from git_memhtml.sleep.run import worktree_name
-from git_memhtml.sleep.runs import reap_stale
+from git_memhtml.sleep.engine.contract import STALE_RUN_HOURS
+from git_memhtml.sleep.engine.run import worktree_name
+from git_memhtml.sleep.engine.runs import reap_stale
 from git_memhtml.store.repo_init import GITATTRIBUTES_LINES
 
 WORKTREES_DIR = ("memhtml", "worktrees")

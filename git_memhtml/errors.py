@@ -46,7 +46,7 @@ class UsageError(MemhtmlError):
 
 class PathRefused(UsageError):
     """A path argument that does not name a memory: outside the repository, in the git dir or a dot-folder, a
-    generated listing, a symlink, malformed text (``git_memhtml.store.paths``); exits 2, nothing moved."""
+    generated listing, a symlink, malformed text (``git_memhtml.tree.paths``); exits 2, nothing moved."""
 
     code = "ERR_INVALID_FLAG"
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from git_memhtml.config import ResolvedSettings, resolve_settings
@@ -26,7 +26,7 @@ from git_memhtml.index.indexer import IndexReport, update
 from git_memhtml.index.retrieval import ArmWeights
 from git_memhtml.index.weights import default_weights
 from git_memhtml.output import warn
-from git_memhtml.store.paths import VERB_NEEDS, resolve_memory_path
+from git_memhtml.tree.paths import VERB_NEEDS, resolve_memory_path
 
 _INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
@@ -38,7 +38,7 @@ def utc_now() -> str:
         if not _INSTANT.match(pinned):
             raise UsageError(f"MEMHTML_NOW={pinned!r} is not an instant", hint="use YYYY-MM-DDTHH:MM:SSZ")
         return pinned
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass
@@ -76,7 +76,7 @@ class App:
         return the repository path. Called before anything opens the index, so a refusal moves nothing.
 
         Raises:
-            PathRefused, PathNotFound: see :func:`git_memhtml.store.paths.resolve_memory_path`.
+            PathRefused, PathNotFound: see :func:`git_memhtml.tree.paths.resolve_memory_path`.
         """
         return resolve_memory_path(self.repo().root, argument, need=VERB_NEEDS[verb], base=self.cwd(), name=name).path
 
@@ -98,7 +98,7 @@ class App:
             repo: GitRepo | None
             try:
                 repo = self.repo()
-            except Exception:  # noqa: BLE001 - settings outside a repository use global config only
+            except Exception:
                 repo = None
             lookup = repo.config_get if repo is not None else (lambda key: None)
             self._settings = resolve_settings(git_config=lookup, env=os.environ)
@@ -111,7 +111,7 @@ class App:
             s = self.settings().settings
             options = None
             if s.embed == "openai":
-                from git_memhtml.embed.openai import OpenAIOptions  # noqa: PLC0415 - httpx only when asked for
+                from git_memhtml.embed.openai import OpenAIOptions
 
                 options = OpenAIOptions(url=s.embed_url, model=s.embed_model, dim=s.embed_dim,
                                         api_key=os.environ.get(s.embed_key_env) or None, key_env=s.embed_key_env,

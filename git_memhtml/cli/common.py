@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -11,7 +12,10 @@ import click
 from git_memhtml.cli.app import App
 from git_memhtml.document.model import entity_problem
 from git_memhtml.errors import UsageError
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.hooks.gitconfig import ensure_config, local_place
 from git_memhtml.output import emit, envelope
+from git_memhtml.store.repo_init import InitReport, init_repo
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,7 +32,7 @@ def writes(*, on_head: bool = True) -> Callable[[F], F]:
             app_of(click.get_current_context()).before_write(on_head=on_head)
             return fn(*args, **kwargs)
 
-        setattr(wrapper, "__memhtml_writes__", True)
+        setattr(wrapper, "__memhtml_writes__", True)  # noqa: B010 - mypy cannot see a new attribute on the wrapper
         return wrapper  # type: ignore[return-value]
 
     return decorate
@@ -64,3 +68,16 @@ def check_entity_flag(value: str | None, flag: str = "--entity") -> str | None:
     if problem is not None:
         raise UsageError(f"{flag} {value!r} {problem}", hint=f"e.g. {flag} person:Priya")
     return value
+
+
+def init_memory(path: Path, *, env: Mapping[str, str] | None = None) -> InitReport:
+    """``git memhtml init``: :func:`git_memhtml.store.repo_init.init_repo` with the hook configuration wired in
+    (:func:`wire_merge_driver`). Same arguments, result and errors as ``init_repo``."""
+    return init_repo(path, env=env, configure=wire_merge_driver)
+
+
+def wire_merge_driver(repo: GitRepo) -> None:
+    """``init``'s hook configuration step: the merge-driver include in ``<common-dir>/memhtml/gitconfig``
+    (:func:`git_memhtml.hooks.gitconfig.ensure_config`, owner ``init``). Wired here, at the edge, so that
+    ``store`` never imports ``hooks`` (docs/architecture.md)."""
+    ensure_config(local_place(repo.common_dir), "init")

@@ -15,7 +15,7 @@ from git_memhtml.cli.common import app_of, json_option, respond
 from git_memhtml.config import KEYS, TRUNK_KEY, env_var, git_key
 from git_memhtml.errors import MemhtmlError
 from git_memhtml.output import table
-from git_memhtml.sleep.trunk import TRUNK, trunk_name
+from git_memhtml.sleep.engine.trunk import TRUNK, trunk_name
 
 
 @click.command("config")

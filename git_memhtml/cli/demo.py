@@ -12,21 +12,21 @@ from pathlib import Path
 import click
 
 from git_memhtml.cli.app import App, utc_now
+from git_memhtml.cli.common import init_memory
 from git_memhtml.cli.inputs import read_text_input
+from git_memhtml.cut import clip
 from git_memhtml.errors import UsageError
 from git_memhtml.eval.discriminate import TempFolderGate, gate_figures
-from git_memhtml.index.retrieval import search
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.gitrepo.identity import IDENTITY_HINT, IdentityUnknown, require_identity
+from git_memhtml.index.retrieval import search
 from git_memhtml.output import emit, table, warn
-from git_memhtml.sleep.merge import merge_run
-from git_memhtml.sleep.plan import plan
-from git_memhtml.sleep.review import review_run
-from git_memhtml.sleep.run import run_sleep
+from git_memhtml.sleep.engine.run import run_sleep
+from git_memhtml.sleep.landing.merge import merge_run
+from git_memhtml.sleep.presentation.plan import plan
+from git_memhtml.sleep.presentation.review import review_run
 from git_memhtml.store.ops import parse_op_stream
-from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import apply_batch
-from git_memhtml.cut import clip
 
 DEMO_CORPUS = Path(__file__).resolve().parents[1] / "resources" / "demo" / "memories.jsonl"
 """The demo corpus, shipped inside the package as package data (``git_memhtml/resources/demo``), so a wheel
@@ -63,7 +63,7 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
             repo_new.config_set(key, value)
         warn(f"no git identity is set; the demo repository commits as {DEMO_IDENTITY[0][1]} "
              f"<{DEMO_IDENTITY[1][1]}> (repository-local); set yours with: {IDENTITY_HINT}")
-    init = init_repo(directory, env=os.environ)
+    init = init_memory(directory, env=os.environ)
     emit(f"1. init      {init.root}")
     app = App(repo_path=directory)
     repo = app.repo()

@@ -16,9 +16,9 @@ from git_memhtml.cli.common import app_of, json_option, respond
 from git_memhtml.cli.index_cmds import index_group
 from git_memhtml.doctor import LEFTOVER_MODES, DoctorReport, diagnose, fix
 from git_memhtml.hooks.checks import git_integration_checks
-from git_memhtml.sleep.lock import lock_findings
-from git_memhtml.sleep.runs import mark_interrupted
 from git_memhtml.index.verify import IndexDrift, verify
+from git_memhtml.sleep.engine.lock import lock_findings
+from git_memhtml.sleep.engine.runs import mark_interrupted
 
 
 def drift_data(drift: IndexDrift) -> dict[str, Any]:

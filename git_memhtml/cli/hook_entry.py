@@ -18,21 +18,21 @@ def run(name: str, cwd: Path) -> str:
     """Scrub the inherited git variables, run the hook body for ``name`` in ``cwd``; return the outcome line.
     Never raises."""
     try:
-        from git_memhtml.cli.app import App, utc_now  # noqa: PLC0415 - after argv checks, to fail fast
-        from git_memhtml.hooks.runner import run_hook, scrub_git_env  # noqa: PLC0415
+        from git_memhtml.cli.app import App, utc_now
+        from git_memhtml.hooks.runner import run_hook, scrub_git_env
 
         git_dir = scrub_git_env(os.environ)
         app = App(repo_path=cwd)
         outcome = run_hook(name, cwd=cwd, env=os.environ, now=utc_now(), embedder_factory=app.embedder,
                            git_dir_env=git_dir)
         return f"git-memhtml {name}: {outcome.status}: {outcome.message}"
-    except BaseException as exc:  # noqa: BLE001 - a hook never fails a git command
+    except BaseException as exc:
         return f"git-memhtml {name}: failed: {type(exc).__name__}: {exc}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point; returns 0 whatever happens (a usage mistake is reported on stderr)."""
-    from git_memhtml.output import log  # noqa: PLC0415
+    from git_memhtml.output import log
 
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in HOOK_NAMES:

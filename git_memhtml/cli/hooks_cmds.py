@@ -87,7 +87,7 @@ def merge_driver_cmd(base: Path, ours: Path, theirs: Path, path: str) -> int:
     """Called by git as `git-memhtml merge-driver %O %A %B %P` for generated listings, sitemap, access sidecar."""
     try:
         return run_merge_driver(base, ours, theirs, path)
-    except Exception as exc:  # noqa: BLE001 - above 128 tells git the driver failed (not a conflict)
+    except Exception as exc:
         log(f"git-memhtml merge-driver: {path}: {type(exc).__name__}: {exc}")
         return DRIVER_FAILED
 

@@ -17,7 +17,7 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -89,7 +89,7 @@ def _crash_report(exc: BaseException) -> Path:
 
     folder = Path(tempfile.gettempdir()) / "git-memhtml-crashes"
     folder.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     text = (f"git-memhtml {__version__}\npython {platform.python_version()}\n{git_versions()}\n{db_versions()}\n"
             f"argv {sys.argv}\n\n" + "".join(traceback.format_exception(exc)))
     for n in itertools.count(1):
@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _after_commit(exc, app.landed_commits(), as_json)
         log("interrupted")
         return 130
-    except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into exit 3
+    except Exception as exc:
         if app.landed_commits():
             return _after_commit(exc, app.landed_commits(), as_json)
         log(f"internal error: {type(exc).__name__}: {exc}")

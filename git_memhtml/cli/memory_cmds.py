@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -11,10 +10,10 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
-from git_memhtml.cut import clip
 from git_memhtml.cli.app import utc_now
-from git_memhtml.cli.common import F, app_of, check_entity_flag, json_option, respond, writes
+from git_memhtml.cli.common import F, app_of, check_entity_flag, init_memory, json_option, respond, writes
 from git_memhtml.cli.inputs import read_text_input
+from git_memhtml.cut import clip
 from git_memhtml.document.model import MEMORY_TYPES
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.errors import InvalidMemory, MemhtmlError, PathNotFound, UsageError, WriteConflict
@@ -23,9 +22,7 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.output import table, warn
 from git_memhtml.store.batch_lines import apply_lines
 from git_memhtml.store.ops import WRITABLE_TYPES, WriteOp, op_schema_text, parse_op_lines, parse_op_stream
-from git_memhtml.store.paths import VERB_NEEDS, read_tree_file, resolve_memory_path
 from git_memhtml.store.reads import list_memories
-from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import (
     OpResult,
     apply_batch,
@@ -33,6 +30,7 @@ from git_memhtml.store.writer import (
     correct_memory,
     link_memories,
 )
+from git_memhtml.tree.paths import VERB_NEEDS, read_tree_file, resolve_memory_path
 
 APPLY_EPILOG = ("\b\nJSONL op schema: one JSON object per line, unknown fields refused (docs/apply.md):\n"
                 + op_schema_text())
@@ -65,7 +63,7 @@ def _indexed_head(db: IndexDB) -> str | None:
 def init_cmd(ctx: click.Context, path: Path | None, as_json: bool) -> int:
     """Create or complete a memory repository (PARA folders, .gitattributes, .gitignore, merge config)."""
     base = app_of(ctx).repo_path or Path.cwd()  # -C DIR: PATH is relative to DIR, as for git
-    report = init_repo(base / path if path is not None else base, env=os.environ)
+    report = init_memory(base / path if path is not None else base, env=os.environ)
     respond(
         as_json,
         "repo.init",

@@ -13,6 +13,7 @@ import click
 
 from git_memhtml.cli.app import App, utc_now
 from git_memhtml.cli.common import app_of, check_entity_flag, json_option, respond
+from git_memhtml.cut import clip
 from git_memhtml.document.model import MEMORY_TYPES
 from git_memhtml.errors import PathNotFound, UsageError
 from git_memhtml.index.access import reinforce
@@ -22,7 +23,6 @@ from git_memhtml.index.neighbors import MAX_DEPTH, MEMORY_RELS, neighbors
 from git_memhtml.index.recall import DEFAULT_BUDGET, Disclosure, IndexLine, recall
 from git_memhtml.index.retrieval import Hit, Scope, search
 from git_memhtml.output import kv, table, warn
-from git_memhtml.cut import clip
 
 F = TypeVar("F", bound=Callable[..., Any])
 

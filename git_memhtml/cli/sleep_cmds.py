@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from datetime import date as date_type
 import shutil
+from datetime import date as date_type
 from pathlib import Path
 from typing import Any
 
@@ -12,24 +12,24 @@ import click
 
 from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import app_of, json_option, respond, writes
+from git_memhtml.cut import clip, clip_join
 from git_memhtml.errors import DirtyTree, DiscriminationFailed, GitError, MemhtmlError, RunNotFound, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.output import emit, kv, log, stderr_is_tty, table, warn
-from git_memhtml.sleep.contract import select_phases
-from git_memhtml.sleep.env import PhaseReport
-from git_memhtml.sleep.forge import open_pull_request
-from git_memhtml.sleep.landings import landing_rows
-from git_memhtml.sleep.lock import live_holder
-from git_memhtml.sleep.merge import MergeReport, merge_run
-from git_memhtml.sleep.plan import plan
-from git_memhtml.sleep.reconcile import Reconciled, reconcile_landed_runs
-from git_memhtml.sleep.rebase import rebase_run
-from git_memhtml.sleep.review import diff_text, review_run
-from git_memhtml.sleep.review_markdown import render_markdown
-from git_memhtml.sleep.run import RunReport, abort_run, resume_sleep, run_sleep
-from git_memhtml.sleep.runs import all_runs, mark_interrupted, phase_rows, unfinished_runs
-from git_memhtml.cut import clip, clip_join
+from git_memhtml.sleep.engine.contract import select_phases
+from git_memhtml.sleep.engine.env import PhaseReport
+from git_memhtml.sleep.engine.lock import live_holder
+from git_memhtml.sleep.engine.run import RunReport, abort_run, resume_sleep, run_sleep
+from git_memhtml.sleep.engine.runs import all_runs, mark_interrupted, phase_rows, unfinished_runs
+from git_memhtml.sleep.landing.forge import open_pull_request
+from git_memhtml.sleep.landing.landings import landing_rows
+from git_memhtml.sleep.landing.merge import MergeReport, merge_run
+from git_memhtml.sleep.landing.rebase import rebase_run
+from git_memhtml.sleep.landing.reconcile import Reconciled, reconcile_landed_runs
+from git_memhtml.sleep.presentation.plan import plan
+from git_memhtml.sleep.presentation.review import diff_text, review_run
+from git_memhtml.sleep.presentation.review_markdown import render_markdown
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -270,7 +270,7 @@ _REFUSAL_ERRORS: dict[str, type[MemhtmlError]] = {
     "no-run": RunNotFound, "not-a-run": RunNotFound, "gate-failed": DiscriminationFailed, "dirty-checkout": DirtyTree,
     "main-advanced": GitError,
 }
-"""The error class (so the ``--json`` code) of each ``sleep merge`` refusal (sleep/merge.py); others: GitError."""
+"""The error class (so the ``--json`` code) of each ``sleep merge`` refusal (sleep/landing/merge.py); others: GitError."""
 
 
 def _refusal_error(result: MergeReport, data: dict[str, Any]) -> MemhtmlError:

@@ -83,7 +83,7 @@ def parse_document(html: str) -> Element:
     """
     try:
         root: Element = html5lib.parse(html, treebuilder="etree", namespaceHTMLElements=False, scripting=SCRIPTING)
-    except Exception as exc:  # noqa: BLE001 - a third-party parser's internal failure on hostile input
+    except Exception as exc:
         raise parser_failed(exc) from exc
     return root
 
@@ -98,7 +98,7 @@ def parse_fragment(html: str) -> Element:
         root: Element = html5lib.parseFragment(
             html, container="article", treebuilder="etree", namespaceHTMLElements=False, scripting=SCRIPTING
         )
-    except Exception as exc:  # noqa: BLE001 - a third-party parser's internal failure on hostile input
+    except Exception as exc:
         raise parser_failed(exc) from exc
     return root
 

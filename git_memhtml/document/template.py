@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Final
 
+from git_memhtml.document.bounds import depth_violation
 from git_memhtml.document.hash import collapse, content_hash, js_trim
 from git_memhtml.document.model import Link
-from git_memhtml.document.bounds import depth_violation
 from git_memhtml.document.parse import DEPTH_HINT, MAX_FILE_BYTES, parse_memory
 from git_memhtml.document.serialize import canonical_article_html, escape_attribute, escape_text, serialize_memory
 from git_memhtml.document.validate import LANG_TOKEN

@@ -24,7 +24,6 @@ from git_memhtml.document.allowlist import (
     refused_link_rels,
 )
 from git_memhtml.document.hash import canonical_text_of, iter_elements, js_trim, parse_document, tag_of
-from git_memhtml.document.model import META_ORDER, REPEATABLE_METAS, REQUIRED_METAS, rel_from_token
 from git_memhtml.document.meta_values import (
     MetaValues,
     is_valid_datetime,
@@ -32,6 +31,7 @@ from git_memhtml.document.meta_values import (
     read_meta_values,
     show,
 )
+from git_memhtml.document.model import META_ORDER, REPEATABLE_METAS, REQUIRED_METAS, rel_from_token
 from git_memhtml.document.urls import is_refresh, refused_scheme
 from git_memhtml.errors import InvalidMemory
 

@@ -67,7 +67,7 @@ def parse_with_errors(text: str) -> tuple[Element, list[str]]:
     parser = html5lib.HTMLParser(strict=False, namespaceHTMLElements=False)
     try:
         root: Element = parser.parse(text, scripting=SCRIPTING)
-    except Exception as exc:  # noqa: BLE001 - html5lib's internal failure on hostile input is a finding
+    except Exception as exc:
         raise parser_failed(exc) from exc
     errors = [parse_error_message(position, code, datavars) for position, code, datavars in parser.errors]
     if len(errors) > MAX_PARSE_ERRORS:

@@ -65,7 +65,7 @@ def _teleport(graph: Graph, seeds: Mapping[str, float] | Sequence[str] | None) -
     uniform = np.full(n, 1.0 / n)
     if seeds is None:
         return uniform
-    weights = dict(seeds) if isinstance(seeds, Mapping) else {seed: 1.0 for seed in seeds}
+    weights = dict(seeds) if isinstance(seeds, Mapping) else dict.fromkeys(seeds, 1.0)
     index = {node: i for i, node in enumerate(graph.nodes)}
     tele = np.zeros(n)
     for node in sorted(weights):
@@ -182,7 +182,7 @@ def bridge_counts(
     """
     graph = normalise_graph(nodes, edges)
     labels = communities if communities is not None else label_propagation(graph.nodes, graph.edges)
-    counts = {node: 0 for node in graph.nodes}
+    counts = dict.fromkeys(graph.nodes, 0)
     for src, dst, _strength in graph.edges:
         left, right = labels.get(src), labels.get(dst)
         if left is None or right is None or left == right:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 def parse_instant(value: str | None) -> datetime | None:
@@ -15,7 +15,7 @@ def parse_instant(value: str | None) -> datetime | None:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00").replace(" ", "T"))
     except ValueError:
         return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def require_instant(value: str) -> datetime:
@@ -28,7 +28,7 @@ def require_instant(value: str) -> datetime:
 
 def format_instant(value: datetime) -> str:
     """``YYYY-MM-DDTHH:MM:SSZ`` in UTC (the instant format of every stamp, core §1.2)."""
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def hours_between(start: str, end: str) -> float:

@@ -8,8 +8,9 @@ ISO-8601 UTC strings.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from git_memhtml.domain.instants import require_instant
 from typing import Literal
+
+from git_memhtml.domain.instants import require_instant
 
 Signal = Literal["positive", "negative", "neutral"]
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import astuple, dataclass
-from git_memhtml.domain.instants import parse_instant, require_instant
 from typing import Literal
+
+from git_memhtml.domain.instants import parse_instant, require_instant
 
 LN2 = math.log(2.0)
 """Recency is ``exp(-LN2 * age / half_life)``: the half-life defines the curve exactly (seed 000 §6)."""

@@ -81,7 +81,7 @@ def mmr(
            for i, path in enumerate(order)}
     units = {path: _unit(vectors.get(path)) if vectors is not None else None for path in order}
     chosen: list[str] = []
-    penalty = {path: 0.0 for path in order}
+    penalty = dict.fromkeys(order, 0.0)
     remaining = list(order)
     while remaining and len(chosen) < limit:
         best = max(

@@ -81,7 +81,7 @@ class WordLlamaEmbedder:
                     dim=self.dim,
                     disable_download=True,
                 )
-            except Exception as exc:  # noqa: BLE001 - any load failure means "model unavailable"
+            except Exception as exc:
                 raise ModelUnavailable(
                     f"cannot load the wordllama model {self.model!r}: {type(exc).__name__}: {exc}",
                     hint=_HINT,
@@ -115,6 +115,6 @@ class WordLlamaEmbedder:
                 )
                 for row, j in zip(vecs, batch, strict=True):
                     out[owners[j]] += row
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise ModelUnavailable(f"wordllama embedding failed: {type(exc).__name__}: {exc}", hint=_HINT) from exc
         return l2_normalise(out)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from git_memhtml.eval.controls import FAMILIES, TITLE_MARKERS, build_controls, probe_query
 from git_memhtml.eval.html import render_file, render_kit
@@ -25,7 +25,7 @@ DEFAULT_PROBES = 36
 ACCESS_SEED_XOR = 0x5F3759DF
 """The access stream is seeded ``seed ^ 0x5f3759df`` (sleep-eval §8.1)."""
 
-EPOCH = datetime(2026, 1, 1, 9, 0, 0, tzinfo=timezone.utc)
+EPOCH = datetime(2026, 1, 1, 9, 0, 0, tzinfo=UTC)
 """Day 0 of the corpus (sleep-eval §8.1)."""
 
 ARCHIVE_YEAR = "2025"
@@ -105,7 +105,7 @@ class _Memory:
 
 def iso(moment: datetime) -> str:
     """``YYYY-MM-DDTHH:MM:SSZ`` of a UTC datetime."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def slugify(text: str) -> str:

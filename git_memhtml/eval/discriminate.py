@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from git_memhtml.cut import clip_join
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.errors import DiscriminationFailed
 from git_memhtml.eval.corpus import DEFAULT_PROBES, DEFAULT_SEED, DEFAULT_SIZE, AccessRow, FixtureCorpus, build_corpus
@@ -22,7 +23,6 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import rebuild
 from git_memhtml.index.retrieval import ArmWeights, Scope, search
-from git_memhtml.cut import clip_join
 
 EVAL_NOW = "2026-08-02T00:00:00Z"
 """The instant the fixture index is built and searched at (sleep-eval §8.4)."""

@@ -89,9 +89,7 @@ CLAIM_TEMPLATES: dict[str, str] = {
 some templates carry no negation anchor and no variant anchor, so the fallbacks of §8.2 are exercised too."""
 
 STOPWORDS: frozenset[str] = frozenset(
-    """a an and are as at be but by for from has have he her his i if in into is it its me my of on or our she
-    so than that the their them then there these they this those to up was we were what when where which who
-    will with you your""".split()
+    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "he", "her", "his", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "so", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "up", "was", "we", "were", "what", "when", "where", "which", "who", "will", "with", "you", "your"]
 )
 """English stop words removed from a probe query (sleep-eval §8.2)."""
 

@@ -186,7 +186,7 @@ class CommitPath:
         body: str | None = None,
         trailers: Sequence[tuple[str, str]] = (),
         *,
-        parent: str | None | _Unset = _UNSET,
+        parent: str | _Unset | None = _UNSET,
         purpose: str = "commit",
     ) -> str | None:
         """Commit ``changes`` (``{path: new bytes, or None to delete}``) on the checked-out branch, then put them

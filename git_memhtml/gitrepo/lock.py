@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from git_memhtml.errors import StorageError, WriteLocked
@@ -138,7 +138,7 @@ def _acquire(path: Path, deadline: float, timeout: float, purpose: str) -> int:
                 os.close(fd)
                 raise refusal from None
             time.sleep(POLL_S)
-    since = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    since = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     record = f"pid={os.getpid()} host={socket.gethostname()} command={purpose!r} since={since}\n"
     try:
         os.ftruncate(fd, 0)

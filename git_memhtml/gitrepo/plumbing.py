@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pygit2
+
 
 def library_versions() -> str:
     """Return ``pygit2 X (libgit2 Y)`` for crash reports."""
@@ -37,7 +38,7 @@ def parse_git_date(value: str) -> tuple[int, int] | None:
     except ValueError:
         return None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
+        parsed = parsed.replace(tzinfo=UTC)
     delta = parsed.utcoffset()
     offset_minutes = int(delta.total_seconds() // 60) if delta is not None else 0
     return int(parsed.timestamp()), offset_minutes

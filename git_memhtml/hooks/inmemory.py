@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from git_memhtml.artifacts.listings import PublishRow, render_artifacts
+from git_memhtml.artifacts.merge import artifact_kind, merge_artifact
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo, InMemoryMerge
-from git_memhtml.hooks.artifact_merge import artifact_kind, merge_artifact
-from git_memhtml.sleep.publish import PublishRow, render_artifacts
-from git_memhtml.store.layout import is_indexable
+from git_memhtml.tree.layout import is_indexable
 
 
 def rows_of_tree(blobs: Mapping[str, str], read_blob: Callable[[str], bytes]) -> list[PublishRow]:

@@ -13,7 +13,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from git_memhtml.hooks.artifact_merge import merge_artifact
+from git_memhtml.artifacts.merge import merge_artifact
 
 CLEAN = 0
 CONFLICT = 1

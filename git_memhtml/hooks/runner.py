@@ -35,10 +35,10 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from git_memhtml.cut import clip_join
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import MemhtmlError, NotARepo
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.cut import clip_join
 
 if TYPE_CHECKING:
     from git_memhtml.index.db import IndexDB
@@ -168,8 +168,8 @@ def _catch_up(repo: GitRepo, now: str, embedder_factory: Callable[[], Embedder |
 
 def _landed_runs(repo: GitRepo, db: IndexDB, now: str) -> list[str]:
     """Sleep runs merged on a forge that this pull brought to ``main``: ledger applied once, landing recorded
-    (:func:`git_memhtml.sleep.reconcile.reconcile_landed_runs`, docs/forge-ci.md §3). Raises nothing expected."""
-    from git_memhtml.sleep.reconcile import reconcile_landed_runs  # noqa: PLC0415
+    (:func:`git_memhtml.sleep.landing.reconcile.reconcile_landed_runs`, docs/forge-ci.md §3). Raises nothing expected."""
+    from git_memhtml.sleep.landing.reconcile import reconcile_landed_runs  # noqa: PLC0415
 
     try:
         done = reconcile_landed_runs(repo, db, now)
@@ -213,7 +213,7 @@ def run_hook(
         repo = GitRepo.discover(cwd)
     except NotARepo as exc:
         return HookOutcome(hook, "skipped", exc.message, None)
-    except Exception as exc:  # noqa: BLE001 - a hook never fails
+    except Exception as exc:
         return HookOutcome(hook, "failed", f"{type(exc).__name__}: {exc}", None)
     log_path = repo.git_dir / "memhtml" / LOG_NAME
     try:
@@ -224,7 +224,7 @@ def run_hook(
             _log(log_path, hook, f"skipped: {reason}", now)
             return HookOutcome(hook, "skipped", reason, str(log_path))
         timeout = hook_timeout(env, repo.config_get)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         _log(log_path, hook, f"failed: {type(exc).__name__}: {exc}", now)
         return HookOutcome(hook, "failed", str(exc), str(log_path))
     return _locked_passes(repo, hook, now, embedder_factory, timeout, log_path, clock)
@@ -264,7 +264,7 @@ def _locked_passes(repo: GitRepo, hook: str, now: str, embedder_factory: Callabl
     except MemhtmlError as exc:
         status = "failed"
         message = f"{exc.message}" + (f" (hint: {exc.hint})" if exc.hint else "")
-    except Exception as exc:  # noqa: BLE001 - a hook never fails a git command
+    except Exception as exc:
         status = "failed"
         message = f"{type(exc).__name__}: {exc}"
     _log(log_path, hook, f"{status}: {message} ({clock() - start:.2f} s)", now)

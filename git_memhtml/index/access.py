@@ -90,7 +90,7 @@ def observation_start(db: IndexDB) -> str | None:
 def rename_access(db: IndexDB, old: str, new: str) -> bool:
     """Move the access row of ``old`` to ``new`` (core §3.3 ``onMove``): the CLI's ``archive`` and ``correct``
     call it once their commit landed, and a sleep run's plain archive moves reach it when the run lands
-    (:mod:`git_memhtml.sleep.access_moves`). A row already at ``new`` is replaced by ``old``'s history. Returns
+    (:mod:`git_memhtml.sleep.landing.access_moves`). A row already at ``new`` is replaced by ``old``'s history. Returns
     whether ``old`` had a row."""
     if old == new:
         return db.query_one("SELECT 1 FROM state.access WHERE path = ?", (old,)) is not None

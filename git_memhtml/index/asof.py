@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from git_memhtml.errors import UsageError
 
@@ -39,9 +39,9 @@ def parse_as_of(text: str) -> str:
         raise UsageError(f"--as-of {text!r} is not an instant; expected {AS_OF_FORMAT}",
                          hint="e.g. --as-of 2025-03-01 or --as-of 2025-03-01T09:30:00Z") from None
     if moment.tzinfo is None:  # a bare date (the shape admits no other zoneless form): midnight UTC
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     try:
-        utc = moment.astimezone(timezone.utc)
+        utc = moment.astimezone(UTC)
     except OverflowError:
         raise UsageError(f"--as-of {text!r} falls outside years 0001-9999 once converted to UTC",
                          hint="give an instant between 0001-01-01 and 9999-12-31 (UTC)") from None

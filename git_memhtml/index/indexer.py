@@ -32,7 +32,7 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.index.project import is_indexable, project
 from git_memhtml.index.write import delete_path, refuse, rename_path, write_projection
 from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
-from git_memhtml.store.paths import SYMLINK_REFUSED, read_tree_file, tree_file_problem
+from git_memhtml.tree.paths import SYMLINK_REFUSED, read_tree_file, tree_file_problem
 
 EMBED_SLICE = 960
 """Chunks per embedder call and per persisted transaction (core §3.7 step 7)."""
@@ -379,7 +379,7 @@ def embed_missing(db: IndexDB, embedder: Embedder | None, *, now: str) -> tuple[
             vecs = np.asarray(embedder.embed([t for _, t in batch]), dtype="<f4")
             if vecs.shape != (len(batch), embedder.dim):
                 raise ValueError(f"embedder returned shape {vecs.shape}, expected {(len(batch), embedder.dim)}")
-        except (MemhtmlError, Exception) as exc:  # noqa: BLE001 - an embedder failure never fails the pass
+        except (MemhtmlError, Exception) as exc:
             return written, f"{type(exc).__name__}: {exc}"
         with db.atomic():
             db.execute("INSERT INTO index_state(id) VALUES (1) ON CONFLICT(id) DO NOTHING")

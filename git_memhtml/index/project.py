@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from git_memhtml.document.model import REL_CLASSES, MemoryDocument
 from git_memhtml.domain.entities import entity_key, split_entity
-from git_memhtml.store.layout import has_memory_suffix
+from git_memhtml.tree.layout import has_memory_suffix
 
 CHUNK_CHARS = 1800
 """Longest chunk in characters (core §3.8)."""

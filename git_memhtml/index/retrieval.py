@@ -83,7 +83,7 @@ def _query_vector(embedder: Embedder | None, query: str) -> tuple[bytes | None, 
         return None, True
     try:
         vec = np.asarray(embedder.embed([query]), dtype="<f4")[0]
-    except Exception:  # noqa: BLE001 - an embedder failure never fails search (core §11.11)
+    except Exception:
         return None, True
     if not np.any(vec):
         return None, False  # nothing to compare (no token the embedder knows)

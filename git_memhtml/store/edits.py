@@ -14,8 +14,8 @@ from typing import Literal
 from git_memhtml.document import editors
 from git_memhtml.errors import PathRefused
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.store.layout import MAX_ORDINAL, archive_path_for
-from git_memhtml.store.paths import read_tree_file, symlink_problem, write_tree_file
+from git_memhtml.tree.layout import MAX_ORDINAL, archive_path_for
+from git_memhtml.tree.paths import read_tree_file, symlink_problem, write_tree_file
 
 EditKind = Literal["set", "add", "remove", "link", "unlink"]
 

@@ -13,9 +13,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from git_memhtml.document.model import MEMORY_TYPES, REL_CLASSES, TASK_STATUSES, entity_problem
-from git_memhtml.pathnames import shown_name
 from git_memhtml.errors import UsageError
 from git_memhtml.gitrepo.message import has_control
+from git_memhtml.pathnames import shown_name
 
 WRITABLE_TYPES = tuple(t for t in MEMORY_TYPES if t != "arc")
 """Agents write the nine types without ``arc``, which only sleep synthesises (core §1.5)."""

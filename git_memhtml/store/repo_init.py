@@ -5,14 +5,13 @@ Running it again changes nothing; running it in an existing repository adds only
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from git_memhtml.errors import DirtyTree, NotARepo
 from git_memhtml.gitrepo import GitRepo, enclosing_bare_repository
 from git_memhtml.gitrepo.identity import require_identity
-from git_memhtml.hooks.gitconfig import ensure_config, local_place
 
 KEEP_DIRS: tuple[str, ...] = (
     "projects",
@@ -100,13 +99,17 @@ def _ensure_attributes(path: Path) -> bool:
     return True
 
 
-def init_repo(path: Path, *, env: Mapping[str, str] | None = None) -> InitReport:
+def init_repo(path: Path, *, env: Mapping[str, str] | None = None,
+              configure: Callable[[GitRepo], object] | None = None) -> InitReport:
     """Create (if needed) and scaffold a memory repository at ``path``; commit what was added.
 
     Args:
         env: the process environment, given by the CLI: the commit identity is then checked (git's rules,
             :mod:`git_memhtml.gitrepo.identity`) before anything is scaffolded; ``None`` leaves the check to the
             commit itself.
+        configure: called with the repository under the write lock, after the staged-changes refusal and
+            before anything is scaffolded: the CLI passes the hook configuration step (the merge-driver
+            include, :func:`git_memhtml.hooks.gitconfig.ensure_config`), so ``store`` never imports ``hooks``.
 
     Raises:
         NotARepo: ``path`` is, or lies inside, a bare repository (nothing is written; hint: clone it).
@@ -133,16 +136,17 @@ def init_repo(path: Path, *, env: Mapping[str, str] | None = None) -> InitReport
     if env is not None:
         require_identity(env, repo.config_get)
     with repo.write_lock("init"):
-        return _scaffold(repo, created)
+        return _scaffold(repo, created, configure)
 
 
-def _scaffold(repo: GitRepo, created: bool) -> InitReport:
+def _scaffold(repo: GitRepo, created: bool, configure: Callable[[GitRepo], object] | None) -> InitReport:
     if repo.head_sha() is not None and repo.staged_changes():
         raise DirtyTree(
             f"{repo.root}: the git index holds staged changes",
             hint="commit them (`git commit`) or unstage them (`git restore --staged .`), then re-run init",
         )
-    ensure_config(local_place(repo.common_dir), "init")
+    if configure is not None:
+        configure(repo)
     written: list[str] = []
     for folder in KEEP_DIRS:
         keep = repo.root / folder / ".gitkeep"

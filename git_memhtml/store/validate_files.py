@@ -22,8 +22,8 @@ from git_memhtml.document.parse import MAX_FILE_BYTES
 from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
-from git_memhtml.store.layout import GENERATED_NAMES, has_memory_suffix, is_indexable
-from git_memhtml.store.paths import symlink_problem
+from git_memhtml.tree.layout import GENERATED_NAMES, has_memory_suffix, is_indexable
+from git_memhtml.tree.paths import symlink_problem
 
 MEMORY_SUFFIX: Final[str] = ".html"
 """Extension of every memory file (core §1)."""

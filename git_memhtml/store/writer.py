@@ -22,7 +22,8 @@ from git_memhtml.errors import InvalidMemory, MemhtmlError, PathRefused, UsageEr
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.gitrepo.message import fold_line
 from git_memhtml.store.edits import Edit, apply_edits, free_archive_path, link, set_meta
-from git_memhtml.store.layout import (
+from git_memhtml.store.ops import WriteOp
+from git_memhtml.tree.layout import (
     archive_path_for,
     filename_stem,
     free_path,
@@ -31,8 +32,7 @@ from git_memhtml.store.layout import (
     placement_for,
     slugify,
 )
-from git_memhtml.store.ops import WriteOp
-from git_memhtml.store.paths import Need, read_tree_file, resolve_memory_path, symlink_problem
+from git_memhtml.tree.paths import Need, read_tree_file, resolve_memory_path, symlink_problem
 
 DedupeLookup = Callable[[str], "str | Sequence[str] | None"]
 """Maps a content hash to the paths of active non-task memories the index says hold it (core §5.1). Only a path

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from bench_support import LOCOMO_JSON, PROJECT_ROOT, SHARED_DATA
 
-from git_memhtml.sleep.contract import SLEEP_PHASES
+from git_memhtml.sleep.engine.contract import SLEEP_PHASES
 
 
 def _load() -> ModuleType:

@@ -61,7 +61,7 @@ class _Server:
             def __init__(self, *args: object, **kwargs: object) -> None:
                 super().__init__(*args, directory=str(root), **kwargs)  # type: ignore[arg-type]
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:
                 seen.append(self.path)
                 if self.path.startswith("/beacon"):
                     self.send_response(204)
@@ -69,7 +69,7 @@ class _Server:
                     return
                 super().do_GET()
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server's name
+            def log_message(self, format: str, *args: object) -> None:
                 return
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

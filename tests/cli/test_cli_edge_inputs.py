@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.cli.main import main
-from git_memhtml.store.repo_init import init_repo
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from git_memhtml.store.repo_init import init_repo
+from git_memhtml.cli.common import init_memory as init_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD_OP = b'{"type": "semantic", "title": "Good", "claim": "Deploys take two minutes."}\n'

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -36,7 +36,7 @@ def test_many_crashes_in_one_second_make_as_many_files(crashes: Path) -> None:
 
 def test_an_existing_report_is_never_overwritten(crashes: Path) -> None:
     crashes.mkdir(parents=True)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     planted = []
     for moment in (now, now + timedelta(seconds=1), now + timedelta(seconds=2)):  # whichever second the call sees
         name = f"crash-{moment.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-1.log"

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from memdoc_helpers import MINIMAL_ARTICLE, memory_file
 
+from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.cli.main import main
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import render_memory
@@ -25,7 +26,6 @@ from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
-from git_memhtml.store.repo_init import init_repo
 
 NOT_ALLOWED = "is not allowed"
 SVG = "(SVG) is not allowed"

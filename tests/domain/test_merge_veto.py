@@ -176,12 +176,12 @@ def test_connected_components_sorted_and_ordered_by_root() -> None:
 def test_marker_vocabularies_are_complete() -> None:
     from git_memhtml.domain.merge import NEGATION_MARKERS, VARIANT_QUALIFIERS
 
-    assert NEGATION_MARKERS == {
+    assert {
         "not", "no", "never", "none", "cannot", "without", "neither", "nor", "avoid", "disallow", "disallowed",
         "forbidden", "unsafe", "invalid", "false", "fail", "fails", "failed", "deny", "denied", "reject",
         "rejected",
-    }
-    assert VARIANT_QUALIFIERS == {"pro", "max", "beta", "alpha", "rc", "preview", "legacy", "deprecated", "experimental"}
+    } == NEGATION_MARKERS
+    assert {"pro", "max", "beta", "alpha", "rc", "preview", "legacy", "deprecated", "experimental"} == VARIANT_QUALIFIERS
     for marker in sorted(NEGATION_MARKERS - {"cannot"}):
         assert negation_divergent(f"the step is {marker} here", "the step is here"), marker
     for qualifier in sorted(VARIANT_QUALIFIERS):

@@ -62,7 +62,7 @@ def test_half_lives() -> None:
 
 
 def test_recency_half_life_is_an_equality() -> None:
-    assert LN2 == math.log(2)
+    assert math.log(2) == LN2
     assert recency_signal(10, 10) == 0.5
     assert recency_signal(20, 10) == 0.25
     assert recency_signal(0, 10) == 1.0 and recency_signal(-3, 10) == 1.0

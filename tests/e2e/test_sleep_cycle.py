@@ -7,9 +7,9 @@ confidence-decay then resume; a second run on an unchanged corpus; the gate; bad
 from __future__ import annotations
 
 import json
-import re
 import multiprocessing
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -23,9 +23,9 @@ from git_memhtml.cli.main import main
 from git_memhtml.embed.registry import get_embedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.contract import NON_COMMITTING_PHASES, SLEEP_PHASES
-from git_memhtml.sleep.env import PhaseReport
-from git_memhtml.sleep.run import run_sleep
+from git_memhtml.sleep.engine.contract import NON_COMMITTING_PHASES, SLEEP_PHASES
+from git_memhtml.sleep.engine.env import PhaseReport
+from git_memhtml.sleep.engine.run import run_sleep
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
@@ -335,7 +335,7 @@ def test_failed_preflight_commits_nothing_and_skips_every_later_phase(
 
     bodies = dict(phase_module.PHASE_BODIES)
     bodies["preflight"] = _phase_runner("preflight")
-    monkeypatch.setattr("git_memhtml.sleep.run.PHASE_BODIES", bodies)
+    monkeypatch.setattr("git_memhtml.sleep.engine.run.PHASE_BODIES", bodies)
     code, run = cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)
     assert code == 1
     phases = run["data"]["phases"]
@@ -360,7 +360,7 @@ def test_a_failing_phase_is_a_value_its_writes_are_undone_and_later_phases_run(
 
     bodies = dict(phase_module.PHASE_BODIES)
     bodies["dedup-merge"] = _phase_runner("dedup-merge")
-    monkeypatch.setattr("git_memhtml.sleep.run.PHASE_BODIES", bodies)
+    monkeypatch.setattr("git_memhtml.sleep.engine.run.PHASE_BODIES", bodies)
     code, run = cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)
     assert code == 1
     by_phase = {p["phase"]: p for p in run["data"]["phases"]}
@@ -413,7 +413,7 @@ def test_merge_refuses_main_advanced_before_anything_moves(demo_repo: Path, caps
 def test_merge_refuses_gate_failed_and_an_already_merged_run(demo_repo: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     from git_memhtml.errors import DiscriminationFailed
-    from git_memhtml.sleep.merge import merge_run
+    from git_memhtml.sleep.landing.merge import merge_run
 
     assert cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)[0] == 0
     run_id = only_run(demo_repo)

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
+from git_memhtml.artifacts.listings import render_artifacts
 from git_memhtml.cli.main import main
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.hooks.inmemory import rows_of_tree
-from git_memhtml.sleep.publish import render_artifacts
-from git_memhtml.sleep.runfiles import ledger_file, report_path
+from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
 
 WRITTEN = "2026-01-01T09:00:00Z"
 DATE = "2026-02-01"  # a month after the writes: confidence-decay changes every memory

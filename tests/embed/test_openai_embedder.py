@@ -65,7 +65,7 @@ def serve() -> Iterator[Callable[..., Server]]:
         state = Server(list(script) or [lambda b: vectors_reply(b["input"])], delay=delay)
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server naming
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 status, headers, payload = state.handle(body, {k.lower(): v for k, v in self.headers.items()})

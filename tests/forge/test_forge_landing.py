@@ -27,7 +27,7 @@ from forge_helpers import (
 
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.reconcile import reconcile_landed_runs, run_id_of_file
+from git_memhtml.sleep.landing.reconcile import reconcile_landed_runs, run_id_of_file
 
 LATER = "2026-02-03T10:00:00Z"
 
@@ -181,8 +181,8 @@ def test_no_main_or_no_runs_is_a_no_op(tmp_path: Path) -> None:
 
 
 def test_reconcile_reads_back_the_file_names_the_report_phase_writes() -> None:
-    """One module (sleep/runfiles.py) names a run's files; reconcile must parse what it names."""
-    from git_memhtml.sleep import runfiles as report
+    """One module (sleep/engine/runfiles.py) names a run's files; reconcile must parse what it names."""
+    from git_memhtml.sleep.engine import runfiles as report
 
     assert run_id_of_file(report.report_path("sleep/2026-02-01-2").rsplit("/", 1)[-1]) == "sleep/2026-02-01-2"
     assert run_id_of_file(report.ledger_file("sleep/2026-02-01").rsplit("/", 1)[-1]) == "sleep/2026-02-01"

@@ -7,7 +7,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from forge_helpers import MARK, NOW, add_ledger_commit, applied_at, cli, git, memory_repo, promoted, set_promoted, sleep_run
+from forge_helpers import (
+    MARK,
+    NOW,
+    add_ledger_commit,
+    applied_at,
+    cli,
+    git,
+    memory_repo,
+    promoted,
+    set_promoted,
+    sleep_run,
+)
 
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.hooks.install import install

@@ -10,16 +10,16 @@ from forge_helpers import cli, git
 from git_memhtml.document.template import render_memory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.review import review_run
-from git_memhtml.sleep.review_markdown import (
+from git_memhtml.sleep.phases.tasks import Measurement, detected_task_path, detection_key, render_detected_task
+from git_memhtml.sleep.presentation.review import review_run
+from git_memhtml.sleep.presentation.review_markdown import (
     BODY_BUDGET_BYTES,
-    MAX_BODY_CHARS,
     MARKER,
+    MAX_BODY_CHARS,
     md_code,
     md_text,
     render_markdown,
 )
-from git_memhtml.sleep.tasks import Measurement, detected_task_path, detection_key, render_detected_task
 
 RUN = "sleep/2026-03-01"
 AT = "2026-03-01T00:00:00Z"

@@ -6,7 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from git_memhtml.sleep.publish import PublishRow, render_artifacts
+from git_memhtml.artifacts.listings import PublishRow, render_artifacts
 
 
 def git(root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -55,7 +55,7 @@ def publish_rows(root: Path) -> list[PublishRow]:
             continue
         try:
             doc = parse_memory(file.read_bytes(), path=rel)
-        except Exception:  # noqa: BLE001 - not a memory (e.g. a .gitkeep sibling)
+        except Exception:
             continue
         rows.append(PublishRow(rel, doc.title, doc.memory_type, doc.updated, doc.gist))
     return rows

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from git_memhtml.hooks.artifact_entries import parse_access, parse_listing, parse_sitemap
-from git_memhtml.hooks.artifact_merge import artifact_kind, merge3, merge_artifact
-from git_memhtml.sleep.publish import PublishRow, render_artifacts
+from git_memhtml.artifacts.entries import parse_access, parse_listing, parse_sitemap
+from git_memhtml.artifacts.listings import PublishRow, render_artifacts
+from git_memhtml.artifacts.merge import artifact_kind, merge3, merge_artifact
 
 A = PublishRow("areas/ops/a.html", 'Alpha & <"quotes">', "semantic", "2026-01-01T00:00:00Z", "gist of 'a'")
 B = PublishRow("areas/ops/b.html", "Beta", "episodic", "2026-01-03T00:00:00Z", "gist b")

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hooks_helpers import git, memory, publish, write
+
+from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.hooks.inmemory import merge_generated_in_memory
-from git_memhtml.store.repo_init import init_repo
-from hooks_helpers import git, memory, publish, write
 
 SIDECAR = ".memhtml/state/access.jsonl"
 

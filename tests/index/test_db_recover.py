@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.cli.main import main
 from git_memhtml.errors import StorageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.store.repo_init import init_repo
 
 
 def _corrupt(path: Path) -> None:

@@ -11,7 +11,7 @@ from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.env import PhaseEnv
+from git_memhtml.sleep.engine.env import PhaseEnv
 
 DATE = "2026-03-10"
 AT = f"{DATE}T00:00:00Z"

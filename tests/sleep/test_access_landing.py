@@ -18,7 +18,7 @@ import pytest
 from git_memhtml.cli.main import main
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.access_moves import land_access_moves
+from git_memhtml.sleep.landing.access_moves import land_access_moves
 from git_memhtml.store import edits
 
 DATE = "2026-02-01"

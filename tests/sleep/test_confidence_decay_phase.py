@@ -8,7 +8,7 @@ from sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, me
 
 from git_memhtml.document.editors import get_meta
 from git_memhtml.document.template import render_memory
-from git_memhtml.sleep.env import PhaseEnv
+from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import confidence_decay
 from git_memhtml.sleep.phases.confidence_decay import file_confidence
 

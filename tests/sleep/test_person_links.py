@@ -7,16 +7,16 @@ from pathlib import Path
 
 from sleep_corpus_helpers import AT, EMBEDDER, commit_and_reindex, make_env, make_repo, memory, tree_files
 
+from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.document.editors import get_links, get_meta
 from git_memhtml.document.model import Link
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.env import PhaseEnv
+from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import dedup_merge, entity_resolution, person_links
 from git_memhtml.store.ops import parse_op_stream
-from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import apply_batch
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from sleep_corpus_helpers import git, make_env, make_repo, memory
 
-from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.phases import confidence_decay, entity_resolution, person_links
 from git_memhtml.store import edits
 

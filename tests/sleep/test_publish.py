@@ -6,8 +6,7 @@ from pathlib import Path
 
 from sleep_corpus_helpers import make_env, make_repo, memory
 
-from git_memhtml.document.parse import parse_memory
-from git_memhtml.sleep.publish import (
+from git_memhtml.artifacts.listings import (
     PublishRow,
     listing_dirs,
     publish,
@@ -16,6 +15,7 @@ from git_memhtml.sleep.publish import (
     render_sitemap,
     scan_tree,
 )
+from git_memhtml.document.parse import parse_memory
 
 EVIL = PublishRow(
     path="areas/inbox/evil.html",

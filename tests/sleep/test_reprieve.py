@@ -8,7 +8,7 @@ from sleep_corpus_helpers import AT, make_env, make_repo, tree_files
 
 from git_memhtml.document.editors import get_meta
 from git_memhtml.document.template import render_memory
-from git_memhtml.sleep.env import PhaseEnv
+from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import reprieve
 from git_memhtml.sleep.phases.reprieve import extended_until
 

@@ -12,10 +12,10 @@ from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.access import observation_start, record_read
-from git_memhtml.sleep.env import PhaseEnv
+from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import retention_triage, state_export
+from git_memhtml.sleep.phases.scoring import retention_pass
 from git_memhtml.sleep.phases.state_export import SIDECAR_PATH
-from git_memhtml.sleep.scoring import retention_pass
 
 OLD = "2025-01-01T00:00:00Z"
 OBSERVING = "2025-06-01T00:00:00Z"

@@ -25,9 +25,9 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index import indexer
 from git_memhtml.index.access import observation_start, record_read
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.env import PhaseEnv
+from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import retention_triage
-from git_memhtml.sleep.scoring import retention_pass
+from git_memhtml.sleep.phases.scoring import retention_pass
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 SIZE = 10_000

@@ -16,8 +16,8 @@ from git_memhtml.document import editors
 from git_memhtml.document.hash import content_hash
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.review import classify, modified_class, review_run
-from git_memhtml.sleep.review_markdown import render_markdown
+from git_memhtml.sleep.presentation.review import classify, modified_class, review_run
+from git_memhtml.sleep.presentation.review_markdown import render_markdown
 
 RUN = "sleep/2026-03-11"
 AT = "2026-03-11T00:00:00Z"

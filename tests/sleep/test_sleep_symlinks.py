@@ -10,8 +10,8 @@ from pathlib import Path
 
 from sleep_corpus_helpers import make_repo, memory
 
+from git_memhtml.artifacts.listings import publish, scan_tree
 from git_memhtml.index.db import open_index
-from git_memhtml.sleep.publish import publish, scan_tree
 
 REFUSED = "is a symlink: refused, symlinks are never followed"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sleep_corpus_helpers import make_env, make_repo, memory
 
-from git_memhtml.sleep.env import PhaseEnv
+from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import state_export
 from git_memhtml.sleep.phases.state_export import SIDECAR_PATH
 

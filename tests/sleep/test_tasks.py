@@ -7,8 +7,8 @@ from pathlib import Path
 from sleep_corpus_helpers import AT, commit_and_reindex, git, make_env, make_repo, memory, tree_files
 
 from git_memhtml.document.editors import get_meta, get_metas
-from git_memhtml.sleep.env import PhaseEnv
-from git_memhtml.sleep.tasks import (
+from git_memhtml.sleep.engine.env import PhaseEnv
+from git_memhtml.sleep.phases.tasks import (
     Measurement,
     Quote,
     close_vanished,

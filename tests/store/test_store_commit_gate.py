@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import render_memory
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.store.ops import WriteOp
-from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import archive_memory, correct_memory, link_memories
 
 NOW = "2026-11-30T10:00:00Z"

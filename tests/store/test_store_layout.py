@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from git_memhtml.store.layout import (
+from git_memhtml.tree.layout import (
     archive_path_for,
     filename_stem,
     free_path,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.store.ops import WriteOp
-from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import apply_batch
 
 NOW = "2026-11-30T10:00:00Z"

@@ -1,4 +1,4 @@
-"""The resolver's typed result and the writes it guards (``git_memhtml.store.paths``; docs/store.md).
+"""The resolver's typed result and the writes it guards (``git_memhtml.tree.paths``; docs/store.md).
 
 The CLI rows live in ``tests/trust/test_trust_paths.py``; here the library entry points: the per-verb needs,
 the ``MemoryPath`` fields, and writes that would follow a linked folder (placement, archive destination).
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.errors import PathNotFound, PathRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.store.ops import WriteOp
-from git_memhtml.store.paths import MemoryPath, Need, read_tree_file, resolve_memory_path
-from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import apply_batch, archive_memory
+from git_memhtml.tree.paths import MemoryPath, Need, read_tree_file, resolve_memory_path
 
 NOW = "2026-11-30T10:00:00Z"
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from git_memhtml.document.editors import get_meta, get_links
+from git_memhtml.cli.common import init_memory as init_repo
+from git_memhtml.document.editors import get_links, get_meta
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.errors import PathNotFound, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.store.edits import apply_edits, set_meta
 from git_memhtml.store.ops import WriteOp, parse_op_stream
-from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import _render, apply_batch, archive_memory, commit_subject, correct_memory
 
 NOW = "2026-11-30T10:00:00Z"

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.errors import HeadMoved, WriteLocked
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.gitrepo.lock import write_lock
 from git_memhtml.gitrepo.message import build_message
-from git_memhtml.store.repo_init import init_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 _BIN = Path(sys.executable).with_name("git-memhtml")
@@ -115,7 +115,7 @@ def test_a_commit_on_a_stale_head_is_refused_and_changes_nothing(repo: GitRepo) 
     with pytest.raises(HeadMoved):
         repo.commit_files({"areas/inbox/x.html": b"x"}, "memhtml(write): x", parent=stale)
     with pytest.raises(HeadMoved):  # the ref update itself compares and swaps
-        repo._compare_and_swap(repo.head_ref()[0], moved or "", stale, "x")  # noqa: SLF001 - the CAS primitive
+        repo._compare_and_swap(repo.head_ref()[0], moved or "", stale, "x")
     assert repo.head_sha() == moved and not (repo.root / "areas/inbox/x.html").exists() and status(repo.root) == ""
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from git_memhtml.embed.registry import get_embedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.run import run_sleep
+from git_memhtml.sleep.engine.run import run_sleep
 
 DATE = "2026-02-01"
 NOW = "2026-02-01T09:00:00Z"
@@ -18,7 +18,7 @@ NOW = "2026-02-01T09:00:00Z"
 def killed_mid_phase(repo: str) -> None:
     """Child: a real run that SIGKILLs itself inside retention-triage, after staging a half-written file."""
     os.environ["MEMHTML_EMBED"] = "fake"
-    import git_memhtml.sleep.run as runner
+    import git_memhtml.sleep.engine.run as runner
 
     def dying(env: Any) -> Any:
         (env.repo.root / "areas" / "half.html").write_text("half")
@@ -31,10 +31,10 @@ def killed_mid_phase(repo: str) -> None:
 
 
 START_POINTS: dict[str, tuple[str, str]] = {
-    "before-row": ("git_memhtml.sleep.run", "upsert_run"),
+    "before-row": ("git_memhtml.sleep.engine.run", "upsert_run"),
     "before-branch": ("git_memhtml.gitrepo.repo", "GitRepo.create_branch"),
     "before-worktree": ("git_memhtml.gitrepo.repo", "GitRepo.add_worktree"),
-    "before-first-phase": ("git_memhtml.sleep.run", "_open_env"),
+    "before-first-phase": ("git_memhtml.sleep.engine.run", "_open_env"),
 }
 """Each step of a run's start → (module, attribute) that a child replaces to die (or wait) just before it."""
 

@@ -1,7 +1,7 @@
 """Trust rule: no forged run lands (issue 8 item 3, "nothing outside a memory file is touched").
 
 A branch anyone can make, carrying typed ``Memhtml-Run`` / ``Memhtml-Phase: report`` trailers, passes the
-resolver; the landing rail (git_memhtml/sleep/landing_rail.py) must refuse it in ``sleep merge`` and ``sleep
+resolver; the landing rail (git_memhtml/sleep/landing/rail.py) must refuse it in ``sleep merge`` and ``sleep
 rebase`` before anything moves. Rows: each way to forge the branch × each verb → exit 1, refusal
 ``not-sleep-output``, a message naming the offending path or commit, and main, every ref, the worktree list and the
 work tree unchanged. A forge joins by adding a builder to ``FORGES``; a verb by adding to ``VERBS``. A real run of
@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
+from git_memhtml.cli.demo import DEMO_CORPUS
 from git_memhtml.cli.main import main
 from git_memhtml.gitrepo.values import TreeChange
-from git_memhtml.cli.demo import DEMO_CORPUS
-from git_memhtml.sleep.landing_rail import path_violations
+from git_memhtml.sleep.landing.rail import path_violations
 
 RUN = "sleep/2026-12-01-abcdef"
 NOW = "2026-12-01T09:00:00Z"
@@ -251,11 +251,11 @@ def test_a_failed_run_resumed_after_its_report_still_lands(
 ) -> None:
     """The re-run phase commits after the first report; resume re-runs the sweeps and the report, so the run is a
     second canonical pass ending in a report, and the rail lets it land."""
-    import git_memhtml.sleep.run as runner
+    import git_memhtml.sleep.engine.run as runner
     from git_memhtml.embed.registry import get_embedder
     from git_memhtml.gitrepo import GitRepo
     from git_memhtml.index.db import IndexDB
-    from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
+    from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
     from git_memhtml.store.edits import archive_file
 
     monkeypatch.setenv("MEMHTML_NOW", NOW)

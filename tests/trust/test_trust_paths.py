@@ -254,7 +254,7 @@ def test_verb_specific_refusals(world: Path, verb: str, raw: str, capsys: pytest
 
 
 def test_every_path_verb_has_a_row() -> None:
-    from git_memhtml.store.paths import VERB_NEEDS
+    from git_memhtml.tree.paths import VERB_NEEDS
 
     assert {c.verb for c in COMMANDS} == set(VERB_NEEDS)
 

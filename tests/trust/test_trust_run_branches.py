@@ -30,8 +30,8 @@ from git_memhtml.cli.main import main
 from git_memhtml.embed.registry import get_embedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.env import PhaseReport
-from git_memhtml.sleep.run import run_sleep
+from git_memhtml.sleep.engine.env import PhaseReport
+from git_memhtml.sleep.engine.run import run_sleep
 
 DATE = "2026-02-01"
 NOW = "2026-02-01T09:00:00Z"
@@ -168,7 +168,7 @@ def make_failed(repo: Path, monkeypatch: pytest.MonkeyPatch) -> str:
         raise RuntimeError("dedup-merge exploded")
 
     with monkeypatch.context() as patch:
-        patch.setattr("git_memhtml.sleep.run.PHASE_BODIES", {**phase_module.PHASE_BODIES, "dedup-merge": boom})
+        patch.setattr("git_memhtml.sleep.engine.run.PHASE_BODIES", {**phase_module.PHASE_BODIES, "dedup-merge": boom})
         assert cli("-C", str(repo), "sleep", "run", "--date", DATE) == 1
     [run_id] = run_branches(repo)
     return run_id

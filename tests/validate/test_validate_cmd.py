@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.cli.main import main
 from git_memhtml.document.parse import MAX_FILE_BYTES
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.validate_files import default_memory_paths, validate_files
 
 GOLDEN = Path(__file__).resolve().parents[1] / "document" / "golden"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from git_memhtml.sleep.contract import SLEEP_PHASES
-from git_memhtml.sleep.env import PhaseBody
+from git_memhtml.sleep.engine.contract import SLEEP_PHASES
+from git_memhtml.sleep.engine.env import PhaseBody
 from git_memhtml.sleep.phases import (
     _nomodel,
     confidence_decay,

@@ -6,7 +6,7 @@ write nothing and spend no call.
 
 from __future__ import annotations
 
-from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
 
 NO_MODEL = "no model bound"
 NO_CONSOLIDATOR = "no consolidator bound"

@@ -18,13 +18,12 @@ stops producing diffs. A written value has three decimals and the stamp sets ``u
 from __future__ import annotations
 
 import math
-from git_memhtml.domain.instants import parse_instant
 
 from git_memhtml.document.editors import get_meta
 from git_memhtml.domain.decay import decay_confidence, format_confidence, should_commit
-from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
+from git_memhtml.domain.instants import parse_instant
+from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
 from git_memhtml.store.edits import set_meta, stamp_file
-
 
 DECAY_PERIOD_DAYS = 7
 """One decay step per this many days since the file's last ``updated`` stamp (our decision, docs/sleep.md)."""

@@ -42,12 +42,12 @@ from git_memhtml.domain.entities import (
 )
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
-from git_memhtml.sleep.queries import EntityCount, active_entities
-from git_memhtml.sleep.tasks import Measurement, TaskTally, mint_detected_task
+from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.phases.queries import EntityCount, active_entities
+from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task
 from git_memhtml.store import edits
-from git_memhtml.store.layout import slugify
-from git_memhtml.store.paths import tree_file_problem
+from git_memhtml.tree.layout import slugify
+from git_memhtml.tree.paths import tree_file_problem
 
 DETECTOR = "entity-resolution"
 PEOPLE_DIR = "resources/people"

@@ -22,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from git_memhtml.artifacts.listings import TreeFile, publish_rows, render_artifacts, scan_tree, write_artifacts
 from git_memhtml.document.editors import get_links
 from git_memhtml.document.model import Link
-from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
-from git_memhtml.sleep.publish import TreeFile, publish_rows, render_artifacts, scan_tree, write_artifacts
+from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
 from git_memhtml.store.edits import Edit, link, set_meta, stamp_file, unlink
-from git_memhtml.store.layout import archive_path_for, is_valid_memory_path
+from git_memhtml.tree.layout import archive_path_for, is_valid_memory_path
 
 ARCHIVE_LOOKBACK_YEARS = 10
 """Years tried before the run year when chasing an archived target, newest first (seed 000 §14)."""

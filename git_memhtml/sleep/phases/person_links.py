@@ -16,10 +16,10 @@ from git_memhtml.document import editors
 from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
 from git_memhtml.domain.entities import PERSON, display_name, name_key
-from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
-from git_memhtml.sleep.queries import active_corpus
+from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.phases.queries import active_corpus
 from git_memhtml.store import edits
-from git_memhtml.store.layout import slugify
+from git_memhtml.tree.layout import slugify
 
 PEOPLE_DIR = "resources/people"
 """Where person files live (core §2.2, §2.5)."""

@@ -6,10 +6,10 @@ phase; vector coverage floor 0.5 hard, 0.95 warning, only when the vector plane 
 
 from __future__ import annotations
 
+from git_memhtml.cut import clip_join
 from git_memhtml.errors import DirtyTree, IndexStale
 from git_memhtml.index.indexer import update
-from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
-from git_memhtml.cut import clip_join
+from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
 
 VECTOR_COVERAGE_HARD_FLOOR = 0.5
 VECTOR_COVERAGE_WARN_FLOOR = 0.95

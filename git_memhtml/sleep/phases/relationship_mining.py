@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from git_memhtml.domain.neighbors import top_neighbor_pairs
-from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
-from git_memhtml.sleep.queries import first_chunk_vectors, vector_space
-from git_memhtml.sleep.scoring import GROUPING_REL, active_rows
+from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.phases.queries import first_chunk_vectors, vector_space
+from git_memhtml.sleep.phases.scoring import GROUPING_REL, active_rows
 
 MINING_FLOOR = 0.85
 """Cosine floor of a mined ``relates_to`` edge (seed 000 §5 "Mining cosine / k / sample")."""

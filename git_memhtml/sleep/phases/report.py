@@ -13,9 +13,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome, PhaseReport
-from git_memhtml.sleep.report_html import render_report
-from git_memhtml.sleep.runfiles import ledger_file, report_path
+from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome, PhaseReport
+from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
+from git_memhtml.sleep.presentation.report_html import render_report
 
 PHASE = "report"
 

@@ -12,8 +12,8 @@ are never evicted here. Nothing is deleted.
 
 from __future__ import annotations
 
-from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
-from git_memhtml.sleep.scoring import retention_pass
+from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.phases.scoring import retention_pass
 from git_memhtml.store.edits import archive_file
 
 EXEMPT_TYPES: frozenset[str] = frozenset({"arc", "task"})

@@ -9,7 +9,7 @@ only when they differ, so a quiet night commits nothing here.
 from __future__ import annotations
 
 from git_memhtml.index.access import export_access_jsonl
-from git_memhtml.sleep.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
 
 SIDECAR_PATH = ".memhtml/state/access.jsonl"
 """The committed sidecar (core §2.1)."""

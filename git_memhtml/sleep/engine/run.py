@@ -23,20 +23,18 @@ from git_memhtml.errors import GitError, MemhtmlError, RunRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
-from git_memhtml.sleep.commit import TRAILER_COUNTS, TRAILER_PHASE, commit_phase
-from git_memhtml.sleep.contract import (
+from git_memhtml.sleep.engine.commit import TRAILER_COUNTS, TRAILER_PHASE, commit_phase
+from git_memhtml.sleep.engine.contract import (
     HARD_PREREQUISITES,
     MAX_SAME_DAY_RUNS,
     NON_COMMITTING_PHASES,
     SLEEP_PHASES,
 )
-from git_memhtml.sleep.env import DetectionBudget, PhaseEnv, PhaseReport
-from git_memhtml.sleep.phases import PHASE_BODIES
-from git_memhtml.sleep.lock import relabel, remove_locks, sleep_lock, stale_git_locks
-from git_memhtml.sleep.runfiles import run_file_stem
-from git_memhtml.sleep.runref import resolve_sleep_run
-from git_memhtml.sleep.trunk import trunk_sha
-from git_memhtml.sleep.runs import (
+from git_memhtml.sleep.engine.env import DetectionBudget, PhaseEnv, PhaseReport
+from git_memhtml.sleep.engine.lock import relabel, remove_locks, sleep_lock, stale_git_locks
+from git_memhtml.sleep.engine.runfiles import run_file_stem
+from git_memhtml.sleep.engine.runref import resolve_sleep_run
+from git_memhtml.sleep.engine.runs import (
     RunRow,
     get_run,
     mark_interrupted,
@@ -47,6 +45,8 @@ from git_memhtml.sleep.runs import (
     unfinished_runs,
     upsert_run,
 )
+from git_memhtml.sleep.engine.trunk import trunk_sha
+from git_memhtml.sleep.phases import PHASE_BODIES
 
 Clock = Callable[[], str]
 AfterPhase = Callable[[PhaseReport], object]
@@ -207,7 +207,7 @@ def _run_phase(env: PhaseEnv, phase: str) -> PhaseReport:
             if sha and env.reindex is not None:
                 env.reindex()
         return PhaseReport(phase, "ok", dict(outcome.counts), sha, outcome.llm_calls, outcome.detail)
-    except Exception as exc:  # noqa: BLE001 - a failing phase is a value (seed 000 §2)
+    except Exception as exc:
         _undo(env.repo)
         message = exc.message if isinstance(exc, MemhtmlError) else str(exc)
         return PhaseReport(phase, "failed", {}, None, 0, clip(f"{type(exc).__name__}: {message}", 500))

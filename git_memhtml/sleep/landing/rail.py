@@ -30,17 +30,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from git_memhtml.artifacts.entries import parse_access, parse_listing, parse_sitemap
+from git_memhtml.artifacts.merge import ACCESS_SIDECAR
 from git_memhtml.cut import clip_join
 from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.gitrepo.values import TreeChange
-from git_memhtml.hooks.artifact_entries import parse_access, parse_listing, parse_sitemap
-from git_memhtml.hooks.artifact_merge import ACCESS_SIDECAR
-from git_memhtml.sleep.commit import TRAILER_PHASE, TRAILER_RUN
-from git_memhtml.sleep.contract import SLEEP_PHASES, phase_ordinal
-from git_memhtml.sleep.runfiles import ledger_file, report_path
-from git_memhtml.sleep.runref import RunVerbRefused
-from git_memhtml.store.layout import is_valid_memory_path
+from git_memhtml.sleep.engine.commit import TRAILER_PHASE, TRAILER_RUN
+from git_memhtml.sleep.engine.contract import SLEEP_PHASES, phase_ordinal
+from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
+from git_memhtml.sleep.engine.runref import RunVerbRefused
+from git_memhtml.tree.layout import is_valid_memory_path
 
 REFUSAL = "not-sleep-output"
 """The refusal code of every rail violation."""
@@ -190,4 +190,4 @@ def check_sleep_output(repo: GitRepo, run_id: str, base: str, tip: str) -> None:
                              path=bad[0].split(": ", 1)[0])
 
 
-__all__ = ["NotSleepOutput", "REFUSAL", "check_sleep_output"]
+__all__ = ["REFUSAL", "NotSleepOutput", "check_sleep_output"]

@@ -28,7 +28,7 @@ from git_memhtml.domain.retention import (
 )
 from git_memhtml.index.access import observation_start
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.queries import CorpusRow, active_corpus
+from git_memhtml.sleep.phases.queries import CorpusRow, active_corpus
 
 GROUPING_REL = "laterally_related"
 """Deep-sleep grouping band rel; its derived edges never reach scoring, PageRank or bridges (seed 000 §16)."""

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from git_memhtml.errors import RunRefused
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.sleep.runfiles import run_file_stem
+from git_memhtml.sleep.engine.runfiles import run_file_stem
 
 LOCK_FILE = "memhtml/sleep.lock"
 """Under the git common dir, so every linked worktree of the repository sees the same lock."""

@@ -13,8 +13,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from git_memhtml.sleep.contract import SLEEP_PHASES, phase_ordinal
-from git_memhtml.sleep.env import PhaseReport
+from git_memhtml.sleep.engine.contract import SLEEP_PHASES, phase_ordinal
+from git_memhtml.sleep.engine.env import PhaseReport
 
 SHA_WIDTH = 12
 """Commit shas are shown abbreviated to 12 characters (sleep-eval §1 phase 16)."""

@@ -25,16 +25,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from git_memhtml.cut import clip
 from git_memhtml.errors import GitError, MemhtmlError, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.runfiles import run_file_stem
-from git_memhtml.sleep.review import review_run
-from git_memhtml.sleep.landing_rail import check_sleep_output
-from git_memhtml.sleep.runref import resolve_sleep_run
-from git_memhtml.sleep.review_markdown import MarkdownBody, render_markdown
-from git_memhtml.sleep.trunk import TRUNK, trunk_name
-from git_memhtml.cut import clip
+from git_memhtml.sleep.engine.runfiles import run_file_stem
+from git_memhtml.sleep.engine.runref import resolve_sleep_run
+from git_memhtml.sleep.engine.trunk import TRUNK, trunk_name
+from git_memhtml.sleep.landing.rail import check_sleep_output
+from git_memhtml.sleep.presentation.review import review_run
+from git_memhtml.sleep.presentation.review_markdown import MarkdownBody, render_markdown
 
 PR_DIR = "memhtml/pr"
 """Body files live under the git common dir, never in the work tree (DESIGN §3.2)."""
@@ -143,7 +143,7 @@ def replaced_run_version(repo: GitRepo, remote: str, run_id: str, tip: str) -> s
     ``Memhtml-Run: <run>``. The push then uses ``--force-with-lease=refs/heads/<run>:<that sha>``, so it
     replaces exactly that version: if anyone pushed since, the remote refuses.
     """
-    from git_memhtml.sleep.commit import TRAILER_RUN  # noqa: PLC0415 - only a rebased run needs it
+    from git_memhtml.sleep.engine.commit import TRAILER_RUN  # noqa: PLC0415 - only a rebased run needs it
 
     try:
         listed = repo.run_git(["rev-parse", "--verify", "--quiet", f"refs/remotes/{remote}/{run_id}"]).split()
@@ -201,7 +201,7 @@ def open_pull_request(
         UsageError: no such remote (the hint names the fix); ``base`` is not a branch name (:func:`check_base_branch`).
         GitError: the push was rejected.
         ForgeError: ``gh`` failed (the body file is written and named in the message).
-        NotSleepOutput: the branch holds what sleep never produces (``sleep/landing_rail.py``), before any push.
+        NotSleepOutput: the branch holds what sleep never produces (``sleep/landing/rail.py``), before any push.
     """
     base = trunk_name(repo) if base is None else check_base_branch(repo, base)
     run = resolve_sleep_run(repo, db, run_id, "pr", allow_failed=allow_failed)

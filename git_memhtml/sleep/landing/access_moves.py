@@ -2,7 +2,7 @@
 
 A run archives on its own branch (retention triage, reprieve, dedup folds, task sweeps), but ``state.access`` is
 shared by every work tree, so a move is applied to it only when the run LANDS: ``sleep merge`` and
-:func:`git_memhtml.sleep.reconcile.reconcile_landed_runs` each call :func:`land_access_moves` once, with the
+:func:`git_memhtml.sleep.landing.reconcile.reconcile_landed_runs` each call :func:`land_access_moves` once, with the
 range the run brought onto the trunk. An aborted run never touches the plane.
 
 The renames of ``base..tip`` (git's rename detection, :meth:`GitRepo.diff`) are the moves. A rename into
@@ -26,7 +26,7 @@ from git_memhtml.errors import MemhtmlError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.access import fold_access, rename_access
 from git_memhtml.index.db import IndexDB
-from git_memhtml.store.layout import is_archived_path, is_indexable
+from git_memhtml.tree.layout import is_archived_path, is_indexable
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from git_memhtml.hooks.artifact_entries import (
+from git_memhtml.artifacts.entries import (
     Listing,
     parse_access,
     parse_listing,
@@ -26,7 +26,7 @@ from git_memhtml.hooks.artifact_entries import (
     render_access,
     render_sitemap_entries,
 )
-from git_memhtml.sleep.publish import EPOCH, INDEX_NAME, SITEMAP_PATH, PublishRow
+from git_memhtml.artifacts.listings import EPOCH, INDEX_NAME, SITEMAP_PATH, PublishRow
 
 ACCESS_SIDECAR = ".memhtml/state/access.jsonl"
 """The committed access sidecar (DESIGN §3.2)."""

@@ -28,24 +28,24 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from git_memhtml.artifacts.entries import parse_listing
+from git_memhtml.artifacts.listings import PublishRow, TreeFile, publish_rows, render_artifacts
+from git_memhtml.artifacts.merge import artifact_kind, merge_artifact
 from git_memhtml.errors import DiscriminationFailed, MemhtmlError, RunRefused
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.hooks.artifact_entries import parse_listing
-from git_memhtml.hooks.artifact_merge import artifact_kind, merge_artifact
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.commit import TRAILER_PHASE
-from git_memhtml.sleep.env import PhaseReport
-from git_memhtml.sleep.landing_rail import check_sleep_output
-from git_memhtml.sleep.lock import sleep_lock
+from git_memhtml.sleep.engine.commit import TRAILER_PHASE
+from git_memhtml.sleep.engine.env import PhaseReport
+from git_memhtml.sleep.engine.lock import sleep_lock
+from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
+from git_memhtml.sleep.engine.runref import resolve_sleep_run
+from git_memhtml.sleep.engine.runs import phase_rows, rebase_row
+from git_memhtml.sleep.engine.trunk import trunk_name
+from git_memhtml.sleep.landing.rail import check_sleep_output
 from git_memhtml.sleep.phases.report import PHASE as REPORT_PHASE
 from git_memhtml.sleep.phases.report import phase_lines
-from git_memhtml.sleep.publish import PublishRow, TreeFile, publish_rows, render_artifacts
-from git_memhtml.sleep.report_html import render_report
-from git_memhtml.sleep.runfiles import ledger_file, report_path
-from git_memhtml.sleep.runref import resolve_sleep_run
-from git_memhtml.sleep.runs import phase_rows, rebase_row
-from git_memhtml.sleep.trunk import trunk_name
-from git_memhtml.store.layout import is_indexable
+from git_memhtml.sleep.presentation.report_html import render_report
+from git_memhtml.tree.layout import is_indexable
 
 TRUNK_WINS_PHASES: frozenset[str] = frozenset({"confidence-decay"})
 """Phases whose change to a memory is a mechanical restamp: where the trunk changed the same memory meanwhile, the

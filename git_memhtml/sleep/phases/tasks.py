@@ -33,9 +33,9 @@ from git_memhtml.document.template import render_memory
 from git_memhtml.domain.frame import frame_key_of
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.sleep.env import PhaseEnv
+from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.store import edits
-from git_memhtml.store.layout import placement_for, slugify
+from git_memhtml.tree.layout import placement_for, slugify
 
 DETECTED_DIR = placement_for("task")
 """Directory of detected tasks: ``areas/inbox/tasks`` (sleep-eval §7 "Path and key")."""

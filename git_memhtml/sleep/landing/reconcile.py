@@ -22,16 +22,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from git_memhtml.errors import MemhtmlError, RunRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.landings import LandingRow, applied_ledgers, landing_rows, merged_runs, record_landing
-from git_memhtml.sleep.runfiles import REPORT_DIR
-from git_memhtml.sleep.trunk import trunk_name
-
+from git_memhtml.sleep.engine.runfiles import REPORT_DIR
+from git_memhtml.sleep.engine.trunk import trunk_name
+from git_memhtml.sleep.landing.landings import LandingRow, applied_ledgers, landing_rows, merged_runs, record_landing
 
 _RUN_FILE = re.compile(r"^sleep-(\d{4}-\d{2}-\d{2}(?:-[0-9a-z]{1,32})?)\.(?:html|pending\.jsonl)$")
 """A run's committed files: ``sleep-<date>[-<suffix>].html`` and ``….pending.jsonl`` (report phase); the
@@ -118,7 +117,7 @@ def _trailer(repo: GitRepo, sha: str, key: str) -> list[str]:
 
 def classify_landing(repo: GitRepo, run_id: str, commit: _Adding) -> str:
     """``merge-commit`` | ``fast-forward`` | ``squash`` for the first-parent commit that brought the run's files."""
-    from git_memhtml.sleep.commit import TRAILER_RUN, phase_subject  # noqa: PLC0415 - see the module docstring
+    from git_memhtml.sleep.engine.commit import TRAILER_RUN, phase_subject  # noqa: PLC0415 - see the module docstring
     from git_memhtml.sleep.phases.report import PHASE as REPORT_PHASE  # noqa: PLC0415
 
     if len(commit.parents) >= 2:
@@ -137,7 +136,7 @@ def backing_commit(repo: GitRepo, run_id: str, files: list[str], trunk: str) -> 
     run's own report commit) and on every local and remote-tracking branch (a squash keeps only the files: the
     run's commits must still be on its branch, ``sleep/<run>`` or ``origin/sleep/<run>``).
     """
-    from git_memhtml.sleep.commit import TRAILER_RUN  # noqa: PLC0415 - see the module docstring
+    from git_memhtml.sleep.engine.commit import TRAILER_RUN  # noqa: PLC0415 - see the module docstring
 
     wanted = {path: repo.read_path_at(trunk, path) for path in files}
     out = repo.run_git(["log", f"--format=%H%x1f%(trailers:key={TRAILER_RUN},valueonly,separator=%x1f)", trunk,
@@ -152,17 +151,17 @@ def backing_commit(repo: GitRepo, run_id: str, files: list[str], trunk: str) -> 
 
 
 def _instant(epoch: int) -> str:
-    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _reconcile_one(
     repo: GitRepo, db: IndexDB, run_id: str, files: list[str], trunk: str, adding: dict[str, _Adding], *,
     landed: LandingRow | None, applied: bool, now: str,
 ) -> Reconciled:
-    from git_memhtml.sleep.access_moves import land_access_moves, landed_base  # noqa: PLC0415
-    from git_memhtml.sleep.merge import apply_ledger  # noqa: PLC0415 - see the module docstring
-    from git_memhtml.sleep.run import worktree_name  # noqa: PLC0415
-    from git_memhtml.sleep.runs import RunRow, get_run, set_status, upsert_run  # noqa: PLC0415
+    from git_memhtml.sleep.engine.run import worktree_name  # noqa: PLC0415
+    from git_memhtml.sleep.engine.runs import RunRow, get_run, set_status, upsert_run  # noqa: PLC0415
+    from git_memhtml.sleep.landing.access_moves import land_access_moves, landed_base  # noqa: PLC0415
+    from git_memhtml.sleep.landing.merge import apply_ledger  # noqa: PLC0415 - see the module docstring
 
     if backing_commit(repo, run_id, files, trunk) is None:
         return Reconciled(run_id, None, None, 0, 0, error=(

@@ -26,8 +26,8 @@ from git_memhtml.document.validate import is_valid_datetime
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.store.layout import is_indexable
-from git_memhtml.store.paths import (
+from git_memhtml.tree.layout import is_indexable
+from git_memhtml.tree.paths import (
     SYMLINK_REFUSED,
     read_tree_file,
     symlink_problem,

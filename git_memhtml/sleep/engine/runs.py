@@ -11,12 +11,12 @@ import os
 import socket
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from git_memhtml.domain.instants import hours_between
 
+from git_memhtml.domain.instants import hours_between
 from git_memhtml.errors import StorageError
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.contract import STALE_RUN_HOURS, phase_ordinal
-from git_memhtml.sleep.env import PhaseReport
+from git_memhtml.sleep.engine.contract import STALE_RUN_HOURS, phase_ordinal
+from git_memhtml.sleep.engine.env import PhaseReport
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Read the entries back out of generated artifacts: listings, the sitemap and the access sidecar (DESIGN §3.10).
 
 The merge driver works on the three versions git hands it and never on the work tree (git-ecosystem §2.3 #1), so
-it needs each artifact's entries. The listing and sitemap bytes come from :mod:`git_memhtml.sleep.publish`; a
+it needs each artifact's entries. The listing and sitemap bytes come from :mod:`git_memhtml.artifacts.listings`; a
 parse is accepted only when re-rendering the parsed entries gives back the very same bytes, so a hand-edited or
 foreign file is never "merged" into something else: the caller falls back to git's text merge.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from git_memhtml.sleep.publish import EPOCH, INDEX_NAME, PublishRow, render_listing, render_sitemap
+from git_memhtml.artifacts.listings import EPOCH, INDEX_NAME, PublishRow, render_listing, render_sitemap
 
 _ROW = re.compile(
     r'^<tr><td><a href="([^"]*)">(.*?)</a></td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td></tr>$'
@@ -85,7 +85,7 @@ def parse_listing(data: bytes, directory: str) -> Listing | None:
 
 
 def render(listing: Listing) -> bytes:
-    """The bytes of ``listing`` as :func:`git_memhtml.sleep.publish.render_listing` writes them."""
+    """The bytes of ``listing`` as :func:`git_memhtml.artifacts.listings.render_listing` writes them."""
     return render_listing(listing.directory, listing.rows, listing.subdirs, listing.total,
                           listing.stamp).encode("utf-8")
 

@@ -38,7 +38,7 @@ from typing import Final
 from git_memhtml.document.model import PARA_BUCKETS
 from git_memhtml.errors import PathNotFound, PathRefused
 from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
-from git_memhtml.store.layout import GENERATED_NAMES, MEMORY_SUFFIX, has_memory_suffix
+from git_memhtml.tree.layout import GENERATED_NAMES, MEMORY_SUFFIX, has_memory_suffix
 
 SYMLINK_REFUSED: Final[str] = "refused, symlinks are never followed"
 """The tail of every symlink refusal (shared with ``validate``'s findings)."""

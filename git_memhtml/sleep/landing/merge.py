@@ -15,20 +15,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from git_memhtml.cut import clip_join
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import DiscriminationFailed, GitError, MemhtmlError, RunNotFound
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
-from git_memhtml.sleep.access_moves import land_access_moves
-from git_memhtml.sleep.landing_rail import check_sleep_output
-from git_memhtml.sleep.landings import record_landing
-from git_memhtml.sleep.runref import RunVerbRefused, resolve_sleep_run
-from git_memhtml.sleep.run import worktree_name
-from git_memhtml.sleep.trunk import trunk_name
-from git_memhtml.sleep.runfiles import ledger_file
-from git_memhtml.sleep.runs import set_status
-from git_memhtml.cut import clip_join
+from git_memhtml.sleep.engine.run import worktree_name
+from git_memhtml.sleep.engine.runfiles import ledger_file
+from git_memhtml.sleep.engine.runref import RunVerbRefused, resolve_sleep_run
+from git_memhtml.sleep.engine.runs import set_status
+from git_memhtml.sleep.engine.trunk import trunk_name
+from git_memhtml.sleep.landing.access_moves import land_access_moves
+from git_memhtml.sleep.landing.landings import record_landing
+from git_memhtml.sleep.landing.rail import check_sleep_output
 
 Gate = Callable[[], object]
 """Runs the discrimination gate; raises :class:`DiscriminationFailed` when it refuses."""
@@ -149,7 +149,7 @@ def merge_run(
                          failed_phases=run.failed_phases)
     if trunk != base:
         report.refusal = "main-advanced"
-        if row is not None and row.status == "merged" or repo.is_ancestor(tip, trunk):
+        if (row is not None and row.status == "merged") or repo.is_ancestor(tip, trunk):
             report.reason = f"{name} is already merged into {trunk_branch}"
             report.hint = "start a fresh cycle: git memhtml sleep run"
         else:

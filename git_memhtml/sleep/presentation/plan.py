@@ -10,7 +10,7 @@ from typing import Any
 
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.runs import latest_run
+from git_memhtml.sleep.engine.runs import latest_run
 
 SESSIONS_PER_RUN = 10
 """Transcripts consolidated per night (seed 001)."""

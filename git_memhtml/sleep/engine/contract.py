@@ -50,7 +50,7 @@ SWEEP_PHASES: frozenset[str] = frozenset({"confidence-decay", "integrity", "stat
 """Uniform sweeps whose diffs do not pin a path for placement-triage (seed 000 §16)."""
 
 HARD_PREREQUISITES: Mapping[str, tuple[str, ...]] = {
-    **{phase: ("preflight",) for phase in SLEEP_PHASES[1:]},
+    **dict.fromkeys(SLEEP_PHASES[1:], ("preflight",)),
     "compress": ("preflight", "dedup-merge"),
     "retention-triage": ("preflight", "dedup-merge"),
 }

@@ -21,10 +21,10 @@ from git_memhtml.document.editors import get_metas, without_format_tags
 from git_memhtml.document.hash import content_hash
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.commit import TRAILER_COUNTS, TRAILER_PHASE
-from git_memhtml.sleep.runref import resolve_sleep_run
-from git_memhtml.sleep.runs import phase_rows
-from git_memhtml.store.layout import has_memory_suffix, is_indexable
+from git_memhtml.sleep.engine.commit import TRAILER_COUNTS, TRAILER_PHASE
+from git_memhtml.sleep.engine.runref import resolve_sleep_run
+from git_memhtml.sleep.engine.runs import phase_rows
+from git_memhtml.tree.layout import has_memory_suffix, is_indexable
 
 CLASSES: tuple[str, ...] = ("body-changed", "entity-changed", "created", "archived", "deleted", "meta-only")
 """Every file class, in the order a reviewer reads them (file list and summary): text changes, then entity
