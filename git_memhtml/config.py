@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from git_memhtml.embed.names import DEFAULT_EMBEDDER, EmbedderName
 from git_memhtml.errors import ConfigError
 
 Source = Literal["default", "git-config", "env", "flag"]
@@ -39,7 +40,7 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    embed: Literal["wordllama", "fake", "openai", "off"] = "wordllama"
+    embed: EmbedderName = DEFAULT_EMBEDDER
     embed_url: str = Field("https://api.openai.com/v1", min_length=1)
     embed_model: str = Field("text-embedding-3-small", min_length=1)
     embed_dim: int = Field(1536, ge=1)

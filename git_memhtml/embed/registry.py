@@ -1,22 +1,54 @@
-"""Embedder registry (DESIGN §3.6): ``wordllama`` (default), ``fake``, ``openai``, ``off``.
+"""Embedder registry (DESIGN §3.6): the names of :mod:`git_memhtml.embed.names`, each with its loader.
 
 Providers are imported only when asked for, so ``off``/``fake`` never pay the wordllama import.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from git_memhtml.embed.base import Embedder
+from git_memhtml.embed.names import DEFAULT_EMBEDDER, EMBEDDER_NAMES
 from git_memhtml.errors import ConfigError
 
 if TYPE_CHECKING:
     from git_memhtml.embed.openai import OpenAIOptions
 
-DEFAULT_EMBEDDER = "wordllama"
-"""Default provider (DESIGN §3.6)."""
-EMBEDDER_NAMES: tuple[str, ...] = ("wordllama", "fake", "openai", "off")
-"""Valid names of ``memhtml.embed`` / ``MEMHTML_EMBED``."""
+
+def _load_off(_: OpenAIOptions | None) -> Embedder | None:
+    return None
+
+
+def _load_fake(_: OpenAIOptions | None) -> Embedder | None:
+    from git_memhtml.embed.fake import FakeEmbedder  # noqa: PLC0415
+
+    return FakeEmbedder()
+
+
+def _load_wordllama(_: OpenAIOptions | None) -> Embedder | None:
+    from git_memhtml.embed.wordllama import WordLlamaEmbedder  # noqa: PLC0415
+
+    return WordLlamaEmbedder()
+
+
+def _load_openai(options: OpenAIOptions | None) -> Embedder | None:
+    from git_memhtml.embed.openai import OpenAIEmbedder, OpenAIOptions  # noqa: PLC0415
+
+    return OpenAIEmbedder(options or OpenAIOptions())
+
+
+LOADERS: Mapping[str, Callable[[OpenAIOptions | None], Embedder | None]] = {
+    "wordllama": _load_wordllama,
+    "fake": _load_fake,
+    "openai": _load_openai,
+    "off": _load_off,
+}
+"""Name → loader. Each loader imports its provider only when called, so ``off``/``fake`` never pay the
+wordllama import. Checked total over :data:`EMBEDDER_NAMES` at import."""
+
+if set(LOADERS) != set(EMBEDDER_NAMES):  # a name without a loader (or the reverse) is a programming error
+    raise ImportError(f"embedder loaders {sorted(LOADERS)} do not match the names {sorted(EMBEDDER_NAMES)}")
 
 
 def get_embedder(name: str | None = DEFAULT_EMBEDDER, *, openai: OpenAIOptions | None = None) -> Embedder | None:
@@ -30,20 +62,9 @@ def get_embedder(name: str | None = DEFAULT_EMBEDDER, *, openai: OpenAIOptions |
         ConfigError: unknown name (the message and hint list the valid choices).
     """
     key = (name or DEFAULT_EMBEDDER).strip().lower() or DEFAULT_EMBEDDER
-    if key == "off":
-        return None
-    if key == "fake":
-        from git_memhtml.embed.fake import FakeEmbedder  # noqa: PLC0415
-
-        return FakeEmbedder()
-    if key == "wordllama":
-        from git_memhtml.embed.wordllama import WordLlamaEmbedder  # noqa: PLC0415
-
-        return WordLlamaEmbedder()
-    if key == "openai":
-        from git_memhtml.embed.openai import OpenAIEmbedder, OpenAIOptions  # noqa: PLC0415
-
-        return OpenAIEmbedder(openai or OpenAIOptions())
+    loader = LOADERS.get(key)
+    if loader is not None:
+        return loader(openai)
     choices = ", ".join(EMBEDDER_NAMES)
     raise ConfigError(
         f"unknown embedder {name!r}; valid choices: {choices}",

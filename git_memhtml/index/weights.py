@@ -16,6 +16,7 @@ matches the newer, more used memory wins, which is what an agent expects. On LoC
 
 from __future__ import annotations
 
+from git_memhtml.embed.names import DEFAULT_EMBEDDER
 from git_memhtml.index.retrieval_sql import ArmWeights
 
 TIEBREAK_WEIGHT = 0.05
@@ -58,5 +59,5 @@ def default_weights(embedder: str | None) -> ArmWeights:
     ``None`` or empty means the default embedder (``wordllama``, DESIGN §3.6); an unknown name gets
     :data:`REMOTE_WEIGHTS`. Never raises.
     """
-    key = (embedder or "wordllama").strip().lower() or "wordllama"
+    key = (embedder or DEFAULT_EMBEDDER).strip().lower() or DEFAULT_EMBEDDER
     return DEFAULT_WEIGHTS.get(key, REMOTE_WEIGHTS)
