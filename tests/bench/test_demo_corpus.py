@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from bench_support import DEMO_JSONL, read_jsonl, render_op
 
 from git_memhtml.document.model import MEMORY_TYPES, REL_CLASSES, TASK_STATUSES, MemoryDocument
 from git_memhtml.document.parse import parse_memory
@@ -16,6 +15,7 @@ from git_memhtml.domain.entities import AUTO_MERGE_RATIO, REVIEW_RATIO, lcs_rati
 from git_memhtml.domain.merge import NEAR_DUPLICATE_THRESHOLD, MergeText, veto_reasons
 from git_memhtml.domain.retention import REPRIEVE_FLOOR, reprieve_score
 from git_memhtml.embed.fake import FakeEmbedder
+from tests.bench.bench_support import DEMO_JSONL, read_jsonl, render_op
 
 ALLOWED_FIELDS = {
     "op", "title", "type", "body", "article_html", "path", "workspace", "tags", "entities", "aliases",

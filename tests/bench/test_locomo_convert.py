@@ -10,10 +10,10 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from bench_support import LOCOMO_JSON, PROJECT_ROOT, SHARED_DATA, load_locomo_module, render_op
 
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.errors import UsageError
+from tests.bench.bench_support import LOCOMO_JSON, PROJECT_ROOT, SHARED_DATA, load_locomo_module, render_op
 
 locomo = load_locomo_module()
 needs_data = pytest.mark.skipif(

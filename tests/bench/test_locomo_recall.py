@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_support import LOCOMO_JSON, PROJECT_ROOT, SHARED_DATA, load_locomo_module, render_op
 
 from git_memhtml.document.parse import parse_memory
+from tests.bench.bench_support import LOCOMO_JSON, PROJECT_ROOT, SHARED_DATA, load_locomo_module, render_op
 
 locomo = load_locomo_module()
 sys.path.insert(0, str(PROJECT_ROOT / "bench"))

@@ -6,9 +6,9 @@ import importlib.util
 import sys
 
 import pytest
-from bench_support import PROJECT_ROOT
 
 from git_memhtml.document.wellformed import check_memory_bytes
+from tests.bench.bench_support import PROJECT_ROOT
 
 
 def _module():  # type: ignore[no-untyped-def]

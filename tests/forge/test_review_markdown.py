@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from forge_helpers import cli, git
 
 from git_memhtml.document.template import render_memory
 from git_memhtml.gitrepo import GitRepo
@@ -20,6 +19,7 @@ from git_memhtml.sleep.presentation.review_markdown import (
     md_text,
     render_markdown,
 )
+from tests.forge.forge_helpers import cli, git
 
 RUN = "sleep/2026-03-01"
 AT = "2026-03-01T00:00:00Z"

@@ -6,12 +6,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hooks_helpers import git, memhtml, memory, write
 
 from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.hooks.install import install
 from git_memhtml.index.db import IndexDB
+from tests.hooks.hooks_helpers import git, memhtml, memory, write
 
 pytestmark = pytest.mark.slow
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from index_helpers import NOW, Repo, memory_html
 
 from git_memhtml.domain.entities import entity_key
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.retrieval import ArmWeights, Scope, search
 from git_memhtml.store.reads import list_memories
+from tests.index.index_helpers import NOW, Repo, memory_html
 
 FILES = {
     "areas/inbox/a.html": memory_html("A", "The audit office signed.", entities=("org:DGIA",)),

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sleep_corpus_helpers import AT, make_env, make_repo, memory, tree_files
-
 from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import relationship_mining
+from tests.sleep.sleep_corpus_helpers import AT, make_env, make_repo, memory, tree_files
 
 TEXT = "the nightly backup job for the billing database copies snapshots to the cold storage bucket"
 

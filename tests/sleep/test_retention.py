@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sleep_corpus_helpers import AT, commit_and_reindex, git, make_env, make_repo, tree_files
-
 from git_memhtml.document.editors import get_meta
 from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
@@ -16,6 +14,7 @@ from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import retention_triage, state_export
 from git_memhtml.sleep.phases.scoring import retention_pass
 from git_memhtml.sleep.phases.state_export import SIDECAR_PATH
+from tests.sleep.sleep_corpus_helpers import AT, commit_and_reindex, git, make_env, make_repo, tree_files
 
 OLD = "2025-01-01T00:00:00Z"
 OBSERVING = "2025-06-01T00:00:00Z"

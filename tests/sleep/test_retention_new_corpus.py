@@ -18,7 +18,6 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from sleep_corpus_helpers import git
 
 from git_memhtml.document.editors import add_link
 from git_memhtml.gitrepo import GitRepo
@@ -28,6 +27,7 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import retention_triage
 from git_memhtml.sleep.phases.scoring import retention_pass
+from tests.sleep.sleep_corpus_helpers import git
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 SIZE = 10_000
