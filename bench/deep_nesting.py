@@ -90,17 +90,19 @@ def main() -> None:
     for kind in ("div", "span-div"):
         article = deep_article(kind, args.depth)
         text = as_file(article)
-        after_v = timed(lambda: check_memory_bytes(text.encode("utf-8")))
-        after_w = timed(lambda: render_memory(title="Deep", memory_type="semantic", now=NOW, article_html=article))
+        after_v = timed(lambda text=text: check_memory_bytes(text.encode("utf-8")))
+        after_w = timed(lambda article=article: render_memory(title="Deep", memory_type="semantic", now=NOW,
+                                                              article_html=article))
         print(f"| {args.depth} `{kind}` | validate | – | {after_v:.4f} |")
         print(f"| {args.depth} `{kind}` | write | – | {after_w:.4f} |")
         for depth in args.before:
             small = deep_article(kind, depth)
             small_text = as_file(small)
-            v = timed(lambda: before_validate(small_text))
-            w = timed(lambda: before_write(small))
-            av = timed(lambda: check_memory_bytes(small_text.encode("utf-8")))
-            aw = timed(lambda: render_memory(title="Deep", memory_type="semantic", now=NOW, article_html=small))
+            v = timed(lambda small_text=small_text: before_validate(small_text))
+            w = timed(lambda small=small: before_write(small))
+            av = timed(lambda small_text=small_text: check_memory_bytes(small_text.encode("utf-8")))
+            aw = timed(lambda small=small: render_memory(title="Deep", memory_type="semantic", now=NOW,
+                                                          article_html=small))
             print(f"| {depth} `{kind}` | validate | {v:.3f} | {av:.4f} |")
             print(f"| {depth} `{kind}` | write | {w:.3f} | {aw:.4f} |")
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -14,7 +16,7 @@ from tests.bench.bench_support import LOCOMO_JSON, PROJECT_ROOT, SHARED_DATA, lo
 
 locomo = load_locomo_module()
 sys.path.insert(0, str(PROJECT_ROOT / "bench"))
-import locomo_recall  # noqa: E402
+locomo_recall: ModuleType = importlib.import_module("locomo_recall")
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,7 +67,7 @@ def run_repo(tmp_path: Path) -> GitRepo:
     return GitRepo.discover(root)
 
 
-def _review(repo: GitRepo) -> dict[str, object]:
+def _review(repo: GitRepo) -> dict[str, Any]:
     db = IndexDB.for_repo(repo)
     try:
         return review_run(repo, db, RUN)

@@ -58,7 +58,7 @@ def test_every_entity_filter_matches_by_key(indexed: tuple[Repo, IndexDB], query
 
 
 def test_migration_backfills_an_older_index(tmp_path: Path, indexed: tuple[Repo, IndexDB]) -> None:
-    repo, db = indexed
+    _repo, db = indexed
     index_path, state_path = db.index_path, db.state_path
     db.execute("DROP INDEX file_entities_match")
     db.execute("ALTER TABLE file_entities DROP COLUMN entity_key")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
@@ -28,7 +29,7 @@ def _files() -> dict[str, str]:
     }
 
 
-def _derived(env: PhaseEnv) -> list[tuple[object, ...]]:
+def _derived(env: PhaseEnv) -> list[tuple[Any, ...]]:
     return env.db.query(
         "SELECT src_path, rel, dst_path, strength >= 0.85, sleep_run, created_at FROM edges "
         "WHERE derived = 1 ORDER BY src_path, dst_path"

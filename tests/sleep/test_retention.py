@@ -153,7 +153,7 @@ def test_a_clone_observes_from_its_own_first_read(tmp_path: Path) -> None:
     clone = make_env(GitRepo.discover(tmp_path / "c"))
     assert (clone.repo.root / SIDECAR_PATH).read_text() == (origin.repo.root / SIDECAR_PATH).read_text() != ""
     assert observation_start(clone.db) is None
-    assert clone.db.query_one("SELECT count(*) FROM state.access")[0] == 0
+    assert clone.db.query_one("SELECT count(*) FROM state.access") == (0,)
     counts = retention_triage.run(clone).counts
     assert counts["evicted"] == 0 and counts["unobserved"] == 1
     assert record_read(clone.db, TASK, now="2026-02-01T00:00:00Z")  # 37 days before AT
