@@ -8,10 +8,12 @@ mypy's cache is shared by the rows (MYPY_CACHE_DIR) so only the first run pays f
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
 import subprocess
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CI_RUN = ROOT / ".ci" / "run"
 REACHED = "tests-would-run-now"
 """What the stand-in for the pytest step prints."""
+MYPY = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
 
 
 def _script_lines() -> list[str]:
@@ -84,12 +87,9 @@ def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _tree(tmp: Path, plant: Plant) -> Path:
     """The project's pyproject.toml, the folders mypy is configured to check, and the planted file."""
     root = tmp / "project"
-    for folder in ("git_memhtml", "tests", "bench", "build_backend"):
+    for folder in MYPY["files"]:
         (root / folder).mkdir(parents=True)
-    (root / "git_memhtml" / "__init__.py").write_text('"""Planted package."""\n')
-    (root / "tests" / "__init__.py").write_text('"""Planted tests."""\n')
-    (root / "build_backend" / "backend.py").write_text('"""Planted backend."""\n')
-    (root / "bench" / "tool.py").write_text('"""Planted bench script."""\n')
+        (root / folder / "__init__.py").write_text('"""Planted."""\n')
     shutil.copy(ROOT / "pyproject.toml", root / "pyproject.toml")
     (root / plant.path).write_text(plant.text)
     return root
@@ -115,3 +115,31 @@ def test_a_planted_finding_fails_the_run_before_the_tests(tmp_path: Path, mypy_c
         assert "All checks passed" not in output  # ruff never ran: the run stopped at mypy
     else:
         assert "Success: no issues found" in output  # mypy passed, ruff stopped the run
+
+
+def test_mypy_checks_the_package_the_tests_and_the_scripts_strictly_with_the_pydantic_plugin() -> None:
+    assert set(MYPY["files"]) == {"git_memhtml", "tests", "bench", "build_backend"}
+    assert MYPY["strict"] is True and MYPY["plugins"] == ["pydantic.mypy"]
+    assert "ignore_missing_imports" not in MYPY  # only per module, below
+
+
+IGNORED = sorted(module for override in MYPY["overrides"] if override.get("ignore_missing_imports")
+                 for module in override["module"] if not module.endswith(".*"))
+"""The top-level modules pyproject exempts from missing-import errors (their ``.*`` sub-modules go with them)."""
+
+
+@pytest.mark.parametrize("module", IGNORED)
+def test_missing_imports_are_ignored_only_for_modules_without_type_information(module: str) -> None:
+    """A module whose install carries ``py.typed`` or inline stubs needs no override (PEP 561)."""
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None, f"{module} is not installed"
+    folder = Path(spec.origin).parent
+    assert not (folder / "py.typed").exists(), f"{module} ships py.typed: drop its override"
+    assert not list(folder.glob("*.pyi")), f"{module} ships stubs: drop its override"
+
+
+def test_every_test_folder_is_a_package() -> None:
+    """Without an ``__init__.py`` a folder's tests import under their bare names (pytest's rootdir rule)."""
+    tests = ROOT / "tests"
+    folders = {path.parent for path in tests.rglob("*.py") if "__pycache__" not in path.parts}
+    assert sorted(str(f.relative_to(ROOT)) for f in folders if not (f / "__init__.py").exists()) == []
