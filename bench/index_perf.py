@@ -43,7 +43,7 @@ WARMUP = 5
 def pct(values: list[float], q: float) -> float:
     """``q``-quantile (0..1) of ``values`` by nearest rank, in the values' unit."""
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, int(round(q * len(ordered) + 0.5)) - 1))]
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))]
 
 
 def _ms(fn: object, *args: object) -> float:

@@ -197,7 +197,7 @@ def run_recall(locomo: ModuleType, data: Sequence[Mapping[str, Any]], sample_ids
     memories = 0
     for sample_id in sample_ids:
         stream = cached_stream(locomo, data, sample_id, units, context)
-        repo, db, written = import_conversation(workdir / sample_id, stream, embedder)
+        _repo, db, written = import_conversation(workdir / sample_id, stream, embedder)
         memories += written
         try:
             ids = dia_ids_by_path(db)

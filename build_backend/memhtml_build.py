@@ -26,7 +26,7 @@ MAN_TARGET = "share/man/man1/git-memhtml.1"
 def build_editable(wheel_directory: str, config_settings: dict[str, object] | None = None,
                    metadata_directory: str | None = None) -> str:
     """setuptools' editable wheel plus ``<dist>.data/data/share/man/man1/git-memhtml.1``; returns its file name."""
-    name = _setuptools.build_editable(wheel_directory, config_settings, metadata_directory)
+    name: str = _setuptools.build_editable(wheel_directory, config_settings, metadata_directory)
     _add_man_page(Path(wheel_directory) / name)
     return name
 

@@ -55,9 +55,9 @@ def test_only_output_writes_to_the_terminal() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
                 offenders.append(f"{path}:{node.lineno} print()")
-            if isinstance(node, ast.Attribute) and node.attr in {"stdout", "stderr"}:
-                if isinstance(node.value, ast.Name) and node.value.id == "sys":
-                    offenders.append(f"{path}:{node.lineno} sys.{node.attr}")
+            if (isinstance(node, ast.Attribute) and node.attr in {"stdout", "stderr"}
+                    and isinstance(node.value, ast.Name) and node.value.id == "sys"):
+                offenders.append(f"{path}:{node.lineno} sys.{node.attr}")
     assert offenders == []
 
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from bench_support import DEMO_JSONL, read_jsonl, render_op
 
 from git_memhtml.document.model import MEMORY_TYPES, REL_CLASSES, TASK_STATUSES, MemoryDocument
 from git_memhtml.document.parse import parse_memory
@@ -16,6 +15,11 @@ from git_memhtml.domain.entities import AUTO_MERGE_RATIO, REVIEW_RATIO, lcs_rati
 from git_memhtml.domain.merge import NEAR_DUPLICATE_THRESHOLD, MergeText, veto_reasons
 from git_memhtml.domain.retention import REPRIEVE_FLOOR, reprieve_score
 from git_memhtml.embed.fake import FakeEmbedder
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.store.ops import parse_op_stream
+from git_memhtml.store.repo_init import init_repo
+from git_memhtml.store.writer import apply_batch
+from tests.bench.bench_support import DEMO_JSONL, read_jsonl, render_op
 
 ALLOWED_FIELDS = {
     "op", "title", "type", "body", "article_html", "path", "workspace", "tags", "entities", "aliases",
@@ -159,16 +163,11 @@ def test_tasks_workspaces_and_tags(ops: list[dict[str, Any]]) -> None:
 
 
 def test_demo_corpus_applies_as_one_commit_with_spec_placement(tmp_path: Any) -> None:
-    ops_module = pytest.importorskip("git_memhtml.store.ops")
-    writer = pytest.importorskip("git_memhtml.store.writer")
-    repo_init = pytest.importorskip("git_memhtml.store.repo_init")
-    from git_memhtml.gitrepo import GitRepo
-
-    repo_init.init_repo(tmp_path)
+    init_repo(tmp_path)
     repo = GitRepo.discover(tmp_path)
-    parsed = ops_module.parse_op_stream(DEMO_JSONL.read_text(encoding="utf-8"), source=str(DEMO_JSONL))
+    parsed = parse_op_stream(DEMO_JSONL.read_text(encoding="utf-8"), source=str(DEMO_JSONL))
     before = repo.head_sha()
-    result = writer.apply_batch(repo, parsed, now="2026-01-15T12:00:00Z", dedupe=lambda _hash: None)
+    result = apply_batch(repo, parsed, now="2026-01-15T12:00:00Z", dedupe=lambda _hash: None)
     assert [r for r in result.results if not r.ok] == []
     head = repo.head_sha()
     assert head is not None and head != before and result.commit_sha == head

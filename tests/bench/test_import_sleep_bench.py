@@ -11,9 +11,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from bench_support import LOCOMO_JSON, PROJECT_ROOT, SHARED_DATA
 
 from git_memhtml.sleep.engine.contract import SLEEP_PHASES
+from tests.bench.bench_support import LOCOMO_JSON, PROJECT_ROOT, SHARED_DATA
 
 
 def _load() -> ModuleType:

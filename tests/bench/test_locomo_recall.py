@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
-from bench_support import LOCOMO_JSON, PROJECT_ROOT, SHARED_DATA, load_locomo_module, render_op
 
 from git_memhtml.document.parse import parse_memory
+from tests.bench.bench_support import LOCOMO_JSON, PROJECT_ROOT, SHARED_DATA, load_locomo_module, render_op
 
 locomo = load_locomo_module()
 sys.path.insert(0, str(PROJECT_ROOT / "bench"))
-import locomo_recall  # noqa: E402
+locomo_recall: ModuleType = importlib.import_module("locomo_recall")
 
 
 @pytest.fixture(scope="module")

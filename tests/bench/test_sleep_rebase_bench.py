@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from bench_support import LOCOMO_JSON, PROJECT_ROOT, SHARED_DATA
+
+from tests.bench.bench_support import LOCOMO_JSON, PROJECT_ROOT, SHARED_DATA
 
 
 def _load() -> object:

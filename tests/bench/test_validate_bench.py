@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from types import ModuleType
 
 import pytest
-from bench_support import PROJECT_ROOT
 
 from git_memhtml.document.wellformed import check_memory_bytes
+from tests.bench.bench_support import PROJECT_ROOT
 
 
-def _module():  # type: ignore[no-untyped-def]
+def _module() -> ModuleType:
     path = PROJECT_ROOT / "bench" / "validate_bench.py"
     spec = importlib.util.spec_from_file_location("bench_validate", path)
     assert spec is not None and spec.loader is not None

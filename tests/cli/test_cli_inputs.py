@@ -57,7 +57,7 @@ def test_bad_bytes_exit_2_naming_the_source(
     head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, check=True).stdout
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([os.fsencode(sys.executable), b"-m", b"git_memhtml", *argv], input=stdin,
-                          capture_output=True, cwd=repo, env=env, timeout=120)
+                          capture_output=True, cwd=repo, env=env, timeout=120, check=False)
     err = done.stderr.decode("utf-8")
     assert done.returncode == 2, err
     assert needle in err and "hint:" in err, err
@@ -70,6 +70,6 @@ def test_validate_path_argument_stays_a_finding(repo: Path) -> None:
     """validate's file names are bytes on disk: an undecodable one is its own finding (exit 1), not a usage error."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([os.fsencode(sys.executable), b"-m", b"git_memhtml", b"validate", b"areas/bad\xfe.html"],
-                          capture_output=True, cwd=repo, env=env, timeout=120)
+                          capture_output=True, cwd=repo, env=env, timeout=120, check=False)
     assert done.returncode == 1
     assert done.stdout.decode("utf-8").strip() == "areas/bad\\xfe.html: file name is not UTF-8"

@@ -72,7 +72,7 @@ def test_without_identity_every_writer_refuses_with_gits_hint(repo: Path, tmp_pa
     head = _git(repo, "rev-parse", "HEAD")
     status = _git(repo, "status", "--porcelain")
     done = subprocess.run(["git-memhtml", "-C", str(repo), *args, "--json"], env=_no_identity_env(tmp_path),
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 1, done.stderr
     assert "Author identity unknown" in done.stderr and 'hint: git config --global user.email' in done.stderr
     env = json.loads(done.stdout)
@@ -83,7 +83,7 @@ def test_without_identity_every_writer_refuses_with_gits_hint(repo: Path, tmp_pa
 
 def test_init_without_identity_refuses_before_scaffolding(tmp_path: Path) -> None:
     done = subprocess.run(["git-memhtml", "init", str(tmp_path / "new")], env=_no_identity_env(tmp_path),
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 1 and "identity unknown" in done.stderr and "hint: git config" in done.stderr
     assert not (tmp_path / "new" / "projects").exists()
 
@@ -93,7 +93,7 @@ def test_git_environment_variables_still_count(repo: Path, tmp_path: Path) -> No
     env.update(GIT_AUTHOR_NAME="Env Author", GIT_AUTHOR_EMAIL="env@example.invalid",
                GIT_COMMITTER_NAME="Env Committer", GIT_COMMITTER_EMAIL="envc@example.invalid")
     done = subprocess.run(["git-memhtml", "-C", str(repo), *WRITE], env=env, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert _git(repo, "log", "-1", "--format=%an <%ae> / %cn <%ce>") == \
         "Env Author <env@example.invalid> / Env Committer <envc@example.invalid>"

@@ -15,7 +15,6 @@ import json
 from pathlib import Path
 
 import pytest
-from memdoc_helpers import MINIMAL_ARTICLE, memory_file
 
 from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.cli.main import main
@@ -26,6 +25,7 @@ from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
+from tests.document.memdoc_helpers import MINIMAL_ARTICLE, memory_file
 
 NOT_ALLOWED = "is not allowed"
 SVG = "(SVG) is not allowed"

@@ -8,10 +8,10 @@ Python's ``\\d`` matches any Unicode decimal digit and ``$`` matches before a fi
 from __future__ import annotations
 
 import pytest
-from memdoc_helpers import HEAD_METAS, MINIMAL_ARTICLE, memory_file
 
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.validate import check_document, is_valid_datetime, js_number
+from tests.document.memdoc_helpers import HEAD_METAS, MINIMAL_ARTICLE, memory_file
 
 FULLWIDTH = "２０２６-０１-０１"
 ARABIC_INDIC = "٢٠٢٦-٠١-٠١"

@@ -15,7 +15,6 @@ from xml.etree.ElementTree import Element
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from memdoc_helpers import MINIMAL_ARTICLE, memory_file
 
 from git_memhtml.document.bounds import MAX_DEPTH, nesting_depth
 from git_memhtml.document.hash import parse_document
@@ -23,6 +22,7 @@ from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import render_memory
 from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.errors import InvalidMemory
+from tests.document.memdoc_helpers import MINIMAL_ARTICLE, memory_file
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 REFUSAL = f"elements nest more than {MAX_DEPTH} levels deep: refused before parsing (a memory is one fact)"

@@ -6,7 +6,6 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memdoc_helpers import article_of, memory_file
 
 from git_memhtml.document.editors import (
     add_link,
@@ -21,6 +20,7 @@ from git_memhtml.document.editors import (
 from git_memhtml.document.hash import content_hash
 from git_memhtml.document.model import META_ORDER, Link
 from git_memhtml.document.parse import parse_memory
+from tests.document.memdoc_helpers import article_of, memory_file
 
 EXAMPLE = (Path(__file__).parent / "golden" / "example_memory.html").read_text(encoding="utf-8")
 

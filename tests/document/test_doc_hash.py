@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memdoc_helpers import memory_file
 
 from git_memhtml.document.hash import canonical_text, content_hash, is_content_hash
+from tests.document.memdoc_helpers import memory_file
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = json.loads((GOLDEN / "hash_cases.json").read_text(encoding="utf-8"))

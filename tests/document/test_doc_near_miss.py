@@ -4,10 +4,10 @@ named in a warning (issue 3 review, item 6)."""
 from __future__ import annotations
 
 import pytest
-from memdoc_helpers import memory_file
 
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.validate import check_document
+from tests.document.memdoc_helpers import memory_file
 
 
 @pytest.mark.parametrize(

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from memdoc_helpers import memory_file
 
 from git_memhtml.document.hash import content_hash
 from git_memhtml.document.model import Link
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.serialize import canonical_article_html, serialize_memory
 from git_memhtml.errors import InvalidMemory
+from tests.document.memdoc_helpers import memory_file
 
 GOLDEN = Path(__file__).parent / "golden"
 

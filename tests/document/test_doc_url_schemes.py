@@ -4,10 +4,10 @@ review, item 4; issue 8 item 5 widened ``data:`` from href/src/cite to every URL
 from __future__ import annotations
 
 import pytest
-from memdoc_helpers import MINIMAL_ARTICLE, memory_file
 
 from git_memhtml.document.validate import check_document
 from git_memhtml.document.wellformed import check_memory_bytes
+from tests.document.memdoc_helpers import MINIMAL_ARTICLE, memory_file
 
 
 def violations_of(html: str) -> list[str]:

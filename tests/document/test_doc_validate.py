@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from memdoc_helpers import HEAD_METAS, MINIMAL_ARTICLE, memory_file
 
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.validate import check_document, is_root_relative_href, is_valid_datetime
 from git_memhtml.errors import InvalidMemory
+from tests.document.memdoc_helpers import HEAD_METAS, MINIMAL_ARTICLE, memory_file
 
 
 def violations_of(html: str) -> list[str]:

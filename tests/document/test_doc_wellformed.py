@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from memdoc_helpers import MINIMAL_ARTICLE, memory_file
 
 from git_memhtml.document.model import MEMORY_TYPES, Link
 from git_memhtml.document.parse import parse_memory
@@ -17,6 +16,7 @@ from git_memhtml.document.serialize import serialize_memory
 from git_memhtml.document.template import render_memory
 from git_memhtml.document.validate import check_document
 from git_memhtml.document.wellformed import MAX_PARSE_ERRORS, check_memory_bytes
+from tests.document.memdoc_helpers import MINIMAL_ARTICLE, memory_file
 
 GOLDEN = Path(__file__).parent / "golden"
 EXAMPLES = GOLDEN / "examples"

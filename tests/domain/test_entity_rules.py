@@ -6,7 +6,7 @@ version token, a variant qualifier, or one letter of a short token are different
 
 from __future__ import annotations
 
-from itertools import combinations
+from itertools import combinations, pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -96,7 +96,7 @@ CHAIN = ["observability", "observablity", "observbilty", "obsrvbilty", "obsrvblt
 
 
 def test_a_chain_does_not_grow_a_cluster_past_its_pairs() -> None:
-    assert all(may_merge(x, y) for x, y in zip(CHAIN, CHAIN[1:]))
+    assert all(may_merge(x, y) for x, y in pairwise(CHAIN))
     assert not may_merge(CHAIN[0], CHAIN[-1])
     counts = dict.fromkeys(CHAIN, 1)
     survivors = resolve_names(counts, pair_verdicts(counts))

@@ -149,7 +149,7 @@ def test_conv26_cycle_run_review_merge_search(conv26: Path, capsys: pytest.Captu
     assert code == 0 and hits["data"]["hits"]
     archived = [f["path"] for f in files if f["classification"] == "archived"]
     served = {h["path"] for h in hits["data"]["hits"]}
-    assert not served & set(f["fromPath"] for f in files if f["classification"] == "archived")
+    assert not served & {f["fromPath"] for f in files if f["classification"] == "archived"}
     db = IndexDB.for_repo(GitRepo.discover(repo))
     try:
         state = db.query_one("SELECT head_sha FROM index_state WHERE id = 1")

@@ -146,7 +146,7 @@ def test_edges_part_of_next_twelve_and_authored_by() -> None:
                 assert doc.links == ()  # controls carry no links
             continue
         docs[int(doc.title.rsplit(" ", 1)[1])] = (path, doc)
-    for i, (path, doc) in docs.items():
+    for i, (_path, doc) in docs.items():
         later_path = docs[(i + 12) % corpus.size][0]
         assert any(l.rel == rels[i % 7] and l.href == "/" + later_path for l in doc.links)
         assert any(l.rel == "part_of" and l.href.startswith("/areas/arcs/") for l in doc.links) == (i % 4 == 0)

@@ -12,7 +12,7 @@ import pytest
 from git_memhtml.cli.main import main
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.phases.report import ledger_file
+from git_memhtml.sleep.engine.runfiles import ledger_file
 
 DATE = "2026-02-01"
 RUN = f"sleep/{DATE}"

@@ -12,7 +12,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from forge_helpers import (
+
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index.db import IndexDB
+from git_memhtml.sleep.landing.reconcile import reconcile_landed_runs, run_id_of_file
+from tests.forge.forge_helpers import (
     MARK,
     NOW,
     add_ledger_commit,
@@ -24,10 +28,6 @@ from forge_helpers import (
     set_promoted,
     sleep_run,
 )
-
-from git_memhtml.gitrepo import GitRepo
-from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.landing.reconcile import reconcile_landed_runs, run_id_of_file
 
 LATER = "2026-02-03T10:00:00Z"
 

@@ -7,7 +7,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from forge_helpers import (
+
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.hooks.install import install
+from git_memhtml.index.db import IndexDB
+from tests.forge.forge_helpers import (
     MARK,
     NOW,
     add_ledger_commit,
@@ -19,10 +23,6 @@ from forge_helpers import (
     set_promoted,
     sleep_run,
 )
-
-from git_memhtml.gitrepo import GitRepo
-from git_memhtml.hooks.install import install
-from git_memhtml.index.db import IndexDB
 
 pytestmark = pytest.mark.slow
 

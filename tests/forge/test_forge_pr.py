@@ -8,9 +8,9 @@ import stat
 from pathlib import Path
 
 import pytest
-from forge_helpers import NOW, cli, git, memory_repo, sleep_run
 
 from git_memhtml.sleep.landing.forge import compare_url, forge_web_base
+from tests.forge.forge_helpers import NOW, cli, git, memory_repo, sleep_run
 
 STUB_GH = """#!/bin/sh
 # A stand-in for the GitHub CLI: records argv and the body file, answers `pr list` from its own state.

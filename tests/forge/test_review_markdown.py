@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from forge_helpers import cli, git
 
 from git_memhtml.document.template import render_memory
 from git_memhtml.gitrepo import GitRepo
@@ -20,6 +20,7 @@ from git_memhtml.sleep.presentation.review_markdown import (
     md_text,
     render_markdown,
 )
+from tests.forge.forge_helpers import cli, git
 
 RUN = "sleep/2026-03-01"
 AT = "2026-03-01T00:00:00Z"
@@ -66,7 +67,7 @@ def run_repo(tmp_path: Path) -> GitRepo:
     return GitRepo.discover(root)
 
 
-def _review(repo: GitRepo) -> dict[str, object]:
+def _review(repo: GitRepo) -> dict[str, Any]:
     db = IndexDB.for_repo(repo)
     try:
         return review_run(repo, db, RUN)

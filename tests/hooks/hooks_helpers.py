@@ -47,6 +47,7 @@ def write(root: Path, path: str, text: str | bytes) -> None:
 def publish_rows(root: Path) -> list[PublishRow]:
     """Rows of every memory under ``areas/`` of the work tree, parsed from disk."""
     from git_memhtml.document.parse import parse_memory
+    from git_memhtml.errors import InvalidMemory
 
     rows = []
     for file in sorted((root / "areas").rglob("*.html")):
@@ -55,7 +56,7 @@ def publish_rows(root: Path) -> list[PublishRow]:
             continue
         try:
             doc = parse_memory(file.read_bytes(), path=rel)
-        except Exception:
+        except InvalidMemory:
             continue
         rows.append(PublishRow(rel, doc.title, doc.memory_type, doc.updated, doc.gist))
     return rows

@@ -7,11 +7,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hooks_helpers import git, snapshot
 
 from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.hooks.install import HookConflict, HooksPathSet, install, uninstall
 from git_memhtml.hooks.shims import HOOK_NAMES, has_fingerprint, shim_bytes
+from tests.hooks.hooks_helpers import git, snapshot
 
 PROJECT = Path(__file__).resolve().parents[2]
 FOREIGN = "#!/bin/sh\necho foreign-ran >> \"$(git rev-parse --git-dir)/foreign.log\"\nexit 0\n"

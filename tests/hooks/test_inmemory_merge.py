@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hooks_helpers import git, memory, publish, write
-
 from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.hooks.inmemory import merge_generated_in_memory
+from tests.hooks.hooks_helpers import git, memory, publish, write
 
 SIDECAR = ".memhtml/state/access.jsonl"
 

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from hooks_helpers import git, memory, publish, write
 
 from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.hooks.checks import check_merge_driver
+from tests.hooks.hooks_helpers import git, memory, publish, write
 
 pytestmark = pytest.mark.slow
 SIDECAR = ".memhtml/state/access.jsonl"

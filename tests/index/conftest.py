@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from index_helpers import Repo
 
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.index.db import IndexDB, open_index
+from tests.index.index_helpers import Repo
 
 
 @pytest.fixture

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from index_helpers import memory_html
 
 from git_memhtml.cli.main import main
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
+from tests.index.index_helpers import memory_html
 
 NOW = "2026-02-01T00:00:00Z"
 

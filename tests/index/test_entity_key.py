@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from index_helpers import NOW, Repo, memory_html
 
 from git_memhtml.domain.entities import entity_key
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.retrieval import ArmWeights, Scope, search
 from git_memhtml.store.reads import list_memories
+from tests.index.index_helpers import NOW, Repo, memory_html
 
 FILES = {
     "areas/inbox/a.html": memory_html("A", "The audit office signed.", entities=("org:DGIA",)),
@@ -58,7 +58,7 @@ def test_every_entity_filter_matches_by_key(indexed: tuple[Repo, IndexDB], query
 
 
 def test_migration_backfills_an_older_index(tmp_path: Path, indexed: tuple[Repo, IndexDB]) -> None:
-    repo, db = indexed
+    _repo, db = indexed
     index_path, state_path = db.index_path, db.state_path
     db.execute("DROP INDEX file_entities_match")
     db.execute("ALTER TABLE file_entities DROP COLUMN entity_key")

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from index_helpers import NOW, memory_html
 
 from git_memhtml.document.model import MemoryDocument
 from git_memhtml.document.parse import parse_memory
@@ -27,6 +26,7 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.indexer import git_blob_sha
+from tests.index.index_helpers import NOW, memory_html
 
 EMBEDDER = FakeEmbedder(dim=8)
 LIVE = (

@@ -3,11 +3,10 @@ of the tree (HEAD + work tree), never of the order in which files reached it."""
 
 from __future__ import annotations
 
-from index_helpers import NOW, Repo, memory_html
-
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB, open_index
+from tests.index.index_helpers import NOW, Repo, memory_html
 
 
 def _owner(db: IndexDB) -> list[str]:

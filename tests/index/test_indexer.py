@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from index_helpers import NOW, Repo, memory_html
 
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.errors import EmbedModelMismatch
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB
+from tests.index.index_helpers import NOW, Repo, memory_html
 
 
 def _paths(db: IndexDB) -> list[str]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 
-from index_helpers import NOW, Repo, memory_html
-
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB
+from tests.index.index_helpers import NOW, Repo, memory_html
 
 BAD = b"areas/inbox/bad\xfename.html"
 SHOWN = "areas/inbox/bad\\xfename.html"

@@ -9,11 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from index_helpers import NOW, Repo, memory_html
 
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB
+from tests.index.index_helpers import NOW, Repo, memory_html
 
 LINK_ERROR = "is a symlink: refused, symlinks are never followed"
 

@@ -79,7 +79,7 @@ def test_migration_backfills_from_the_earliest_recorded_read(tmp_path: Path) -> 
     try:
         assert "0006_observation.sql" in db.applied_migrations("state")
         assert observation_start(db) == "2026-01-20T09:30:00Z"
-        assert db.query_one("SELECT access_count FROM state.access WHERE path = 'b.html'")[0] == 3  # rows kept
+        assert db.query_one("SELECT access_count FROM state.access WHERE path = 'b.html'") == (3,)  # rows kept
         record_read(db, "e.html", now="2026-03-01T00:00:00Z")
         assert observation_start(db) == "2026-01-20T09:30:00Z"
     finally:

@@ -9,12 +9,12 @@ from git_memhtml.index.project import chunk_id_of, chunk_text, entity_row, is_in
 
 
 def _doc(**kw: object) -> MemoryDocument:
-    base: dict[str, object] = dict(
-        title="Deploy window", memory_type="semantic", status="active", created="2026-01-01T00:00:00Z",
-        updated="2026-01-02T00:00:00Z", article_html="<p><mark>x</mark></p>", content_hash="sha256:" + "a" * 64,
-        gist="The deploy window of checkout-api is 10 minutes.",
-        body_text="The deploy window of checkout-api is 10 minutes. Use blue-green.",
-    )
+    base: dict[str, object] = {
+        "title": "Deploy window", "memory_type": "semantic", "status": "active", "created": "2026-01-01T00:00:00Z",
+        "updated": "2026-01-02T00:00:00Z", "article_html": "<p><mark>x</mark></p>",
+        "content_hash": "sha256:" + "a" * 64, "gist": "The deploy window of checkout-api is 10 minutes.",
+        "body_text": "The deploy window of checkout-api is 10 minutes. Use blue-green.",
+    }
     base.update(kw)
     return MemoryDocument(**base)  # type: ignore[arg-type]
 

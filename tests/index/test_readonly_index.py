@@ -29,7 +29,7 @@ def _can_bind_read_only(folder: Path) -> bool:
     probe = folder / "probe"
     probe.mkdir()
     script = f"mount --bind {probe} {probe} && mount -o remount,bind,ro {probe} && ! touch {probe}/x 2>/dev/null"
-    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True)
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, check=False)
     probe.rmdir()
     return done.returncode == 0
 
@@ -64,7 +64,8 @@ def _run_read_only(repo: Path, args: list[str]) -> subprocess.CompletedProcess[s
         subprocess.run(["chmod", "-R", "a-w", str(git)], check=True)
         argv = ["sh", "-c", command]
     try:
-        return subprocess.run(argv, capture_output=True, text=True, cwd=repo, env=_env(repo.parent), timeout=120)
+        return subprocess.run(argv, capture_output=True, text=True, cwd=repo, env=_env(repo.parent), timeout=120,
+                              check=False)
     finally:
         if os.geteuid() != 0:
             subprocess.run(["chmod", "-R", "u+w", str(git)], check=True)

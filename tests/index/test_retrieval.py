@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from index_helpers import NOW, Repo, memory_html
 
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.index import indexer
@@ -11,6 +10,7 @@ from git_memhtml.index.access import reinforce
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.retrieval import ArmWeights, Scope, search
 from git_memhtml.index.retrieval_sql import fts_match, fusion_sql, query_tokens
+from tests.index.index_helpers import NOW, Repo, memory_html
 
 FILES = {
     "areas/inbox/a.html": memory_html("A", "Alpha deploys on Mondays.", tags=("ops",), entities=("project:alpha",)),

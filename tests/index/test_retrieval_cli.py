@@ -40,8 +40,9 @@ def mem(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.
 
 
 def _path_of(capsys: pytest.CaptureFixture[str], root: Path, title: str) -> str:
-    code, out, _ = cli(capsys, "-C", str(root), "search", title, "--limit", "50")
-    return next(h["path"] for h in out["data"]["hits"] if h["title"] == title)
+    _code, out, _ = cli(capsys, "-C", str(root), "search", title, "--limit", "50")
+    path: str = next(h["path"] for h in out["data"]["hits"] if h["title"] == title)
+    return path
 
 
 def _state(root: Path) -> tuple[list[tuple[Any, ...]], dict[str, str]]:

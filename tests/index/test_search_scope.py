@@ -7,7 +7,6 @@ exactly that arm's case fail (seeds 004: "a scope that holds on three of four ar
 from __future__ import annotations
 
 import pytest
-from index_helpers import NOW, Repo, memory_html
 
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.errors import PathNotFound, UsageError
@@ -17,6 +16,7 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.index.neighbors import neighbors
 from git_memhtml.index.recall import ARC_BUDGET, recall
 from git_memhtml.index.retrieval import ArmWeights, Scope, search
+from tests.index.index_helpers import NOW, Repo, memory_html
 
 OLD = "archive/2025/areas/inbox/old.html"
 NEW = "areas/inbox/new.html"

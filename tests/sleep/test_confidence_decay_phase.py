@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, memory, tree_files
-
 from git_memhtml.document.editors import get_meta
 from git_memhtml.document.template import render_memory
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import confidence_decay
 from git_memhtml.sleep.phases.confidence_decay import file_confidence
+from tests.sleep.sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, memory, tree_files
 
 OLD = "2026-01-01T00:00:00Z"
 WEEK_AGO = "2026-03-03T00:00:00Z"  # exactly one decay period before AT (2026-03-10)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, memory, tree_files
-
 from git_memhtml.document.editors import get_links, get_meta, get_metas
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.domain.merge import MergeProposal, merge_candidates
 from git_memhtml.sleep.phases import dedup_merge
 from git_memhtml.sleep.phases.tasks import detection_key, open_detections
+from tests.sleep.sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, memory, tree_files
 
 BASE = "the checkout api deploy window opens after the nightly batch finishes and needs release manager approval"
 SAFE = "the deploy step for the payments ledger service is safe to run during business hours with canary traffic"

@@ -8,7 +8,6 @@ from itertools import combinations
 from pathlib import Path
 
 import pytest
-from sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, memory
 
 from git_memhtml.document.editors import get_metas
 from git_memhtml.document.parse import parse_memory
@@ -16,6 +15,7 @@ from git_memhtml.domain.entities import may_merge
 from git_memhtml.index.retrieval import ArmWeights, Scope, search
 from git_memhtml.sleep.phases import entity_resolution, person_links
 from git_memhtml.store.reads import list_memories
+from tests.sleep.sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, memory
 
 
 def _corpus(claims: Mapping[str, Sequence[str]]) -> dict[str, str]:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, memory, tree_files
-
 from git_memhtml.document.editors import get_meta, get_metas
 from git_memhtml.sleep.phases import entity_resolution
 from git_memhtml.sleep.phases.entity_resolution import character_pairs, resolve_type
 from git_memhtml.sleep.phases.tasks import open_detections
+from tests.sleep.sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, memory, tree_files
 
 
 def _metas(env_root: Path, path: str) -> list[str]:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, tree_files
-
 from git_memhtml.document.editors import get_links, get_meta
 from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
 from git_memhtml.sleep.phases import integrity
 from git_memhtml.sleep.phases.integrity import archived_location
+from tests.sleep.sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, tree_files
 
 OLD = "2026-01-01T00:00:00Z"
 

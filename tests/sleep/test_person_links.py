@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sleep_corpus_helpers import AT, EMBEDDER, commit_and_reindex, make_env, make_repo, memory, tree_files
-
 from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.document.editors import get_links, get_meta
 from git_memhtml.document.model import Link
@@ -18,6 +16,7 @@ from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import dedup_merge, entity_resolution, person_links
 from git_memhtml.store.ops import parse_op_stream
 from git_memhtml.store.writer import apply_batch
+from tests.sleep.sleep_corpus_helpers import AT, EMBEDDER, commit_and_reindex, make_env, make_repo, memory, tree_files
 
 
 def _files() -> dict[str, str]:

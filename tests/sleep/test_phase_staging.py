@@ -6,11 +6,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sleep_corpus_helpers import git, make_env, make_repo, memory
 
 from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.phases import confidence_decay, entity_resolution, person_links
 from git_memhtml.store import edits
+from tests.sleep.sleep_corpus_helpers import git, make_env, make_repo, memory
 
 WEEK_AGO = "2026-03-03T00:00:00Z"  # one decay period before the helpers' run date (2026-03-10)
 

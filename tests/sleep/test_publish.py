@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sleep_corpus_helpers import make_env, make_repo, memory
-
 from git_memhtml.artifacts.listings import (
     PublishRow,
     listing_dirs,
@@ -16,6 +14,7 @@ from git_memhtml.artifacts.listings import (
     scan_tree,
 )
 from git_memhtml.document.parse import parse_memory
+from tests.sleep.sleep_corpus_helpers import make_env, make_repo, memory
 
 EVIL = PublishRow(
     path="areas/inbox/evil.html",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from sleep_corpus_helpers import EMBEDDER, make_env, make_repo, memory
 
 from git_memhtml.sleep.phases.queries import active_corpus, active_entities, first_chunk_vectors, vector_space
+from tests.sleep.sleep_corpus_helpers import EMBEDDER, make_env, make_repo, memory
 
 
 def _files() -> dict[str, str]:

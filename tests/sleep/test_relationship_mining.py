@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-
-from sleep_corpus_helpers import AT, make_env, make_repo, memory, tree_files
+from typing import Any
 
 from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import relationship_mining
+from tests.sleep.sleep_corpus_helpers import AT, make_env, make_repo, memory, tree_files
 
 TEXT = "the nightly backup job for the billing database copies snapshots to the cold storage bucket"
 
@@ -29,7 +29,7 @@ def _files() -> dict[str, str]:
     }
 
 
-def _derived(env: PhaseEnv) -> list[tuple[object, ...]]:
+def _derived(env: PhaseEnv) -> list[tuple[Any, ...]]:
     return env.db.query(
         "SELECT src_path, rel, dst_path, strength >= 0.85, sleep_run, created_at FROM edges "
         "WHERE derived = 1 ORDER BY src_path, dst_path"

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sleep_corpus_helpers import DATE, make_env, make_repo, memory
-
 from git_memhtml.sleep.engine.contract import SLEEP_PHASES
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
 from git_memhtml.sleep.phases import report
 from git_memhtml.sleep.phases.report import merged_ledger
 from git_memhtml.sleep.presentation.report_html import format_counts
+from tests.sleep.sleep_corpus_helpers import DATE, make_env, make_repo, memory
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sleep_corpus_helpers import AT, make_env, make_repo, tree_files
-
 from git_memhtml.document.editors import get_meta
 from git_memhtml.document.template import render_memory
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import reprieve
 from git_memhtml.sleep.phases.reprieve import extended_until
+from tests.sleep.sleep_corpus_helpers import AT, make_env, make_repo, tree_files
 
 OLD = "2025-06-01T00:00:00Z"
 PASSED = "2026-03-01T00:00:00Z"

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sleep_corpus_helpers import AT, commit_and_reindex, git, make_env, make_repo, tree_files
-
 from git_memhtml.document.editors import get_meta
 from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
@@ -16,6 +14,7 @@ from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import retention_triage, state_export
 from git_memhtml.sleep.phases.scoring import retention_pass
 from git_memhtml.sleep.phases.state_export import SIDECAR_PATH
+from tests.sleep.sleep_corpus_helpers import AT, commit_and_reindex, git, make_env, make_repo, tree_files
 
 OLD = "2025-01-01T00:00:00Z"
 OBSERVING = "2025-06-01T00:00:00Z"
@@ -154,7 +153,7 @@ def test_a_clone_observes_from_its_own_first_read(tmp_path: Path) -> None:
     clone = make_env(GitRepo.discover(tmp_path / "c"))
     assert (clone.repo.root / SIDECAR_PATH).read_text() == (origin.repo.root / SIDECAR_PATH).read_text() != ""
     assert observation_start(clone.db) is None
-    assert clone.db.query_one("SELECT count(*) FROM state.access")[0] == 0
+    assert clone.db.query_one("SELECT count(*) FROM state.access") == (0,)
     counts = retention_triage.run(clone).counts
     assert counts["evicted"] == 0 and counts["unobserved"] == 1
     assert record_read(clone.db, TASK, now="2026-02-01T00:00:00Z")  # 37 days before AT

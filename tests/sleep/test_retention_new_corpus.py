@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from sleep_corpus_helpers import git
 
 from git_memhtml.document.editors import add_link
 from git_memhtml.gitrepo import GitRepo
@@ -28,6 +28,7 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import retention_triage
 from git_memhtml.sleep.phases.scoring import retention_pass
+from tests.sleep.sleep_corpus_helpers import git
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 SIZE = 10_000
@@ -49,7 +50,7 @@ def _at(synth: ModuleType, days: int) -> tuple[str, str]:
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, IndexDB, ModuleType]:
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, IndexDB, ModuleType]]:
     synth = _synth()
     root = tmp_path_factory.mktemp("newcorpus") / "mem"
     root.mkdir()
@@ -85,7 +86,8 @@ def test_a_never_read_corpus_is_not_thinned(corpus: tuple[GitRepo, IndexDB, Modu
     repo, db, synth = corpus
     assert observation_start(db) is None  # runs before test_the_first_read_starts_the_window (file order)
     day, at = _at(synth, days)
-    assert db.query_one("SELECT count(*) FROM edges WHERE rel = 'relates_to'")[0] > 1000
+    edges = db.query_one("SELECT count(*) FROM edges WHERE rel = 'relates_to'")
+    assert edges is not None and edges[0] > 1000
     scored = retention_pass(db, at=at, root=repo.root)
     in_band = [s for s in scored if s.band == "evict"]
     assert len(in_band) > 500  # the spec's formula puts never-read, weakly linked memories in the evict band

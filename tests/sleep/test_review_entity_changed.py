@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sleep_corpus_helpers import git, memory
 
 from git_memhtml.document import editors
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.presentation.review import CLASSES, classify, modified_class, review_run
 from git_memhtml.sleep.presentation.review_markdown import render_markdown
+from tests.sleep.sleep_corpus_helpers import git, memory
 
 RUN = "sleep/2026-03-10"
 AT = "2026-03-10T00:00:00Z"

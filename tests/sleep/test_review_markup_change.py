@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sleep_corpus_helpers import git, memory
 
 from git_memhtml.document import editors
 from git_memhtml.document.hash import content_hash
@@ -18,6 +17,7 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.presentation.review import classify, modified_class, review_run
 from git_memhtml.sleep.presentation.review_markdown import render_markdown
+from tests.sleep.sleep_corpus_helpers import git, memory
 
 RUN = "sleep/2026-03-11"
 AT = "2026-03-11T00:00:00Z"

@@ -8,10 +8,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sleep_corpus_helpers import make_repo, memory
-
 from git_memhtml.artifacts.listings import publish, scan_tree
 from git_memhtml.index.db import open_index
+from tests.sleep.sleep_corpus_helpers import make_repo, memory
 
 REFUSED = "is a symlink: refused, symlinks are never followed"
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sleep_corpus_helpers import make_env, make_repo, memory
-
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import state_export
 from git_memhtml.sleep.phases.state_export import SIDECAR_PATH
+from tests.sleep.sleep_corpus_helpers import make_env, make_repo, memory
 
 
 def _seed(env: PhaseEnv) -> None:

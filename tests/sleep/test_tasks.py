@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sleep_corpus_helpers import AT, commit_and_reindex, git, make_env, make_repo, memory, tree_files
-
 from git_memhtml.document.editors import get_meta, get_metas
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases.tasks import (
@@ -18,6 +16,7 @@ from git_memhtml.sleep.phases.tasks import (
     open_detections,
 )
 from git_memhtml.store import edits
+from tests.sleep.sleep_corpus_helpers import AT, commit_and_reindex, git, make_env, make_repo, memory, tree_files
 
 SOURCE = "areas/inbox/source.html"
 

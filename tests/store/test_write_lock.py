@@ -25,10 +25,11 @@ _BIN = Path(sys.executable).with_name("git-memhtml")
 EXE = [str(_BIN)] if _BIN.is_file() else [sys.executable, "-m", "git_memhtml"]
 
 
-def run(root: Path, *args: str, extra: dict[str, str] | None = None, **kw: object) -> subprocess.CompletedProcess[str]:
+def run(root: Path, *args: str, extra: dict[str, str] | None = None,
+        input: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), **(extra or {})}
     return subprocess.run([*EXE, *args], cwd=root, capture_output=True, text=True, env=env, check=False,
-                          timeout=120, **kw)  # type: ignore[call-overload, no-any-return]
+                          timeout=120, input=input)
 
 
 def status(root: Path) -> str:
@@ -98,9 +99,8 @@ def test_the_lock_is_reentrant_in_one_process_and_shared_by_linked_worktrees(rep
         assert child.returncode != 0 and "WriteLocked" in child.stderr
     holder = hold_lock(repo, 30)
     try:
-        with pytest.raises(WriteLocked, match="holder-test"):
-            with write_lock(repo.common_dir, purpose="probe", timeout=0):
-                pass
+        with pytest.raises(WriteLocked, match="holder-test"), write_lock(repo.common_dir, purpose="probe", timeout=0):
+            pass
     finally:
         holder.kill()
         holder.wait()

@@ -6,6 +6,8 @@ import os
 import signal
 from typing import Any
 
+import pytest
+
 from git_memhtml.embed.registry import get_embedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
@@ -19,13 +21,14 @@ def killed_mid_phase(repo: str) -> None:
     """Child: a real run that SIGKILLs itself inside retention-triage, after staging a half-written file."""
     os.environ["MEMHTML_EMBED"] = "fake"
     import git_memhtml.sleep.engine.run as runner
+    from git_memhtml.sleep.phases import PHASE_BODIES
 
     def dying(env: Any) -> Any:
         (env.repo.root / "areas" / "half.html").write_text("half")
         env.repo.stage(["areas/half.html"])
         os.kill(os.getpid(), signal.SIGKILL)
 
-    runner.PHASE_BODIES = {**runner.PHASE_BODIES, "retention-triage": dying}
+    pytest.MonkeyPatch().setattr(runner, "PHASE_BODIES", {**PHASE_BODIES, "retention-triage": dying})  # the child dies
     main_repo = GitRepo.discover(repo)
     run_sleep(main_repo, IndexDB.for_repo(main_repo), date=DATE, embedder=get_embedder("fake"), clock=lambda: NOW)
 

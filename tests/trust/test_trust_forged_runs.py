@@ -256,6 +256,7 @@ def test_a_failed_run_resumed_after_its_report_still_lands(
     from git_memhtml.gitrepo import GitRepo
     from git_memhtml.index.db import IndexDB
     from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
+    from git_memhtml.sleep.phases import PHASE_BODIES
     from git_memhtml.store.edits import archive_file
 
     monkeypatch.setenv("MEMHTML_NOW", NOW)
@@ -275,10 +276,10 @@ def test_a_failed_run_resumed_after_its_report_still_lands(
     main_repo = GitRepo.discover(repo)
     db = IndexDB.for_repo(main_repo)
     try:
-        monkeypatch.setattr(runner, "PHASE_BODIES", {**runner.PHASE_BODIES, "dedup-merge": failing})
+        monkeypatch.setattr(runner, "PHASE_BODIES", {**PHASE_BODIES, "dedup-merge": failing})
         first = runner.run_sleep(main_repo, db, date="2026-12-01", embedder=get_embedder("fake"), clock=lambda: NOW)
         assert first.failed_phases == ["dedup-merge"]
-        monkeypatch.setattr(runner, "PHASE_BODIES", {**runner.PHASE_BODIES, "dedup-merge": archiving})
+        monkeypatch.setattr(runner, "PHASE_BODIES", {**PHASE_BODIES, "dedup-merge": archiving})
         resumed = runner.resume_sleep(main_repo, db, first.run_id, embedder=get_embedder("fake"), clock=lambda: NOW)
         assert resumed.failed_phases == []
     finally:

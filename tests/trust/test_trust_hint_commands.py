@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import click
@@ -37,7 +38,7 @@ def _attribute_docstrings(tree: ast.AST) -> set[int]:
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list):
-            for before, after in zip(body, body[1:]):
+            for before, after in pairwise(body):
                 if isinstance(before, (ast.Assign, ast.AnnAssign)) and isinstance(after, ast.Expr) and \
                         isinstance(after.value, ast.Constant):
                     ids.add(id(after.value))

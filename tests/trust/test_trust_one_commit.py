@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,7 @@ def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
 
 
-def jsonl(tmp: Path, *ops: dict[str, object]) -> str:
+def jsonl(tmp: Path, *ops: Mapping[str, object]) -> str:
     stream = tmp / "ops.jsonl"
     stream.write_text("".join(json.dumps({"op": "write", "type": "semantic", **op}) + "\n" for op in ops))
     return str(stream)

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from run_helpers import START_POINTS, dies_while_starting, killed_mid_phase
 
 from git_memhtml.cli.main import main
 from git_memhtml.embed.registry import get_embedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.run import run_sleep
+from tests.trust.run_helpers import START_POINTS, dies_while_starting, killed_mid_phase
 
 DATE = "2026-02-01"
 NOW = "2026-02-01T09:00:00Z"
@@ -178,7 +178,7 @@ def test_a_reused_pid_neither_holds_the_lock_nor_keeps_a_run_running(
     assert next(r for r in status["data"]["runs"] if r["runId"] == run_id)["status"] == "interrupted"
     code, refused, _ = cli(capsys, "-C", str(repo), "sleep", "merge", run_id, "--skip-gate")
     assert code == 1 and refused["refusal"] == "interrupted"
-    code, resumed, err = cli(capsys, "-C", str(repo), "sleep", "resume", run_id)
+    code, _resumed, err = cli(capsys, "-C", str(repo), "sleep", "resume", run_id)
     assert code == 0, err
     assert not lock.exists()
 
@@ -217,7 +217,7 @@ def test_a_run_killed_while_starting_is_interrupted_and_abort_removes_it(
         return
     [run] = runs
     assert run["status"] == "interrupted"
-    code, aborted, err = cli(capsys, "-C", str(repo), "sleep", "abort", run["runId"])
+    code, _aborted, err = cli(capsys, "-C", str(repo), "sleep", "abort", run["runId"])
     assert code == 0, err
     assert _leftovers(repo) == ([], [])
     assert not (repo / ".git" / "memhtml" / "worktrees" / run["runId"].replace("/", "-")).exists()
@@ -268,7 +268,7 @@ def test_a_row_less_start_is_abortable_only_with_our_worktree(
         main_repo.add_worktree(worktree_name(run_id), worktree_folder(main_repo, run_id), run_id)
     code, refused, err = cli(capsys, "-C", str(repo), "sleep", "merge", run_id, "--skip-gate")
     assert code == 1 and refused["refusal"] == ("interrupted" if with_worktree else "not-a-run")
-    code, aborted, err = cli(capsys, "-C", str(repo), "sleep", "abort", run_id)
+    code, _aborted, err = cli(capsys, "-C", str(repo), "sleep", "abort", run_id)
     if not with_worktree:  # a hand-made branch at main is no run: never deleted
         assert code == 1 and run_id in err and _leftovers(repo) == ([run_id], [])
         assert refused["code"] == "ERR_NO_RUN"

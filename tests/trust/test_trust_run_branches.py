@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from run_helpers import killed_mid_phase
 
 from git_memhtml.cli.main import main
 from git_memhtml.embed.registry import get_embedder
@@ -32,6 +31,7 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.run import run_sleep
+from tests.trust.run_helpers import killed_mid_phase
 
 DATE = "2026-02-01"
 NOW = "2026-02-01T09:00:00Z"

@@ -1,0 +1,1 @@
+"""The test suite as a package, so that mypy checks it and helpers import as ``tests.<folder>.<module>``."""

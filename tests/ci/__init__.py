@@ -1,0 +1,1 @@
+"""Tests of the CI entry point (.ci/run)."""
