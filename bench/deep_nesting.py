@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from git_memhtml.document.bounds import MAX_DEPTH, nesting_depth  # noqa: E402
+from git_memhtml.document.draft import MemoryDraft  # noqa: E402
 from git_memhtml.document.hash import parse_document  # noqa: E402
 from git_memhtml.document.serialize import canonical_article_html, serialize_memory  # noqa: E402
 from git_memhtml.document.template import render_memory  # noqa: E402
@@ -91,7 +92,7 @@ def main() -> None:
         article = deep_article(kind, args.depth)
         text = as_file(article)
         after_v = timed(lambda: check_memory_bytes(text.encode("utf-8")))
-        after_w = timed(lambda: render_memory(title="Deep", memory_type="semantic", now=NOW, article_html=article))
+        after_w = timed(lambda: render_memory(MemoryDraft(title="Deep", memory_type="semantic", article_html=article), now=NOW))
         print(f"| {args.depth} `{kind}` | validate | – | {after_v:.4f} |")
         print(f"| {args.depth} `{kind}` | write | – | {after_w:.4f} |")
         for depth in args.before:
@@ -100,7 +101,7 @@ def main() -> None:
             v = timed(lambda: before_validate(small_text))
             w = timed(lambda: before_write(small))
             av = timed(lambda: check_memory_bytes(small_text.encode("utf-8")))
-            aw = timed(lambda: render_memory(title="Deep", memory_type="semantic", now=NOW, article_html=small))
+            aw = timed(lambda: render_memory(MemoryDraft(title="Deep", memory_type="semantic", article_html=small), now=NOW))
             print(f"| {depth} `{kind}` | validate | {v:.3f} | {av:.4f} |")
             print(f"| {depth} `{kind}` | write | {w:.3f} | {aw:.4f} |")
 

@@ -40,6 +40,7 @@ def render_op(op: dict[str, Any], now: str = NOW) -> str:
     Mirrors the apply door: prose ``body`` → claim through the first ``.``/``!``/``?`` plus paragraphs; the
     op's ``status`` is the task status. Raises ``InvalidMemory`` when the op's article is invalid.
     """
+    from git_memhtml.document.draft import MemoryDraft
     from git_memhtml.document.model import Link
     from git_memhtml.document.template import render_memory, split_prose
 
@@ -47,10 +48,9 @@ def render_op(op: dict[str, Any], now: str = NOW) -> str:
     body: list[str] = []
     if op.get("body"):
         claim, body = split_prose(op["body"])
-    return render_memory(
+    return render_memory(MemoryDraft(
         title=op["title"],
         memory_type=op["type"],
-        now=now,
         claim=claim,
         body=body,
         article_html=op.get("article_html"),
@@ -67,4 +67,4 @@ def render_op(op: dict[str, Any], now: str = NOW) -> str:
         valid_until=op.get("valid_until"),
         task_status=op.get("status"),
         due=op.get("due"),
-    )
+    ), now=now)
