@@ -10,7 +10,7 @@ driven by that table (docs/store.md "The memory draft").
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Final, Literal
 
@@ -158,8 +158,3 @@ class MemoryDraft:
         out.extend(self.extra_metas)
         return out
 
-
-def draft_attrs() -> tuple[str, ...]:
-    """The attribute names of :class:`MemoryDraft`, in declaration order (``HEAD_FIELDS`` covers all but
-    ``extra_metas``; a test holds the two together)."""
-    return tuple(f.name for f in fields(MemoryDraft))
