@@ -118,5 +118,5 @@ def test_the_gate_lists_bad_fields_in_the_order_it_always_has() -> None:
     labels = [v.split(" holds ")[0] for v in caught.value.violations]
     assert labels == ["title", "claim", "author", "body paragraph 1", "entity", "tag", "alias", "link href",
                       "valid-from", "valid-until", "due", "tag"]
-    assert labels[:-1] == [("body paragraph 1" if s.kind == "body" else s.label) for s in HEAD_FIELDS
-                           if s.label is not None and s.kind != "article"]  # the table's order
+    table = [("body paragraph 1" if s.kind == "body" else s.label) for s in HEAD_FIELDS if s.label is not None]
+    assert [label for label in table if label in labels] == labels[:-1]  # the table's order; new rows may follow
