@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from git_memhtml.document.bounds import MAX_DEPTH, nesting_depth  # noqa: E402
+from git_memhtml.document.draft import MemoryDraft  # noqa: E402
 from git_memhtml.document.hash import parse_document  # noqa: E402
 from git_memhtml.document.serialize import canonical_article_html, serialize_memory  # noqa: E402
 from git_memhtml.document.template import render_memory  # noqa: E402
@@ -67,7 +68,7 @@ def validate_text(text: str) -> object:
 
 def write_article(article: str) -> object:
     """The write door today: the render gate over ``article``."""
-    return render_memory(title="Deep", memory_type="semantic", now=NOW, article_html=article)
+    return render_memory(MemoryDraft(title="Deep", memory_type="semantic", article_html=article), now=NOW)
 
 
 def before_validate(text: str) -> None:

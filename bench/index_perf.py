@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from synth import DIM, NOW, corpus, query
 
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.template import render_memory
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.gitrepo import GitRepo
@@ -99,8 +100,7 @@ def incremental(root: Path, reps: int = 5) -> float:
         indexer.update(repo, db, EMBEDDER, now=NOW)
         for rep in range(reps):
             path = "areas/area001/m000600.html"
-            html = render_memory(title=f"Edited {rep} {time.time_ns()}", memory_type="semantic", now=NOW,
-                                 claim=f"Edited claim number {time.time_ns()}.")
+            html = render_memory(MemoryDraft(title=f"Edited {rep} {time.time_ns()}", memory_type="semantic", claim=f"Edited claim number {time.time_ns()}."), now=NOW)
             (root / path).write_text(html, encoding="utf-8")
             repo.stage([path])
             repo.commit(f"bench: edit {path}")

@@ -49,7 +49,7 @@ def _lock_held(root: Path, env: dict[str, str], *, samples: int) -> list[float]:
     repo = GitRepo.discover(root)
     out = []
     for k in range(samples):
-        op = WriteOp.model_validate({"title": f"held {k}", "type": "semantic", "body": f"Held sample {k} holds."})
+        op = WriteOp.from_json({"title": f"held {k}", "type": "semantic", "body": f"Held sample {k} holds."})
         started = time.monotonic()
         apply_batch(repo, [op], now="2026-11-30T10:00:00Z", dedupe=lambda _digest: [])
         out.append(time.monotonic() - started)

@@ -22,6 +22,7 @@ import time
 from multiprocessing import Pool
 from pathlib import Path
 
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.template import render_memory
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.gitrepo import GitRepo
@@ -69,8 +70,8 @@ def skeleton(memory_type: str, tags: int) -> str:
     (optional) content-hash meta, which would be stale once the placeholders are replaced."""
     key = (memory_type, tags)
     if key not in _SKELETONS:
-        html = render_memory(title="Phtitle", memory_type=memory_type, now=NOW, claim="Phclaim.", body=["Phbody."],
-                             tags=[f"phtag{k}" for k in range(tags)], entities=["service:phentity"])
+        html = render_memory(MemoryDraft(title="Phtitle", memory_type=memory_type, claim="Phclaim.", body=["Phbody."],
+                             tags=[f"phtag{k}" for k in range(tags)], entities=["service:phentity"]), now=NOW)
         _SKELETONS[key] = _HASH_META.sub("", html)
     return _SKELETONS[key]
 

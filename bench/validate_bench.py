@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import render_memory
 from git_memhtml.document.wellformed import check_memory_bytes
@@ -61,16 +62,15 @@ def generate(count: int, seed: int) -> list[tuple[str, bytes]]:
                 + "".join(f"<p>{paragraph}</p>" for paragraph in body[:2])
                 + f"<dl>{facets}</dl>"
             }
-        text = render_memory(
+        text = render_memory(MemoryDraft(
             title=f"Memory {index} {claim[:40]}",
             memory_type=TYPES[index % len(TYPES)],
-            now="2026-01-15T12:00:00Z",
             confidence=round(rng.random(), 2),
             importance=rng.randint(1, 10),
             entities=[f"service:{rng.choice(WORDS)}"],
             tags=[rng.choice(WORDS)],
             **kwargs,  # type: ignore[arg-type]
-        )
+        ), now="2026-01-15T12:00:00Z")
         files.append((f"areas/bench/m{index:05d}.html", text.encode("utf-8")))
     return files
 

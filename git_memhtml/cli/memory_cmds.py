@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 
 import click
@@ -14,6 +14,7 @@ from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import F, app_of, check_entity_flag, init_memory, json_option, respond, writes
 from git_memhtml.cli.inputs import read_text_input
 from git_memhtml.cut import clip
+from git_memhtml.document.draft import HEAD_FIELDS
 from git_memhtml.document.model import MEMORY_TYPES
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.errors import InvalidMemory, MemhtmlError, PathNotFound, UsageError, WriteConflict
@@ -34,7 +35,8 @@ from git_memhtml.tree.paths import VERB_NEEDS, read_tree_file, resolve_memory_pa
 
 APPLY_EPILOG = ("\b\nJSONL op schema: one JSON object per line, unknown fields refused (docs/apply.md):\n"
                 + op_schema_text())
-"""``apply -h``'s op schema, generated from the :class:`WriteOp` model (``store.ops.op_schema``)."""
+"""``apply -h``'s op schema, generated from the :class:`~git_memhtml.store.ops.OpLine` model
+(``store.ops.op_schema``)."""
 
 
 def _dedupe(db: IndexDB) -> Callable[[str], list[str]]:
@@ -74,24 +76,30 @@ def init_cmd(ctx: click.Context, path: Path | None, as_json: bool) -> int:
     return 0
 
 
-def _op(memory_type: str, fields: WriteFields) -> WriteOp:
-    html = _read_html(fields.article_html)
-    values = {
-        "type": memory_type,
-        "title": fields.title,
-        "claim": fields.claim,
-        "body": "\n\n".join(fields.body) if fields.body else None,
-        "article_html": html,
-        "tags": fields.tags,
-        "entities": fields.entities,
-        "session_id": fields.session_id,
-        "path": fields.path,
-        "workspace": fields.workspace,
-        "importance": fields.importance,
-        "confidence": fields.confidence,
-    }
+def _op(ctx: click.Context, flags: Mapping[str, object], *, path: str | None = None,
+        workspace: str | None = None) -> WriteOp:
+    """The op of a ``write``/``correct`` invocation: each ``HEAD_FIELDS`` row with a ``flag`` this command has
+    fills its ``op_key`` from that option's value (``--body`` paragraphs joined by blank lines, ``--article-html``
+    read from its file), then the op model validates it, as it does an ``apply`` line. ``flags`` maps click
+    parameter names to values.
+
+    Raises:
+        UsageError: the op model refused the flags (naming the field), or ``--article-html`` is unreadable.
+    """
+    names = {opt: param.name for param in ctx.command.params for opt in param.opts}
+    values: dict[str, object] = {"path": path, "workspace": workspace}
+    for spec in HEAD_FIELDS:
+        name = names.get(spec.flag) if spec.flag is not None else None
+        if name is None or spec.op_key is None:
+            continue
+        value = flags.get(name)
+        if spec.kind == "body":
+            value = "\n\n".join(value) if isinstance(value, tuple) and value else None
+        elif spec.kind == "article":
+            value = _read_html(value if isinstance(value, str) else None)
+        values[spec.op_key] = value
     try:
-        return WriteOp.model_validate({k: v for k, v in values.items() if v not in (None, ())})
+        return WriteOp.from_json({k: v for k, v in values.items() if v not in (None, ())})
     except ValidationError as exc:
         reasons = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'flags'}: {e['msg'].removeprefix('Value error, ')}"
@@ -105,23 +113,6 @@ def _read_html(source: str | None) -> str | None:
     if source is None:
         return None
     return read_text_input(source, flag="--article-html")[0]
-
-
-@dataclass(frozen=True)
-class WriteFields:
-    """The memory-content flags shared by ``write`` and ``correct``."""
-
-    title: str
-    claim: str | None
-    body: tuple[str, ...]
-    article_html: str | None
-    tags: tuple[str, ...]
-    entities: tuple[str, ...]
-    session_id: str | None
-    path: str | None = None
-    workspace: str | None = None
-    importance: int | None = None
-    confidence: float | None = None
 
 
 def write_options(fn: F) -> F:
@@ -151,30 +142,12 @@ def write_options(fn: F) -> F:
 @json_option
 @click.pass_context
 @writes()
-def write_cmd(
-    ctx: click.Context,
-    /,
-    memory_type: str,
-    path: str | None,
-    workspace: str | None,
-    importance: int | None,
-    confidence: float | None,
-    title: str,
-    claim: str | None,
-    body: tuple[str, ...],
-    article_html: str | None,
-    tags: tuple[str, ...],
-    entities: tuple[str, ...],
-    session_id: str | None,
-    as_json: bool,
-) -> int:
+def write_cmd(ctx: click.Context, /, path: str | None, workspace: str | None, as_json: bool, **flags: object) -> int:
     """Write one memory as one commit (deduplicated by content hash)."""
     app = app_of(ctx)
     if path is not None:
         path = app.memory_path(path, "write", name="--path")
-    fields = WriteFields(title, claim, body, article_html, tags, entities, session_id, path, workspace, importance,
-                         confidence)
-    op = _op(memory_type, fields)
+    op = _op(ctx, flags, path=path, workspace=workspace)
     with app.index() as db:
         result = apply_batch(app.repo(), [op], now=utc_now(), dedupe=_dedupe(db), verb="write",
                              dedupe_since=_indexed_head(db))
@@ -270,28 +243,15 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
 @json_option
 @click.pass_context
 @writes()
-def correct_cmd(
-    ctx: click.Context,
-    /,
-    target: str,
-    memory_type: str | None,
-    reason: str | None,
-    title: str,
-    claim: str | None,
-    body: tuple[str, ...],
-    article_html: str | None,
-    tags: tuple[str, ...],
-    entities: tuple[str, ...],
-    session_id: str | None,
-    as_json: bool,
-) -> int:
+def correct_cmd(ctx: click.Context, /, target: str, memory_type: str | None, reason: str | None, as_json: bool,
+                **flags: object) -> int:
     """Write a memory that supersedes TARGET; TARGET is archived (one commit)."""
     app = app_of(ctx)
     repo = app.repo()
     rel = app.memory_path(target, "correct", name="TARGET")
     if memory_type is None:
         memory_type = parse_memory(read_tree_file(repo.root, rel), path=rel).memory_type
-    op = _op(memory_type, WriteFields(title, claim, body, article_html, tags, entities, session_id))
+    op = _op(ctx, {**flags, "memory_type": memory_type})
     with app.index() as db:
         result = correct_memory(repo, rel, op, reason=reason, now=utc_now())
         rename_access(db, rel, result.archived_path)

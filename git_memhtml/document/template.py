@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from dataclasses import dataclass, replace
 from typing import Final
 
 from git_memhtml.document.bounds import depth_violation
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.hash import collapse, content_hash, js_trim
-from git_memhtml.document.model import Link
 from git_memhtml.document.parse import DEPTH_HINT, MAX_FILE_BYTES, parse_memory
 from git_memhtml.document.serialize import canonical_article_html, escape_attribute, escape_text, serialize_memory
 from git_memhtml.document.validate import LANG_TOKEN
@@ -122,11 +121,6 @@ def render_article(claim: str, body: Sequence[str]) -> str:
     return canonical_article_html("\n".join([first, *(html for html, _ in following)]))
 
 
-def format_confidence(value: float) -> str:
-    """Two decimals, ties rounded up like ECMAScript ``toFixed(2)`` (core §1.2)."""
-    return str(Decimal(value).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
-
-
 def _article(claim: str | None, body: Sequence[str], article_html: str | None) -> str:
     has_claim = claim is not None and js_trim(claim) != ""
     has_html = article_html is not None and js_trim(article_html) != ""
@@ -175,81 +169,33 @@ def unrepresentable(field: str, value: str | None) -> str | None:
             "cannot carry")
 
 
-def render_memory(
-    *,
-    title: str,
-    memory_type: str,
-    now: str,
-    claim: str | None = None,
-    body: Sequence[str] = (),
-    article_html: str | None = None,
-    status: str = "active",
-    confidence: float | None = None,
-    importance: int | None = None,
-    author: str | None = None,
-    entities: Sequence[str] = (),
-    tags: Sequence[str] = (),
-    aliases: Sequence[str] = (),
-    links: Sequence[Link] = (),
-    session_id: str | None = None,
-    prompt_id: str | None = None,
-    turn_uuid: str | None = None,
-    valid_from: str | None = None,
-    valid_until: str | None = None,
-    task_status: str | None = None,
-    due: str | None = None,
-    extra_metas: Sequence[tuple[str, str]] = (),
-) -> str:
-    """Render a new memory file and re-validate it (the render gate, core §1.9).
+def render_memory(draft: MemoryDraft, *, now: str) -> str:
+    """Render a new memory file from ``draft`` and re-validate it (the render gate, core §1.9).
 
-    Emits ``type``, ``status``, ``created`` = ``updated`` = ``now`` (ISO UTC), ``content-hash`` of the rendered
-    article, and each optional meta that is given (``confidence`` with two decimals); a ``task`` without
-    ``task_status`` gets ``todo``. ``extra_metas`` are ``(short name, value)`` pairs. The title is
-    whitespace-collapsed. Empty entity/tag/alias values are skipped.
+    Emits the draft's head metas (:meth:`MemoryDraft.head_metas`: each given scalar, ``confidence`` with two
+    decimals, non-blank entity/tag/alias values, then ``extra_metas``), ``created`` = ``updated`` = ``now`` (ISO
+    UTC) and the ``content-hash`` of the rendered article; a ``task`` without ``task_status`` gets ``todo``. The
+    title is whitespace-collapsed.
 
     The gate is the same check ``validate`` and the pre-commit hook run (:func:`check_memory_bytes`: WHATWG parse
     errors included), so no command commits a file they would refuse; a text field holding a code point HTML cannot
-    carry (:func:`unrepresentable`) is refused first, naming the field.
+    carry (:func:`unrepresentable`, over :meth:`MemoryDraft.texts`) is refused first, naming the field.
 
     Raises:
         InvalidMemory: neither or both of claim/article_html; unknown meta name or rel; a field with a control
             character; any violation of the rendered file (e.g. bad type, a task status on a non-task, an
             article_html without a leading mark, a parse error in the article HTML).
     """
-    fields = [("title", title), ("claim", claim), ("article_html", article_html), ("author", author),
-              *((f"body paragraph {i + 1}", p) for i, p in enumerate(body)),
-              *(("entity", v) for v in entities), *(("tag", v) for v in tags), *(("alias", v) for v in aliases),
-              *(("link href", link.href) for link in links), ("valid-from", valid_from), ("valid-until", valid_until),
-              ("due", due), *((name, value) for name, value in extra_metas)]
-    bad = [problem for name, value in fields if (problem := unrepresentable(name, value))]
+    bad = [problem for name, value in draft.texts() if (problem := unrepresentable(name, value))]
     if bad:
         raise InvalidMemory("rendered memory is invalid: " + "; ".join(bad), violations=bad,
                             hint="remove the control characters from the text (a terminal escape, a stray NUL, …)")
-    article = _article(claim, body, article_html)
-    if memory_type == "task" and task_status is None:
-        task_status = DEFAULT_TASK_STATUS
-    scalars: list[tuple[str, str | None]] = [
-        ("type", memory_type),
-        ("status", status),
-        ("created", now),
-        ("updated", now),
-        ("confidence", None if confidence is None else format_confidence(confidence)),
-        ("importance", None if importance is None else str(int(importance))),
-        ("content-hash", content_hash(article)),
-        ("author", author),
-        ("session", session_id),
-        ("prompt", prompt_id),
-        ("turn", turn_uuid),
-        ("valid-from", valid_from),
-        ("valid-until", valid_until),
-        ("task-status", task_status),
-        ("due", due),
-    ]
-    metas = [(name, value) for name, value in scalars if value is not None]
-    for name, values in (("entity", entities), ("tag", tags), ("alias", aliases)):
-        metas.extend((name, value) for value in values if value.strip())
-    metas.extend(extra_metas)
-    text = serialize_memory(title=collapse(title), metas=metas, links=links, article_html=article)
+    article = _article(draft.claim, draft.body, draft.article_html)
+    if draft.memory_type == "task" and draft.task_status is None:
+        draft = replace(draft, task_status=DEFAULT_TASK_STATUS)
+    stamps = [("created", now), ("updated", now), ("content-hash", content_hash(article))]
+    metas = [*stamps, *draft.head_metas()]
+    text = serialize_memory(title=collapse(draft.title), metas=metas, links=draft.links, article_html=article)
     try:
         parse_memory(text)
     except InvalidMemory as exc:

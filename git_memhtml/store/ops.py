@@ -1,18 +1,22 @@
 """The write operation as callers give it: one JSONL line of ``apply`` or the flags of ``write``.
 
-Validated by pydantic at the boundary (unknown fields refused), then rendered by ``document.template``.
+Validated by pydantic at the boundary (:class:`OpLine`, unknown fields refused), then read into a
+:class:`WriteOp`: a :class:`~git_memhtml.document.draft.MemoryDraft` (filled through the ``op_key`` column of
+``document.draft.HEAD_FIELDS``) plus where the file goes. ``document.template.render_memory`` renders the draft.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from git_memhtml.document.model import MEMORY_TYPES, REL_CLASSES, TASK_STATUSES, entity_problem
+from git_memhtml.document.draft import HEAD_FIELDS, MemoryDraft
+from git_memhtml.document.model import MEMORY_TYPES, REL_CLASSES, TASK_STATUSES, Link, entity_problem
+from git_memhtml.document.template import split_paragraphs, split_prose
 from git_memhtml.errors import UsageError
 from git_memhtml.gitrepo.message import has_control
 from git_memhtml.pathnames import shown_name
@@ -37,8 +41,10 @@ class LinkOp(BaseModel):
         return rel
 
 
-class WriteOp(BaseModel):
-    """One memory to write (``spec/memhtml-core.md`` §5.2 apply line, plus validity and links)."""
+class OpLine(BaseModel):
+    """One memory to write as an ``apply`` line gives it (``spec/memhtml-core.md`` §5.2, plus validity and links):
+    the op's JSON shape, types, bounds and documentation (``apply -h``, docs/apply.md). Read into a
+    :class:`WriteOp` by :meth:`WriteOp.from_json`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -83,7 +89,7 @@ class WriteOp(BaseModel):
     @classmethod
     def _type_name_entities(cls, value: str | tuple[str, ...] | None) -> str | tuple[str, ...] | None:
         """Each non-blank entity is ``type:name`` (:func:`document.model.entity_problem`, the rule ``search
-        --entity`` and ``validate`` apply); a blank one is dropped as before (:meth:`all_entities`)."""
+        --entity`` and ``validate`` apply); a blank one is dropped as before (:func:`distinct`)."""
         for item in (value,) if isinstance(value, str) else value or ():
             problem = entity_problem(item) if item.strip() else None
             if problem is not None:
@@ -98,7 +104,7 @@ class WriteOp(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _one_door(self) -> WriteOp:
+    def _one_door(self) -> OpLine:
         has_prose = bool((self.body and self.body.strip()) or (self.claim and self.claim.strip()))
         has_html = bool(self.article_html and self.article_html.strip())
         if has_prose == has_html:
@@ -112,13 +118,61 @@ class WriteOp(BaseModel):
             raise ValueError("due applies to type task only")
         return self
 
-    def all_tags(self) -> tuple[str, ...]:
-        """Tags from ``tags`` and ``tag``, blanks dropped, order kept, deduplicated."""
-        return _dedupe([*self.tags, *([self.tag] if self.tag else [])])
 
-    def all_entities(self) -> tuple[str, ...]:
-        """Entities from ``entities`` and ``entity``, blanks dropped, order kept, deduplicated."""
-        return _dedupe([*self.entities, *([self.entity] if self.entity else [])])
+def distinct(values: Sequence[str]) -> tuple[str, ...]:
+    """``values`` stripped, blanks dropped, order kept, deduplicated (how tags and entities are merged)."""
+    seen: dict[str, None] = {}
+    for value in values:
+        if value and value.strip():
+            seen.setdefault(value.strip(), None)
+    return tuple(seen)
+
+
+def _draft(line: OpLine) -> MemoryDraft:
+    """The draft of a validated op, field by field through ``HEAD_FIELDS`` (its ``op_key`` and ``op_one``).
+
+    The prose door: with a claim, ``body`` is split into paragraphs on blank lines; without one, its first sentence
+    is the claim (:func:`split_prose`). A blank ``article_html`` is no article. A repeatable with a second key
+    (``tag`` beside ``tags``) is merged by :func:`distinct`; links become :class:`Link` values."""
+    values: dict[str, Any] = {}
+    for spec in HEAD_FIELDS:
+        if spec.op_key is None or spec.kind in ("claim", "body"):
+            continue
+        value = getattr(line, spec.op_key)
+        if spec.kind == "article":
+            value = value if value and value.strip() else None
+        elif spec.kind == "links":
+            value = tuple(Link(item.rel, item.href) for item in value)
+        elif spec.kind == "repeatable" and spec.op_one is not None:
+            one = getattr(line, spec.op_one)
+            value = distinct([*value, *([one] if one else [])])
+        values[spec.attr] = value
+    if line.claim and line.claim.strip():
+        values["claim"], values["body"] = line.claim.strip(), tuple(split_paragraphs(line.body or ""))
+    elif line.body and line.body.strip():
+        claim, body = split_prose(line.body)
+        values["claim"], values["body"] = claim, tuple(body)
+    return MemoryDraft(**values)
+
+
+@dataclass(frozen=True)
+class WriteOp:
+    """One memory to write: its :class:`MemoryDraft` and where it goes (an explicit repository ``path``, or the
+    project ``workspace`` for the placement rules; neither: the placement rules alone)."""
+
+    draft: MemoryDraft
+    path: str | None = None
+    workspace: str | None = None
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, object]) -> WriteOp:
+        """Validate a decoded JSON op (an ``apply`` line, or the ``write`` flags keyed by op key) and read it.
+
+        Raises:
+            pydantic.ValidationError: the op model refused it (each error has a ``loc`` and a ``msg``).
+        """
+        line = OpLine.model_validate(raw)
+        return cls(_draft(line), path=line.path, workspace=line.workspace)
 
 
 def _type_name(annotation: object) -> str:
@@ -133,10 +187,10 @@ def _type_name(annotation: object) -> str:
 
 
 def op_schema() -> list[tuple[str, str, str]]:
-    """``(field, JSON type, description)`` of every :class:`WriteOp` field, in model order, generated from the
+    """``(field, JSON type, description)`` of every :class:`OpLine` field, in model order, generated from the
     pydantic model (the source of ``apply -h`` and ``docs/apply.md``); a required field says ``required``."""
     rows = []
-    for name, info in WriteOp.model_fields.items():
+    for name, info in OpLine.model_fields.items():
         need = "required; " if info.is_required() else ""
         rows.append((name, _type_name(info.annotation), need + (info.description or "")))
     return rows
@@ -152,14 +206,6 @@ def op_schema_markdown() -> str:
     lines = ["| field | type | meaning |", "| --- | --- | --- |"]
     lines += [f"| `{name}` | {kind} | {text.replace('|', '/').replace('<', '&lt;')} |" for name, kind, text in op_schema()]
     return "\n".join(lines) + "\n"
-
-
-def _dedupe(values: Sequence[str]) -> tuple[str, ...]:
-    seen: dict[str, None] = {}
-    for value in values:
-        if value and value.strip():
-            seen.setdefault(value.strip(), None)
-    return tuple(seen)
 
 
 @dataclass(frozen=True)
@@ -221,7 +267,7 @@ def parse_op_lines(text: str, *, source: str = "<stdin>") -> list[WriteOp | BadL
                                           "a \\ud800 escape)"))
             continue
         try:
-            parsed.append(WriteOp.model_validate(raw))
+            parsed.append(WriteOp.from_json(raw))
         except ValidationError as exc:
             reasons = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or 'op'}: {err['msg'].removeprefix('Value error, ')}"

@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from git_memhtml.document.hash import content_hash
 from git_memhtml.document.model import Link
 from git_memhtml.document.parse import parse_memory
-from git_memhtml.document.template import render_memory, split_paragraphs, split_prose
+from git_memhtml.document.template import render_memory
 from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.errors import InvalidMemory, MemhtmlError, PathRefused, UsageError, WriteConflict
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.gitrepo.message import fold_line
 from git_memhtml.store.edits import Edit, apply_edits, free_archive_path, link, set_meta
-from git_memhtml.store.ops import WriteOp
+from git_memhtml.store.ops import WriteOp, distinct
 from git_memhtml.tree.layout import (
     archive_path_for,
     filename_stem,
@@ -100,38 +100,6 @@ def _placed(repo: GitRepo, path: str) -> str:
     return path
 
 
-def _render(op: WriteOp, *, now: str, extra_links: Sequence[Link] = (), **extra: str | None) -> str:
-    claim: str | None = None
-    body: Sequence[str] = ()
-    if op.claim and op.claim.strip():
-        claim, body = op.claim.strip(), split_paragraphs(op.body or "")
-    elif op.body and op.body.strip():
-        claim, body = split_prose(op.body)
-    links = [Link(l.rel, l.href) for l in op.links] + list(extra_links)
-    task_status = (op.status or "todo") if op.type == "task" else None
-    return render_memory(
-        title=op.title,
-        memory_type=op.type,
-        now=now,
-        claim=claim,
-        body=tuple(body),
-        article_html=op.article_html if op.article_html and op.article_html.strip() else None,
-        confidence=op.confidence,
-        importance=op.importance,
-        entities=op.all_entities(),
-        tags=op.all_tags(),
-        aliases=op.aliases,
-        links=tuple(links),
-        session_id=op.session_id,
-        prompt_id=op.prompt_id,
-        turn_uuid=op.turn_uuid,
-        valid_from=extra.get("valid_from") or op.valid_from,
-        valid_until=op.valid_until,
-        task_status=task_status,
-        due=op.due,
-    )
-
-
 def _check_workspace(workspace: str | None) -> None:
     """Refuse a workspace that is not one folder name (it becomes ``projects/<slug>/``)."""
     if workspace is None:
@@ -145,10 +113,10 @@ def _check_workspace(workspace: str | None) -> None:
 
 def _trailers(op: WriteOp) -> list[tuple[str, str]]:
     out = []
-    if op.session_id:
-        out.append(("Memhtml-Session", op.session_id))
-    if op.prompt_id:
-        out.append(("Memhtml-Prompt", op.prompt_id))
+    if op.draft.session_id:
+        out.append(("Memhtml-Session", op.draft.session_id))
+    if op.draft.prompt_id:
+        out.append(("Memhtml-Prompt", op.draft.prompt_id))
     return out
 
 
@@ -241,11 +209,12 @@ def _apply_locked(
         return not (target.is_file() and not target.is_symlink() and target.read_bytes() == text.encode("utf-8"))
 
     for i, op in enumerate(ops):
+        draft = op.draft
         try:
             explicit = resolve_memory_path(repo.root, op.path, need=Need.NEW, name="path").path if op.path else None
-            text = _render(op, now=now)
+            text = render_memory(draft, now=now)
             digest = content_hash(text)
-            if op.type != "task":
+            if draft.memory_type != "task":
                 earlier = batch_hashes.get(digest) or recent.get(digest) or committed_holder(
                     repo, tracked, dedupe(digest), digest)
                 if earlier:
@@ -260,14 +229,16 @@ def _apply_locked(
             else:
                 _check_workspace(op.workspace)
                 directory = placement_for(
-                    op.type, workspace=op.workspace, tags=op.all_tags(), entities=op.all_entities()
+                    draft.memory_type, workspace=op.workspace, tags=draft.tags, entities=draft.entities
                 )
-                found = free_path(directory, filename_stem(op.title, op.type, date=now), partial(taken, text=text))
+                found = free_path(directory, filename_stem(draft.title, draft.memory_type, date=now),
+                                  partial(taken, text=text))
                 if found is None:
-                    raise WriteConflict(f"no free file name for {op.title!r} in {directory}", hint="change the title")
+                    raise WriteConflict(f"no free file name for {draft.title!r} in {directory}",
+                                        hint="change the title")
                 path = _placed(repo, found)
             claimed.add(path)
-            if op.type != "task":
+            if draft.memory_type != "task":
                 batch_hashes[digest] = path
             planned.append((i, path, text))
             results[i] = OpResult(i, True, path=path)
@@ -289,7 +260,7 @@ def _apply_locked(
     sha = None
     if planned:
         first = ops[planned[0][0]]
-        label = first.title if len(planned) == 1 else f"{len(planned)} memories"
+        label = first.draft.title if len(planned) == 1 else f"{len(planned)} memories"
         sha = repo.commit_files({p: t.encode("utf-8") for _, p, t in planned}, commit_subject(verb, label),
                                 trailers=_trailers(first), parent=head, purpose=verb)
     final = [results.get(i, OpResult(i, False, skipped=True)) for i in range(len(ops))]
@@ -354,37 +325,31 @@ def _correct_locked(repo: GitRepo, target: str, op: WriteOp, *, reason: str | No
         resolve_memory_path(repo.root, op.path, need=Need.NEW, name="path")
     original = read_tree_file(repo.root, target)
     old = parse_memory(original, path=target)
-    memory_type = op.type or old.memory_type
-    op = op.model_copy(
-        update={
-            "type": memory_type,
-            "entities": op.all_entities() or old.entities,
-            "tags": op.all_tags() or old.tags,
-            "entity": None,
-            "tag": None,
-        }
-    )
+    memory_type = op.draft.memory_type or old.memory_type
+    draft = replace(op.draft, memory_type=memory_type, entities=op.draft.entities or distinct(old.entities),
+                    tags=op.draft.tags or distinct(old.tags))
     head = repo.head_sha()
     tracked = set(repo.tree_blobs(head, prefixes=())) if head else set()
     archived = archive_path_for(target, now[:4])
     if (repo.root / archived).exists() or archived in tracked:
         raise WriteConflict(f"{archived} already exists", hint="archive the older copy under another year first")
-    event = parse_memory(_render(op, now=now)).event_at
-    valid_from = op.valid_from or event or now
-    text = _render(op, now=now, extra_links=(Link("supersedes", "/" + archived),), valid_from=valid_from)
+    event = parse_memory(render_memory(draft, now=now)).event_at
+    valid_from = draft.valid_from or event or now
+    text = render_memory(replace(draft, links=(*draft.links, Link("supersedes", "/" + archived)),
+                                 valid_from=valid_from), now=now)
     _check_workspace(op.workspace)
     if op.workspace or op.path:
-        directory = placement_for(memory_type, path=op.path, workspace=op.workspace, tags=op.all_tags(),
-                                  entities=op.all_entities())
+        directory = placement_for(memory_type, path=op.path, workspace=op.workspace, tags=draft.tags,
+                                  entities=draft.entities)
     else:
         directory = target.rsplit("/", 1)[0]  # a correction stays where the memory it corrects lived
     new_path = free_path(
         directory,
-        filename_stem(op.title, memory_type, date=now),
+        filename_stem(draft.title, memory_type, date=now),
         lambda c: c in tracked or c == archived or (repo.root / c).exists(),
     )
     if new_path is None:
-        raise WriteConflict(f"no free file name for {op.title!r}", hint="change the title")
+        raise WriteConflict(f"no free file name for {draft.title!r}", hint="change the title")
     _placed(repo, new_path)
     _placed(repo, archived)
     extra: list[Edit] = [set_meta("superseded-by", "/" + new_path)]
@@ -397,7 +362,7 @@ def _correct_locked(repo: GitRepo, target: str, op: WriteOp, *, reason: str | No
     }
     _gate_bytes(changes)
     body = f"reason: {fold_line(reason)}" if reason and reason.strip() else None
-    sha = repo.commit_files(changes, commit_subject("correct", op.title), body=body, trailers=_trailers(op),
+    sha = repo.commit_files(changes, commit_subject("correct", draft.title), body=body, trailers=_trailers(op),
                             parent=head, purpose="correct")
     return CorrectResult(new_path, archived, sha)
 

@@ -35,36 +35,13 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def render_op(op: dict[str, Any], now: str = NOW) -> str:
-    """Render one apply ``write`` op through ``document.template.render_memory`` (the render gate).
+    """Render one apply ``write`` op through the apply door itself: the op model reads it into a draft
+    (``store.ops.WriteOp.from_json``) and ``document.template.render_memory`` renders it (the render gate).
 
-    Mirrors the apply door: prose ``body`` → claim through the first ``.``/``!``/``?`` plus paragraphs; the
-    op's ``status`` is the task status. Raises ``InvalidMemory`` when the op's article is invalid.
+    Raises ``InvalidMemory`` when the op's article is invalid, ``pydantic.ValidationError`` when the op model
+    refuses the op.
     """
-    from git_memhtml.document.model import Link
-    from git_memhtml.document.template import render_memory, split_prose
+    from git_memhtml.document.template import render_memory
+    from git_memhtml.store.ops import WriteOp
 
-    claim: str | None = None
-    body: list[str] = []
-    if op.get("body"):
-        claim, body = split_prose(op["body"])
-    return render_memory(
-        title=op["title"],
-        memory_type=op["type"],
-        now=now,
-        claim=claim,
-        body=body,
-        article_html=op.get("article_html"),
-        confidence=op.get("confidence"),
-        importance=op.get("importance"),
-        entities=op.get("entities", ()),
-        tags=op.get("tags", ()),
-        aliases=op.get("aliases", ()),
-        links=[Link(rel=link["rel"], href=link["href"]) for link in op.get("links", ())],
-        session_id=op.get("session_id"),
-        prompt_id=op.get("prompt_id"),
-        turn_uuid=op.get("turn_uuid"),
-        valid_from=op.get("valid_from"),
-        valid_until=op.get("valid_until"),
-        task_status=op.get("status"),
-        due=op.get("due"),
-    )
+    return render_memory(WriteOp.from_json(op).draft, now=now)

@@ -1,4 +1,4 @@
-"""``apply -h`` and docs/apply.md list every WriteOp field; ``--continue-on-error`` commits the ops that pass."""
+"""``apply -h`` and docs/apply.md list every OpLine field; ``--continue-on-error`` commits the ops that pass."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from git_memhtml.cli.main import main
-from git_memhtml.store.ops import WriteOp, op_schema_markdown
+from git_memhtml.store.ops import OpLine, op_schema_markdown
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "apply.md"
-FIELDS = list(WriteOp.model_fields)
+FIELDS = list(OpLine.model_fields)
 
 
 def test_the_model_has_the_fields_the_spec_names() -> None:

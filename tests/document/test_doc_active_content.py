@@ -18,6 +18,7 @@ import pytest
 
 from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.cli.main import main
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import render_memory
 from git_memhtml.document.validate import check_document
@@ -173,8 +174,7 @@ def test_indexer_parse_refuses(where: str, snippet: str, needle: str) -> None:
 )
 def test_render_gate_refuses(where: str, snippet: str, needle: str) -> None:
     with pytest.raises(InvalidMemory):
-        render_memory(title="T", memory_type="semantic", now="2026-01-02T03:04:05Z",
-                      article_html=MINIMAL_ARTICLE + snippet)
+        render_memory(MemoryDraft(title="T", memory_type="semantic", article_html=MINIMAL_ARTICLE + snippet), now="2026-01-02T03:04:05Z")
 
 
 @pytest.fixture

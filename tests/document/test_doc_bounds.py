@@ -17,6 +17,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from git_memhtml.document.bounds import MAX_DEPTH, nesting_depth
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.hash import parse_document
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import render_memory
@@ -54,8 +55,7 @@ def test_deep_markup_is_refused_by_every_door_before_parsing(markup: str) -> Non
         parse_memory(html, path="areas/deep.html")
     assert parsed.value.violations == (REFUSAL,) and parsed.value.hint and "flatten" in parsed.value.hint
     with pytest.raises(InvalidMemory) as rendered:
-        render_memory(title="T", memory_type="semantic", now="2026-01-02T03:04:05Z",
-                      article_html=MINIMAL_ARTICLE + markup)
+        render_memory(MemoryDraft(title="T", memory_type="semantic", article_html=MINIMAL_ARTICLE + markup), now="2026-01-02T03:04:05Z")
     assert rendered.value.violations == (REFUSAL,)
     assert time.perf_counter() - start < 2.0
 
@@ -118,14 +118,13 @@ def test_parser_crash_is_a_violation_not_an_internal_error() -> None:
         parse_memory(html, path="areas/x.html")
     assert parsed.value.path == "areas/x.html" and parsed.value.violations == (violation,)
     with pytest.raises(InvalidMemory):
-        render_memory(title="T", memory_type="semantic", now="2026-01-02T03:04:05Z",
-                      article_html=MINIMAL_ARTICLE + CRASHES_HTML5LIB)
+        render_memory(MemoryDraft(title="T", memory_type="semantic", article_html=MINIMAL_ARTICLE + CRASHES_HTML5LIB), now="2026-01-02T03:04:05Z")
 
 
 def test_oversized_article_html_is_refused_before_any_parse() -> None:
     article = MINIMAL_ARTICLE + "<p>" + "x " * (1024 * 1024) + "</p>"
     start = time.perf_counter()
     with pytest.raises(InvalidMemory) as caught:
-        render_memory(title="T", memory_type="semantic", now="2026-01-02T03:04:05Z", article_html=article)
+        render_memory(MemoryDraft(title="T", memory_type="semantic", article_html=article), now="2026-01-02T03:04:05Z")
     assert "over the 1048576-byte limit" in caught.value.violations[0]
     assert time.perf_counter() - start < 1.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.hash import content_hash
 from git_memhtml.document.model import Link
 from git_memhtml.document.parse import parse_memory
@@ -48,10 +49,9 @@ def test_split_prose() -> None:
 
 
 def test_render_memory_round_trip() -> None:
-    text = render_memory(
+    text = render_memory(MemoryDraft(
         title="  Deploy \n rollbacks ",
         memory_type="procedural",
-        now=NOW,
         claim="Rollbacks take two minutes.",
         body=["Measured on the ALB."],
         confidence=0.125,
@@ -63,7 +63,7 @@ def test_render_memory_round_trip() -> None:
         links=[Link("relates_to", "/areas/x.html")],
         session_id="s1",
         valid_from="2026-01-01",
-    )
+    ), now=NOW)
     doc = parse_memory(text)
     assert doc.title == "Deploy rollbacks"
     assert doc.gist == "Rollbacks take two minutes."
@@ -80,15 +80,14 @@ def test_render_memory_round_trip() -> None:
 
 
 def test_task_defaults_to_todo() -> None:
-    doc = parse_memory(render_memory(title="T", memory_type="task", now=NOW, claim="Do it.", due="2026-02-01"))
+    doc = parse_memory(render_memory(MemoryDraft(title="T", memory_type="task", claim="Do it.", due="2026-02-01"), now=NOW))
     assert (doc.task_status, doc.due) == ("todo", "2026-02-01")
 
 
 def test_article_html_door_is_canonicalised() -> None:
-    text = render_memory(
-        title="T", memory_type="episodic", now=NOW,
-        article_html='<p><mark>Met <time datetime="2026-01-02">Friday</time>.</mark></p>\n  <p title=2 id=1>x',
-    )
+    text = render_memory(MemoryDraft(
+        title="T", memory_type="episodic", article_html='<p><mark>Met <time datetime="2026-01-02">Friday</time>.</mark></p>\n  <p title=2 id=1>x',
+    ), now=NOW)
     doc = parse_memory(text)
     assert doc.event_at == "2026-01-02"
     assert doc.article_html.endswith('<p id="1" title="2">x</p>')
@@ -100,7 +99,7 @@ def test_article_html_door_is_canonicalised() -> None:
 )
 def test_exactly_one_door(claim: str | None, article_html: str | None) -> None:
     with pytest.raises(InvalidMemory) as caught:
-        render_memory(title="T", memory_type="semantic", now=NOW, claim=claim, article_html=article_html)
+        render_memory(MemoryDraft(title="T", memory_type="semantic", claim=claim, article_html=article_html), now=NOW)
     assert "exactly one of" in caught.value.violations[0] and caught.value.hint
 
 
@@ -117,10 +116,10 @@ def test_exactly_one_door(claim: str | None, article_html: str | None) -> None:
 )
 def test_render_gate_refuses_invalid_output(kwargs: dict[str, object]) -> None:
     with pytest.raises(InvalidMemory) as caught:
-        render_memory(title="T", now=NOW, **kwargs)  # type: ignore[arg-type]
+        render_memory(MemoryDraft(title="T", **kwargs), now=NOW)  # type: ignore[arg-type]
     assert caught.value.violations and caught.value.message.startswith("rendered memory is invalid")
 
 
 def test_render_gate_refuses_blank_title() -> None:
     with pytest.raises(InvalidMemory, match="empty <title>"):
-        render_memory(title=" \n ", memory_type="semantic", now=NOW, claim="x.")
+        render_memory(MemoryDraft(title=" \n ", memory_type="semantic", claim="x."), now=NOW)

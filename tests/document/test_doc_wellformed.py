@@ -10,6 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.model import MEMORY_TYPES, Link
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.serialize import serialize_memory
@@ -64,16 +65,15 @@ def test_example_files_survive_parse_serialize_parse(path: Path) -> None:
 
 
 def test_template_output_reads_back_identically_and_validates() -> None:
-    text = render_memory(
+    text = render_memory(MemoryDraft(
         title="Deploy rollbacks",
         memory_type="procedural",
-        now="2026-01-15T12:00:00Z",
         claim="Rollbacks take two minutes.",
         body=["Measured on the ALB.", "```sh\nkubectl rollout undo deploy/x\n```"],
         confidence=0.5,
         entities=["service:api"],
         links=[Link("relates_to", "/areas/x.html")],
-    )
+    ), now="2026-01-15T12:00:00Z")
     assert check_memory_bytes(text.encode()).violations == ()
     doc = parse_memory(text)
     again = serialize_memory(title=doc.title, metas=doc.metas, links=doc.links, article_html=doc.article_html)

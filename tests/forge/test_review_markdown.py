@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.template import render_memory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
@@ -30,7 +31,7 @@ FORBIDDEN = ("<img", "@octocat", "](http", "https://evil", "www.evil", "#12", "<
 
 
 def _memory(title: str, claim: str, now: str = "2026-01-01T00:00:00Z") -> str:
-    return render_memory(title=title, memory_type="semantic", now=now, claim=claim)
+    return render_memory(MemoryDraft(title=title, memory_type="semantic", claim=claim), now=now)
 
 
 @pytest.fixture

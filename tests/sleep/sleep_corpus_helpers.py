@@ -6,6 +6,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.template import render_memory
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.gitrepo import GitRepo
@@ -30,16 +31,15 @@ def memory(
     tags: Sequence[str] = (),
 ) -> str:
     """Render one memory file with ``claim`` as its mark."""
-    return render_memory(
+    return render_memory(MemoryDraft(
         title=title or claim[:60],
         memory_type=memory_type,
-        now=created,
         claim=claim,
         body=body,
         entities=entities,
         aliases=aliases,
         tags=tags,
-    )
+    ), now=created)
 
 
 def git(root: Path, *args: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.editors import get_meta
 from git_memhtml.document.template import render_memory
 from git_memhtml.sleep.engine.env import PhaseEnv
@@ -20,12 +21,12 @@ def _files() -> dict[str, str]:
         "areas/inbox/plain.html": memory("The build cache lives on the second disk.", created=WEEK_AGO),
         "areas/inbox/reinforced.html": memory("The staging database restarts every Sunday.", created=WEEK_AGO),
         "areas/inbox/fresh.html": memory("The cache was moved yesterday.", created="2026-03-09T12:00:00Z"),
-        "areas/inbox/floor.html": render_memory(
-            title="floor", memory_type="semantic", now=OLD, claim="The old printer jams on A3.", confidence=0.2
-        ),
-        "areas/inbox/tasks/todo.html": render_memory(
-            title="todo", memory_type="task", now=OLD, claim="Renew the TLS certificate."
-        ),
+        "areas/inbox/floor.html": render_memory(MemoryDraft(
+            title="floor", memory_type="semantic", claim="The old printer jams on A3.", confidence=0.2
+        ), now=OLD),
+        "areas/inbox/tasks/todo.html": render_memory(MemoryDraft(
+            title="todo", memory_type="task", claim="Renew the TLS certificate."
+        ), now=OLD),
     }
 
 
@@ -99,7 +100,7 @@ def test_file_confidence_reads_absent_and_invalid_as_one() -> None:
     html = memory("A claim.")
     assert file_confidence(html) == 1.0
     assert file_confidence(html.replace('<meta name="memhtml-type"', '<meta name="memhtml-confidence" content="x">\n<meta name="memhtml-type"')) == 1.0
-    assert file_confidence(render_memory(title="t", memory_type="semantic", now=OLD, claim="c.", confidence=0.5)) == 0.5
+    assert file_confidence(render_memory(MemoryDraft(title="t", memory_type="semantic", claim="c.", confidence=0.5), now=OLD)) == 0.5
 
 
 def test_a_stamp_earlier_the_same_night_does_not_reset_the_decay_clock(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.editors import get_links, get_meta
 from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
@@ -15,8 +16,8 @@ OLD = "2026-01-01T00:00:00Z"
 
 
 def _mem(claim: str, *, links: list[Link] | None = None, status: str = "active") -> str:
-    return render_memory(title=claim[:20], memory_type="semantic", now=OLD, claim=claim, links=links or [],
-                         status=status)
+    return render_memory(MemoryDraft(title=claim[:20], memory_type="semantic", claim=claim, links=links or [],
+                         status=status), now=OLD)
 
 
 def _files() -> dict[str, str]:

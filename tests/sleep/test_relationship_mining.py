@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
 from git_memhtml.sleep.engine.env import PhaseEnv
@@ -19,13 +20,12 @@ def _files() -> dict[str, str]:
         "areas/inbox/a.html": memory(TEXT + "."),
         "areas/inbox/b.html": memory(TEXT + " every night."),
         "areas/inbox/c.html": memory("Coffee beans are stored in the left cupboard near the window."),
-        "areas/inbox/d.html": render_memory(
-            title="d", memory_type="semantic", now="2026-01-01T00:00:00Z",
-            claim=TEXT + " at midnight.", links=[Link("relates_to", "/areas/inbox/a.html")],
-        ),
-        "areas/inbox/tasks/t.html": render_memory(
-            title="t", memory_type="task", now="2026-01-01T00:00:00Z", claim=TEXT + " daily."
-        ),
+        "areas/inbox/d.html": render_memory(MemoryDraft(
+            title="d", memory_type="semantic", claim=TEXT + " at midnight.", links=[Link("relates_to", "/areas/inbox/a.html")],
+        ), now="2026-01-01T00:00:00Z"),
+        "areas/inbox/tasks/t.html": render_memory(MemoryDraft(
+            title="t", memory_type="task", claim=TEXT + " daily."
+        ), now="2026-01-01T00:00:00Z"),
     }
 
 

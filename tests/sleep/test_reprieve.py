@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.editors import get_meta
 from git_memhtml.document.template import render_memory
 from git_memhtml.sleep.engine.env import PhaseEnv
@@ -16,10 +17,10 @@ PASSED = "2026-03-01T00:00:00Z"
 
 
 def _mem(claim: str, *, importance: int, valid_until: str | None, reprieves: int = 0, kind: str = "semantic") -> str:
-    return render_memory(
-        title=claim[:20], memory_type=kind, now=OLD, claim=claim, importance=importance, valid_until=valid_until,
+    return render_memory(MemoryDraft(
+        title=claim[:20], memory_type=kind, claim=claim, importance=importance, valid_until=valid_until,
         extra_metas=[("reprieves", str(reprieves))] if reprieves else (),
-    )
+    ), now=OLD)
 
 
 def _files() -> dict[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.editors import get_meta
 from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
@@ -32,21 +33,21 @@ def _observing(env: PhaseEnv, since: str = OBSERVING) -> PhaseEnv:
 def _files() -> dict[str, str]:
     return {
         # stale, short, unconfident episodic record: evict band
-        "areas/inbox/stale.html": render_memory(
-            title="stale", memory_type="episodic", now=OLD, claim="Lunch was late.", confidence=0.1
-        ),
+        "areas/inbox/stale.html": render_memory(MemoryDraft(
+            title="stale", memory_type="episodic", claim="Lunch was late.", confidence=0.1
+        ), now=OLD),
         # an arc with the same weak signals is never evicted by triage
-        "areas/arcs/stale-arc.html": render_memory(
-            title="arc", memory_type="arc", now=OLD, claim="An old arc.", confidence=0.1
-        ),
+        "areas/arcs/stale-arc.html": render_memory(MemoryDraft(
+            title="arc", memory_type="arc", claim="An old arc.", confidence=0.1
+        ), now=OLD),
         # a fresh, confident, dense semantic fact: not evicted
-        "resources/infra/fresh.html": render_memory(
-            title="fresh", memory_type="semantic", now=AT, claim="The cluster runs three replicas.",
+        "resources/infra/fresh.html": render_memory(MemoryDraft(
+            title="fresh", memory_type="semantic", claim="The cluster runs three replicas.",
             body=[LONG],
-        ),
-        TASK: render_memory(
-            title="task", memory_type="task", now=OLD, claim="Clean the attic."
-        ),
+        ), now=AT),
+        TASK: render_memory(MemoryDraft(
+            title="task", memory_type="task", claim="Clean the attic."
+        ), now=OLD),
     }
 
 
@@ -85,16 +86,16 @@ def test_authored_contradiction_lowers_the_score(tmp_path: Path) -> None:
     (tmp_path / "p").mkdir()
     (tmp_path / "c").mkdir()
     base = {
-        "areas/inbox/a.html": render_memory(title="a", memory_type="semantic", now=OLD, claim="Alpha holds."),
-        "areas/inbox/b.html": render_memory(title="b", memory_type="semantic", now=OLD, claim="Beta holds."),
+        "areas/inbox/a.html": render_memory(MemoryDraft(title="a", memory_type="semantic", claim="Alpha holds."), now=OLD),
+        "areas/inbox/b.html": render_memory(MemoryDraft(title="b", memory_type="semantic", claim="Beta holds."), now=OLD),
     }
     plain = make_env(make_repo(tmp_path / "p", base))
     ref = {s.row.path: s.score for s in retention_pass(plain.db, at=AT)}["areas/inbox/a.html"]
     contra = dict(base)
-    contra["areas/inbox/b.html"] = render_memory(
-        title="b", memory_type="semantic", now=OLD, claim="Beta holds.",
+    contra["areas/inbox/b.html"] = render_memory(MemoryDraft(
+        title="b", memory_type="semantic", claim="Beta holds.",
         links=[Link("contradicts", "/areas/inbox/a.html")],
-    )
+    ), now=OLD)
     env = make_env(make_repo(tmp_path / "c", contra))
     contested = {s.row.path: s.score for s in retention_pass(env.db, at=AT)}["areas/inbox/a.html"]
     assert contested < ref
@@ -119,8 +120,8 @@ def test_memories_created_before_the_first_read_are_observed_from_it(tmp_path: P
 
 def _weak(title: str, created: str) -> str:
     """The same weak record as ``stale``, created at ``created`` but last updated at ``OLD``."""
-    html = render_memory(title=title, memory_type="episodic", now=created, claim=f"Lunch was late, {title}.",
-                         confidence=0.1)
+    html = render_memory(MemoryDraft(title=title, memory_type="episodic", claim=f"Lunch was late, {title}.",
+                         confidence=0.1), now=created)
     return html.replace(f'name="memhtml-updated" content="{created}"', f'name="memhtml-updated" content="{OLD}"')
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from git_memhtml.cli.common import init_memory as init_repo
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import render_memory
 from git_memhtml.errors import InvalidMemory
@@ -27,8 +28,8 @@ GOOD = "areas/inbox/good.html"
 def repo(tmp_path: Path) -> GitRepo:
     init_repo(tmp_path / "memory")
     repo = GitRepo.discover(tmp_path / "memory")
-    good = render_memory(title="Good", memory_type="semantic", now=NOW, claim="The good claim holds.", body=())
-    bad = render_memory(title="Bad", memory_type="semantic", now=NOW, claim="The bad claim parses.", body=())
+    good = render_memory(MemoryDraft(title="Good", memory_type="semantic", claim="The good claim holds.", body=()), now=NOW)
+    bad = render_memory(MemoryDraft(title="Bad", memory_type="semantic", claim="The bad claim parses.", body=()), now=NOW)
     bad = bad.replace("</mark></p>", "</mark> stray</b></p>")
     parse_memory(bad)  # readable: only validation refuses it
     for path, text in ((GOOD, good), (BAD, bad)):
@@ -47,7 +48,7 @@ def _tree(repo: GitRepo) -> dict[str, bytes]:
 VERBS: list[tuple[str, Callable[[GitRepo], object]]] = [
     ("link", lambda r: link_memories(r, BAD, "relates_to", GOOD)),
     ("archive", lambda r: archive_memory(r, BAD, reason="stale", now=NOW)),
-    ("correct", lambda r: correct_memory(r, BAD, WriteOp.model_validate(
+    ("correct", lambda r: correct_memory(r, BAD, WriteOp.from_json(
         {"title": "Fixed", "type": "semantic", "body": "The fixed claim holds."}), reason=None, now=NOW)),
 ]
 

@@ -20,7 +20,7 @@ def test_link_href_with_dot_segments_is_refused(tmp_path: Path, href: str) -> No
     init_repo(tmp_path / "memory")
     repo = GitRepo.discover(tmp_path / "memory")
     head = repo.head_sha()
-    op = WriteOp.model_validate(
+    op = WriteOp.from_json(
         {"title": "A", "type": "semantic", "body": "The cache is warm.", "links": [{"rel": "relates-to", "href": href}]}
     )
     result = apply_batch(repo, [op], now=NOW, dedupe=lambda _: None)
@@ -32,7 +32,7 @@ def test_link_href_with_dot_segments_is_refused(tmp_path: Path, href: str) -> No
 def test_link_href_with_an_encoded_dot_inside_a_name_is_written(tmp_path: Path) -> None:
     init_repo(tmp_path / "memory")
     repo = GitRepo.discover(tmp_path / "memory")
-    op = WriteOp.model_validate(
+    op = WriteOp.from_json(
         {"title": "A", "type": "semantic", "body": "The cache is warm.",
          "links": [{"rel": "relates-to", "href": "/areas/v1%2e2/x.html"}]}
     )

@@ -25,7 +25,7 @@ NOW = "2026-11-30T10:00:00Z"
 def repo(tmp_path: Path) -> GitRepo:
     init_repo(tmp_path / "memory")
     repo = GitRepo.discover(tmp_path / "memory")
-    result = apply_batch(repo, [WriteOp.model_validate({"title": "A", "type": "semantic", "body": "Alpha holds.",
+    result = apply_batch(repo, [WriteOp.from_json({"title": "A", "type": "semantic", "body": "Alpha holds.",
                                                         "path": "areas/inbox/a.html"})],
                          now=NOW, dedupe=lambda _: None)
     assert result.commit_sha
@@ -61,7 +61,7 @@ def test_placed_write_never_follows_a_linked_folder(repo: GitRepo, tmp_path: Pat
     outside = tmp_path / "outside"
     outside.mkdir()
     os.symlink(outside, repo.root / "resources" / "ops")
-    result = apply_batch(repo, [WriteOp.model_validate({"title": "Ops", "type": "semantic", "tag": "ops",
+    result = apply_batch(repo, [WriteOp.from_json({"title": "Ops", "type": "semantic", "tag": "ops",
                                                         "body": "Ops pages at night."})],
                          now=NOW, dedupe=lambda _: None)
     assert result.commit_sha is None and result.results[0].code == "ERR_INVALID_FLAG"
@@ -90,15 +90,15 @@ def test_read_tree_file_refuses_links(repo: GitRepo) -> None:
 @pytest.mark.parametrize("hostile", [".git/config", "../escape.html", "areas/inbox/.x.html", "archive/2026/a.html"])
 def test_apply_refuses_a_hostile_path_even_when_the_content_dedupes(repo: GitRepo, hostile: str) -> None:
     """The path is resolved before the dedupe lookup: a duplicate body never launders a hostile path."""
-    duplicate = WriteOp.model_validate({"title": "A", "type": "semantic", "body": "Alpha holds.", "path": hostile})
+    duplicate = WriteOp.from_json({"title": "A", "type": "semantic", "body": "Alpha holds.", "path": hostile})
     result = apply_batch(repo, [duplicate], now=NOW, dedupe=lambda _: "areas/inbox/a.html")
     assert result.commit_sha is None and not result.results[0].deduped
     assert result.results[0].code == "ERR_INVALID_FLAG"
 
 
 def test_continue_on_error_commits_the_others_and_never_the_hostile_path(repo: GitRepo) -> None:
-    ops = [WriteOp.model_validate({"title": "Evil", "type": "semantic", "body": "Evil.", "path": ".git/hooks/x.html"}),
-           WriteOp.model_validate({"title": "Fine", "type": "semantic", "body": "Fine holds.",
+    ops = [WriteOp.from_json({"title": "Evil", "type": "semantic", "body": "Evil.", "path": ".git/hooks/x.html"}),
+           WriteOp.from_json({"title": "Fine", "type": "semantic", "body": "Fine holds.",
                                    "path": "areas/inbox/fine.html"})]
     result = apply_batch(repo, ops, now=NOW, dedupe=lambda _: None, continue_on_error=True)
     assert result.commit_sha and result.written == ("areas/inbox/fine.html",)
@@ -114,7 +114,7 @@ def test_a_stamp_never_writes_through_a_hard_link(repo: GitRepo, tmp_path: Path)
     before = outside.read_bytes()
     from git_memhtml.store.writer import link_memories
 
-    other = apply_batch(repo, [WriteOp.model_validate({"title": "B", "type": "semantic", "body": "Beta holds.",
+    other = apply_batch(repo, [WriteOp.from_json({"title": "B", "type": "semantic", "body": "Beta holds.",
                                                        "path": "areas/inbox/b.html"})], now=NOW,
                         dedupe=lambda _: None)
     assert other.commit_sha

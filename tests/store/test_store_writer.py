@@ -9,11 +9,12 @@ import pytest
 from git_memhtml.cli.common import init_memory as init_repo
 from git_memhtml.document.editors import get_links, get_meta
 from git_memhtml.document.parse import parse_memory
+from git_memhtml.document.template import render_memory
 from git_memhtml.errors import PathNotFound, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.store.edits import apply_edits, set_meta
 from git_memhtml.store.ops import WriteOp, parse_op_stream
-from git_memhtml.store.writer import _render, apply_batch, archive_memory, commit_subject, correct_memory
+from git_memhtml.store.writer import apply_batch, archive_memory, commit_subject, correct_memory
 
 NOW = "2026-11-30T10:00:00Z"
 
@@ -29,7 +30,7 @@ def no_dedupe(_: str) -> list[str]:
 
 
 def op(title: str, claim: str, **extra: object) -> WriteOp:
-    return WriteOp.model_validate({"title": title, "type": "semantic", "body": claim, **extra})
+    return WriteOp.from_json({"title": title, "type": "semantic", "body": claim, **extra})
 
 
 def snapshot(repo: GitRepo) -> dict[str, bytes]:
@@ -73,7 +74,7 @@ def test_dedupe_sees_commits_that_landed_after_the_index_was_caught_up(repo: Git
 def test_dedupe_ignores_an_uncommitted_file_with_the_same_content(repo: GitRepo) -> None:
     """A file the index holds but HEAD does not (a killed writer's leftover) is never "already stored"."""
     ghost = repo.root / "areas/inbox/ghost.html"
-    ghost.write_text(_render(op("A", "The cache is warm."), now=NOW), encoding="utf-8")
+    ghost.write_text(render_memory(op("A", "The cache is warm.").draft, now=NOW), encoding="utf-8")
     result = apply_batch(repo, [op("A", "The cache is warm.")], now=NOW, dedupe=lambda h: "areas/inbox/ghost.html")
     assert not result.results[0].deduped and result.commit_sha
     assert result.results[0].path in repo.tree_blobs(result.commit_sha)
@@ -81,7 +82,7 @@ def test_dedupe_ignores_an_uncommitted_file_with_the_same_content(repo: GitRepo)
 
 def test_an_invalid_op_refuses_the_whole_batch_and_writes_nothing(repo: GitRepo) -> None:
     before, head = snapshot(repo), repo.head_sha()
-    bad = WriteOp.model_validate({"title": "Bad", "type": "semantic", "article_html": "<p>no mark</p>"})
+    bad = WriteOp.from_json({"title": "Bad", "type": "semantic", "article_html": "<p>no mark</p>"})
     result = apply_batch(repo, [op("A", "Fine."), bad, op("C", "Also fine.")], now=NOW, dedupe=no_dedupe)
     assert not result.ok and result.commit_sha is None
     assert result.results[1].code == "ERR_INVALID_MEMORY"
@@ -90,7 +91,7 @@ def test_an_invalid_op_refuses_the_whole_batch_and_writes_nothing(repo: GitRepo)
 
 
 def test_continue_on_error_commits_the_survivors(repo: GitRepo) -> None:
-    bad = WriteOp.model_validate({"title": "Bad", "type": "semantic", "article_html": "<p>no mark</p>"})
+    bad = WriteOp.from_json({"title": "Bad", "type": "semantic", "article_html": "<p>no mark</p>"})
     result = apply_batch(repo, [op("A", "Fine."), bad], now=NOW, dedupe=no_dedupe, continue_on_error=True)
     assert result.commit_sha and result.results[0].ok and result.results[1].code
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from git_memhtml.document import editors
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
 from git_memhtml.domain.entities import PERSON, display_name, name_key
@@ -39,14 +40,13 @@ def render_person(name: str, now: str) -> str:
     Raises:
         InvalidMemory: the render gate refused the file.
     """
-    return render_memory(
+    return render_memory(MemoryDraft(
         title=name,
         memory_type="semantic",
-        now=now,
         claim=f"{name} appears in this agent's memory.",
         author=SLEEP_AUTHOR,
         entities=(f"person:{name}",),
-    )
+    ), now=now)
 
 
 def people_in_tree(env: PhaseEnv) -> dict[str, list[str]]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Literal
 
+from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.model import MemoryDocument
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import render_memory
@@ -270,15 +271,14 @@ def render_detected_task(
         f"{escape(run_date(run_id), quote=False)}. "
         "This task is a proposal: it closes itself when the finding is no longer detected.</p>"
     )
-    return render_memory(
+    return render_memory(MemoryDraft(
         title=flatten(title)[:TITLE_CAP].strip() or "untitled",
         memory_type="task",
-        now=now,
         article_html="\n".join(paragraphs),
         author=SLEEP_AUTHOR,
         tags=(DETECTED_TAG, detector),
         task_status="todo",
-    )
+    ), now=now)
 
 
 def mint_detected_task(
