@@ -1,8 +1,8 @@
 """One way into git (issue 9 item 2): every git child we start loses the one scrub list, and the commit identity
 and dates come in as a parameter (docs/architecture.md "Environment and configuration").
 
-The scrub table runs each of our git-child paths with ``GIT_DIR``, ``GIT_WORK_TREE`` and ``GIT_INDEX_FILE`` set in
-the parent to ANOTHER repository. A ``git`` wrapper first on ``PATH`` writes down which repository-locating
+The scrub table runs each of our git-child paths with ``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_INDEX_FILE``,
+``GIT_OBJECT_DIRECTORY`` and ``GIT_NAMESPACE`` set in the parent to ANOTHER repository. A ``git`` wrapper first on ``PATH`` writes down which repository-locating
 variables each child received, then runs the real git: the operation must act on the right repository and the
 record must show children but no leaked variable.
 """
@@ -77,6 +77,8 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
     monkeypatch.setenv("GIT_DIR", str(decoy / ".git"))
     monkeypatch.setenv("GIT_WORK_TREE", str(decoy))
     monkeypatch.setenv("GIT_INDEX_FILE", str(decoy / ".git" / "index"))
+    monkeypatch.setenv("GIT_OBJECT_DIRECTORY", str(decoy / ".git" / "objects"))
+    monkeypatch.setenv("GIT_NAMESPACE", "decoy")
     return World(repo, decoy, record)
 
 
