@@ -2,12 +2,19 @@
 
 Precedence, lowest first: built-in default → ``git config memhtml.<key>`` (repository, then global, as git
 resolves it) → ``MEMHTML_<KEY>`` environment variable → command-line flag.
+
+This module and ``git_memhtml/cli/`` are the only places that read the process environment
+(docs/architecture.md "Environment and configuration"): :func:`live_env` is the default environment of library
+callers that pass none, :func:`home_dir` the user's home.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -16,6 +23,19 @@ from git_memhtml.embed.names import DEFAULT_EMBEDDER, EmbedderName
 from git_memhtml.errors import ConfigError
 
 Source = Literal["default", "git-config", "env", "flag"]
+
+
+def live_env() -> Mapping[str, str]:
+    """A read-only live view of the process environment: the default of every function that takes an ``env`` and
+    was given none (library callers, tests that set variables with ``monkeypatch.setenv``). The CLI passes its own
+    snapshot instead (``git_memhtml.cli.app.App.env``)."""
+    return MappingProxyType(os.environ)
+
+
+def home_dir(env: Mapping[str, str]) -> Path:
+    """The user's home folder: ``HOME`` from ``env`` when set and non-empty, else the account's (``Path.home()``,
+    which asks the password database)."""
+    return Path(env.get("HOME") or Path.home())
 
 
 class Settings(BaseModel):

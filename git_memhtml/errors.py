@@ -58,7 +58,7 @@ class NotARepo(MemhtmlError):
 
 
 class GitError(MemhtmlError):
-    """A git operation failed (wraps ``pygit2.GitError`` and git subprocess failures)."""
+    """A git operation failed (wraps ``pygit2.GitError`` and failures of the ``git`` binary)."""
 
     code = "ERR_GIT"
 

@@ -1,18 +1,21 @@
 """The world the commands run in, resolved once at the CLI edge: repository, settings, embedder, clock.
 
 Core functions receive these explicitly (style-anchors §7.5). ``MEMHTML_NOW`` pins the clock (ISO UTC) for
-reproducible runs and tests; nothing below the CLI reads the clock or the environment.
+reproducible runs and tests; nothing below the CLI reads the clock or the environment: :attr:`App.env` is the
+process environment copied once per invocation, and the repository, settings, embedder key, identity check and
+hooks receive it from here (docs/architecture.md "Environment and configuration").
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from types import MappingProxyType
 
 from git_memhtml.config import ResolvedSettings, resolve_settings
 from git_memhtml.embed.base import Embedder
@@ -41,12 +44,25 @@ def utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def environment_snapshot() -> Mapping[str, str]:
+    """A read-only copy of the process environment as it is now (later changes to ``os.environ`` do not show)."""
+    return MappingProxyType(dict(os.environ))
+
+
 @dataclass
 class App:
-    """Lazily resolved collaborators of one command invocation."""
+    """Lazily resolved collaborators of one command invocation.
+
+    Attributes:
+        env: the process environment, copied when the invocation starts (:func:`environment_snapshot`): the
+            commit identity and dates (``GIT_AUTHOR_*``, ``GIT_COMMITTER_*``, ``EMAIL``), ``HOME`` and
+            ``XDG_CONFIG_HOME``, ``MEMHTML_*`` settings, ``MEMHTML_FAULT_POINT``, and the base environment of
+            every git child.
+    """
 
     repo_path: Path | None = None
     json: bool = False
+    env: Mapping[str, str] = field(default_factory=environment_snapshot)
     _repo: GitRepo | None = field(default=None, repr=False)
     _settings: ResolvedSettings | None = field(default=None, repr=False)
     _embedder: Embedder | None = field(default=None, repr=False)
@@ -58,8 +74,8 @@ class App:
     def repo(self) -> GitRepo:
         """The repository containing ``--repo`` (default: the current directory)."""
         if self._repo is None:
-            self._repo = GitRepo.discover(self.repo_path or Path.cwd())
-            self._repo.fault_point = os.environ.get("MEMHTML_FAULT_POINT") or None  # tests only (docs/store.md)
+            self._repo = GitRepo.discover(self.repo_path or Path.cwd(), env=self.env)
+            self._repo.fault_point = self.env.get("MEMHTML_FAULT_POINT") or None  # tests only (docs/store.md)
             try:
                 self._repo.lock_timeout = self.settings().settings.lock_timeout
             except ConfigError:
@@ -101,7 +117,7 @@ class App:
             except Exception:
                 repo = None
             lookup = repo.config_get if repo is not None else (lambda key: None)
-            self._settings = resolve_settings(git_config=lookup, env=os.environ)
+            self._settings = resolve_settings(git_config=lookup, env=self.env)
         return self._settings
 
     def embedder(self) -> Embedder | None:
@@ -114,7 +130,7 @@ class App:
                 from git_memhtml.embed.openai import OpenAIOptions
 
                 options = OpenAIOptions(url=s.embed_url, model=s.embed_model, dim=s.embed_dim,
-                                        api_key=os.environ.get(s.embed_key_env) or None, key_env=s.embed_key_env,
+                                        api_key=self.env.get(s.embed_key_env) or None, key_env=s.embed_key_env,
                                         timeout=s.embed_timeout, batch=s.embed_batch)
             self._embedder = get_embedder(s.embed, openai=options)
             self._embedder_loaded = True
@@ -153,7 +169,7 @@ class App:
           will be on no branch.
         """
         repo = self.repo()
-        require_identity(os.environ, repo.config_get)
+        require_identity(self.env, repo.config_get)
         note = undefined_driver_warning(repo)
         if note:
             warn(note)

@@ -80,4 +80,4 @@ def wire_merge_driver(repo: GitRepo) -> None:
     """``init``'s hook configuration step: the merge-driver include in ``<common-dir>/memhtml/gitconfig``
     (:func:`git_memhtml.hooks.gitconfig.ensure_config`, owner ``init``). Wired here, at the edge, so that
     ``store`` never imports ``hooks`` (docs/architecture.md)."""
-    ensure_config(local_place(repo.common_dir), "init")
+    ensure_config(local_place(repo.common_dir), "init", env=repo.env)

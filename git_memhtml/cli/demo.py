@@ -5,14 +5,13 @@ plan → run → review → merge → search, offline, no credentials: the produ
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 
 import click
 
 from git_memhtml.cli.app import App, utc_now
-from git_memhtml.cli.common import init_memory
+from git_memhtml.cli.common import app_of, init_memory
 from git_memhtml.cli.inputs import read_text_input
 from git_memhtml.cut import clip
 from git_memhtml.errors import UsageError
@@ -55,17 +54,18 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
     elif directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise UsageError(f"{directory} is {'not a folder' if not directory.is_dir() else 'not empty'}",
                          hint="give a new or empty folder, or omit it for a temp folder")
-    repo_new = GitRepo.init(directory)
+    env = app_of(ctx).env
+    repo_new = GitRepo.init(directory, env=env)
     try:
-        require_identity(os.environ, repo_new.config_get)
+        require_identity(env, repo_new.config_get)
     except IdentityUnknown:  # a throwaway repository: give it its own identity rather than refuse the demo
         for key, value in DEMO_IDENTITY:
             repo_new.config_set(key, value)
         warn(f"no git identity is set; the demo repository commits as {DEMO_IDENTITY[0][1]} "
              f"<{DEMO_IDENTITY[1][1]}> (repository-local); set yours with: {IDENTITY_HINT}")
-    init = init_memory(directory, env=os.environ)
+    init = init_memory(directory, env=env)
     emit(f"1. init      {init.root}")
-    app = App(repo_path=directory)
+    app = App(repo_path=directory, env=env)
     repo = app.repo()
     with app.index(catch_up=False) as db:
         app.reindex(db)

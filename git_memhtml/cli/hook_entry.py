@@ -19,12 +19,13 @@ def run(name: str, cwd: Path) -> str:
     Never raises."""
     try:
         from git_memhtml.cli.app import App, utc_now
-        from git_memhtml.hooks.runner import run_hook, scrub_git_env
+        from git_memhtml.gitrepo.process import scrub_git_env
+        from git_memhtml.hooks.runner import run_hook
 
         git_dir = scrub_git_env(os.environ)
         app = App(repo_path=cwd)
-        outcome = run_hook(name, cwd=cwd, env=os.environ, now=utc_now(), embedder_factory=app.embedder,
-                           git_dir_env=git_dir)
+        outcome = run_hook(name, cwd=cwd, env=app.env, now=utc_now(), embedder_factory=app.embedder,
+                           git_dir_env=git_dir, repo_env=app.env)
         return f"git-memhtml {name}: {outcome.status}: {outcome.message}"
     except BaseException as exc:
         return f"git-memhtml {name}: failed: {type(exc).__name__}: {exc}"

@@ -43,11 +43,11 @@ def install_cmd(ctx: click.Context, scope: str, hooks_path: str | None, force: b
     A foreign hook is kept as <hook>.legacy and still runs first. Running it again changes nothing.
     """
     if scope == "global":
-        report = install(Path.cwd(), Path.cwd(), scope="global")
+        report = install(Path.cwd(), Path.cwd(), scope="global", env=app_of(ctx).env)
     else:
         repo = app_of(ctx).repo()
         report = install(repo.root, repo.common_dir, scope="local", hooks_path_follow=hooks_path == "follow",
-                         force=force)
+                         force=force, env=repo.env)
     respond(as_json, "hooks.install", asdict(report), lambda: _human(report))
     return 0
 
@@ -60,10 +60,10 @@ def install_cmd(ctx: click.Context, scope: str, hooks_path: str | None, force: b
 def uninstall_cmd(ctx: click.Context, scope: str, as_json: bool) -> int:
     """Remove exactly what install wrote: our hooks (chained ones are put back) and our git config."""
     if scope == "global":
-        report = uninstall(Path.cwd(), Path.cwd(), scope="global")
+        report = uninstall(Path.cwd(), Path.cwd(), scope="global", env=app_of(ctx).env)
     else:
         repo = app_of(ctx).repo()
-        report = uninstall(repo.root, repo.common_dir, scope="local")
+        report = uninstall(repo.root, repo.common_dir, scope="local", env=repo.env)
     respond(as_json, "hooks.uninstall", asdict(report), lambda: _human(report))
     return 0
 
@@ -83,10 +83,11 @@ def hook_cmd(ctx: click.Context, name: str, args: tuple[str, ...]) -> int:
 @click.argument("ours", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("theirs", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("path")
-def merge_driver_cmd(base: Path, ours: Path, theirs: Path, path: str) -> int:
+@click.pass_context
+def merge_driver_cmd(ctx: click.Context, base: Path, ours: Path, theirs: Path, path: str) -> int:
     """Called by git as `git-memhtml merge-driver %O %A %B %P` for generated listings, sitemap, access sidecar."""
     try:
-        return run_merge_driver(base, ours, theirs, path)
+        return run_merge_driver(base, ours, theirs, path, env=app_of(ctx).env)
     except Exception as exc:
         log(f"git-memhtml merge-driver: {path}: {type(exc).__name__}: {exc}")
         return DRIVER_FAILED

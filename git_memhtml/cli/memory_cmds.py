@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -65,7 +64,7 @@ def _indexed_head(db: IndexDB) -> str | None:
 def init_cmd(ctx: click.Context, path: Path | None, as_json: bool) -> int:
     """Create or complete a memory repository (PARA folders, .gitattributes, .gitignore, merge config)."""
     base = app_of(ctx).repo_path or Path.cwd()  # -C DIR: PATH is relative to DIR, as for git
-    report = init_memory(base / path if path is not None else base, env=os.environ)
+    report = init_memory(base / path if path is not None else base, env=app_of(ctx).env)
     respond(
         as_json,
         "repo.init",

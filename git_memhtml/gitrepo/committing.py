@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -25,7 +24,8 @@ from git_memhtml.cut import clip
 from git_memhtml.errors import GitError, HeadMoved, MemhtmlError
 from git_memhtml.gitrepo.lock import DEFAULT_LOCK_TIMEOUT_S, write_lock
 from git_memhtml.gitrepo.message import build_message
-from git_memhtml.gitrepo.plumbing import git_env, prune_empty_dirs
+from git_memhtml.gitrepo.plumbing import prune_empty_dirs
+from git_memhtml.gitrepo.process import run_git
 
 _ZERO = "0" * 40
 _INDEX_LOCK_RETRIES = 40
@@ -64,6 +64,8 @@ class CommitPath:
         landed: list[str]
         recovered: list[str]
 
+        @property
+        def env(self) -> Mapping[str, str]: ...
         def head_sha(self) -> str | None: ...
         def read_blob(self, sha: str) -> bytes: ...
         def tree_blobs(self, commit_sha: str, prefixes: Sequence[str] = ...) -> dict[str, str]: ...
@@ -133,10 +135,8 @@ class CommitPath:
             HeadMoved: ``ref`` is no longer at ``old`` (nothing was changed).
             GitError: the update failed for another reason.
         """
-        proc = subprocess.run(
-            ["git", "-C", str(self.root), "update-ref", "-m", clip(f"commit: {subject}", 200), ref, new, old or _ZERO],
-            capture_output=True, text=True, env=git_env(), check=False,
-        )
+        proc = run_git(["update-ref", "-m", clip(f"commit: {subject}", 200), ref, new, old or _ZERO], cwd=self.root,
+                       env=self.env)
         if proc.returncode == 0:
             return
         now = self._ref_sha(ref)

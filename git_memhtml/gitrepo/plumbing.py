@@ -1,8 +1,7 @@
-"""Process-level helpers of the git choke point: the git binary's environment, dates, versions, folders."""
+"""Small helpers of the git choke point: library versions, dates, folders (child processes: :mod:`process`)."""
 
 from __future__ import annotations
 
-import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,14 +12,6 @@ import pygit2
 def library_versions() -> str:
     """Return ``pygit2 X (libgit2 Y)`` for crash reports."""
     return f"pygit2 {getattr(pygit2, '__version__', '?')} (libgit2 {pygit2.LIBGIT2_VERSION})"
-
-
-def git_env() -> dict[str, str]:
-    """The environment of our ``git`` children. ``MEMHTML_HOOKS=0``: every command of ours catches the index up
-    after its own git operations, so the installed hooks must not race it (docs/hooks.md)."""
-    env = dict(os.environ)
-    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "MEMHTML_HOOKS": "0"})
-    return env
 
 
 def parse_git_date(value: str) -> tuple[int, int] | None:

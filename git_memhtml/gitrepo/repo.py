@@ -4,25 +4,30 @@ pygit2 does reads, trees, index edits, commits, branches and worktrees; the ``gi
 pygit2 cannot give git's own semantics: trailer parsing (``git log %(trailers)``) and the user-visible
 fast-forward of a checked-out branch (``git merge --ff-only``). libgit2 runs no hooks, so every command of ours
 indexes after its own commits.
+
+The environment is a parameter (docs/architecture.md "Environment and configuration"): a repository opened with
+``env=`` takes its commit identity and dates (``GIT_AUTHOR_*``, ``GIT_COMMITTER_*``, ``EMAIL``) and its ``git``
+children's base environment from that mapping; one opened without reads :func:`git_memhtml.config.live_env` at
+each use.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pygit2
 from pygit2.enums import DiffFind, FileStatus
 
+from git_memhtml.config import live_env
 from git_memhtml.cut import clip
 from git_memhtml.errors import GitError, NotARepo, PathNotFound
 from git_memhtml.gitrepo.committing import CommitPath
 from git_memhtml.gitrepo.identity import resolve_identity
 from git_memhtml.gitrepo.merging import cherry_pick_in_memory, merge_commits_in_memory
-from git_memhtml.gitrepo.plumbing import git_env, parse_git_date, prune_empty_dirs
+from git_memhtml.gitrepo.plumbing import parse_git_date, prune_empty_dirs
+from git_memhtml.gitrepo.process import run_git
 from git_memhtml.gitrepo.values import PARA_PREFIXES, Change, DirtyEntry, InMemoryMerge, Resolver, TreeChange
 
 _DELETED = FileStatus.WT_DELETED | FileStatus.INDEX_DELETED
@@ -40,8 +45,7 @@ class GitRepo(CommitPath):
         recovered: commits of a killed writer whose work tree :meth:`write_lock` finished (:meth:`recover_journal`).
     """
 
-
-    def __init__(self, repo: pygit2.Repository) -> None:
+    def __init__(self, repo: pygit2.Repository, *, env: Mapping[str, str] | None = None) -> None:
         if repo.workdir is None:
             raise NotARepo(
                 f"{repo.path}: a bare repository has no work tree",
@@ -57,24 +61,32 @@ class GitRepo(CommitPath):
             self.common_dir = self.git_dir
         self.landed: list[str] = []
         self.recovered: list[str] = []
+        self._env = env
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        """The environment this repository commits and runs ``git`` with: the one it was opened with, else the live
+        process environment (:func:`git_memhtml.config.live_env`, read at each use)."""
+        return live_env() if self._env is None else self._env
 
     # -- discovery -----------------------------------------------------------------------------------------
     @classmethod
-    def discover(cls, path: Path | str = ".") -> GitRepo:
-        """Open the repository containing ``path``; raises :class:`NotARepo` with a hint."""
+    def discover(cls, path: Path | str = ".", *, env: Mapping[str, str] | None = None) -> GitRepo:
+        """Open the repository containing ``path`` with environment ``env`` (see :attr:`env`); raises
+        :class:`NotARepo` with a hint."""
         found = pygit2.discover_repository(str(path))
         if found is None:
             raise NotARepo(
                 f"{Path(path).resolve()}: not inside a git repository",
                 hint="run `git memhtml init` here, or pass --repo PATH",
             )
-        return cls(pygit2.Repository(found))
+        return cls(pygit2.Repository(found), env=env)
 
     @classmethod
-    def init(cls, path: Path | str, *, branch: str = "main") -> GitRepo:
-        """Create a repository at ``path`` whose first branch is ``branch`` and open it."""
+    def init(cls, path: Path | str, *, branch: str = "main", env: Mapping[str, str] | None = None) -> GitRepo:
+        """Create a repository at ``path`` whose first branch is ``branch`` and open it with ``env``."""
         repo = pygit2.init_repository(str(path), initial_head=branch)
-        return cls(repo)
+        return cls(repo, env=env)
 
     # -- reads ---------------------------------------------------------------------------------------------
     def head_sha(self) -> str | None:
@@ -316,7 +328,7 @@ class GitRepo(CommitPath):
             self._repo.add_worktree(name, str(path), ref)
         except pygit2.GitError as exc:
             raise GitError(f"cannot add worktree {name}: {exc}", hint="git worktree prune") from exc
-        return GitRepo(pygit2.Repository(str(path)))
+        return GitRepo(pygit2.Repository(str(path)), env=self._env)
 
     def add_detached_worktree(self, name: str, path: Path, sha: str) -> GitRepo:
         """Check ``sha`` out detached in a new linked work tree at ``path`` (no branch is created)."""
@@ -326,7 +338,7 @@ class GitRepo(CommitPath):
         actual = path.resolve().name
         if actual != name:
             raise GitError(f"worktree {actual} is not named {name}", hint="git worktree prune")
-        return GitRepo(created)
+        return GitRepo(created, env=self._env)
 
     def worktree_path(self, name: str) -> Path | None:
         """Return the folder of linked work tree ``name``, or ``None``."""
@@ -370,14 +382,9 @@ class GitRepo(CommitPath):
 
     # -- plumbing ---------------------------------------------------------------------------------------
     def run_git(self, args: Sequence[str]) -> str:
-        """Run the ``git`` binary in this work tree; raises :class:`GitError` naming the subcommand."""
-        proc = subprocess.run(
-            ["git", "-C", str(self.root), *args],
-            capture_output=True,
-            text=True,
-            env=git_env(),
-            check=False,
-        )
+        """Run the ``git`` binary in this work tree (:func:`process.run_git`, with :attr:`env`); raises
+        :class:`GitError` naming the subcommand."""
+        proc = run_git(args, cwd=self.root, env=self.env)
         if proc.returncode != 0:
             raise GitError(
                 f"git {args[0]} failed (exit {proc.returncode}): {clip(proc.stderr.strip(), 300)}",
@@ -387,7 +394,7 @@ class GitRepo(CommitPath):
 
     def run_git_bytes(self, args: Sequence[str]) -> bytes:
         """Like :meth:`run_git` but returns raw stdout bytes (paths that are not UTF-8 survive; use ``-z``)."""
-        proc = subprocess.run(["git", "-C", str(self.root), *args], capture_output=True, env=git_env(), check=False)
+        proc = run_git(args, cwd=self.root, env=self.env, text=False)
         if proc.returncode != 0:
             raise GitError(
                 f"git {args[0]} failed (exit {proc.returncode}): {clip(proc.stderr.decode('utf-8', 'replace').strip(), 300)}",
@@ -457,9 +464,10 @@ class GitRepo(CommitPath):
         return commit
 
     def _signature(self, role: str) -> pygit2.Signature:
-        who = resolve_identity(role, os.environ, self.config_get)  # IdentityUnknown, as git refuses
+        env = self.env
+        who = resolve_identity(role, env, self.config_get)  # IdentityUnknown, as git refuses
         name, email = who.name, who.email
-        date = os.environ.get(f"GIT_{role}_DATE")
+        date = env.get(f"GIT_{role}_DATE")
         parsed = parse_git_date(date) if date else None
         if parsed is None:
             return pygit2.Signature(name, email)

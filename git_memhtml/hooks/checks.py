@@ -9,7 +9,7 @@ generated listing on both sides conflicts; with half a definition (a name but no
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -41,6 +41,9 @@ class _Repo(Protocol):
 class _RepoWithDirs(_Repo, Protocol):
     root: Path
     common_dir: Path
+
+    @property
+    def env(self) -> Mapping[str, str]: ...
 
 
 def _config(repo: _Repo, key: str) -> str | None:
@@ -108,7 +111,7 @@ def git_integration_checks(repo: _RepoWithDirs) -> list[Check]:
     (in the folder git really uses, ``core.hooksPath`` included). Never raises for a git failure."""
     from git_memhtml.hooks.install import hooks_dir  # noqa: PLC0415
 
-    return safe_checks(repo, hooks_dir(repo.root, repo.common_dir, follow=True))
+    return safe_checks(repo, hooks_dir(repo.root, repo.common_dir, follow=True, env=repo.env))
 
 
 def undefined_driver_warning(repo: _Repo) -> str | None:

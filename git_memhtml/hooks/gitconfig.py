@@ -10,12 +10,13 @@ and the exact bytes we appended, so uninstall removes exactly what was written a
 from __future__ import annotations
 
 import json
-import os
-import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from git_memhtml.config import home_dir, live_env
+from git_memhtml.gitrepo.process import run_git
 from git_memhtml.hooks.shims import sha256
 
 DRIVER_NAME = "memhtml"
@@ -68,10 +69,11 @@ def local_place(common_dir: Path) -> ConfigPlace:
     return ConfigPlace("local", common_dir / "config", common_dir / "memhtml", LOCAL_INCLUDE_VALUE)
 
 
-def global_place(env: dict[str, str] | None = None) -> ConfigPlace:
-    """The ``--global`` place: ``~/.gitconfig`` including ``$XDG_CONFIG_HOME/git-memhtml/gitconfig`` (absolute)."""
-    environ = os.environ if env is None else env
-    home = Path(environ.get("HOME") or Path.home())
+def global_place(env: Mapping[str, str] | None = None) -> ConfigPlace:
+    """The ``--global`` place: ``~/.gitconfig`` including ``$XDG_CONFIG_HOME/git-memhtml/gitconfig`` (absolute),
+    with ``HOME`` and ``XDG_CONFIG_HOME`` read from ``env`` (default :func:`git_memhtml.config.live_env`)."""
+    environ = live_env() if env is None else env
+    home = home_dir(environ)
     xdg = Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
     folder = xdg / "git-memhtml"
     return ConfigPlace("global", home / ".gitconfig", folder, str(folder / "gitconfig"))
@@ -97,21 +99,20 @@ def write_receipt(place: ConfigPlace, receipt: dict[str, Any]) -> None:
     place.receipt_file.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def _git_config_get(config_file: Path, key: str) -> list[str]:
-    proc = subprocess.run(
-        ["git", "config", "--file", str(config_file), "--get-all", key],
-        capture_output=True, text=True, check=False, env={**os.environ, "LC_ALL": "C"},
-    )
+def _git_config_get(config_file: Path, key: str, env: Mapping[str, str]) -> list[str]:
+    proc = run_git(["config", "--file", str(config_file), "--get-all", key], cwd=None, env=env)
     return proc.stdout.splitlines() if proc.returncode == 0 else []
 
 
-def ensure_config(place: ConfigPlace, owner: Owner) -> bool:
+def ensure_config(place: ConfigPlace, owner: Owner, *, env: Mapping[str, str] | None = None) -> bool:
     """Write our included file and the ``[include]`` block if missing; record them in the receipt under ``owner``
-    unless another owner already holds them. Returns whether anything was written.
+    unless another owner already holds them. Returns whether anything was written. ``env`` is the base of the
+    ``git config`` child (default :func:`git_memhtml.config.live_env`).
 
     Raises:
         OSError: a file cannot be written.
     """
+    env = live_env() if env is None else env
     receipt = read_receipt(place)
     wrote = False
     created_folder = not place.folder.exists()
@@ -121,7 +122,7 @@ def ensure_config(place: ConfigPlace, owner: Owner) -> bool:
         wrote = True
     appended = ""
     created_file = not place.config_file.exists()
-    if place.include_value not in _git_config_get(place.config_file, "include.path"):
+    if place.include_value not in _git_config_get(place.config_file, "include.path", env):
         existing = "" if created_file else place.config_file.read_text(encoding="utf-8")
         appended = ("\n" if existing and not existing.endswith("\n") else "") + place.block
         place.config_file.parent.mkdir(parents=True, exist_ok=True)
@@ -146,9 +147,11 @@ def ensure_config(place: ConfigPlace, owner: Owner) -> bool:
     return wrote
 
 
-def remove_config(place: ConfigPlace, receipt: dict[str, Any]) -> list[str]:
+def remove_config(place: ConfigPlace, receipt: dict[str, Any], *, env: Mapping[str, str] | None = None) -> list[str]:
     """Remove the included file (only if its bytes are ours) and the appended ``[include]`` block; return what
-    was left in place because a user changed it (human-readable notes). Mutates ``receipt`` (drops ``config``)."""
+    was left in place because a user changed it (human-readable notes). Mutates ``receipt`` (drops ``config``).
+    ``env`` as for :func:`ensure_config`."""
+    env = live_env() if env is None else env
     notes: list[str] = []
     config = receipt.pop("config", None) or {}
     ours = place.our_file
@@ -170,12 +173,9 @@ def remove_config(place: ConfigPlace, receipt: dict[str, Any]) -> list[str]:
                 place.config_file.unlink()
             else:
                 place.config_file.write_text(text, encoding="utf-8")
-        elif place.include_value in _git_config_get(place.config_file, "include.path"):
-            subprocess.run(
-                ["git", "config", "--file", str(place.config_file), "--fixed-value", "--unset-all",
-                 "include.path", place.include_value],
-                capture_output=True, check=False,
-            )
+        elif place.include_value in _git_config_get(place.config_file, "include.path", env):
+            run_git(["config", "--file", str(place.config_file), "--fixed-value", "--unset-all", "include.path",
+                     place.include_value], cwd=None, env=env)
             notes.append(f"{place.config_file}: include.path removed with `git config` (the block was edited)")
     if config.get("createdFolder") and place.folder.is_dir() and not _has_other_files(place):
         place.receipt_file.unlink(missing_ok=True)

@@ -17,12 +17,14 @@ Rules (git-ecosystem §0.1–0.2, §1.10):
 from __future__ import annotations
 
 import os
-import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from git_memhtml.config import live_env
 from git_memhtml.errors import MemhtmlError
+from git_memhtml.gitrepo.process import run_git
 from git_memhtml.hooks.gitconfig import (
     ConfigPlace,
     Scope,
@@ -34,10 +36,6 @@ from git_memhtml.hooks.gitconfig import (
     write_receipt,
 )
 from git_memhtml.hooks.shims import HOOK_NAMES, LEGACY_SUFFIX, has_fingerprint, known_digests, sha256, shim_bytes
-
-_SCRUB = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
-          "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
-"""Variables that would point ``git`` at another repository or index than the one named by ``root``."""
 
 
 class HooksPathSet(MemhtmlError):
@@ -73,31 +71,24 @@ class InstallReport:
     notes: tuple[str, ...]
 
 
-def git_env() -> dict[str, str]:
-    """The environment for ``git`` subprocesses: without repository-locating variables inherited from a hook."""
-    env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
-    env["LC_ALL"] = "C"
-    env["MEMHTML_HOOKS"] = "0"
-    return env
-
-
-def _git(root: Path, *args: str) -> tuple[int, str]:
-    proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, env=git_env(),
-                          check=False)
+def _git(root: Path, env: Mapping[str, str], *args: str) -> tuple[int, str]:
+    proc = run_git(args, cwd=root, env=env)
     return proc.returncode, proc.stdout.strip()
 
 
-def hooks_dir(root: Path, common_dir: Path, *, follow: bool) -> Path:
-    """The folder git runs hooks from (``git rev-parse --git-path hooks``).
+def hooks_dir(root: Path, common_dir: Path, *, follow: bool, env: Mapping[str, str] | None = None) -> Path:
+    """The folder git runs hooks from (``git rev-parse --git-path hooks``, run with ``env``; default
+    :func:`git_memhtml.config.live_env`).
 
     Raises:
         HooksPathSet: ``core.hooksPath`` names another folder and ``follow`` is false (the hint gives the fix).
     """
-    code, out = _git(root, "rev-parse", "--git-path", "hooks")
+    env = live_env() if env is None else env
+    code, out = _git(root, env, "rev-parse", "--git-path", "hooks")
     folder = (root / out).resolve() if code == 0 and out else (common_dir / "hooks").resolve()
     default = (common_dir / "hooks").resolve()
     if folder != default and not follow:
-        _, scoped = _git(root, "config", "--show-scope", "--get", "core.hooksPath")
+        _, scoped = _git(root, env, "config", "--show-scope", "--get", "core.hooksPath")
         scope = scoped.split("\t", 1)[0] if "\t" in scoped else "local"
         raise HooksPathSet(
             f"core.hooksPath is set ({scope} config) to {folder}; git-memhtml will not write into a folder another "
@@ -154,26 +145,29 @@ def _attributes_note(root: Path) -> list[str]:
 
 
 def install(root: Path, common_dir: Path, *, scope: Scope = "local", hooks_path_follow: bool = False,
-            force: bool = False) -> InstallReport:
+            force: bool = False, env: Mapping[str, str] | None = None) -> InstallReport:
     """Install the four hook shims (``local`` only) and the merge-driver config of ``scope``.
 
     Args:
         root: the work tree; common_dir: its git common dir (``local``); both unused for ``global`` hooks.
         hooks_path_follow: install into ``core.hooksPath`` when it is set.
         force: replace a hand-edited git-memhtml shim.
+        env: the environment (``HOME``/``XDG_CONFIG_HOME`` for ``global``; the base of ``git`` children);
+            default :func:`git_memhtml.config.live_env`.
 
     Raises:
         HooksPathSet, HookConflict: refused before anything was written. OSError: a file cannot be written.
     """
+    env = live_env() if env is None else env
     if scope == "global":
-        changed = ensure_config(global_place(), "install")
+        changed = ensure_config(global_place(env), "install", env=env)
         return InstallReport("global", None, (), changed, ())
     place = local_place(common_dir)
-    folder = hooks_dir(root, common_dir, follow=hooks_path_follow)
+    folder = hooks_dir(root, common_dir, follow=hooks_path_follow, env=env)
     recorded: dict[str, Any] = dict(read_receipt(place).get("hooks") or {})
     plan = [(name, _plan_hook(folder, name, (recorded.get(name) or {}).get("sha256"), force=force))
             for name in HOOK_NAMES]
-    changed = ensure_config(place, "install")
+    changed = ensure_config(place, "install", env=env)
     receipt = read_receipt(place)
     missing = [d for d in (folder, *folder.parents) if not d.exists()]
     folder.mkdir(parents=True, exist_ok=True)
@@ -228,25 +222,28 @@ def _remove_hooks(place: ConfigPlace, receipt: dict[str, Any], default_dir: Path
     return actions, notes
 
 
-def uninstall(root: Path, common_dir: Path, *, scope: Scope = "local") -> InstallReport:
+def uninstall(root: Path, common_dir: Path, *, scope: Scope = "local",
+              env: Mapping[str, str] | None = None) -> InstallReport:
     """Remove exactly what :func:`install` wrote in ``scope``; restore chained hooks; keep foreign files.
+    ``env`` as for :func:`install`.
 
     Raises:
         OSError: a file cannot be removed.
     """
-    place = global_place() if scope == "global" else local_place(common_dir)
+    env = live_env() if env is None else env
+    place = global_place(env) if scope == "global" else local_place(common_dir)
     receipt = read_receipt(place)
     actions: list[HookAction] = []
     notes: list[str] = []
     folder: str | None = None
     if scope == "local":
-        current = hooks_dir(root, common_dir, follow=True)
+        current = hooks_dir(root, common_dir, follow=True, env=env)
         actions, notes = _remove_hooks(place, receipt, current)
         folder = str(current)
     changed = False
     config = receipt.get("config") or {}
     if config.get("owner") == "install":
-        notes += remove_config(place, receipt)
+        notes += remove_config(place, receipt, env=env)
         changed = True
     elif config:
         notes.append(f"{place.our_file}: the merge-driver config written by `git memhtml init` stays "

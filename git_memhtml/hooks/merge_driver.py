@@ -10,10 +10,12 @@ one (hand-edited), gets git's own text merge (``git merge-file``), which writes 
 from __future__ import annotations
 
 import os
-import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from git_memhtml.artifacts.merge import merge_artifact
+from git_memhtml.config import live_env
+from git_memhtml.gitrepo.process import run_git
 
 CLEAN = 0
 CONFLICT = 1
@@ -27,30 +29,29 @@ def _write_atomic(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def text_merge(base: Path, ours: Path, theirs: Path, label: str) -> int:
+def text_merge(base: Path, ours: Path, theirs: Path, label: str, *, env: Mapping[str, str] | None = None) -> int:
     """git's own line merge of the three files into ``ours`` (conflict markers on overlap): 0 clean, 1 conflict.
+    ``env`` is the base of the ``git merge-file`` child (default :func:`git_memhtml.config.live_env`).
 
     Raises:
         OSError: ``git`` cannot be run. RuntimeError: ``git merge-file`` failed (exit < 0 or > 127).
     """
-    proc = subprocess.run(
-        ["git", "merge-file", "-L", f"ours:{label}", "-L", f"base:{label}", "-L", f"theirs:{label}",
-         str(ours), str(base), str(theirs)],
-        capture_output=True, check=False,
-    )
+    proc = run_git(["merge-file", "-L", f"ours:{label}", "-L", f"base:{label}", "-L", f"theirs:{label}",
+                    str(ours), str(base), str(theirs)], cwd=None, env=live_env() if env is None else env, text=False)
     if proc.returncode < 0 or proc.returncode > 127:
         raise RuntimeError(f"git merge-file exited {proc.returncode}")
     return CLEAN if proc.returncode == 0 else CONFLICT
 
 
-def run_merge_driver(base: Path, ours: Path, theirs: Path, path: str) -> int:
+def run_merge_driver(base: Path, ours: Path, theirs: Path, path: str, *, env: Mapping[str, str] | None = None) -> int:
     """Merge ``path``'s three versions (files ``base``, ``ours``, ``theirs``) into ``ours``; return git's exit code.
+    ``env``: as for :func:`text_merge`.
 
     Raises:
         OSError: a temporary file cannot be read or written (the CLI maps it to :data:`DRIVER_FAILED`).
     """
     merged = merge_artifact(path, base.read_bytes(), ours.read_bytes(), theirs.read_bytes())
     if merged is None:
-        return text_merge(base, ours, theirs, path)
+        return text_merge(base, ours, theirs, path, env=env)
     _write_atomic(ours, merged)
     return CLEAN

@@ -8,7 +8,9 @@ the process exits 0. Decisions (docs/hooks.md):
 - **Environment.** Git exports ``GIT_DIR`` (a linked worktree's ``.git/worktrees/<n>``), and ``GIT_INDEX_FILE``
   during rebase and ``commit <paths>``; a ``git`` child of ours would then read another index. The repository is
   found from the hook's cwd (git runs hooks at the work-tree root), checked against ``GIT_DIR`` when set, and
-  :func:`scrub_git_env` removes the repository-locating variables before anything runs. Author/committer
+  the hook's entry point (``git_memhtml.cli.hook_entry``) removes the repository-locating variables with
+  :func:`git_memhtml.gitrepo.process.scrub_git_env` before anything runs (the one scrub list,
+  :data:`~git_memhtml.gitrepo.process.SCRUBBED_ENV`, which every git child loses anyway). Author/committer
   variables are harmless and kept.
 - **One catch-up at a time.** An exclusive ``flock`` on ``<git-dir>/memhtml/hook.lock``; a hook that finds it held
   leaves a rerun mark and exits, and the holder runs again once it is done (a 20-commit rebase costs one or two
@@ -28,7 +30,7 @@ import fcntl
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,11 +56,6 @@ MAX_PASSES = 5
 """The first 16 bytes of every SQLite database file (sqlite.org/fileformat.html §1.3.1)."""
 HOOK_BUSY_TIMEOUT_MS = 250
 """SQLite busy wait per statement inside a hook, so the time bound (a Python-level alarm) can interrupt."""
-SCRUBBED_ENV: tuple[str, ...] = (
-    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
-)
-"""Repository-locating variables git exports to hooks (githooks(5); git-ecosystem §1.10 "Worktrees")."""
 _OFF = {"0", "false", "no", "off"}
 
 
@@ -98,14 +95,6 @@ def hook_timeout(env: Mapping[str, str], git_config: Callable[[str], str | None]
         if value > 0:
             return value
     return HOOK_TIMEOUT_S
-
-
-def scrub_git_env(environ: MutableMapping[str, str]) -> str | None:
-    """Remove :data:`SCRUBBED_ENV` from ``environ`` (the hook process's own environment); return ``GIT_DIR``."""
-    git_dir = environ.get("GIT_DIR")
-    for key in SCRUBBED_ENV:
-        environ.pop(key, None)
-    return git_dir
 
 
 def _log(path: Path, hook: str, message: str, now: str) -> None:
@@ -199,6 +188,7 @@ def run_hook(
     now: str,
     embedder_factory: Callable[[], Embedder | None],
     git_dir_env: str | None = None,
+    repo_env: Mapping[str, str] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> HookOutcome:
     """Catch the index of the repository at ``cwd`` up to HEAD under the time bound; never raises.
@@ -208,9 +198,11 @@ def run_hook(
         env: the environment (``MEMHTML_HOOKS``, ``MEMHTML_HOOK_TIMEOUT``). now: ISO-8601 UTC instant.
         embedder_factory: returns the configured embedder (may raise ``MemhtmlError``: the pass goes lexical).
         git_dir_env: the ``GIT_DIR`` git exported to the hook (already scrubbed from the environment), if any.
+        repo_env: the environment the repository is opened with (commit identity of a landing record, base of
+            its git children; :meth:`GitRepo.discover`); ``None``: the live process environment.
     """
     try:
-        repo = GitRepo.discover(cwd)
+        repo = GitRepo.discover(cwd, env=repo_env)
     except NotARepo as exc:
         return HookOutcome(hook, "skipped", exc.message, None)
     except Exception as exc:

@@ -104,9 +104,10 @@ def init_repo(path: Path, *, env: Mapping[str, str] | None = None,
     """Create (if needed) and scaffold a memory repository at ``path``; commit what was added.
 
     Args:
-        env: the process environment, given by the CLI: the commit identity is then checked (git's rules,
-            :mod:`git_memhtml.gitrepo.identity`) before anything is scaffolded; ``None`` leaves the check to the
-            commit itself.
+        env: the process environment, given by the CLI: the repository is opened with it (its commit identity,
+            dates and git children; :class:`GitRepo`) and the identity is checked (git's rules,
+            :mod:`git_memhtml.gitrepo.identity`) before anything is scaffolded; ``None``: the live environment,
+            and the check is left to the commit itself.
         configure: called with the repository under the write lock, after the staged-changes refusal and
             before anything is scaffolded: the CLI passes the hook configuration step (the merge-driver
             include, :func:`git_memhtml.hooks.gitconfig.ensure_config`), so ``store`` never imports ``hooks``.
@@ -126,12 +127,12 @@ def init_repo(path: Path, *, env: Mapping[str, str] | None = None,
     path.mkdir(parents=True, exist_ok=True)
     created = False
     try:
-        repo = GitRepo.discover(path)
+        repo = GitRepo.discover(path, env=env)
         if repo.root != path.resolve():
-            repo = GitRepo.init(path)
+            repo = GitRepo.init(path, env=env)
             created = True
     except NotARepo:
-        repo = GitRepo.init(path)
+        repo = GitRepo.init(path, env=env)
         created = True
     if env is not None:
         require_identity(env, repo.config_get)

@@ -7,7 +7,8 @@ import subprocess
 from pathlib import Path
 
 from git_memhtml.cli.common import init_memory as init_repo
-from git_memhtml.hooks.runner import HOOK_TIMEOUT_S, hook_timeout, hooks_disabled, run_hook, scrub_git_env
+from git_memhtml.gitrepo.process import scrub_git_env
+from git_memhtml.hooks.runner import HOOK_TIMEOUT_S, hook_timeout, hooks_disabled, run_hook
 
 
 def _none(key: str) -> str | None:

@@ -10,16 +10,17 @@ The body is the run's Markdown review (:mod:`sleep.review_markdown`), always wri
 - without ``gh``: the compare address is derived from the remote URL (:func:`compare_url`) for GitHub-, Gitea- and
   GitLab-like hosts; for any other remote (a path, ``file://``) the report says there is none.
 
-The push uses the ``git`` binary (credentials, SSH agents and push hooks are git's business) and forces only to
-replace an earlier version of the same run that ``sleep rebase`` rewrote (:func:`replaced_run_version`, with
-``--force-with-lease``); otherwise a rejected push means the remote branch holds something else.
+Every child starts in ``git_memhtml.gitrepo`` (``gh`` through :func:`~git_memhtml.gitrepo.process.run_program`,
+with the repository's environment). The push uses the ``git`` binary (credentials, SSH agents and push hooks are
+git's business) and forces only to replace an earlier version of the same run that ``sleep rebase`` rewrote
+(:func:`replaced_run_version`, with ``--force-with-lease``); otherwise a rejected push means the remote branch
+holds something else.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from urllib.parse import quote
 from git_memhtml.cut import clip
 from git_memhtml.errors import GitError, MemhtmlError, UsageError
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.gitrepo.process import run_program
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.runfiles import run_file_stem
 from git_memhtml.sleep.engine.runref import resolve_sleep_run
@@ -121,11 +123,10 @@ def body_file_path(repo: GitRepo, run_id: str) -> Path:
     return repo.common_dir / PR_DIR / f"{run_file_stem(run_id)}.md"
 
 
-def _gh(gh: Path, args: list[str], cwd: Path) -> str:
+def _gh(gh: Path, args: list[str], repo: GitRepo) -> str:
     try:
-        proc = subprocess.run([str(gh), *args], cwd=cwd, capture_output=True, text=True, timeout=GH_TIMEOUT_S,
-                              check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        proc = run_program([str(gh), *args], cwd=repo.root, env=repo.env, timeout=GH_TIMEOUT_S)
+    except OSError as exc:  # not started, or out of time (TimeoutError)
         raise ForgeError(f"gh {args[0]} {args[1]} did not run: {exc}", hint="gh auth status") from exc
     if proc.returncode != 0:
         hint = "gh auth login" if proc.returncode == 4 else "gh auth status; then re-run git memhtml sleep pr"
@@ -226,16 +227,16 @@ def open_pull_request(
         note = None if url else f"{remote} ({remote_url}) is not a known forge: open the pull request there by hand"
         return replace(report, action="compare" if url else "none", url=url, note=note)
     listed = _gh(gh, ["pr", "list", "--head", run_id, "--base", base, "--state", "open", "--json", "number,url"],
-                 repo.root)
+                 repo)
     try:
         existing = json.loads(listed or "[]")
     except json.JSONDecodeError:
         existing = []
     if existing:
         number = str(existing[0]["number"])
-        _gh(gh, ["pr", "edit", number, "--title", title, "--body-file", str(target)], repo.root)
+        _gh(gh, ["pr", "edit", number, "--title", title, "--body-file", str(target)], repo)
         return replace(report, forge="gh", action="updated", url=existing[0].get("url"))
     out = _gh(gh, ["pr", "create", "--head", run_id, "--base", base, "--title", title, "--body-file", str(target)],
-              repo.root)
+              repo)
     url = next((line.strip() for line in out.splitlines() if line.strip().startswith("http")), None)
     return replace(report, forge="gh", action="created", url=url)
