@@ -18,12 +18,13 @@ import pygit2
 from pygit2.enums import DiffFind, FileStatus
 
 from git_memhtml.cut import clip
+from git_memhtml.document.model import PARA_PREFIXES
 from git_memhtml.errors import GitError, NotARepo, PathNotFound
 from git_memhtml.gitrepo.committing import CommitPath
 from git_memhtml.gitrepo.identity import resolve_identity
 from git_memhtml.gitrepo.merging import cherry_pick_in_memory, merge_commits_in_memory
 from git_memhtml.gitrepo.plumbing import git_env, parse_git_date, prune_empty_dirs
-from git_memhtml.gitrepo.values import PARA_PREFIXES, Change, DirtyEntry, InMemoryMerge, Resolver, TreeChange
+from git_memhtml.gitrepo.values import Change, DirtyEntry, InMemoryMerge, Resolver, TreeChange
 
 _DELETED = FileStatus.WT_DELETED | FileStatus.INDEX_DELETED
 class GitRepo(CommitPath):

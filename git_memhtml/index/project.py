@@ -10,9 +10,9 @@ import re
 from dataclasses import dataclass, fields
 from typing import TypeVar
 
-from git_memhtml.document.model import REL_CLASSES, MemoryDocument
+from git_memhtml.document.model import PARA_PREFIXES, REL_CLASSES, MemoryDocument
 from git_memhtml.domain.entities import entity_key, split_entity
-from git_memhtml.tree.layout import has_memory_suffix
+from git_memhtml.tree.layout import GENERATED_NAMES, has_memory_suffix
 
 CHUNK_CHARS = 1800
 """Longest chunk in characters (core §3.8)."""
@@ -22,15 +22,13 @@ _LANG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_+#.-]*$")
 """Valid ``data-lang`` value (core §1.4)."""
 _ARCHIVE = re.compile(r"^archive/\d{4,}/")
 """Archive mirror prefix (core §2.4)."""
-INDEXABLE_BUCKETS: tuple[str, ...] = ("projects/", "areas/", "resources/", "archive/")
 T = TypeVar("T")
-GENERATED_NAMES: frozenset[str] = frozenset({"index.html", "sitemap.xml"})
 
 
 def is_indexable(path: str) -> bool:
     """``.html`` (any case) under a PARA bucket whose file name is not ``index.html``/``sitemap.xml`` (core §2.1)."""
     name = path.rsplit("/", 1)[-1]
-    return path.startswith(INDEXABLE_BUCKETS) and has_memory_suffix(name) and name not in GENERATED_NAMES
+    return path.startswith(PARA_PREFIXES) and has_memory_suffix(name) and name not in GENERATED_NAMES
 
 
 @dataclass(frozen=True)

@@ -46,11 +46,10 @@ from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.phases.queries import EntityCount, active_entities
 from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task
 from git_memhtml.store import edits
-from git_memhtml.tree.layout import slugify
+from git_memhtml.tree.layout import PEOPLE_DIR, slugify
 from git_memhtml.tree.paths import tree_file_problem
 
 DETECTOR = "entity-resolution"
-PEOPLE_DIR = "resources/people"
 UNREWRITABLE_TYPES: frozenset[str] = frozenset({"concept", "lang", "unknown"})
 """``file_entities`` types with no ``memhtml-entity`` line behind them (see the module docstring)."""
 
