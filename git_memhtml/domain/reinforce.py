@@ -13,9 +13,10 @@ from typing import Literal
 from git_memhtml.domain.instants import require_instant
 
 Signal = Literal["positive", "negative", "neutral"]
+"""How a memory served, the ``--signal`` of ``git memhtml reinforce`` (sleep-eval §4.5); a read is ``neutral``."""
 
-SIGNAL_VALUES: dict[str, int] = {"positive": 1, "negative": -1, "neutral": 0}
-"""Numeric value of each reinforcement signal (sleep-eval §4.5)."""
+SIGNAL_VALUES: dict[Signal, int] = {"positive": 1, "negative": -1, "neutral": 0}
+"""Numeric value of each reinforcement signal, in the order the CLI offers them (sleep-eval §4.5)."""
 
 COOLDOWN_SECONDS = 900
 """A bump applies only when there was no previous access or ``now - last >= 900 s`` (sleep-eval §4.5)."""
@@ -29,7 +30,9 @@ OUTCOME_GAIN = 0.3
 
 @dataclass(frozen=True)
 class AccessState:
-    """One ``state.access`` row: counts, the outcome score in [-1, 1] and the last instants (or ``None``)."""
+    """The access facts of one path, a ``state.access`` row without its key (core §3.3; sleep-eval §4.4, §4.5):
+    counts, the outcome score in [-1, 1] and the last instants (ISO-8601 UTC, or ``None``). The defaults are a
+    path with no row. The one declaration of these fields: the scorer and the eval fixture use it too."""
 
     access_count: int = 0
     reinforcement_count: int = 0
