@@ -1,7 +1,8 @@
 """Reinforcement arithmetic of the access plane (sleep-eval §4.5; core §4 "Reinforcement").
 
-The SQL upsert in ``index/`` is the sole writer of ``state.access``; these pure functions state the same rules so
-they can be tested on their own and reused by callers that need the value without a database. Instants are
+The SQL upsert in ``index/access.py`` is the sole writer of ``state.access``; these pure functions state the same
+rules so they can be tested on their own, and a differential test holds the two to the same rows
+(tests/index/test_sql_matches_domain.py). The upsert takes its constants from here. Instants are
 ISO-8601 UTC strings.
 """
 
