@@ -22,7 +22,7 @@ from git_memhtml.document.model import PARA_PREFIXES
 from git_memhtml.errors import GitError, NotARepo, PathNotFound
 from git_memhtml.gitrepo.committing import CommitPath
 from git_memhtml.gitrepo.identity import resolve_identity
-from git_memhtml.gitrepo.merging import cherry_pick_in_memory, merge_commits_in_memory
+from git_memhtml.gitrepo.merging import cherry_pick_in_memory
 from git_memhtml.gitrepo.plumbing import git_env, parse_git_date, prune_empty_dirs
 from git_memhtml.gitrepo.values import Change, DirtyEntry, InMemoryMerge, Resolver, TreeChange
 
@@ -395,16 +395,6 @@ class GitRepo(CommitPath):
                 hint="run the same git command by hand to see the full message",
             )
         return proc.stdout
-
-    def merge_in_memory(
-        self,
-        ours: str,
-        theirs: str,
-        resolve: Resolver,
-        refresh: Callable[[Mapping[str, str]], Mapping[str, bytes]] | None = None,
-    ) -> InMemoryMerge:
-        """Merge commit ``theirs`` into ``ours`` in memory (see :func:`merging.merge_commits_in_memory`)."""
-        return merge_commits_in_memory(self._repo, self._commit(ours), self._commit(theirs), resolve, refresh)
 
     def cherry_pick_in_memory(
         self,

@@ -79,23 +79,9 @@ def is_indexable(path: str) -> bool:
     return is_valid_memory_path(path)
 
 
-def para_of(path: str) -> str:
-    """Return the PARA bucket of ``path``."""
-    return path.split("/", 1)[0]
-
-
 def is_archived_path(path: str) -> bool:
     """Return whether ``path`` lies under ``archive/``."""
     return path.startswith("archive/")
-
-
-def workspace_of(path: str) -> str | None:
-    """Return the workspace of a ``projects/<ws>/…`` path (the archived mirror included), else ``None``."""
-    live = unarchive_path(path) if is_archived_path(path) else path
-    parts = live.split("/")
-    if len(parts) >= 3 and parts[0] == "projects":
-        return parts[1]
-    return None
 
 
 def archive_path_for(path: str, year: int | str) -> str:

@@ -78,24 +78,9 @@ class TypeResolution:
     final: dict[str, str]
     normalized: dict[str, str]
     counts: dict[str, int]
-    fuzzy_pairs: int = 0
     alias_pairs: int = 0
     kept_apart: int = 0
     band: list[BandPair] = field(default_factory=list)
-
-
-def character_pairs(
-    names: Sequence[str], entity_type: str = ""
-) -> tuple[list[tuple[str, str, float]], list[tuple[str, str, float]]]:
-    """``(merge, review)`` pairs over the distinct keys of ``names`` under ``domain.entities.pair_verdict``.
-
-    Pure; pairs are ``(a, b, ratio)`` with ``a < b``, in sorted order (sleep-eval §6 step 3). Pairs the rule calls
-    ``distinct`` are in neither list.
-    """
-    verdicts = pair_verdicts({name_key(n) for n in names}, entity_type)
-    merge = [(v.a, v.b, v.ratio) for v in verdicts if v.verdict == MERGE]
-    review = [(v.a, v.b, v.ratio) for v in verdicts if v.verdict == REVIEW]
-    return merge, review
 
 
 def person_file_paths(repo: GitRepo) -> list[str]:
@@ -204,14 +189,13 @@ def resolve_type(
     survivors = resolve_names(counts, verdicts, sorted(alias_pairs))
     final = {raw: shown[survivors.get(key, key)] for raw, key in keys.items()}
     normalized = {raw: shown[key] for raw, key in keys.items()}
-    fuzzy = sum(1 for a, b in merges if survivors.get(a, a) == survivors.get(b, b))
     pending = [
         BandPair(entity_type, v.a, v.b, v.ratio, v.reason, shown[v.a], shown[v.b])
         for v in verdicts
         if v.verdict == REVIEW and survivors.get(v.a, v.a) != survivors.get(v.b, v.b)
     ]
     apart = sum(1 for v in verdicts if v.verdict == DISTINCT)
-    return TypeResolution(entity_type, final, normalized, counts, fuzzy, len(alias_pairs), apart, pending)
+    return TypeResolution(entity_type, final, normalized, counts, len(alias_pairs), apart, pending)
 
 
 def _by_type(entities: Sequence[EntityCount]) -> dict[str, list[EntityCount]]:
