@@ -21,7 +21,9 @@ SITEMAP_PATH = "sitemap.xml"
 """The generated sitemap, at the repository root (core §2.7)."""
 GENERATED_NAMES = frozenset({INDEX_NAME, SITEMAP_PATH})
 """File names that are generated, never memories (core §2.1)."""
-_ARCHIVE_RE = re.compile(r"^archive/(\d{4,})/(.+)$")
+ARCHIVE_MIRROR = re.compile(r"^archive/\d{4,}/")
+"""The archive mirror prefix ``archive/<YYYY>/`` of an archived memory (core §2.4); the one spelling of it."""
+_ARCHIVE_RE = re.compile(ARCHIVE_MIRROR.pattern + r"(.+)$")
 
 INBOX_DIR = "areas/inbox"
 """Where a memory with no better placement goes (core §2.2)."""
@@ -92,7 +94,7 @@ def archive_path_for(path: str, year: int | str) -> str:
 def unarchive_path(path: str) -> str:
     """Strip exactly one ``archive/<YYYY>/`` prefix; a path without one is returned unchanged."""
     match = _ARCHIVE_RE.match(path)
-    return match.group(2) if match else path
+    return match.group(1) if match else path
 
 
 def placement_for(

@@ -39,7 +39,7 @@ from git_memhtml.sleep.engine.commit import TRAILER_PHASE, TRAILER_RUN
 from git_memhtml.sleep.engine.contract import SLEEP_PHASES, phase_ordinal
 from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
 from git_memhtml.sleep.engine.runref import RunVerbRefused
-from git_memhtml.tree.layout import ACCESS_SIDECAR, INDEX_NAME, SITEMAP_PATH, is_valid_memory_path
+from git_memhtml.tree.layout import ACCESS_SIDECAR, INDEX_NAME, SITEMAP_PATH, is_valid_memory_path, unarchive_path
 
 REFUSAL = "not-sleep-output"
 """The refusal code of every rail violation."""
@@ -50,7 +50,6 @@ LISTED = 5
 REGULAR_MODES: frozenset[int] = frozenset({0o100644, 0o100755})
 """Git file modes of a regular file; a symlink (``120000``) or submodule (``160000``) is never sleep output."""
 
-_ARCHIVED = re.compile(r"^archive/\d{4,}/(?P<rest>.+)$")
 _ORDINAL = re.compile(r"^(?P<stem>.+)-\d+(?P<ext>\.[^./]+)$")
 _HINT = ("a sleep run only edits, archives and lists memories; this branch holds other changes (made by hand or "
          "by another tool). Inspect it with git log -p {base}..{name}; merge it with plain git if you mean it, or "
@@ -80,10 +79,9 @@ def _is_listing(path: str) -> bool:
 
 def _archive_sources(added: str) -> tuple[str, ...]:
     """The live paths whose archive move lands at ``added`` (itself and its de-ordinaled form), or ``()``."""
-    match = _ARCHIVED.match(added)
-    if match is None:
+    rest = unarchive_path(added)
+    if rest == added:  # not under archive/<YYYY>/
         return ()
-    rest = match.group("rest")
     ordinal = _ORDINAL.match(rest)
     return (rest, ordinal.group("stem") + ordinal.group("ext")) if ordinal else (rest,)
 
