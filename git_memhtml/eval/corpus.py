@@ -17,6 +17,7 @@ from git_memhtml.eval.controls import FAMILIES, TITLE_MARKERS, build_controls, p
 from git_memhtml.eval.html import render_file, render_kit
 from git_memhtml.eval.rng import Mulberry32
 from git_memhtml.eval.vocab import CLAIM_TEMPLATES, CORPUS_TYPES, PEOPLE, SCOPES, TOPICS
+from git_memhtml.tree.layout import ARCS_DIR
 
 DEFAULT_SEED = 20260802
 DEFAULT_SIZE = 200
@@ -130,7 +131,7 @@ def js_round(x: float) -> int:
 def _directory(memory_type: str, i: int, workspace: str) -> str:
     """Directories by type (sleep-eval §8.1); workspace, area and resource tag are all the service slug."""
     if memory_type == "arc":
-        return "areas/arcs"
+        return ARCS_DIR
     if memory_type in ("episodic", "error_pattern"):
         return f"projects/{workspace}"
     if memory_type in ("procedural", "verdict"):
