@@ -10,8 +10,9 @@
 - **A human dismissal sticks**: a done detected task under ``archive/<Y>/areas/inbox/tasks/`` that was not closed
   by the machine refuses the same key (ten years back from the run date).
 - **Ten a night** across detectors (``env.budget``); overflow is counted.
-- **Self-cleaning**: :func:`close_vanished` marks an open detection whose finding was not seen done, tags it
-  ``machine-closed`` and archives it. Callers run it only on a night that judged its whole candidate set.
+- **No sweep yet**: the spec's sweep (sleep-eval §7 ``closeVanishedDetections``, tag ``machine-closed``) runs only
+  on a model-bound night, and this version binds no model; its unused implementation was removed in issue 9. A
+  task tagged ``machine-closed`` is still no human dismissal.
 
 Every function stages through ``store.edits`` and never commits; on ``env.dry_run`` outcomes are computed and
 nothing is written.
