@@ -254,7 +254,7 @@ def _review_detail(entity_type: str) -> str:
     if entity_type == PERSON:
         return (
             "If they are one person, add the other name as a memhtml-alias in that person's file "
-            "(resources/people/) and the next sleep merges them; otherwise close this task."
+            f"({PEOPLE_DIR}/) and the next sleep merges them; otherwise close this task."
         )
     return (
         "If they are one subject, rewrite the memhtml-entity lines that use one spelling to the other; "
