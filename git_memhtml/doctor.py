@@ -21,9 +21,10 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from git_memhtml.document.model import PARA_PREFIXES
 from git_memhtml.domain.instants import hours_between
 from git_memhtml.embed.base import Embedder
-from git_memhtml.gitrepo import PARA_PREFIXES, GitRepo
+from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import Parser
 from git_memhtml.index.verify import IndexDrift, TreeFacts, compare, repair, reproject, tree_facts

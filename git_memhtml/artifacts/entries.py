@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from git_memhtml.artifacts.listings import EPOCH, INDEX_NAME, PublishRow, render_listing, render_sitemap
+from git_memhtml.artifacts.listings import EPOCH, PublishRow, render_listing, render_sitemap
+from git_memhtml.tree.layout import INDEX_NAME
 
 _ROW = re.compile(
     r'^<tr><td><a href="([^"]*)">(.*?)</a></td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td></tr>$'

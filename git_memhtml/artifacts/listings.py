@@ -26,7 +26,7 @@ from git_memhtml.document.validate import is_valid_datetime
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.tree.layout import is_indexable
+from git_memhtml.tree.layout import INDEX_NAME, SITEMAP_PATH, is_indexable
 from git_memhtml.tree.paths import (
     SYMLINK_REFUSED,
     read_tree_file,
@@ -35,8 +35,6 @@ from git_memhtml.tree.paths import (
     write_tree_file,
 )
 
-INDEX_NAME = "index.html"
-SITEMAP_PATH = "sitemap.xml"
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 """The sitemaps.org protocol namespace (core §2.7)."""
 LISTING_TYPE = "semantic"

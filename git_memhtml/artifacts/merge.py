@@ -26,10 +26,9 @@ from git_memhtml.artifacts.entries import (
     render_access,
     render_sitemap_entries,
 )
-from git_memhtml.artifacts.listings import EPOCH, INDEX_NAME, SITEMAP_PATH, PublishRow
+from git_memhtml.artifacts.listings import EPOCH, PublishRow
+from git_memhtml.tree.layout import ACCESS_SIDECAR, INDEX_NAME, SITEMAP_PATH
 
-ACCESS_SIDECAR = ".memhtml/state/access.jsonl"
-"""The committed access sidecar (DESIGN §3.2)."""
 _COUNTS = ("accessCount", "reinforcementCount")
 _INSTANTS = ("lastAccessedAt", "lastReinforcedAt")
 

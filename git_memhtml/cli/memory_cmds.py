@@ -14,7 +14,7 @@ from git_memhtml.cli.common import F, app_of, check_entity_flag, init_memory, js
 from git_memhtml.cli.inputs import read_text_input
 from git_memhtml.cut import clip
 from git_memhtml.document.draft import HEAD_FIELDS
-from git_memhtml.document.model import MEMORY_TYPES
+from git_memhtml.document.model import MEMORY_TYPES, PARA_BUCKETS
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.errors import InvalidMemory, MemhtmlError, PathNotFound, UsageError, WriteConflict
 from git_memhtml.index.access import record_read, rename_access
@@ -327,7 +327,7 @@ def read_cmd(ctx: click.Context, path: str, as_json: bool) -> int:
 @click.option("--workspace")
 @click.option("--tag")
 @click.option("--entity")
-@click.option("--para", type=click.Choice(["projects", "areas", "resources", "archive"]))
+@click.option("--para", type=click.Choice(PARA_BUCKETS))
 @click.option("--include-archived", is_flag=True)
 @click.option("--limit", type=click.IntRange(1, 500), default=50, show_default=True)
 @click.option("--cursor", help="Continue after this path.")

@@ -15,6 +15,7 @@ from git_memhtml.cli.app import App, utc_now
 from git_memhtml.cli.common import app_of, check_entity_flag, json_option, respond
 from git_memhtml.cut import clip
 from git_memhtml.document.model import MEMORY_TYPES
+from git_memhtml.domain.reinforce import SIGNAL_VALUES
 from git_memhtml.errors import PathNotFound, UsageError
 from git_memhtml.index.access import reinforce
 from git_memhtml.index.archived import ArchivedMatch
@@ -202,7 +203,7 @@ def neighbors_cmd(ctx: click.Context, path: str, depth: int, rels: tuple[str, ..
 
 @click.command("reinforce")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--signal", type=click.Choice(["positive", "negative", "neutral"]), default="positive",
+@click.option("--signal", type=click.Choice(list(SIGNAL_VALUES)), default="positive",
               show_default=True, help="How the memory served: moves its outcome score (neutral counts access only).")
 @json_option
 @click.pass_context

@@ -214,11 +214,6 @@ def digest(text: str) -> str:
     return HASH_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def content_hash_of(root: Element) -> str:
-    """Content hash of an already parsed article subtree (the parse-once path of ``parse_memory``)."""
-    return digest(canonical_text_of(root))
-
-
 def content_hash(html: str) -> str:
     """``sha256:<hex>`` of the canonical article text (core §1.6).
 
@@ -229,7 +224,7 @@ def content_hash(html: str) -> str:
     Returns:
         ``"sha256:"`` + 64 lowercase hex digits. Total: malformed input still hashes.
     """
-    return content_hash_of(article_tree_of(html))
+    return digest(canonical_text(html))
 
 
 def is_content_hash(value: str) -> bool:

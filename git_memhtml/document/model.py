@@ -26,6 +26,10 @@ MEMORY_TYPES: tuple[str, ...] = (
 TASK_STATUSES: tuple[str, ...] = ("todo", "doing", "blocked", "done")
 STATUSES: tuple[str, ...] = ("active", "archived")
 PARA_BUCKETS: tuple[str, ...] = ("projects", "areas", "resources", "archive")
+"""The four PARA buckets, the top folders whose ``.html`` files are memories (``spec/memhtml-core.md`` §2.1). The one
+declaration: every other spelling (git prefixes, ``--para`` choices, init's folders) derives from it."""
+PARA_PREFIXES: tuple[str, ...] = tuple(f"{bucket}/" for bucket in PARA_BUCKETS)
+"""The buckets as path prefixes (``"projects/"`` …), for ``str.startswith`` and git pathspecs."""
 
 META_ORDER: tuple[str, ...] = (
     "type",

@@ -41,11 +41,6 @@ def normalised_url(value: str) -> str:
     return _URL_NOISE.sub("", value).lower()
 
 
-def is_javascript_url(value: str) -> bool:
-    """True when a URL attribute is ``javascript:`` in any case once whitespace/control chars are removed."""
-    return normalised_url(value).startswith("javascript:")
-
-
 def refused_scheme(name: str, value: str) -> str | None:
     """The refused scheme (``"javascript:"``, ``"vbscript:"``, ``"data:"``) a URL attribute uses, else ``None``.
 

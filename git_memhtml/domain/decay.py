@@ -17,9 +17,6 @@ DECAY_ALPHA = 0.1
 DECAY_FLOOR = 0.2
 """The value un-reinforced confidence decays towards (sleep-eval §4.3)."""
 
-DEFAULT_EWMA_ALPHA = 0.3
-"""The library default EWMA weight, unused by decay (sleep-eval §4.3 ``DEFAULT_EWMA_ALPHA``)."""
-
 CONFIDENCE_COMMIT_DELTA = 0.005
 """A decayed value is written only when ``|new - old| >= 0.005`` (sleep-eval §4.3; seed 000 §5)."""
 

@@ -69,10 +69,6 @@ def name_key(name: str) -> str:
     return unicodedata.normalize("NFC", display_name(name).casefold())
 
 
-normalize_name = name_key
-"""Sleep-eval §6 step 2 calls the key "the normalised name"."""
-
-
 def split_entity(value: str) -> tuple[str, str]:
     """Split ``type:name`` at the first colon (valid when the colon is neither first nor last), else
     ``("unknown", value)`` (core §1.8)."""

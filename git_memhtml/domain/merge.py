@@ -170,11 +170,6 @@ def identity_veto_reasons(a: str, b: str) -> tuple[str, ...]:
     return tuple(reasons)
 
 
-def merge_vetoed(a: MergeText | str, b: MergeText | str) -> bool:
-    """The disjunction of the three predicates (sleep-eval §3 ``mergeVetoed``)."""
-    return bool(veto_reasons(a, b))
-
-
 @dataclass(frozen=True)
 class MergeProposal:
     """One proposed fold of ``drop`` into ``keep``.

@@ -8,7 +8,7 @@ Pure; numpy only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -113,53 +113,3 @@ def top_neighbor_pairs(
     pairs = [(names[a], names[b], float(v)) for (a, b), v in zip(keys, values, strict=True)]
     pairs.sort(key=lambda p: (-p[2], p[0], p[1]))
     return pairs[:limit]
-
-
-def rank_candidate_pairs(
-    pairs: Iterable[tuple[str, str]],
-    vectors: Mapping[str, np.ndarray],
-    *,
-    floor: float,
-    k: int,
-    limit: int,
-) -> list[Pair]:
-    """Rank a given candidate pair list by cosine (sleep-eval §5.5 ``rankCandidatePairs``).
-
-    Each ``(src, dst)`` pair whose two vectors exist and are non-zero gets its exact float64 cosine; pairs with
-    ``sim >= floor`` enter the bounded top-``k`` list of their **src only** (ordered sim DESC, dst ASC); the kept
-    pairs are sorted sim DESC, src ASC, dst ASC and cut at ``limit``. Orientation is the caller's; self pairs
-    and repeated identical pairs are dropped.
-    """
-    if k <= 0 or limit <= 0:
-        return []
-    cache: dict[str, np.ndarray | None] = {}
-
-    def unit(path: str) -> np.ndarray | None:
-        if path not in cache:
-            raw = vectors.get(path)
-            if raw is None:
-                cache[path] = None
-            else:
-                vec = np.asarray(raw, dtype=np.float64).ravel()
-                norm = float(np.linalg.norm(vec))
-                cache[path] = vec / norm if norm > 0 else None
-        return cache[path]
-
-    per_src: dict[str, list[tuple[float, str]]] = {}
-    seen: set[tuple[str, str]] = set()
-    for src, dst in pairs:
-        if src == dst or (src, dst) in seen:
-            continue
-        seen.add((src, dst))
-        a, b = unit(src), unit(dst)
-        if a is None or b is None:
-            continue
-        sim = float(a @ b)
-        if sim >= floor:
-            per_src.setdefault(src, []).append((sim, dst))
-    kept: list[Pair] = []
-    for src, items in per_src.items():
-        items.sort(key=lambda item: (-item[0], item[1]))
-        kept.extend((src, dst, sim) for sim, dst in items[:k])
-    kept.sort(key=lambda p: (-p[2], p[0], p[1]))
-    return kept[:limit]

@@ -1,7 +1,8 @@
 """Reinforcement arithmetic of the access plane (sleep-eval §4.5; core §4 "Reinforcement").
 
-The SQL upsert in ``index/`` is the sole writer of ``state.access``; these pure functions state the same rules so
-they can be tested on their own and reused by callers that need the value without a database. Instants are
+The SQL upsert in ``index/access.py`` is the sole writer of ``state.access``; these pure functions state the same
+rules so they can be tested on their own, and a differential test holds the two to the same rows
+(tests/index/test_sql_matches_domain.py). The upsert takes its constants from here. Instants are
 ISO-8601 UTC strings.
 """
 
@@ -13,9 +14,10 @@ from typing import Literal
 from git_memhtml.domain.instants import require_instant
 
 Signal = Literal["positive", "negative", "neutral"]
+"""How a memory served, the ``--signal`` of ``git memhtml reinforce`` (sleep-eval §4.5); a read is ``neutral``."""
 
-SIGNAL_VALUES: dict[str, int] = {"positive": 1, "negative": -1, "neutral": 0}
-"""Numeric value of each reinforcement signal (sleep-eval §4.5)."""
+SIGNAL_VALUES: dict[Signal, int] = {"positive": 1, "negative": -1, "neutral": 0}
+"""Numeric value of each reinforcement signal, in the order the CLI offers them (sleep-eval §4.5)."""
 
 COOLDOWN_SECONDS = 900
 """A bump applies only when there was no previous access or ``now - last >= 900 s`` (sleep-eval §4.5)."""
@@ -29,7 +31,9 @@ OUTCOME_GAIN = 0.3
 
 @dataclass(frozen=True)
 class AccessState:
-    """One ``state.access`` row: counts, the outcome score in [-1, 1] and the last instants (or ``None``)."""
+    """The access facts of one path, a ``state.access`` row without its key (core §3.3; sleep-eval §4.4, §4.5):
+    counts, the outcome score in [-1, 1] and the last instants (ISO-8601 UTC, or ``None``). The defaults are a
+    path with no row. The one declaration of these fields: the scorer and the eval fixture use it too."""
 
     access_count: int = 0
     reinforcement_count: int = 0

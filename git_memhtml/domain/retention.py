@@ -59,8 +59,10 @@ Band = Literal["keep", "compress", "evict"]
 
 
 @dataclass(frozen=True)
-class Weights:
-    """One profile's eight weights, in signal order (sleep-eval §4.2)."""
+class SignalVector:
+    """One value per retention signal, in signal order (sleep-eval §4.1-4.2): a memory's eight normalised signals
+    (each in [0, 1], :func:`retention_signals`) and a profile's eight weights (:data:`WEIGHT_PROFILES`) are both
+    this record, so the two cannot disagree on the signals or their order."""
 
     recency: float
     access: float
@@ -72,37 +74,19 @@ class Weights:
     contested: float
 
     def values(self) -> tuple[float, ...]:
-        """The eight weights in signal order."""
-        return tuple(float(v) for v in astuple(self))
-
-
-@dataclass(frozen=True)
-class Signals:
-    """The eight normalised signals of one memory, each in [0, 1] (sleep-eval §4.1)."""
-
-    recency: float
-    access: float
-    confidence: float
-    pagerank: float
-    bridge: float
-    reinforcement: float
-    density: float
-    contested: float
-
-    def values(self) -> tuple[float, ...]:
-        """The eight signals in weight order."""
+        """The eight values in signal order."""
         return tuple(float(v) for v in astuple(self))
 
 
 DEFAULT_PROFILE = "default"
 
-WEIGHT_PROFILES: Mapping[str, Weights] = {
-    "episodic": Weights(0.25, 0.15, 0.10, 0.10, 0.10, 0.10, 0.10, 0.10),
-    "semantic": Weights(0.05, 0.15, 0.20, 0.20, 0.15, 0.10, 0.10, 0.05),
-    "procedural": Weights(0.0, 0.20, 0.15, 0.15, 0.10, 0.20, 0.10, 0.10),
-    "arc": Weights(0.10, 0.10, 0.15, 0.15, 0.15, 0.15, 0.10, 0.10),
-    "error_pattern": Weights(0.20, 0.15, 0.10, 0.05, 0.05, 0.20, 0.10, 0.15),
-    DEFAULT_PROFILE: Weights(0.15, 0.15, 0.15, 0.15, 0.10, 0.10, 0.10, 0.10),
+WEIGHT_PROFILES: Mapping[str, SignalVector] = {
+    "episodic": SignalVector(0.25, 0.15, 0.10, 0.10, 0.10, 0.10, 0.10, 0.10),
+    "semantic": SignalVector(0.05, 0.15, 0.20, 0.20, 0.15, 0.10, 0.10, 0.05),
+    "procedural": SignalVector(0.0, 0.20, 0.15, 0.15, 0.10, 0.20, 0.10, 0.10),
+    "arc": SignalVector(0.10, 0.10, 0.15, 0.15, 0.15, 0.15, 0.10, 0.10),
+    "error_pattern": SignalVector(0.20, 0.15, 0.10, 0.05, 0.05, 0.20, 0.10, 0.15),
+    DEFAULT_PROFILE: SignalVector(0.15, 0.15, 0.15, 0.15, 0.10, 0.10, 0.10, 0.10),
 }
 """Weight profile per memory type; any other type uses ``default`` (sleep-eval §4.2)."""
 
@@ -138,7 +122,7 @@ def round_half_up(value: float, places: int = 4) -> float:
     return math.floor(value * factor + 0.5) / factor
 
 
-def profile_for(memory_type: str) -> Weights:
+def profile_for(memory_type: str) -> SignalVector:
     """The weight profile of ``memory_type`` (``default`` for unlisted types)."""
     return WEIGHT_PROFILES.get(memory_type, WEIGHT_PROFILES[DEFAULT_PROFILE])
 
@@ -208,10 +192,10 @@ class RetentionInput:
     contradictions: int = 0
 
 
-def retention_signals(inp: RetentionInput) -> Signals:
+def retention_signals(inp: RetentionInput) -> SignalVector:
     """The eight signals of ``inp``, each in [0, 1] (sleep-eval §4.1)."""
     pagerank = inp.pagerank / inp.max_pagerank if inp.max_pagerank > 0 else 0.0
-    return Signals(
+    return SignalVector(
         recency=recency_signal(inp.age_days, half_life_for(inp.memory_type)),
         access=_clamp01(inp.access_count / ACCESS_SATURATION),
         confidence=_clamp01(inp.confidence),

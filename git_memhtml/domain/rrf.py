@@ -1,7 +1,8 @@
 """Reciprocal rank fusion and greedy MMR diversification (core §4 "Fusion" and "Search").
 
-The index builds the same fusion in one SQL statement; these functions are the reference arithmetic (and serve
-callers that fuse in Python). Pure; numpy for the cosine penalty.
+The index builds the same fusion in one SQL statement (``index.retrieval_sql.rrf_sql``); :func:`rrf_fuse` is the
+reference arithmetic, held to the SQL's order and scores by a differential test
+(tests/index/test_sql_matches_domain.py). :func:`mmr` is what search runs. Pure; numpy for the cosine penalty.
 """
 
 from __future__ import annotations

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from git_memhtml.domain.reinforce import AccessState
 from git_memhtml.eval.controls import FAMILIES, TITLE_MARKERS, build_controls, probe_query
 from git_memhtml.eval.html import render_file, render_kit
 from git_memhtml.eval.rng import Mulberry32
 from git_memhtml.eval.vocab import CLAIM_TEMPLATES, CORPUS_TYPES, PEOPLE, SCOPES, TOPICS
+from git_memhtml.tree.layout import ARCS_DIR
 
 DEFAULT_SEED = 20260802
 DEFAULT_SIZE = 200
@@ -33,16 +35,12 @@ ARCHIVE_YEAR = "2025"
 
 
 @dataclass(frozen=True)
-class AccessRow:
-    """One ``state.access`` row to seed (core §3.3); instants are ISO-8601 UTC seconds."""
+class AccessSeed(AccessState):
+    """One ``state.access`` row to seed (core §3.3): the access facts of :class:`AccessState` plus the row's key
+    ``path`` and its ``updated_at``; instants are ISO-8601 UTC seconds. Built by keyword only."""
 
-    path: str
-    access_count: int
-    reinforcement_count: int
-    outcome_score: float
-    last_accessed_at: str
-    last_reinforced_at: str | None
-    updated_at: str
+    path: str = field(kw_only=True)
+    updated_at: str = field(kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -81,7 +79,7 @@ class FixtureCorpus:
     size: int
     requested_probes: int
     files: Mapping[str, str]
-    access: tuple[AccessRow, ...]
+    access: tuple[AccessSeed, ...]
     probes: tuple[Probe, ...]
 
 
@@ -133,7 +131,7 @@ def js_round(x: float) -> int:
 def _directory(memory_type: str, i: int, workspace: str) -> str:
     """Directories by type (sleep-eval §8.1); workspace, area and resource tag are all the service slug."""
     if memory_type == "arc":
-        return "areas/arcs"
+        return ARCS_DIR
     if memory_type in ("episodic", "error_pattern"):
         return f"projects/{workspace}"
     if memory_type in ("procedural", "verdict"):
@@ -232,11 +230,11 @@ def _earlier_file(memory: _Memory, size: int, ordinal: int) -> str:
                        article_html=_article(memory, memory.claim, sentences))
 
 
-def _access_row(path: str, j: float) -> AccessRow:
+def _access_row(path: str, j: float) -> AccessSeed:
     count = max(1, js_round(1 / (0.08 + j)))
     reinforcement = min(count, int(6 * j))
     last = iso(EPOCH + timedelta(days=240 + int(20 * j)))
-    return AccessRow(path=path, access_count=count, reinforcement_count=reinforcement,
+    return AccessSeed(path=path, access_count=count, reinforcement_count=reinforcement,
                      outcome_score=js_round(100 * j) / 100, last_accessed_at=last,
                      last_reinforced_at=last if reinforcement > 0 else None, updated_at=last)
 

@@ -18,7 +18,7 @@ from typing import Any
 from git_memhtml.cut import clip_join
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.errors import DiscriminationFailed
-from git_memhtml.eval.corpus import DEFAULT_PROBES, DEFAULT_SEED, DEFAULT_SIZE, AccessRow, FixtureCorpus, build_corpus
+from git_memhtml.eval.corpus import DEFAULT_PROBES, DEFAULT_SEED, DEFAULT_SIZE, AccessSeed, FixtureCorpus, build_corpus
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import rebuild
@@ -164,7 +164,7 @@ def _write_fixture(corpus: FixtureCorpus, root: Path) -> GitRepo:
     return repo
 
 
-def _seed_access(db: IndexDB, rows: Sequence[AccessRow]) -> None:
+def _seed_access(db: IndexDB, rows: Sequence[AccessSeed]) -> None:
     """Insert the corpus access rows into ``state.access`` (core §3.3)."""
     with db.atomic():
         db.executemany(

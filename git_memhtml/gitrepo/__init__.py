@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from git_memhtml.gitrepo.plumbing import enclosing_bare_repository, library_versions
 from git_memhtml.gitrepo.repo import GitRepo
-from git_memhtml.gitrepo.values import PARA_PREFIXES, Change, DirtyEntry, InMemoryMerge, Resolver
+from git_memhtml.gitrepo.values import Change, DirtyEntry, InMemoryMerge, Resolver
 
-__all__ = ["PARA_PREFIXES", "Change", "DirtyEntry", "GitRepo", "InMemoryMerge", "Resolver", "enclosing_bare_repository",
+__all__ = ["Change", "DirtyEntry", "GitRepo", "InMemoryMerge", "Resolver", "enclosing_bare_repository",
            "library_versions"]

@@ -35,11 +35,6 @@ JOURNAL_PARTS = ("memhtml", "write-journal.json")
 """Where :meth:`CommitPath.commit_files` notes the commit it is landing, under this work tree's git dir."""
 
 
-FAULT_POINTS = ("before-ref", "after-ref", "mid-files")
-"""Stages of :meth:`CommitPath.commit_files` a test can kill the process at: the commit object and journal exist
-but the branch has not moved; the branch moved but no file is written; the first of several files is written."""
-
-
 class _Unset:
     """Marker of an argument not given."""
 
@@ -53,8 +48,10 @@ class CommitPath:
 
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S
     fault_point: str | None = None
-    """Test fault point: the stage of :meth:`commit_files` (one of :data:`FAULT_POINTS`) at which the process
-    kills itself with SIGKILL (the CLI sets it from ``MEMHTML_FAULT_POINT``; docs/store.md)."""
+    """Test fault point: the stage of :meth:`commit_files` at which the process kills itself with SIGKILL (the
+    CLI sets it from ``MEMHTML_FAULT_POINT``; docs/store.md): ``before-ref`` (the commit object and journal exist
+    but the branch has not moved), ``after-ref`` (the branch moved but no file is written) or ``mid-files`` (the
+    first of several files is written)."""
 
     if TYPE_CHECKING:
         _repo: pygit2.Repository

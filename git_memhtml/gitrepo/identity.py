@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from git_memhtml.errors import GitError
 
 ROLES = ("AUTHOR", "COMMITTER")
+"""Git's two identity roles, in the order git resolves them (author first)."""
 
 IDENTITY_HINT = 'git config --global user.email "you@example.com" && git config --global user.name "Your Name"'
 """Git's advice for an unknown identity (git prints both commands; ``--global`` sets the account default)."""
@@ -57,4 +58,5 @@ def resolve_identity(role: str, env: Mapping[str, str], config_get: Callable[[st
 
 def require_identity(env: Mapping[str, str], config_get: Callable[[str], str | None]) -> tuple[Identity, Identity]:
     """Both roles' identities (author, committer), or :class:`IdentityUnknown` for the first that is unknown."""
-    return resolve_identity("AUTHOR", env, config_get), resolve_identity("COMMITTER", env, config_get)
+    author, committer = (resolve_identity(role, env, config_get) for role in ROLES)
+    return author, committer

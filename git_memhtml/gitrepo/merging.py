@@ -16,14 +16,17 @@ def _blob(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes:
     return obj.data
 
 
-def merge_commits_in_memory(
-repo: pygit2.Repository,
-ours: pygit2.Commit,
-theirs: pygit2.Commit,
-resolve: Resolver,
-refresh: Callable[[Mapping[str, str]], Mapping[str, bytes]] | None = None,
+def cherry_pick_in_memory(
+    repo: pygit2.Repository,
+    commit: pygit2.Commit,
+    onto: pygit2.Commit,
+    resolve: Resolver,
+    refresh: Callable[[Mapping[str, str]], Mapping[str, bytes]] | None = None,
 ) -> InMemoryMerge:
-    """Merge commit ``theirs`` into ``ours`` without touching the work tree, the index file or any ref.
+    """Apply ``commit``'s change (its parent → it) onto ``onto`` in memory: a three-way tree merge whose base is
+    the commit's first parent, as ``git cherry-pick`` does, without touching the work tree, the index file or any
+    ref. Nothing is written but blobs and (when resolved) the tree. ``commit`` must have a parent (the caller
+    checks).
 
     libgit2 ignores configured merge drivers (git-ecosystem §2.3 #7), so each conflicted path is handed to
     ``resolve(path, base, ours, theirs, merged)``: the three versions' bytes (``None`` when absent) and
@@ -33,20 +36,6 @@ refresh: Callable[[Mapping[str, str]], Mapping[str, bytes]] | None = None,
     top (derived files that git merged cleanly but wrongly). The tree is written only when nothing is left
     unresolved.
     """
-    return _resolve_index(repo, repo.merge_commits(ours, theirs), resolve, refresh)
-
-
-def cherry_pick_in_memory(
-    repo: pygit2.Repository,
-    commit: pygit2.Commit,
-    onto: pygit2.Commit,
-    resolve: Resolver,
-    refresh: Callable[[Mapping[str, str]], Mapping[str, bytes]] | None = None,
-) -> InMemoryMerge:
-    """Apply ``commit``'s change (its parent → it) onto ``onto`` in memory: a three-way tree merge whose base is
-    the commit's first parent, as ``git cherry-pick`` does. Conflicts, ``resolve`` and ``refresh`` work as in
-    :func:`merge_commits_in_memory`. Nothing is written but blobs and (when resolved) the tree. ``commit`` must
-    have a parent (the caller checks)."""
     index = repo.merge_trees(commit.parents[0].tree, onto.tree, commit.tree)
     return _resolve_index(repo, index, resolve, refresh)
 

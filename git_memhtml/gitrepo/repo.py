@@ -22,13 +22,14 @@ from pygit2.enums import DiffFind, FileStatus
 
 from git_memhtml.config import live_env
 from git_memhtml.cut import clip
+from git_memhtml.document.model import PARA_PREFIXES
 from git_memhtml.errors import GitError, NotARepo, PathNotFound
 from git_memhtml.gitrepo.committing import CommitPath
 from git_memhtml.gitrepo.identity import resolve_identity
-from git_memhtml.gitrepo.merging import cherry_pick_in_memory, merge_commits_in_memory
+from git_memhtml.gitrepo.merging import cherry_pick_in_memory
 from git_memhtml.gitrepo.plumbing import parse_git_date, prune_empty_dirs
 from git_memhtml.gitrepo.process import run_git
-from git_memhtml.gitrepo.values import PARA_PREFIXES, Change, DirtyEntry, InMemoryMerge, Resolver, TreeChange
+from git_memhtml.gitrepo.values import Change, DirtyEntry, InMemoryMerge, Resolver, TreeChange
 
 _DELETED = FileStatus.WT_DELETED | FileStatus.INDEX_DELETED
 class GitRepo(CommitPath):
@@ -401,16 +402,6 @@ class GitRepo(CommitPath):
                 hint="run the same git command by hand to see the full message",
             )
         return proc.stdout
-
-    def merge_in_memory(
-        self,
-        ours: str,
-        theirs: str,
-        resolve: Resolver,
-        refresh: Callable[[Mapping[str, str]], Mapping[str, bytes]] | None = None,
-    ) -> InMemoryMerge:
-        """Merge commit ``theirs`` into ``ours`` in memory (see :func:`merging.merge_commits_in_memory`)."""
-        return merge_commits_in_memory(self._repo, self._commit(ours), self._commit(theirs), resolve, refresh)
 
     def cherry_pick_in_memory(
         self,

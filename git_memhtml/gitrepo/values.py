@@ -5,9 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-PARA_PREFIXES: tuple[str, ...] = ("projects/", "areas/", "resources/", "archive/")
-"""The four PARA buckets whose ``.html`` files are memories (``spec/memhtml-core.md`` §2.1)."""
-
 
 @dataclass(frozen=True)
 class Change:
@@ -32,7 +29,7 @@ class TreeChange:
 
 @dataclass(frozen=True)
 class InMemoryMerge:
-    """Result of :meth:`GitRepo.merge_in_memory`: the merged tree (``None`` while conflicts remain), every merged
+    """Result of :meth:`GitRepo.cherry_pick_in_memory`: the merged tree (``None`` while conflicts remain), every merged
     ``{path: blob sha}`` and the paths the resolver left conflicted."""
 
     tree_sha: str | None
@@ -41,7 +38,7 @@ class InMemoryMerge:
 
 
 Resolver = Callable[[str, "bytes | None", "bytes | None", "bytes | None", Mapping[str, str]], "bytes | None"]
-"""``(path, base, ours, theirs, merged blobs) -> merged bytes or None`` for :meth:`GitRepo.merge_in_memory`."""
+"""``(path, base, ours, theirs, merged blobs) -> merged bytes or None`` for :meth:`GitRepo.cherry_pick_in_memory`."""
 
 
 @dataclass(frozen=True)

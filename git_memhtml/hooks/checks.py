@@ -17,8 +17,9 @@ from typing import Protocol
 from git_memhtml.errors import GitError
 from git_memhtml.hooks.gitconfig import DRIVER_NAME
 from git_memhtml.hooks.shims import HOOK_NAMES, has_fingerprint
+from git_memhtml.tree.layout import ACCESS_SIDECAR, INDEX_NAME, SITEMAP_PATH
 
-PROBE_PATHS: tuple[str, ...] = ("areas/index.html", "sitemap.xml", ".memhtml/state/access.jsonl")
+PROBE_PATHS: tuple[str, ...] = (f"areas/{INDEX_NAME}", SITEMAP_PATH, ACCESS_SIDECAR)
 """One path of each generated-artifact kind, asked of ``git check-attr``."""
 
 

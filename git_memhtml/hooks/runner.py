@@ -110,7 +110,7 @@ def _log(path: Path, hook: str, message: str, now: str) -> None:
 
 @contextmanager
 def _alarm(seconds: float) -> Iterator[None]:
-    def fire(signum: int, frame: FrameType | None) -> None:
+    def fire(_signum: int, _frame: FrameType | None) -> None:
         raise HookTimeout()
 
     previous = signal.signal(signal.SIGALRM, fire)

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Literal
 
-from git_memhtml.domain.reinforce import COOLDOWN_SECONDS, OUTCOME_DECAY, OUTCOME_GAIN, SIGNAL_VALUES
+from git_memhtml.domain.reinforce import COOLDOWN_SECONDS, OUTCOME_DECAY, OUTCOME_GAIN, SIGNAL_VALUES, Signal
 from git_memhtml.errors import UsageError
 from git_memhtml.index.db import IndexDB
-
-Signal = Literal["positive", "negative", "neutral"]
 
 _UPSERT = f"""
 INSERT INTO state.access(path, access_count, reinforcement_count, outcome_score, last_accessed_at,
@@ -55,7 +52,7 @@ def reinforce(db: IndexDB, paths: Sequence[str], *, signal: Signal, now: str) ->
         UsageError: unknown signal. StorageError: SQLite failed.
     """
     if signal not in SIGNAL_VALUES:
-        raise UsageError(f"unknown signal {signal!r}", hint="use one of: positive, negative, neutral")
+        raise UsageError(f"unknown signal {signal!r}", hint=f"use one of: {', '.join(SIGNAL_VALUES)}")
     value = SIGNAL_VALUES[signal]
     bumped: list[str] = []
     with db.atomic():

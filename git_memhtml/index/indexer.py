@@ -226,10 +226,6 @@ def _upsert(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: str, now:
     _project_bytes(db, run, path, data, blob_sha, now, parse, count="added" if indexed is None else "modified")
 
 
-def _indexed(db: IndexDB, path: str) -> bool:
-    return _indexed_blob(db, path) is not None
-
-
 def _retry_refusals(repo: _Repo, db: IndexDB, run: _Pass, now: str, parse: Parser) -> None:
     """Re-try, smallest path first, every refused file whose content no smaller live path holds any more (the
     holder was deleted, archived or edited in this pass). The bytes are the work tree's: a clean file's bytes

@@ -10,9 +10,9 @@ import re
 from dataclasses import dataclass, fields
 from typing import TypeVar
 
-from git_memhtml.document.model import REL_CLASSES, MemoryDocument
+from git_memhtml.document.model import PARA_PREFIXES, REL_CLASSES, MemoryDocument
 from git_memhtml.domain.entities import entity_key, split_entity
-from git_memhtml.tree.layout import has_memory_suffix
+from git_memhtml.tree.layout import ARCHIVE_MIRROR, GENERATED_NAMES, has_memory_suffix
 
 CHUNK_CHARS = 1800
 """Longest chunk in characters (core §3.8)."""
@@ -20,17 +20,13 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 """Sentence boundary: whitespace after ``.``, ``!`` or ``?`` (core §3.8)."""
 _LANG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_+#.-]*$")
 """Valid ``data-lang`` value (core §1.4)."""
-_ARCHIVE = re.compile(r"^archive/\d{4,}/")
-"""Archive mirror prefix (core §2.4)."""
-INDEXABLE_BUCKETS: tuple[str, ...] = ("projects/", "areas/", "resources/", "archive/")
 T = TypeVar("T")
-GENERATED_NAMES: frozenset[str] = frozenset({"index.html", "sitemap.xml"})
 
 
 def is_indexable(path: str) -> bool:
     """``.html`` (any case) under a PARA bucket whose file name is not ``index.html``/``sitemap.xml`` (core §2.1)."""
     name = path.rsplit("/", 1)[-1]
-    return path.startswith(INDEXABLE_BUCKETS) and has_memory_suffix(name) and name not in GENERATED_NAMES
+    return path.startswith(PARA_PREFIXES) and has_memory_suffix(name) and name not in GENERATED_NAMES
 
 
 @dataclass(frozen=True)
@@ -47,7 +43,7 @@ class PathFacts:
 def path_facts(path: str) -> PathFacts:
     """Derive :class:`PathFacts` from a repository path (core §2.1, §2.4, §3.2: archived from the path bucket)."""
     archived = path.startswith("archive/")
-    origin = _ARCHIVE.sub("", path, count=1) if archived else path
+    origin = ARCHIVE_MIRROR.sub("", path, count=1) if archived else path
     parts = origin.split("/")
     workspace = parts[1] if parts[0] == "projects" and len(parts) >= 3 else None
     return PathFacts(para=path.split("/", 1)[0], workspace=workspace, archived=archived, origin_path=origin)

@@ -8,6 +8,7 @@ three of four arms is a leak). Arms rank from 1 and return at most ``:arm_limit`
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,6 +174,16 @@ ARM_BUILDERS = {
 """Arm name → SQL builder, in fusion order."""
 
 
+def rrf_sql(arm_names: Sequence[str]) -> str:
+    """The RRF tail of :func:`fusion_sql`: over the ranked relations ``arm_names`` (each with columns ``path``,
+    ``rank`` from 1; defined by the caller, e.g. as CTEs), ``Σ :w_<arm> / (rank + 60)`` per path, rows
+    ``(path, score)`` ordered ``score DESC, path ASC``, ``LIMIT :limit`` (core §4 "Fusion"). The caller binds
+    ``w_<arm>`` and ``limit``. ``domain.rrf.rrf_fuse`` is the same arithmetic in Python (compared in
+    tests/index/test_sql_matches_domain.py)."""
+    unions = " UNION ALL ".join(f"SELECT path, :w_{name} / (rank + {RRF_K}.0) AS w FROM {name}" for name in arm_names)
+    return f"SELECT path, sum(w) AS score FROM ({unions}) GROUP BY path ORDER BY score DESC, path ASC LIMIT :limit"
+
+
 def fusion_sql(
     arms: dict[str, float],
     scope: Scope,
@@ -193,11 +204,7 @@ def fusion_sql(
         raise ValueError("fusion needs at least one arm")
     scope_filter, params = scope_sql(scope)
     ctes = [f"{name} AS ({ARM_BUILDERS[name](scope_filter)})" for name in arms]
-    unions = " UNION ALL ".join(f"SELECT path, :w_{name} / (rank + {RRF_K}.0) AS w FROM {name}" for name in arms)
-    sql = (
-        f"WITH {', '.join(ctes)} SELECT path, sum(w) AS score FROM ({unions}) "
-        "GROUP BY path ORDER BY score DESC, path ASC LIMIT :limit"
-    )
+    sql = f"WITH {', '.join(ctes)} {rrf_sql(list(arms))}"
     params.update({f"w_{name}": float(w) for name, w in arms.items()})
     params.update({"limit": limit, "arm_limit": arm_limit})
     if "fts" in arms:

@@ -9,21 +9,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_memhtml.document.model import PARA_BUCKETS
 from git_memhtml.errors import DirtyTree, NotARepo
 from git_memhtml.gitrepo import GitRepo, enclosing_bare_repository
 from git_memhtml.gitrepo.identity import require_identity
-
-KEEP_DIRS: tuple[str, ...] = (
-    "projects",
-    "areas",
-    "resources",
-    "archive",
-    "areas/arcs",
-    "resources/people",
-    "areas/inbox",
-    ".memhtml/state",
-    ".memhtml/sleep",
+from git_memhtml.tree.layout import (
+    ACCESS_SIDECAR,
+    ARCS_DIR,
+    INBOX_DIR,
+    INDEX_NAME,
+    PEOPLE_DIR,
+    REPORT_DIR,
+    SITEMAP_PATH,
+    STATE_DIR,
 )
+
+KEEP_DIRS: tuple[str, ...] = (*PARA_BUCKETS, ARCS_DIR, PEOPLE_DIR, INBOX_DIR, STATE_DIR, REPORT_DIR)
 """Folders that always exist, each held by a ``.gitkeep`` (core §2.6)."""
 
 GITIGNORE_LINES: tuple[str, ...] = (
@@ -35,9 +36,9 @@ GITIGNORE_LINES: tuple[str, ...] = (
 """Ignored cache names of stores written by the original tool; ours live in the git dir (DESIGN §3.2)."""
 
 GITATTRIBUTES_LINES: tuple[str, ...] = (
-    "index.html merge=memhtml linguist-generated",
-    "sitemap.xml merge=memhtml linguist-generated",
-    ".memhtml/state/access.jsonl merge=memhtml linguist-generated",
+    f"{INDEX_NAME} merge=memhtml linguist-generated",
+    f"{SITEMAP_PATH} merge=memhtml linguist-generated",
+    f"{ACCESS_SIDECAR} merge=memhtml linguist-generated",
     "*.html diff=html",
 )
 """Generated artifacts merge by their entries through ``git memhtml merge-driver`` (DESIGN §3.10) and are

@@ -15,8 +15,28 @@ SLUG_MAX = 80
 """Slug length cap (core §2.3)."""
 MAX_ORDINAL = 1000
 """Collision ordinals tried before giving up (core §2.3)."""
-GENERATED_NAMES = frozenset({"index.html", "sitemap.xml"})
-_ARCHIVE_RE = re.compile(r"^archive/(\d{4,})/(.+)$")
+INDEX_NAME = "index.html"
+"""The generated folder listing's file name (core §2.7)."""
+SITEMAP_PATH = "sitemap.xml"
+"""The generated sitemap, at the repository root (core §2.7)."""
+GENERATED_NAMES = frozenset({INDEX_NAME, SITEMAP_PATH})
+"""File names that are generated, never memories (core §2.1)."""
+ARCHIVE_MIRROR = re.compile(r"^archive/\d{4,}/")
+"""The archive mirror prefix ``archive/<YYYY>/`` of an archived memory (core §2.4); the one spelling of it."""
+_ARCHIVE_RE = re.compile(ARCHIVE_MIRROR.pattern + r"(.+)$")
+
+INBOX_DIR = "areas/inbox"
+"""Where a memory with no better placement goes (core §2.2)."""
+ARCS_DIR = "areas/arcs"
+"""Where arcs live (core §2.2)."""
+PEOPLE_DIR = "resources/people"
+"""Person files: ``resources/people/<slugify(name)>.html`` (core §2.2, §2.5)."""
+STATE_DIR = ".memhtml/state"
+"""The committed state folder (core §2.1, §2.6)."""
+ACCESS_SIDECAR = f"{STATE_DIR}/access.jsonl"
+"""The committed access sidecar, one JSON line per path (core §2.1, §3.8; DESIGN §3.2)."""
+REPORT_DIR = ".memhtml/sleep"
+"""Where run reports and ledgers are committed (core §2.1)."""
 
 
 def slugify(text: str, *, cap: int = SLUG_MAX) -> str:
@@ -61,23 +81,9 @@ def is_indexable(path: str) -> bool:
     return is_valid_memory_path(path)
 
 
-def para_of(path: str) -> str:
-    """Return the PARA bucket of ``path``."""
-    return path.split("/", 1)[0]
-
-
 def is_archived_path(path: str) -> bool:
     """Return whether ``path`` lies under ``archive/``."""
     return path.startswith("archive/")
-
-
-def workspace_of(path: str) -> str | None:
-    """Return the workspace of a ``projects/<ws>/…`` path (the archived mirror included), else ``None``."""
-    live = unarchive_path(path) if is_archived_path(path) else path
-    parts = live.split("/")
-    if len(parts) >= 3 and parts[0] == "projects":
-        return parts[1]
-    return None
 
 
 def archive_path_for(path: str, year: int | str) -> str:
@@ -88,7 +94,7 @@ def archive_path_for(path: str, year: int | str) -> str:
 def unarchive_path(path: str) -> str:
     """Strip exactly one ``archive/<YYYY>/`` prefix; a path without one is returned unchanged."""
     match = _ARCHIVE_RE.match(path)
-    return match.group(2) if match else path
+    return match.group(1) if match else path
 
 
 def placement_for(
@@ -112,17 +118,17 @@ def placement_for(
             return normal.rsplit("/", 1)[0]
     ws = workspace.strip() if workspace else ""
     if memory_type == "arc":
-        return "areas/arcs"
+        return ARCS_DIR
     if memory_type == "task":
-        return f"projects/{slugify(ws)}/tasks" if ws else "areas/inbox/tasks"
+        return f"projects/{slugify(ws)}/tasks" if ws else f"{INBOX_DIR}/tasks"
     if memory_type == "semantic" and any(e.startswith("person:") for e in entities):
-        return "resources/people"
+        return PEOPLE_DIR
     if ws:
         return f"projects/{slugify(ws)}"
     first_tag = next((t for t in tags if t.strip()), None)
     if memory_type in ("semantic", "procedural", "precedent") and first_tag:
         return f"resources/{slugify(first_tag)}"
-    return "areas/inbox"
+    return INBOX_DIR
 
 
 def filename_stem(title: str, memory_type: str, *, date: str) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 from git_memhtml.document.model import MEMORY_TYPES, REL_CLASSES, TASK_STATUSES, MemoryDocument
 from git_memhtml.document.parse import parse_memory
-from git_memhtml.domain.entities import AUTO_MERGE_RATIO, REVIEW_RATIO, lcs_ratio, normalize_name
+from git_memhtml.domain.entities import AUTO_MERGE_RATIO, REVIEW_RATIO, lcs_ratio, name_key
 from git_memhtml.domain.merge import NEAR_DUPLICATE_THRESHOLD, MergeText, veto_reasons
 from git_memhtml.domain.retention import REPRIEVE_FLOOR, reprieve_score
 from git_memhtml.embed.fake import FakeEmbedder
@@ -123,7 +123,7 @@ def test_service_names_spelled_several_ways(ops: list[dict[str, Any]]) -> None:
     assert {"service:Checkout API", "service:checkout api", "service:checkout-api"} <= names
     assert "service:Checkout API" in line(ops, 11)["entities"]
     assert "service:checkout api" in line(ops, 22)["entities"]
-    assert normalize_name("Checkout API") == normalize_name("checkout api")
+    assert name_key("Checkout API") == name_key("checkout api")
     assert lcs_ratio("checkout-api", "checkout api") >= AUTO_MERGE_RATIO
     assert line(ops, 7)["entities"] == ["service:web-storefront"] and line(ops, 8)["entities"] == ["service:storefront"]
     assert REVIEW_RATIO <= lcs_ratio("web-storefront", "storefront") < AUTO_MERGE_RATIO

@@ -6,7 +6,6 @@ from git_memhtml.domain.decay import (
     CONFIDENCE_COMMIT_DELTA,
     DECAY_ALPHA,
     DECAY_FLOOR,
-    DEFAULT_EWMA_ALPHA,
     SCALE,
     decay_confidence,
     decay_fp,
@@ -17,9 +16,7 @@ from git_memhtml.domain.decay import (
 
 
 def test_constants() -> None:
-    assert (SCALE, DECAY_ALPHA, DECAY_FLOOR, DEFAULT_EWMA_ALPHA, CONFIDENCE_COMMIT_DELTA) == (
-        10_000, 0.1, 0.2, 0.3, 0.005,
-    )
+    assert (SCALE, DECAY_ALPHA, DECAY_FLOOR, CONFIDENCE_COMMIT_DELTA) == (10_000, 0.1, 0.2, 0.005)
 
 
 def test_documented_sequence_is_exact() -> None:

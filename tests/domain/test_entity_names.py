@@ -9,7 +9,7 @@ from git_memhtml.domain.entities import (
     lcs_length,
     lcs_ratio,
     merge_names,
-    normalize_name,
+    name_key,
 )
 
 
@@ -17,10 +17,10 @@ def test_constants() -> None:
     assert (AUTO_MERGE_RATIO, REVIEW_RATIO) == (0.85, 0.75)
 
 
-def test_normalize_name() -> None:
-    assert normalize_name("  Checkout   API\t") == "checkout api"
-    assert normalize_name("Cafe\u0301") == "caf\u00e9"  # NFC composes
-    assert normalize_name("Priya\n Raman") == "priya raman"
+def test_name_key_is_the_normalised_name() -> None:  # sleep-eval §6 step 2
+    assert name_key("  Checkout   API\t") == "checkout api"
+    assert name_key("Cafe\u0301") == "caf\u00e9"  # NFC composes
+    assert name_key("Priya\n Raman") == "priya raman"
 
 
 def test_lcs_examples() -> None:

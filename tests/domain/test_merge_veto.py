@@ -9,7 +9,6 @@ from git_memhtml.domain.merge import (
     MergeText,
     connected_components,
     merge_candidates,
-    merge_vetoed,
     negation_divergent,
     numeric_token_divergent,
     tokenize,
@@ -49,7 +48,6 @@ def test_negation_example_is_vetoed() -> None:
     a, b = "the deploy step is safe", "the deploy step is not safe"
     assert negation_divergent(a, b) and negation_divergent(b, a)
     assert veto_reasons(a, b) == ("negation",)
-    assert merge_vetoed(a, b)
 
 
 def test_negation_via_contraction_and_markers() -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from git_memhtml.domain import neighbors
-from git_memhtml.domain.neighbors import rank_candidate_pairs, top_neighbor_pairs
+from git_memhtml.domain.neighbors import top_neighbor_pairs
 
 
 def _brute_force(paths: list[str], vectors: np.ndarray, floor: float, k: int, limit: int) -> list[tuple[str, str, float]]:
@@ -95,20 +95,3 @@ def test_five_thousand_by_256_in_bounded_blocks_returns_the_limit() -> None:
     assert len(got) == 2000
     assert all(a < b and sim >= 0.85 - 1e-6 for a, b, sim in got)
     assert [g[2] for g in got] == sorted((g[2] for g in got), reverse=True)
-
-
-def test_rank_candidate_pairs_keeps_top_k_on_src_only() -> None:
-    vectors = {
-        "a": np.array([1.0, 0.0]),
-        "b": np.array([0.95, 0.05]),
-        "c": np.array([0.9, 0.1]),
-        "d": np.array([0.0, 1.0]),
-        "e": np.array([0.92, 0.08]),
-    }
-    pairs = [("a", "b"), ("a", "c"), ("a", "d"), ("e", "a"), ("a", "b"), ("a", "missing"), ("b", "b")]
-    got = rank_candidate_pairs(pairs, vectors, floor=0.8, k=1, limit=10)
-    assert [(s, d) for s, d, _ in got] == [("a", "b"), ("e", "a")]
-    assert got[0][2] == pytest.approx(float(vectors["b"][0] / np.linalg.norm(vectors["b"])))
-    wide = rank_candidate_pairs(pairs, vectors, floor=0.8, k=5, limit=2)
-    assert [(s, d) for s, d, _ in wide] == [("a", "b"), ("e", "a")]
-    assert len(rank_candidate_pairs(pairs, vectors, floor=0.8, k=5, limit=10)) == 3

@@ -18,15 +18,32 @@ from typing import Any
 
 import pytest
 
-from git_memhtml.artifacts.listings import render_artifacts
+from git_memhtml.artifacts.listings import PublishRow, render_artifacts
 from git_memhtml.cli.main import main
+from git_memhtml.document.parse import parse_memory
+from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.hooks.inmemory import rows_of_tree
 from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
+from git_memhtml.tree.layout import is_indexable
 
 WRITTEN = "2026-01-01T09:00:00Z"
 DATE = "2026-02-01"  # a month after the writes: confidence-decay changes every memory
 NOW = "2026-02-01T09:00:00Z"
+
+
+def rows_of_tree(blobs: dict[str, str], read_blob: Any) -> list[PublishRow]:
+    """The oracle: publish rows of every indexable memory among ``blobs`` (``{path: blob sha}``), path order, read
+    from git alone; files that do not parse as memories are left out, as publish does."""
+    rows: list[PublishRow] = []
+    for path in sorted(blobs):
+        if not is_indexable(path):
+            continue
+        try:
+            doc = parse_memory(read_blob(blobs[path]), path=path)
+        except InvalidMemory:
+            continue
+        rows.append(PublishRow(path, doc.title, doc.memory_type, doc.updated, doc.gist))
+    return rows
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from git_memhtml.document.editors import get_meta, get_metas
+from git_memhtml.domain.entities import MERGE, REVIEW, name_key, pair_verdicts
 from git_memhtml.sleep.phases import entity_resolution
-from git_memhtml.sleep.phases.entity_resolution import character_pairs, resolve_type
+from git_memhtml.sleep.phases.entity_resolution import resolve_type
 from git_memhtml.sleep.phases.tasks import open_detections
 from tests.sleep.sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, memory, tree_files
 
@@ -15,8 +16,11 @@ def _metas(env_root: Path, path: str) -> list[str]:
     return get_metas((env_root / path).read_text(), "entity")
 
 
-def test_character_pairs_split_auto_and_review_band() -> None:
-    auto, band = character_pairs(["checkout-api", "checkout api", "payments-api", "grafana-prod", "grafana-dev"])
+def test_pair_verdicts_split_auto_and_review_band() -> None:
+    names = ["checkout-api", "checkout api", "payments-api", "grafana-prod", "grafana-dev"]
+    verdicts = pair_verdicts({name_key(n) for n in names})
+    auto = [(v.a, v.b, v.ratio) for v in verdicts if v.verdict == MERGE]
+    band = [(v.a, v.b, v.ratio) for v in verdicts if v.verdict == REVIEW]
     assert [(a, b) for a, b, _ in auto] == [("checkout api", "checkout-api")]  # payments-api at 0.67 stays apart
     assert [(a, b) for a, b, _ in band] == [("grafana-dev", "grafana-prod")]
     assert all(0.75 <= r < 0.85 for _, _, r in band)

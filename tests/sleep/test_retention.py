@@ -14,7 +14,7 @@ from git_memhtml.index.access import observation_start, record_read
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import retention_triage, state_export
 from git_memhtml.sleep.phases.scoring import retention_pass
-from git_memhtml.sleep.phases.state_export import SIDECAR_PATH
+from git_memhtml.tree.layout import ACCESS_SIDECAR
 from tests.sleep.sleep_corpus_helpers import AT, commit_and_reindex, git, make_env, make_repo, tree_files
 
 OLD = "2025-01-01T00:00:00Z"
@@ -152,7 +152,7 @@ def test_a_clone_observes_from_its_own_first_read(tmp_path: Path) -> None:
     assert not {s.row.path: s for s in retention_pass(origin.db, at=AT)}["areas/inbox/stale.html"].unobserved
     git(tmp_path, "clone", "-q", str(origin.repo.root), str(tmp_path / "c"))
     clone = make_env(GitRepo.discover(tmp_path / "c"))
-    assert (clone.repo.root / SIDECAR_PATH).read_text() == (origin.repo.root / SIDECAR_PATH).read_text() != ""
+    assert (clone.repo.root / ACCESS_SIDECAR).read_text() == (origin.repo.root / ACCESS_SIDECAR).read_text() != ""
     assert observation_start(clone.db) is None
     assert clone.db.query_one("SELECT count(*) FROM state.access") == (0,)
     counts = retention_triage.run(clone).counts

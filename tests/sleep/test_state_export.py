@@ -6,7 +6,7 @@ from pathlib import Path
 
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases import state_export
-from git_memhtml.sleep.phases.state_export import SIDECAR_PATH
+from git_memhtml.tree.layout import ACCESS_SIDECAR
 from tests.sleep.sleep_corpus_helpers import make_env, make_repo, memory
 
 
@@ -35,7 +35,7 @@ def test_export_bytes_then_unchanged_second_night(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, {"areas/inbox/a.html": memory("A fact.")}))
     _seed(env)
     outcome = state_export.run(env)
-    assert (env.repo.root / SIDECAR_PATH).read_text() == EXPECTED
+    assert (env.repo.root / ACCESS_SIDECAR).read_text() == EXPECTED
     assert outcome.counts == {"rows": 2, "bytes": len(EXPECTED.encode()), "written": 1}
     assert outcome.subject == "export 2 access rows to the committed sidecar"
     assert env.repo.commit("export") is not None
@@ -48,8 +48,8 @@ def test_empty_plane_gives_empty_file_and_dry_run_writes_nothing(tmp_path: Path)
     env = make_env(make_repo(tmp_path, {"areas/inbox/a.html": memory("A fact.")}), dry_run=True)
     _seed(env)
     assert state_export.run(env).counts["written"] == 1
-    assert not (env.repo.root / SIDECAR_PATH).exists()
+    assert not (env.repo.root / ACCESS_SIDECAR).exists()
     env.dry_run = False
     env.db.execute("DELETE FROM state.access")
     state_export.run(env)
-    assert (env.repo.root / SIDECAR_PATH).read_bytes() == b""
+    assert (env.repo.root / ACCESS_SIDECAR).read_bytes() == b""

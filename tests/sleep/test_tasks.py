@@ -1,4 +1,4 @@
-"""Detected tasks: key is the path, refresh, dismissal, evidence, frame refusal, budget cap, sweep."""
+"""Detected tasks: key is the path, refresh, dismissal (a machine close is none), evidence, frame refusal, budget cap."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 from git_memhtml.document.editors import get_meta, get_metas
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases.tasks import (
+    MACHINE_CLOSED_TAG,
     Measurement,
     Quote,
-    close_vanished,
     detected_task_path,
     detection_key,
     mint_detected_task,
@@ -66,13 +66,15 @@ def test_human_dismissal_in_archive_refuses_the_key(tmp_path: Path) -> None:
     assert _mint(env, "alpha") == "dismissed"
 
 
-def test_machine_closed_task_is_not_a_dismissal_and_sweep_closes_vanished(tmp_path: Path) -> None:
+def test_machine_closed_task_is_not_a_dismissal(tmp_path: Path) -> None:
     env = _env(tmp_path)
     _mint(env, "alpha")
     _mint(env, "beta")
-    closed = close_vanished(env, "test-detector", {detection_key("test-detector", "beta")})
-    assert len(closed) == 1 and "alpha" in closed[0]
-    archived = env.repo.root / ("archive/2026/" + closed[0])
+    [alpha] = [t for t in open_detections(env.repo, "test-detector") if "alpha" in t.path]
+    edits.stamp_file(env.repo, alpha.path, [edits.set_meta("task-status", "done"), edits.set_meta("updated", AT),
+                                            edits.add_meta("tag", MACHINE_CLOSED_TAG)])  # as a machine sweep closes
+    edits.archive_file(env.repo, alpha.path, at=AT)
+    archived = env.repo.root / ("archive/2026/" + alpha.path)
     html = archived.read_text()
     assert get_meta(html, "task-status") == "done" and "machine-closed" in get_metas(html, "tag")
     assert [t.key for t in open_detections(env.repo, "test-detector")] == [detection_key("test-detector", "beta")]

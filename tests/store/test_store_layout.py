@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from git_memhtml.index.project import path_facts
 from git_memhtml.tree.layout import (
     archive_path_for,
     filename_stem,
@@ -12,7 +13,6 @@ from git_memhtml.tree.layout import (
     placement_for,
     slugify,
     unarchive_path,
-    workspace_of,
 )
 
 
@@ -55,7 +55,7 @@ def test_archive_algebra_is_invertible() -> None:
     assert archived == "archive/2026/projects/w/x.html"
     assert unarchive_path(archived) == path
     assert unarchive_path(path) == path
-    assert workspace_of(archived) == "w"
+    assert path_facts(archived).workspace == "w"
 
 
 def test_memory_paths() -> None:

@@ -29,25 +29,8 @@ SLEEP_PHASES: tuple[str, ...] = (
 )
 """Canonical order (seed 000 §1 table)."""
 
-LLM_PHASES: frozenset[str] = frozenset(
-    {
-        "dedup-merge",
-        "entity-resolution",
-        "edge-typing",
-        "arc-synthesis",
-        "compress",
-        "trace-consolidation",
-        "task-detection",
-        "placement-triage",
-    }
-)
-"""The eight phases that call a model when one is bound (seed 000 §1)."""
-
 NON_COMMITTING_PHASES: frozenset[str] = frozenset({"preflight", "relationship-mining"})
 """Phases that never commit, by design (seed 001: preflight only refreshes the index; mined edges are index-only)."""
-
-SWEEP_PHASES: frozenset[str] = frozenset({"confidence-decay", "integrity", "state-export", "report"})
-"""Uniform sweeps whose diffs do not pin a path for placement-triage (seed 000 §16)."""
 
 HARD_PREREQUISITES: Mapping[str, tuple[str, ...]] = {
     **dict.fromkeys(SLEEP_PHASES[1:], ("preflight",)),

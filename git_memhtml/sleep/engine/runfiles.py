@@ -5,8 +5,7 @@ Pure and import-light, so hooks and reconciliation can name these files without 
 
 from __future__ import annotations
 
-REPORT_DIR = ".memhtml/sleep"
-"""Where run reports and ledgers are committed (core §2.1)."""
+from git_memhtml.tree.layout import REPORT_DIR
 
 
 def run_file_stem(run_id: str) -> str:

@@ -31,7 +31,6 @@ import re
 from collections.abc import Sequence
 
 from git_memhtml.artifacts.entries import parse_access, parse_listing, parse_sitemap
-from git_memhtml.artifacts.merge import ACCESS_SIDECAR
 from git_memhtml.cut import clip_join
 from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.gitrepo import GitRepo
@@ -40,7 +39,7 @@ from git_memhtml.sleep.engine.commit import TRAILER_PHASE, TRAILER_RUN
 from git_memhtml.sleep.engine.contract import SLEEP_PHASES, phase_ordinal
 from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
 from git_memhtml.sleep.engine.runref import RunVerbRefused
-from git_memhtml.tree.layout import is_valid_memory_path
+from git_memhtml.tree.layout import ACCESS_SIDECAR, INDEX_NAME, SITEMAP_PATH, is_valid_memory_path, unarchive_path
 
 REFUSAL = "not-sleep-output"
 """The refusal code of every rail violation."""
@@ -51,7 +50,6 @@ LISTED = 5
 REGULAR_MODES: frozenset[int] = frozenset({0o100644, 0o100755})
 """Git file modes of a regular file; a symlink (``120000``) or submodule (``160000``) is never sleep output."""
 
-_ARCHIVED = re.compile(r"^archive/\d{4,}/(?P<rest>.+)$")
 _ORDINAL = re.compile(r"^(?P<stem>.+)-\d+(?P<ext>\.[^./]+)$")
 _HINT = ("a sleep run only edits, archives and lists memories; this branch holds other changes (made by hand or "
          "by another tool). Inspect it with git log -p {base}..{name}; merge it with plain git if you mean it, or "
@@ -72,19 +70,18 @@ def _is_memory(path: str) -> bool:
 
 def _is_listing(path: str) -> bool:
     parts = path.split("/")
-    if parts[-1] == "sitemap.xml":
+    if parts[-1] == SITEMAP_PATH:
         return len(parts) == 1
-    if parts[-1] != "index.html":
+    if parts[-1] != INDEX_NAME:
         return False
     return len(parts) == 1 or _is_memory("/".join([*parts[:-1], "x.html"]))
 
 
 def _archive_sources(added: str) -> tuple[str, ...]:
     """The live paths whose archive move lands at ``added`` (itself and its de-ordinaled form), or ``()``."""
-    match = _ARCHIVED.match(added)
-    if match is None:
+    rest = unarchive_path(added)
+    if rest == added:  # not under archive/<YYYY>/
         return ()
-    rest = match.group("rest")
     ordinal = _ORDINAL.match(rest)
     return (rest, ordinal.group("stem") + ordinal.group("ext")) if ordinal else (rest,)
 
@@ -122,7 +119,7 @@ def _artifact_problem(path: str, data: bytes) -> str | None:
     exactly our rendering of their entries; the sidecar one JSON object per line)."""
     if path == ACCESS_SIDECAR:
         return None if parse_access(data) is not None else "is not an access sidecar (one JSON object per line)"
-    if path == "sitemap.xml":
+    if path == SITEMAP_PATH:
         return None if parse_sitemap(data) is not None else "is not a sitemap as sleep renders it"
     folder = path.rsplit("/", 1)[0] if "/" in path else ""
     return None if parse_listing(data, folder) is not None else "is not a listing as sleep renders it"

@@ -28,9 +28,9 @@ from typing import Any
 from git_memhtml.errors import MemhtmlError, RunRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.engine.runfiles import REPORT_DIR
 from git_memhtml.sleep.engine.trunk import trunk_name
 from git_memhtml.sleep.landing.landings import LandingRow, applied_ledgers, landing_rows, merged_runs, record_landing
+from git_memhtml.tree.layout import REPORT_DIR
 
 _RUN_FILE = re.compile(r"^sleep-(\d{4}-\d{2}-\d{2}(?:-[0-9a-z]{1,32})?)\.(?:html|pending\.jsonl)$")
 """A run's committed files: ``sleep-<date>[-<suffix>].html`` and ``….pending.jsonl`` (report phase); the

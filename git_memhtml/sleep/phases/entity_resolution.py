@@ -46,11 +46,10 @@ from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.phases.queries import EntityCount, active_entities
 from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task
 from git_memhtml.store import edits
-from git_memhtml.tree.layout import slugify
+from git_memhtml.tree.layout import PEOPLE_DIR, slugify
 from git_memhtml.tree.paths import tree_file_problem
 
 DETECTOR = "entity-resolution"
-PEOPLE_DIR = "resources/people"
 UNREWRITABLE_TYPES: frozenset[str] = frozenset({"concept", "lang", "unknown"})
 """``file_entities`` types with no ``memhtml-entity`` line behind them (see the module docstring)."""
 
@@ -79,24 +78,9 @@ class TypeResolution:
     final: dict[str, str]
     normalized: dict[str, str]
     counts: dict[str, int]
-    fuzzy_pairs: int = 0
     alias_pairs: int = 0
     kept_apart: int = 0
     band: list[BandPair] = field(default_factory=list)
-
-
-def character_pairs(
-    names: Sequence[str], entity_type: str = ""
-) -> tuple[list[tuple[str, str, float]], list[tuple[str, str, float]]]:
-    """``(merge, review)`` pairs over the distinct keys of ``names`` under ``domain.entities.pair_verdict``.
-
-    Pure; pairs are ``(a, b, ratio)`` with ``a < b``, in sorted order (sleep-eval §6 step 3). Pairs the rule calls
-    ``distinct`` are in neither list.
-    """
-    verdicts = pair_verdicts({name_key(n) for n in names}, entity_type)
-    merge = [(v.a, v.b, v.ratio) for v in verdicts if v.verdict == MERGE]
-    review = [(v.a, v.b, v.ratio) for v in verdicts if v.verdict == REVIEW]
-    return merge, review
 
 
 def person_file_paths(repo: GitRepo) -> list[str]:
@@ -205,14 +189,13 @@ def resolve_type(
     survivors = resolve_names(counts, verdicts, sorted(alias_pairs))
     final = {raw: shown[survivors.get(key, key)] for raw, key in keys.items()}
     normalized = {raw: shown[key] for raw, key in keys.items()}
-    fuzzy = sum(1 for a, b in merges if survivors.get(a, a) == survivors.get(b, b))
     pending = [
         BandPair(entity_type, v.a, v.b, v.ratio, v.reason, shown[v.a], shown[v.b])
         for v in verdicts
         if v.verdict == REVIEW and survivors.get(v.a, v.a) != survivors.get(v.b, v.b)
     ]
     apart = sum(1 for v in verdicts if v.verdict == DISTINCT)
-    return TypeResolution(entity_type, final, normalized, counts, fuzzy, len(alias_pairs), apart, pending)
+    return TypeResolution(entity_type, final, normalized, counts, len(alias_pairs), apart, pending)
 
 
 def _by_type(entities: Sequence[EntityCount]) -> dict[str, list[EntityCount]]:
@@ -271,7 +254,7 @@ def _review_detail(entity_type: str) -> str:
     if entity_type == PERSON:
         return (
             "If they are one person, add the other name as a memhtml-alias in that person's file "
-            "(resources/people/) and the next sleep merges them; otherwise close this task."
+            f"({PEOPLE_DIR}/) and the next sleep merges them; otherwise close this task."
         )
     return (
         "If they are one subject, rewrite the memhtml-entity lines that use one spelling to the other; "

@@ -20,10 +20,7 @@ from git_memhtml.domain.entities import PERSON, display_name, name_key
 from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.phases.queries import active_corpus
 from git_memhtml.store import edits
-from git_memhtml.tree.layout import slugify
-
-PEOPLE_DIR = "resources/people"
-"""Where person files live (core §2.2, §2.5)."""
+from git_memhtml.tree.layout import PEOPLE_DIR, slugify
 
 SLEEP_AUTHOR = "agent:sleep"
 

@@ -172,7 +172,3 @@ def active_entities(db: IndexDB, *, exclude_types: Sequence[str] = SLEEP_EXCLUDE
         grouped.setdefault((etype, name), []).append(path)
     return [EntityCount(t, n, tuple(sorted(set(ps)))) for (t, n), ps in sorted(grouped.items())]
 
-
-def active_paths(db: IndexDB) -> set[str]:
-    """Paths of every active (not archived) indexed file, tasks included."""
-    return {r[0] for r in db.query("SELECT path FROM files WHERE archived = 0")}

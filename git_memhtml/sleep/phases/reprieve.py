@@ -12,9 +12,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from git_memhtml.domain.instants import format_instant, parse_instant
+from git_memhtml.domain.reinforce import AccessState
 from git_memhtml.domain.retention import MAX_REPRIEVES, REPRIEVE_DAYS, reprieve_score, should_reprieve
 from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
-from git_memhtml.sleep.phases.scoring import AccessRow, access_rows, active_rows
+from git_memhtml.sleep.phases.scoring import access_rows, active_rows
 from git_memhtml.store.edits import archive_file, set_meta, stamp_file
 
 EXEMPT_TYPES: frozenset[str] = frozenset({"arc", "task"})
@@ -54,7 +55,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         if row.memory_type in EXEMPT_TYPES or until is None or until > now:
             continue
         counts["ttlPassed"] += 1
-        facts = access.get(row.path, AccessRow())
+        facts = access.get(row.path, AccessState())
         hours = hours_since(facts.last_accessed_at or row.updated_at, now)
         score = reprieve_score(row.importance, facts.access_count, facts.outcome_score, hours)
         if should_reprieve(score, row.reprieves):

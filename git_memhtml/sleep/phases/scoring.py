@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_memhtml.domain.graph import Edge, bridge_counts, label_propagation, pagerank
+from git_memhtml.domain.reinforce import AccessState
 from git_memhtml.domain.retention import (
     Band,
     RetentionInput,
@@ -52,16 +53,6 @@ class Scored:
         return self.band == "evict" and not disuse_observed(self.observed_days)
 
 
-@dataclass(frozen=True)
-class AccessRow:
-    """The state-plane access facts of one path (sleep-eval §4.4, §4.5); zeros when the path has no row."""
-
-    access_count: int = 0
-    reinforcement_count: int = 0
-    outcome_score: float = 0.0
-    last_accessed_at: str | None = None
-
-
 def active_rows(db: IndexDB, root: Path | None = None) -> list[CorpusRow]:
     """Active non-task rows oldest first (``queries.active_corpus``), minus rows whose file left ``root``.
 
@@ -78,12 +69,14 @@ def active_rows(db: IndexDB, root: Path | None = None) -> list[CorpusRow]:
     return [row for row in rows if (root / row.path).is_file()]
 
 
-def access_rows(db: IndexDB) -> dict[str, AccessRow]:
-    """Every ``state.access`` row keyed by path. Raises ``StorageError``."""
+def access_rows(db: IndexDB) -> dict[str, AccessState]:
+    """Every ``state.access`` row keyed by path; a path without a row reads as ``AccessState()``. Raises
+    ``StorageError``."""
     rows = db.query(
-        "SELECT path, access_count, reinforcement_count, outcome_score, last_accessed_at FROM state.access"
+        "SELECT path, access_count, reinforcement_count, outcome_score, last_accessed_at, last_reinforced_at "
+        "FROM state.access"
     )
-    return {r[0]: AccessRow(int(r[1]), int(r[2]), float(r[3]), r[4]) for r in rows}
+    return {r[0]: AccessState(int(r[1]), int(r[2]), float(r[3]), r[4], r[5]) for r in rows}
 
 
 def memory_edges(db: IndexDB, active: set[str]) -> list[tuple[str, str, str, int, float]]:
@@ -146,12 +139,12 @@ def _score(
     bridges: Mapping[str, int],
     supports: Mapping[str, int],
     contradictions: Mapping[str, int],
-    access: Mapping[str, AccessRow],
+    access: Mapping[str, AccessState],
 ) -> Scored:
     inp = RetentionInput(
         memory_type=row.memory_type,
         age_days=_age(row.updated_at, at),
-        access_count=access.get(row.path, AccessRow()).access_count,
+        access_count=access.get(row.path, AccessState()).access_count,
         confidence=row.confidence,
         pagerank=ranks.get(row.path, 0.0),
         max_pagerank=max_rank,

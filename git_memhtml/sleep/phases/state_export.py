@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from git_memhtml.index.access import export_access_jsonl
 from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
-
-SIDECAR_PATH = ".memhtml/state/access.jsonl"
-"""The committed sidecar (core §2.1)."""
+from git_memhtml.tree.layout import ACCESS_SIDECAR
 
 
 def run(env: PhaseEnv) -> PhaseOutcome:
@@ -24,12 +22,12 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     text = export_access_jsonl(env.db)
     data = text.encode("utf-8")
     rows = text.count("\n")
-    target = env.repo.root / SIDECAR_PATH
+    target = env.repo.root / ACCESS_SIDECAR
     changed = not target.is_file() or target.read_bytes() != data
     if changed and not env.dry_run:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-        env.repo.stage([SIDECAR_PATH])
+        env.repo.stage([ACCESS_SIDECAR])
     return PhaseOutcome(
         {"rows": rows, "bytes": len(data), "written": int(changed)},
         subject=f"export {rows} access rows to the committed sidecar",

@@ -10,8 +10,9 @@
 - **A human dismissal sticks**: a done detected task under ``archive/<Y>/areas/inbox/tasks/`` that was not closed
   by the machine refuses the same key (ten years back from the run date).
 - **Ten a night** across detectors (``env.budget``); overflow is counted.
-- **Self-cleaning**: :func:`close_vanished` marks an open detection whose finding was not seen done, tags it
-  ``machine-closed`` and archives it. Callers run it only on a night that judged its whole candidate set.
+- **No sweep yet**: the spec's sweep (sleep-eval §7 ``closeVanishedDetections``, tag ``machine-closed``) runs only
+  on a model-bound night, and this version binds no model; its unused implementation was removed in issue 9. A
+  task tagged ``machine-closed`` is still no human dismissal.
 
 Every function stages through ``store.edits`` and never commits; on ``env.dry_run`` outcomes are computed and
 nothing is written.
@@ -22,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from html import escape
 from typing import Literal
@@ -57,9 +57,6 @@ DETECTED_TAG = "detected"
 MACHINE_CLOSED_TAG = "machine-closed"
 SLEEP_AUTHOR = "agent:sleep"
 """Author separation (seed 000 §10)."""
-
-NO_LONGER_DETECTED = "no longer detected"
-"""Commit-body phrase for swept tasks (seed 000 §10)."""
 
 KEY_RE = re.compile(r"^(det-[0-9a-f]{12})-")
 """Recovers the key from a file name (sleep-eval §7)."""
@@ -334,29 +331,3 @@ def mint_detected_task(
         target.write_text(text, encoding="utf-8")
         env.repo.stage([path])
     return MintOutcome("minted", key, path)
-
-
-def close_vanished(env: PhaseEnv, detector: str, live_keys: Iterable[str]) -> list[str]:
-    """Close every open detection of ``detector`` whose key is not in ``live_keys`` (sleep-eval §7 "Sweep").
-
-    Each is stamped ``task-status = done``, ``updated = env.at``, tagged ``machine-closed`` and archived with
-    ``archive_file``. Call only on a night that judged its whole candidate set; ``live_keys`` is every finding
-    seen, including capped ones. Returns the closed (original) paths, sorted; a dry run returns them and writes
-    nothing.
-    """
-    live = set(live_keys)
-    closed: list[str] = []
-    for item in open_detections(env.repo, detector):
-        if item.key in live:
-            continue
-        closed.append(item.path)
-        if env.dry_run:
-            continue
-        edits.stamp_file(
-            env.repo,
-            item.path,
-            [edits.set_meta("task-status", "done"), edits.set_meta("updated", env.at),
-             edits.add_meta("tag", MACHINE_CLOSED_TAG)],
-        )
-        edits.archive_file(env.repo, item.path, at=env.at)
-    return closed

@@ -11,6 +11,7 @@ from typing import Any
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.runs import latest_run
+from git_memhtml.tree.layout import INBOX_DIR
 
 SESSIONS_PER_RUN = 10
 """Transcripts consolidated per night (seed 001)."""
@@ -64,7 +65,8 @@ def plan(repo: GitRepo, db: IndexDB) -> dict[str, Any]:
     unknowns: dict[str, dict[str, Any]] = {
         "pairCandidates": {"input": active, "reason": "counting candidate pairs is the neighbour scan itself"},
         "communityMembers": {
-            "input": count("SELECT count(*) FROM files WHERE archived = 0 AND path LIKE 'areas/inbox/%' AND memory_type <> 'task'"),
+            "input": count("SELECT count(*) FROM files WHERE archived = 0 AND path LIKE ? AND memory_type <> 'task'",
+                           (f"{INBOX_DIR}/%",)),
             "reason": "communities come from label propagation over mined edges",
         },
         "retentionBands": {"input": active, "reason": "band membership needs the full retention pass"},

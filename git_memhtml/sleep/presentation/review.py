@@ -12,7 +12,6 @@ among stamp-only changes; issue 8 item 4), else ``meta-only``; modified otherwis
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -24,12 +23,11 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.commit import TRAILER_COUNTS, TRAILER_PHASE
 from git_memhtml.sleep.engine.runref import resolve_sleep_run
 from git_memhtml.sleep.engine.runs import phase_rows
-from git_memhtml.tree.layout import has_memory_suffix, is_indexable
+from git_memhtml.tree.layout import ARCHIVE_MIRROR, has_memory_suffix, is_indexable
 
 CLASSES: tuple[str, ...] = ("body-changed", "entity-changed", "created", "archived", "deleted", "meta-only")
 """Every file class, in the order a reviewer reads them (file list and summary): text changes, then entity
 rewrites, …, stamp-only changes last."""
-_ARCHIVE = re.compile(r"^archive/\d{4,}/")
 
 
 @dataclass(frozen=True)
@@ -111,7 +109,7 @@ def classify(repo: GitRepo, base: str, tip: str) -> list[FileChange]:
         elif change.status == "D":
             out.append(FileChange(change.path, "deleted", kind))
         elif change.status == "R":
-            label = "archived" if _ARCHIVE.match(change.path) and not _ARCHIVE.match(change.old_path or "") else "body-changed"
+            label = "archived" if ARCHIVE_MIRROR.match(change.path) and not ARCHIVE_MIRROR.match(change.old_path or "") else "body-changed"
             out.append(FileChange(change.path, label, kind, change.old_path))
         else:
             before = repo.read_path_at(base, change.path)

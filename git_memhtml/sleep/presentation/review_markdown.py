@@ -31,6 +31,7 @@ MAX_BODY_CHARS = 65_536
 BODY_BUDGET_BYTES = 60_000
 """Our cap, in UTF-8 bytes, below :data:`MAX_BODY_CHARS` whether the forge counts bytes or characters
 (git-ecosystem §8 "cap at about 60,000 bytes, truncate at a line boundary")."""
+assert BODY_BUDGET_BYTES < MAX_BODY_CHARS, "the body budget must stay below the forge's limit"
 
 TEXT_CAP = 300
 """Characters kept of one claim, title, subject or detail in the body (the full text is in the branch)."""

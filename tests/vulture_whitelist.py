@@ -1,0 +1,96 @@
+"""Names ``vulture`` cannot see being used, each with the reason (issue 9 item 9; run by tests/test_dead_code.py).
+
+vulture reads this file next to ``git_memhtml`` and counts every name written here as used. It is real Python:
+mypy checks it like any test module, so an entry whose name no longer exists fails the type check instead of
+lingering. It is never imported at run time. Add a name here only for one of the reasons below; anything else
+vulture reports is dead code to delete.
+"""
+
+from __future__ import annotations
+
+from git_memhtml.artifacts.listings import publish
+from git_memhtml.cli.eval_cmds import discriminate_cmd
+from git_memhtml.cli.index_cmds import rebuild_cmd, status_cmd, update_cmd
+from git_memhtml.cli.sleep_cmds import (
+    abort_cmd,
+    merge_cmd,
+    plan_cmd,
+    pr_cmd,
+    rebase_cmd,
+    resume_cmd,
+    review_cmd,
+    run_cmd,
+)
+from git_memhtml.cli.sleep_cmds import status_cmd as sleep_status_cmd
+from git_memhtml.config import Settings
+from git_memhtml.document.hash import is_content_hash
+from git_memhtml.document.model import MemoryDocument
+from git_memhtml.domain.entities import may_merge
+from git_memhtml.domain.merge import MergeOutcome
+from git_memhtml.domain.reinforce import apply_reinforcement
+from git_memhtml.domain.retention import SignalVector
+from git_memhtml.domain.rrf import rrf_fuse
+from git_memhtml.eval.corpus import FixtureCorpus, Probe
+from git_memhtml.index.db import IndexDB
+from git_memhtml.index.indexer import IndexStatus
+from git_memhtml.index.project import FileRow
+from git_memhtml.sleep.engine import contract
+from git_memhtml.sleep.engine.env import DetectionBudget
+from git_memhtml.sleep.phases.queries import CorpusRow
+from git_memhtml.sleep.phases.tasks import TaskTally
+from git_memhtml.store.ops import LinkOp, OpLine, op_schema_markdown
+
+__all__ = ["CLICK_COMMANDS", "PYDANTIC_HOOKS", "TEST_ORACLES", "detection_budget", "queries_row", "record_fields",
+           "settings_fields"]
+
+CLICK_COMMANDS = (
+    discriminate_cmd, rebuild_cmd, update_cmd, status_cmd, plan_cmd, run_cmd, resume_cmd, sleep_status_cmd,
+    review_cmd, merge_cmd, rebase_cmd, abort_cmd, pr_cmd,
+)
+"""Click commands: registered on their group by decorator, called by click, never by name."""
+
+PYDANTIC_HOOKS = (
+    Settings.model_config, LinkOp.model_config, OpLine.model_config,
+    LinkOp._known_rel, OpLine._one_line_id, OpLine._type_name_entities, OpLine._writable, OpLine._one_door,
+)
+"""Pydantic reads ``model_config`` and calls ``@field_validator``/``@model_validator`` methods itself."""
+
+
+def settings_fields(s: Settings) -> tuple[object, ...]:
+    """Settings fields read by key (``config.py`` resolves ``memhtml.<key>`` and ``MEMHTML_<KEY>`` by name)."""
+    return (s.llm, s.weight_fts, s.weight_vector, s.weight_recency, s.weight_salience)
+
+
+def record_fields(
+    v: SignalVector, o: MergeOutcome, d: MemoryDocument, p: Probe, c: FixtureCorpus, st: IndexStatus, f: FileRow,
+    t: TaskTally,
+) -> tuple[object, ...]:
+    """Fields of value records read through ``astuple``/``fields``/``getattr`` (SignalVector.values, FileRow's
+    INSERT columns, TaskTally.add), or kept so a record states the whole outcome and its tests read it (the
+    MergeOutcome buckets, the parsed ``content-hash`` meta, the fixture's probes and arguments, the status count).
+    """
+    return (
+        v.bridge, v.density, v.contested, o.below_threshold, o.self_pairs, d.content_hash_meta, p.target_title,
+        p.target_claim, c.requested_probes, st.embeddings, f.fts_text, f.indexed_at, f.due_at, f.frame_key,
+        t.unverified,
+    )
+
+
+def queries_row(r: CorpusRow) -> object:
+    """``CorpusRow.frame_key`` is selected but read by no phase: dead, left in place because issue 9's SQL move
+    rewrites this query (``sleep/phases/queries.py``); drop it there."""
+    return r.frame_key
+
+
+def detection_budget(b: DetectionBudget) -> tuple[object, ...]:
+    """The detection budget's overflow count and cap: issue 9 wires them in another change (``sleep/engine``)."""
+    return (b.overflow, contract.DETECTED_TASK_CAP)
+
+
+TEST_ORACLES = (rrf_fuse, apply_reinforcement, may_merge, is_content_hash, publish, op_schema_markdown,
+                IndexDB.applied_migrations)
+"""Reference functions only tests call, each checking a property of shipped code: ``rrf_fuse`` and
+``apply_reinforcement`` are held to the SQL (tests/index/test_sql_matches_domain.py); ``may_merge`` is the pairwise
+rule every resolved cluster must satisfy; ``is_content_hash`` the shape ``content_hash`` returns; ``publish`` the
+integrity phase's regeneration without its repair; ``op_schema_markdown`` regenerates docs/apply.md's table;
+``applied_migrations`` reads the migration ledgers."""
