@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from git_memhtml.embed.names import DEFAULT_EMBEDDER, EmbedderName
+from git_memhtml.embed.providers import DEFAULT_EMBEDDER, EmbedderName
 from git_memhtml.errors import ConfigError
 
 Source = Literal["default", "git-config", "env", "flag"]

@@ -16,7 +16,7 @@ matches the newer, more used memory wins, which is what an agent expects. On LoC
 
 from __future__ import annotations
 
-from git_memhtml.embed.names import DEFAULT_EMBEDDER
+from git_memhtml.embed.providers import DEFAULT_EMBEDDER
 from git_memhtml.index.retrieval_sql import ArmWeights
 
 TIEBREAK_WEIGHT = 0.05
