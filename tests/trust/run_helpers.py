@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+from dataclasses import replace
 from typing import Any
 
 from git_memhtml.embed.registry import get_embedder
@@ -18,14 +19,14 @@ NOW = "2026-02-01T09:00:00Z"
 def killed_mid_phase(repo: str) -> None:
     """Child: a real run that SIGKILLs itself inside retention-triage, after staging a half-written file."""
     os.environ["MEMHTML_EMBED"] = "fake"
-    import git_memhtml.sleep.engine.run as runner
+    from git_memhtml.sleep.engine.contract import REGISTRY
 
     def dying(env: Any) -> Any:
         (env.repo.root / "areas" / "half.html").write_text("half")
         env.repo.stage(["areas/half.html"])
         os.kill(os.getpid(), signal.SIGKILL)
 
-    runner.PHASE_BODIES = {**runner.PHASE_BODIES, "retention-triage": dying}
+    REGISTRY["retention-triage"] = replace(REGISTRY["retention-triage"], body=dying)
     main_repo = GitRepo.discover(repo)
     run_sleep(main_repo, IndexDB.for_repo(main_repo), date=DATE, embedder=get_embedder("fake"), clock=lambda: NOW)
 

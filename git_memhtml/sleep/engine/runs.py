@@ -16,7 +16,7 @@ from git_memhtml.domain.instants import hours_between
 from git_memhtml.errors import StorageError
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.contract import STALE_RUN_HOURS, phase_ordinal
-from git_memhtml.sleep.engine.env import PhaseReport
+from git_memhtml.sleep.engine.env import PhaseReport, phase_status
 
 
 @dataclass(frozen=True)
@@ -204,7 +204,7 @@ def phase_rows(db: IndexDB, run_id: str) -> list[PhaseReport]:
         "WHERE run_id = ? ORDER BY ordinal",
         (run_id,),
     )
-    return [PhaseReport(str(r[0]), str(r[1]), json.loads(str(r[2])), r[3], int(r[4]), r[5]) for r in rows]
+    return [PhaseReport(str(r[0]), phase_status(str(r[1])), json.loads(str(r[2])), r[3], int(r[4]), r[5]) for r in rows]
 
 
 def reap_stale(db: IndexDB, *, branch_exists: Callable[[str], bool], now: str) -> list[dict[str, str]]:

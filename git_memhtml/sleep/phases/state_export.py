@@ -8,11 +8,23 @@ only when they differ, so a quiet night commits nothing here.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from git_memhtml.index.access import export_access_jsonl
-from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.engine.contract import PhaseSpec, register
+from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 
 SIDECAR_PATH = ".memhtml/state/access.jsonl"
 """The committed sidecar (core §2.1)."""
+
+
+@dataclass(frozen=True)
+class StateExportCounts(PhaseCounts):
+    """``rows`` exported, ``bytes`` of the sidecar, ``written`` 1 when its bytes changed."""
+
+    rows: int
+    bytes: int
+    written: int
 
 
 def run(env: PhaseEnv) -> PhaseOutcome:
@@ -31,6 +43,9 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         target.write_bytes(data)
         env.repo.stage([SIDECAR_PATH])
     return PhaseOutcome(
-        {"rows": rows, "bytes": len(data), "written": int(changed)},
+        StateExportCounts(rows=rows, bytes=len(data), written=int(changed)),
         subject=f"export {rows} access rows to the committed sidecar",
     )
+
+
+SPEC = register(PhaseSpec("state-export", run, StateExportCounts, sweep=True))
