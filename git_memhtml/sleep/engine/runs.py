@@ -11,12 +11,20 @@ import os
 import socket
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from git_memhtml.domain.instants import hours_between
 from git_memhtml.errors import StorageError
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.contract import STALE_RUN_HOURS, phase_ordinal
 from git_memhtml.sleep.engine.env import PhaseReport, phase_status
+
+RunState = Literal["running", "interrupted", "failed", "review", "merged", "abandoned"]
+"""A run's state: its row's ``status`` (the ``state.sleep_runs.status`` CHECK of state migration 0004 allows
+exactly these), and what :func:`git_memhtml.sleep.engine.runref.resolve_sleep_run` judges a run to be."""
+
+RUN_STATES: tuple[RunState, ...] = get_args(RunState)
+"""Every run state, in the order of :data:`RunState`."""
 
 
 @dataclass(frozen=True)
@@ -27,10 +35,22 @@ class RunRow:
     branch: str
     base_sha: str
     head_sha: str | None
-    status: str
+    status: RunState
     dry_run: bool
     started_at: str
     ended_at: str | None
+
+
+def run_state(value: str) -> RunState:
+    """Return ``value`` as a :data:`RunState`.
+
+    Raises:
+        ValueError: ``value`` is no run state.
+    """
+    for state in RUN_STATES:
+        if state == value:
+            return state
+    raise ValueError(f"unknown run state {value!r}; states: {', '.join(RUN_STATES)}")
 
 
 _COLUMNS = "run_id, branch, base_sha, head_sha, status, dry_run, started_at, ended_at"
@@ -42,7 +62,7 @@ def _row(values: tuple[object, ...]) -> RunRow:
         str(values[1]),
         str(values[2]),
         None if values[3] is None else str(values[3]),
-        str(values[4]),
+        run_state(str(values[4])),
         bool(values[5]),
         str(values[6]),
         None if values[7] is None else str(values[7]),
@@ -160,7 +180,7 @@ def upsert_run(db: IndexDB, row: RunRow) -> None:
         pass
 
 
-def set_status(db: IndexDB, run_id: str, status: str, *, head_sha: str | None = None, now: str) -> None:
+def set_status(db: IndexDB, run_id: str, status: RunState, *, head_sha: str | None = None, now: str) -> None:
     """Update a run's status (and head) — errors swallowed."""
     try:
         db.execute(
