@@ -87,11 +87,11 @@ def register(spec: PhaseSpec) -> PhaseSpec:
     """
     if spec.name not in SLEEP_PHASES:
         raise ImportError(f"phase {spec.name!r} is not in SLEEP_PHASES; add it to the order list first")
-    if spec.name in REGISTRY and _origin(REGISTRY[spec.name]) != _origin(spec):
-        raise ImportError(f"phase {spec.name!r} is registered twice: {_origin(REGISTRY[spec.name])}, {_origin(spec)}")
     late = [p for p in spec.prerequisites if p not in SLEEP_PHASES or phase_ordinal(p) >= phase_ordinal(spec.name)]
     if late:
         raise ImportError(f"phase {spec.name!r}: prerequisite(s) {late} do not run before it")
+    if spec.name in REGISTRY and _origin(REGISTRY[spec.name]) != _origin(spec):
+        raise ImportError(f"phase {spec.name!r} is registered twice: {_origin(REGISTRY[spec.name])}, {_origin(spec)}")
     REGISTRY[spec.name] = spec
     return spec
 
