@@ -24,7 +24,7 @@ from git_memhtml.cli.main import main
 from git_memhtml.embed.registry import get_embedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.engine.contract import REGISTRY, SLEEP_PHASES, non_committing_phases
+from git_memhtml.sleep.engine.contract import REGISTRY, SLEEP_PHASES, non_committing_phases, phase_specs
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.run import run_sleep
 
@@ -332,7 +332,7 @@ def test_dry_run_makes_no_branch_and_writes_nothing(demo_repo: Path, capsys: pyt
 def test_failed_preflight_commits_nothing_and_skips_every_later_phase(
     demo_repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(REGISTRY, "preflight", replace(REGISTRY["preflight"], body=_phase_runner("preflight")))
+    monkeypatch.setitem(REGISTRY, "preflight", replace(phase_specs()["preflight"], body=_phase_runner("preflight")))
     code, run = cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)
     assert code == 1
     phases = run["data"]["phases"]
@@ -353,7 +353,7 @@ def _phase_runner(fail: str) -> Callable[[Any], Any]:
 def test_a_failing_phase_is_a_value_its_writes_are_undone_and_later_phases_run(
     demo_repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(REGISTRY, "dedup-merge", replace(REGISTRY["dedup-merge"], body=_phase_runner("dedup-merge")))
+    monkeypatch.setitem(REGISTRY, "dedup-merge", replace(phase_specs()["dedup-merge"], body=_phase_runner("dedup-merge")))
     code, run = cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)
     assert code == 1
     by_phase = {p["phase"]: p for p in run["data"]["phases"]}

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
+import sys
 from dataclasses import FrozenInstanceError, fields, replace
 from pathlib import Path
 
@@ -148,8 +150,8 @@ def test_phases_share_the_run_services_see_earlier_reports_and_must_return_their
         env.services.ledger.append(EdgePromoted("areas/inbox/a.html", "supports", "areas/inbox/b.html"))
         return PhaseOutcome(_nomodel.EdgeTypingCounts(), detail=_nomodel.NO_MODEL)
 
-    monkeypatch.setitem(REGISTRY, "edge-typing", replace(REGISTRY["edge-typing"], body=promoting))
-    monkeypatch.setitem(REGISTRY, "person-links", replace(REGISTRY["person-links"], body=_body))
+    monkeypatch.setitem(REGISTRY, "edge-typing", replace(phase_specs()["edge-typing"], body=promoting))
+    monkeypatch.setitem(REGISTRY, "person-links", replace(phase_specs()["person-links"], body=_body))
     report = run_sleep(GitRepo.discover(repo.root), IndexDB.for_repo(repo), date="2026-03-10", embedder=EMBEDDER,
                        clock=lambda: "2026-03-10T09:00:00Z")
     assert seen == [SLEEP_PHASES[:SLEEP_PHASES.index("edge-typing")]]
@@ -215,3 +217,15 @@ def test_the_engine_imports_no_higher_sleep_package(module: str) -> None:
         elif isinstance(node, ast.ImportFrom) and node.module:
             names += [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
     assert [n for n in names if n.startswith(HIGHER)] == []
+
+
+def test_the_registry_completes_on_first_use_and_a_hook_import_loads_no_phase() -> None:
+    probe = (
+        "import sys\n"
+        "import git_memhtml.sleep.landing.reconcile\n"
+        "from git_memhtml.sleep.engine.contract import REGISTRY, phase_specs\n"
+        "print(sorted(m for m in sys.modules if m.startswith('git_memhtml.sleep.phases')), len(REGISTRY))\n"
+        "print(len(phase_specs()), 'git_memhtml.sleep.phases.report' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout
+    assert out.splitlines() == ["[] 0", f"{len(SLEEP_PHASES)} True"]

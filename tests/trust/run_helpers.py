@@ -19,14 +19,14 @@ NOW = "2026-02-01T09:00:00Z"
 def killed_mid_phase(repo: str) -> None:
     """Child: a real run that SIGKILLs itself inside retention-triage, after staging a half-written file."""
     os.environ["MEMHTML_EMBED"] = "fake"
-    from git_memhtml.sleep.engine.contract import REGISTRY
+    from git_memhtml.sleep.engine.contract import REGISTRY, phase_specs
 
     def dying(env: Any) -> Any:
         (env.repo.root / "areas" / "half.html").write_text("half")
         env.repo.stage(["areas/half.html"])
         os.kill(os.getpid(), signal.SIGKILL)
 
-    REGISTRY["retention-triage"] = replace(REGISTRY["retention-triage"], body=dying)
+    REGISTRY["retention-triage"] = replace(phase_specs()["retention-triage"], body=dying)
     main_repo = GitRepo.discover(repo)
     run_sleep(main_repo, IndexDB.for_repo(main_repo), date=DATE, embedder=get_embedder("fake"), clock=lambda: NOW)
 

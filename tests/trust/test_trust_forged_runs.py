@@ -256,7 +256,7 @@ def test_a_failed_run_resumed_after_its_report_still_lands(
     from git_memhtml.embed.registry import get_embedder
     from git_memhtml.gitrepo import GitRepo
     from git_memhtml.index.db import IndexDB
-    from git_memhtml.sleep.engine.contract import REGISTRY
+    from git_memhtml.sleep.engine.contract import REGISTRY, phase_specs
     from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
     from git_memhtml.sleep.phases.dedup_merge import DedupMergeCounts
     from git_memhtml.store.edits import archive_file
@@ -278,10 +278,10 @@ def test_a_failed_run_resumed_after_its_report_still_lands(
     main_repo = GitRepo.discover(repo)
     db = IndexDB.for_repo(main_repo)
     try:
-        monkeypatch.setitem(REGISTRY, "dedup-merge", replace(REGISTRY["dedup-merge"], body=failing))
+        monkeypatch.setitem(REGISTRY, "dedup-merge", replace(phase_specs()["dedup-merge"], body=failing))
         first = runner.run_sleep(main_repo, db, date="2026-12-01", embedder=get_embedder("fake"), clock=lambda: NOW)
         assert first.failed_phases == ["dedup-merge"]
-        monkeypatch.setitem(REGISTRY, "dedup-merge", replace(REGISTRY["dedup-merge"], body=archiving))
+        monkeypatch.setitem(REGISTRY, "dedup-merge", replace(phase_specs()["dedup-merge"], body=archiving))
         resumed = runner.resume_sleep(main_repo, db, first.run_id, embedder=get_embedder("fake"), clock=lambda: NOW)
         assert resumed.failed_phases == []
     finally:

@@ -162,13 +162,13 @@ def make_interrupted(repo: Path) -> str:
 
 def make_failed(repo: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A finished run whose dedup-merge phase raised; return its id."""
-    from git_memhtml.sleep.engine.contract import REGISTRY
+    from git_memhtml.sleep.engine.contract import REGISTRY, phase_specs
 
     def boom(env: Any) -> Any:
         raise RuntimeError("dedup-merge exploded")
 
     with monkeypatch.context() as patch:
-        patch.setitem(REGISTRY, "dedup-merge", replace(REGISTRY["dedup-merge"], body=boom))
+        patch.setitem(REGISTRY, "dedup-merge", replace(phase_specs()["dedup-merge"], body=boom))
         assert cli("-C", str(repo), "sleep", "run", "--date", DATE) == 1
     [run_id] = run_branches(repo)
     return run_id

@@ -10,7 +10,7 @@ hard prerequisite of every later phase, dedup-merge of compress and retention-tr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -70,7 +70,15 @@ class PhaseSpec:
 
 REGISTRY: dict[str, PhaseSpec] = {}
 """name → spec, filled by each phase module at import (:func:`register`); completed by ``git_memhtml.sleep``
-importing ``git_memhtml.sleep.phases``."""
+importing ``git_memhtml.sleep.phases`` (:func:`set_phase_loader`)."""
+
+_LOADERS: list[Callable[[], None]] = []
+
+
+def set_phase_loader(loader: Callable[[], None]) -> None:
+    """Install what imports the phase modules (``git_memhtml.sleep`` does, so the engine never imports them);
+    :func:`phase_specs` calls it while the registry is not total."""
+    _LOADERS[:] = [loader]
 
 
 def _origin(spec: PhaseSpec) -> str:
@@ -100,8 +108,11 @@ def phase_specs() -> Mapping[str, PhaseSpec]:
     """Return the registry, checked total: every name of :data:`SLEEP_PHASES` has exactly one spec.
 
     Raises:
-        ImportError: a phase has no spec (its module was not imported, or does not register).
+        ImportError: a phase has no spec (no module of ``sleep/phases/`` registers it).
     """
+    if set(REGISTRY) != set(SLEEP_PHASES):
+        for load in _LOADERS:
+            load()
     if set(REGISTRY) != set(SLEEP_PHASES):  # the total-mapping check (seed 000 §1)
         missing = sorted(set(SLEEP_PHASES) - set(REGISTRY))
         extra = sorted(set(REGISTRY) - set(SLEEP_PHASES))
