@@ -353,7 +353,8 @@ def _phase_runner(fail: str) -> Callable[[Any], Any]:
 def test_a_failing_phase_is_a_value_its_writes_are_undone_and_later_phases_run(
     demo_repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(REGISTRY, "dedup-merge", replace(phase_specs()["dedup-merge"], body=_phase_runner("dedup-merge")))
+    failing = replace(phase_specs()["dedup-merge"], body=_phase_runner("dedup-merge"))
+    monkeypatch.setitem(REGISTRY, "dedup-merge", failing)
     code, run = cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)
     assert code == 1
     by_phase = {p["phase"]: p for p in run["data"]["phases"]}

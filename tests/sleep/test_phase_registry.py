@@ -134,7 +134,8 @@ def test_a_phase_without_a_spec_refuses_the_run_before_anything_is_cut(
     repo = make_repo(tmp_path, {"areas/inbox/a.html": memory("A fact.")})
     monkeypatch.delitem(REGISTRY, "reprieve")
     with pytest.raises(ImportError, match=r"missing \['reprieve'\]"):
-        run_sleep(repo, IndexDB.for_repo(repo), date="2026-03-10", embedder=EMBEDDER, clock=lambda: "2026-03-10T09:00:00Z")
+        run_sleep(repo, IndexDB.for_repo(repo), date="2026-03-10", embedder=EMBEDDER,
+                  clock=lambda: "2026-03-10T09:00:00Z")
     assert git(repo.root, "branch", "--list", "sleep/*") == ""
     assert git(repo.root, "worktree", "list").count("\n") == 1
 

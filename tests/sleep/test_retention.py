@@ -59,7 +59,8 @@ def test_evict_band_memory_is_archived(tmp_path: Path) -> None:
     assert scored["areas/arcs/stale-arc.html"].band == "evict"
     assert scored["resources/infra/fresh.html"].band != "evict"
     outcome = retention_triage.run(env)
-    assert outcome.counts.wire()["scored"] == 3 and outcome.counts.wire()["evict"] == 2 and outcome.counts.wire()["evicted"] == 1
+    counts = outcome.counts.wire()
+    assert counts["scored"] == 3 and counts["evict"] == 2 and counts["evicted"] == 1
     assert outcome.subject == "evict 1 memories below the retention floor"
     root = env.repo.root
     assert not (root / "areas/inbox/stale.html").exists()

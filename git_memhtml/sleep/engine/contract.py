@@ -86,8 +86,8 @@ def _origin(spec: PhaseSpec) -> str:
     return f"{getattr(spec.body, '__module__', '?')}.{getattr(spec.body, '__qualname__', '?')}"
 
 
-def register(spec: PhaseSpec) -> PhaseSpec:
-    """Record a phase module's spec; return it (so the module can keep it as ``SPEC``).
+def register(spec: PhaseSpec) -> None:
+    """Record a phase module's spec (each phase module calls it once, at import).
 
     Raises:
         ImportError: the name is not in :data:`SLEEP_PHASES`, is registered twice, or names a prerequisite that does
@@ -101,7 +101,6 @@ def register(spec: PhaseSpec) -> PhaseSpec:
     if spec.name in REGISTRY and _origin(REGISTRY[spec.name]) != _origin(spec):
         raise ImportError(f"phase {spec.name!r} is registered twice: {_origin(REGISTRY[spec.name])}, {_origin(spec)}")
     REGISTRY[spec.name] = spec
-    return spec
 
 
 def phase_specs() -> Mapping[str, PhaseSpec]:

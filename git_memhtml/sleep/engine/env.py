@@ -67,7 +67,7 @@ class PhaseCounts:
     """
 
     def wire(self) -> WireCounts:
-        """Return the wire shape: ``snake_case`` field → ``camelCase`` key, in field order; ``None`` fields omitted."""
+        """Return the wire shape: ``snake_case`` field → ``camelCase`` key, in field order; ``None`` omitted."""
         out: WireCounts = {}
         for item in fields(self):
             value = getattr(self, item.name)

@@ -122,7 +122,8 @@ def _trunk_tip(repo: GitRepo) -> str | None:
 
 
 def _state(repo: GitRepo, db: IndexDB, name: str, row: RunRow | None, base: str, tip: str,
-           commits: tuple[str, ...], trunk: str | None, abandoned_start: bool = False) -> tuple[RunState, tuple[str, ...]]:
+           commits: tuple[str, ...], trunk: str | None,
+           abandoned_start: bool = False) -> tuple[RunState, tuple[str, ...]]:
     holder = live_holder(repo)
     if holder is not None and holder.run_id == name and not holder.is_this_process():
         return "running", ()

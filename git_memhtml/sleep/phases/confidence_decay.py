@@ -137,4 +137,4 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     return PhaseOutcome(ConfidenceDecayCounts(**counts), subject=f"decay confidence on {n} un-reinforced memories")
 
 
-SPEC = register(PhaseSpec("confidence-decay", run, ConfidenceDecayCounts, sweep=True))
+register(PhaseSpec("confidence-decay", run, ConfidenceDecayCounts, sweep=True))

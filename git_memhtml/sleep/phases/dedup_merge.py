@@ -205,4 +205,4 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     )
 
 
-SPEC = register(PhaseSpec("dedup-merge", run, DedupMergeCounts, model=True))
+register(PhaseSpec("dedup-merge", run, DedupMergeCounts, model=True))

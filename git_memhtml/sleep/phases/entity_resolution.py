@@ -395,4 +395,4 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     )
 
 
-SPEC = register(PhaseSpec("entity-resolution", run, EntityResolutionCounts, model=True))
+register(PhaseSpec("entity-resolution", run, EntityResolutionCounts, model=True))

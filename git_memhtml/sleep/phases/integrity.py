@@ -158,4 +158,4 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     )
 
 
-SPEC = register(PhaseSpec("integrity", run, IntegrityCounts, sweep=True))
+register(PhaseSpec("integrity", run, IntegrityCounts, sweep=True))

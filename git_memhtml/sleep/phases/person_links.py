@@ -137,4 +137,4 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     return PhaseOutcome(counts, subject=f"link {len(linked)} memories to {len(people)} people")
 
 
-SPEC = register(PhaseSpec("person-links", run, PersonLinksCounts))
+register(PhaseSpec("person-links", run, PersonLinksCounts))

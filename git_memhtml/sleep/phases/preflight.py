@@ -96,4 +96,4 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     return PhaseOutcome(counts, detail=detail)
 
 
-SPEC = register(PhaseSpec("preflight", run, PreflightCounts, commits=False, prerequisites=()))
+register(PhaseSpec("preflight", run, PreflightCounts, commits=False, prerequisites=()))

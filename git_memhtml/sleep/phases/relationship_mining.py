@@ -93,4 +93,4 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     return PhaseOutcome(counts)
 
 
-SPEC = register(PhaseSpec("relationship-mining", run, RelationshipMiningCounts, commits=False))
+register(PhaseSpec("relationship-mining", run, RelationshipMiningCounts, commits=False))

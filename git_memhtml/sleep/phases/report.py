@@ -106,4 +106,4 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     return PhaseOutcome(replace(counts, bytes=len(page)), subject=f"record run {env.run_id}")
 
 
-SPEC = register(PhaseSpec("report", run, ReportCounts, sweep=True))
+register(PhaseSpec("report", run, ReportCounts, sweep=True))

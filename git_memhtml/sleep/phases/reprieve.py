@@ -96,4 +96,4 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     )
 
 
-SPEC = register(PhaseSpec("reprieve", run, ReprieveCounts))
+register(PhaseSpec("reprieve", run, ReprieveCounts))

@@ -70,4 +70,4 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     )
 
 
-SPEC = register(PhaseSpec("retention-triage", run, RetentionTriageCounts, prerequisites=("preflight", "dedup-merge")))
+register(PhaseSpec("retention-triage", run, RetentionTriageCounts, prerequisites=("preflight", "dedup-merge")))

@@ -48,4 +48,4 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     )
 
 
-SPEC = register(PhaseSpec("state-export", run, StateExportCounts, sweep=True))
+register(PhaseSpec("state-export", run, StateExportCounts, sweep=True))

@@ -119,9 +119,8 @@ def classify(repo: GitRepo, base: str, tip: str) -> list[FileChange]:
         elif change.status == "D":
             out.append(FileChange(change.path, "deleted", kind))
         elif change.status == "R":
-            label: ChangeClass = (
-                "archived" if _ARCHIVE.match(change.path) and not _ARCHIVE.match(change.old_path or "") else "body-changed"
-            )
+            into_archive = _ARCHIVE.match(change.path) and not _ARCHIVE.match(change.old_path or "")
+            label: ChangeClass = "archived" if into_archive else "body-changed"
             out.append(FileChange(change.path, label, kind, change.old_path))
         else:
             before = repo.read_path_at(base, change.path)
