@@ -35,16 +35,12 @@ PHASE_STATUSES: tuple[PhaseStatus, ...] = get_args(PhaseStatus)
 """Every status (the ``state.sleep_phases.status`` CHECK of state migration 0004 allows exactly these)."""
 
 
-def phase_status(value: str) -> PhaseStatus:
-    """Return ``value`` as a :data:`PhaseStatus`.
-
-    Raises:
-        ValueError: ``value`` is no phase status.
-    """
+def phase_status(value: str) -> PhaseStatus | None:
+    """Return ``value`` as a :data:`PhaseStatus`, or ``None`` when it is none."""
     for status in PHASE_STATUSES:
         if status == value:
             return status
-    raise ValueError(f"unknown phase status {value!r}; statuses: {', '.join(PHASE_STATUSES)}")
+    return None
 
 CountValue = int | float
 """A count on the wire: integers, and ratios such as preflight's ``vectorCoverage``."""

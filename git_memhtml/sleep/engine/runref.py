@@ -37,7 +37,7 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.commit import TRAILER_PHASE, TRAILER_RUN
 from git_memhtml.sleep.engine.lock import live_holder
 from git_memhtml.sleep.engine.runfiles import run_file_stem
-from git_memhtml.sleep.engine.runs import RUN_STATES, RunRow, RunState, get_run, phase_rows, run_owner
+from git_memhtml.sleep.engine.runs import RUN_STATES, RunRow, RunState, get_run, phase_rows, run_owner, run_state
 from git_memhtml.sleep.engine.trunk import trunk_name
 
 RUN_ID = re.compile(r"^sleep/\d{4}-\d{2}-\d{2}(?:-[0-9a-z]{1,32})?$")
@@ -144,7 +144,7 @@ def _state_of_row(db: IndexDB, name: str, row: RunRow) -> tuple[RunState, tuple[
         return "interrupted", ()
     if row.status == "failed":
         return "failed", tuple(p.phase for p in phase_rows(db, name) if p.status == "failed")
-    return row.status, ()
+    return run_state(row.status) or "review", ()
 
 
 def resolve_sleep_run(repo: GitRepo, db: IndexDB, name: str | None, verb: str, *,

@@ -35,22 +35,18 @@ class RunRow:
     branch: str
     base_sha: str
     head_sha: str | None
-    status: RunState
+    status: str  # a RunState as stored; read raw, so an unknown value reaches runref, which judges it
     dry_run: bool
     started_at: str
     ended_at: str | None
 
 
-def run_state(value: str) -> RunState:
-    """Return ``value`` as a :data:`RunState`.
-
-    Raises:
-        ValueError: ``value`` is no run state.
-    """
+def run_state(value: str) -> RunState | None:
+    """Return ``value`` as a :data:`RunState`, or ``None`` when it is none."""
     for state in RUN_STATES:
         if state == value:
             return state
-    raise ValueError(f"unknown run state {value!r}; states: {', '.join(RUN_STATES)}")
+    return None
 
 
 _COLUMNS = "run_id, branch, base_sha, head_sha, status, dry_run, started_at, ended_at"
@@ -62,7 +58,7 @@ def _row(values: tuple[object, ...]) -> RunRow:
         str(values[1]),
         str(values[2]),
         None if values[3] is None else str(values[3]),
-        run_state(str(values[4])),
+        str(values[4]),
         bool(values[5]),
         str(values[6]),
         None if values[7] is None else str(values[7]),
@@ -224,7 +220,14 @@ def phase_rows(db: IndexDB, run_id: str) -> list[PhaseReport]:
         "WHERE run_id = ? ORDER BY ordinal",
         (run_id,),
     )
-    return [PhaseReport(str(r[0]), phase_status(str(r[1])), json.loads(str(r[2])), r[3], int(r[4]), r[5]) for r in rows]
+    out: list[PhaseReport] = []
+    for r in rows:
+        status = phase_status(str(r[1]))
+        if status is None:  # only a row written around the CHECK constraint of state migration 0004
+            raise StorageError(f"state.db: run {run_id} phase {r[0]} has unknown status {r[1]!r}",
+                               hint=f"git memhtml sleep abort {run_id} drops the run", path=str(db.state_path))
+        out.append(PhaseReport(str(r[0]), status, json.loads(str(r[2])), r[3], int(r[4]), r[5]))
+    return out
 
 
 def reap_stale(db: IndexDB, *, branch_exists: Callable[[str], bool], now: str) -> list[dict[str, str]]:
