@@ -35,13 +35,37 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import IndexStatus
 from git_memhtml.index.project import FileRow
 from git_memhtml.sleep.engine import contract
-from git_memhtml.sleep.engine.env import DetectionBudget
+from git_memhtml.sleep.engine.env import DetectionBudget, ModelClient, RunServices
+from git_memhtml.sleep.phases._nomodel import (
+    CompressCounts,
+    EdgeTypingCounts,
+    TaskDetectionCounts,
+    TraceConsolidationCounts,
+)
+from git_memhtml.sleep.phases.confidence_decay import ConfidenceDecayCounts
+from git_memhtml.sleep.phases.dedup_merge import DedupMergeCounts
+from git_memhtml.sleep.phases.entity_resolution import EntityResolutionCounts
+from git_memhtml.sleep.phases.person_links import PersonLinksCounts
+from git_memhtml.sleep.phases.preflight import PreflightCounts
 from git_memhtml.sleep.phases.queries import CorpusRow
+from git_memhtml.sleep.phases.reprieve import ReprieveCounts
+from git_memhtml.sleep.phases.retention_triage import RetentionTriageCounts
 from git_memhtml.sleep.phases.tasks import TaskTally
 from git_memhtml.store.ops import LinkOp, OpLine, op_schema_markdown
 
-__all__ = ["CLICK_COMMANDS", "PYDANTIC_HOOKS", "TEST_ORACLES", "detection_budget", "queries_row", "record_fields",
-           "settings_fields"]
+__all__ = [
+    "CLICK_COMMANDS",
+    "CONTRACT_VIEWS",
+    "MODEL_LAYER_SLOTS",
+    "PYDANTIC_HOOKS",
+    "TEST_ORACLES",
+    "detection_budget",
+    "model_client_call",
+    "phase_counts_fields",
+    "queries_row",
+    "record_fields",
+    "settings_fields",
+]
 
 CLICK_COMMANDS = (
     discriminate_cmd, rebuild_cmd, update_cmd, status_cmd, plan_cmd, run_cmd, resume_cmd, sleep_status_cmd,
@@ -83,7 +107,8 @@ def queries_row(r: CorpusRow) -> object:
 
 
 def detection_budget(b: DetectionBudget) -> tuple[object, ...]:
-    """The detection budget's overflow count and cap: issue 9 wires them in another change (``sleep/engine``)."""
+    """The detection budget's overflow count (incremented past the cap, not reported until the model phases detect
+    tasks) and the cap itself (the budget's default)."""
     return (b.overflow, contract.DETECTED_TASK_CAP)
 
 
@@ -94,3 +119,80 @@ TEST_ORACLES = (rrf_fuse, apply_reinforcement, may_merge, is_content_hash, publi
 rule every resolved cluster must satisfy; ``is_content_hash`` the shape ``content_hash`` returns; ``publish`` the
 integrity phase's regeneration without its repair; ``op_schema_markdown`` regenerates docs/apply.md's table;
 ``applied_migrations`` reads the migration ledgers."""
+
+def phase_counts_fields(
+    c0: CompressCounts,
+    c1: EdgeTypingCounts,
+    c2: TaskDetectionCounts,
+    c3: TraceConsolidationCounts,
+    c4: ConfidenceDecayCounts,
+    c5: DedupMergeCounts,
+    c6: EntityResolutionCounts,
+    c7: PersonLinksCounts,
+    c8: PreflightCounts,
+    c9: ReprieveCounts,
+    c10: RetentionTriageCounts,
+) -> tuple[object, ...]:
+    """Fields of the phases' counts records: written by keyword, read by ``PhaseCounts.wire`` through
+    ``dataclasses.fields`` (the wire shape of the report, the trailer and the state row)."""
+    return (
+        c0.batches,
+        c0.canonicals,
+        c1.judged,
+        c2.batches,
+        c3.sessions,
+        c3.consolidated,
+        c4.skipped_type,
+        c4.not_due,
+        c4.eligible,
+        c4.below_gate,
+        c4.decayed,
+        c5.llm_groups,
+        c5.tasks_minted,
+        c5.tasks_refreshed,
+        c5.tasks_framed,
+        c5.tasks_dismissed,
+        c5.tasks_closed,
+        c5.tasks_capped,
+        c6.fuzzy_merges,
+        c6.llm_merges,
+        c6.alias_merges,
+        c6.pending_corroboration,
+        c6.review_candidates,
+        c6.names_kept_apart,
+        c6.tasks_minted,
+        c6.tasks_refreshed,
+        c6.tasks_framed,
+        c6.tasks_dismissed,
+        c6.tasks_closed,
+        c6.tasks_capped,
+        c6.files_rewritten,
+        c7.files_created,
+        c7.links_added,
+        c8.derived_edges,
+        c8.indexed_added,
+        c8.indexed_modified,
+        c8.indexed_removed,
+        c8.indexed_renamed,
+        c8.index_skipped,
+        c8.vector_coverage,
+        c9.ttl_passed,
+        c9.reprieved,
+        c9.expired,
+        c10.evict,
+        c10.evicted,
+    )
+
+
+MODEL_LAYER_SLOTS = (RunServices.llm_budget, RunServices.rails, ModelClient.complete)
+
+
+def model_client_call(client: ModelClient, prompt: str) -> str:
+    """The client protocol's one call (its parameter name is otherwise read only by implementations to come)."""
+    return client.complete(prompt)
+"""The places issue 9 item 4 gives the model layer ahead of issue 11: the call budget, the rails counters and the
+client protocol. The model phases read ``RunServices.model`` today (``no model bound``); the rest is read once a
+model can be bound."""
+
+CONTRACT_VIEWS = (contract.model_phases, contract.non_committing_phases, contract.sweep_phases)
+"""The contract's derived phase sets: tests/sleep/test_phase_registry.py holds them to the seed's tables."""

@@ -20,6 +20,7 @@ from git_memhtml.index.indexer import check_space
 from git_memhtml.index.retrieval_sql import (
     ARM_LIMIT,
     SNIPPET_CHARS,
+    Arm,
     ArmWeights,
     Scope,
     entities_sql,
@@ -66,7 +67,7 @@ class SearchResult:
 
     hits: tuple[Hit, ...]
     degraded: bool
-    arms: tuple[str, ...]
+    arms: tuple[Arm, ...]
     scope_empty: bool = False
     archived_matches: int | None = None
     archived: tuple[ArchivedMatch, ...] = ()
@@ -138,7 +139,7 @@ def search(
     scope = scope or Scope()
     weights = weights or ArmWeights()
     check_space(db, embedder)
-    arms: dict[str, float] = {}
+    arms: dict[Arm, float] = {}
     match = fts_match(query)
     if match is not None and weights.fts > 0:
         arms["fts"] = weights.fts

@@ -8,9 +8,9 @@ three of four arms is a leak). Arms rank from 1 and return at most ``:arm_limit`
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from git_memhtml.domain.entities import entity_key
 from git_memhtml.domain.rrf import RRF_K
@@ -165,7 +165,10 @@ def salience_arm_sql(scope_filter: str) -> str:
     return _ranked(inner, "s DESC, path")
 
 
-ARM_BUILDERS = {
+Arm = Literal["fts", "vector", "recency", "salience"]
+"""A retrieval arm (core §4 "Arms")."""
+
+ARM_BUILDERS: dict[Arm, Callable[[str], str]] = {
     "fts": fts_arm_sql,
     "vector": vector_arm_sql,
     "recency": recency_arm_sql,
@@ -185,7 +188,7 @@ def rrf_sql(arm_names: Sequence[str]) -> str:
 
 
 def fusion_sql(
-    arms: dict[str, float],
+    arms: dict[Arm, float],
     scope: Scope,
     *,
     match: str | None = None,

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from git_memhtml.cli.main import main
 from git_memhtml.embed.registry import get_embedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.engine.contract import NON_COMMITTING_PHASES, SLEEP_PHASES
+from git_memhtml.sleep.engine.contract import REGISTRY, SLEEP_PHASES, non_committing_phases, phase_specs
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.run import run_sleep
 
@@ -125,7 +126,7 @@ def test_conv26_cycle_run_review_merge_search(conv26: Path, capsys: pytest.Captu
     phases = [c["Memhtml-Phase"] for c in commits]
     assert len(phases) == len(set(phases))
     committed = {p["phase"] for p in data["phases"] if p["commitSha"]}
-    assert set(phases) == committed and not committed & NON_COMMITTING_PHASES
+    assert set(phases) == committed and not committed & non_committing_phases()
     for c in commits:
         assert c["Memhtml-Run"] == run_id
         assert isinstance(json.loads(c["Memhtml-Counts"]), dict)
@@ -331,11 +332,7 @@ def test_dry_run_makes_no_branch_and_writes_nothing(demo_repo: Path, capsys: pyt
 def test_failed_preflight_commits_nothing_and_skips_every_later_phase(
     demo_repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from git_memhtml.sleep import phases as phase_module
-
-    bodies = dict(phase_module.PHASE_BODIES)
-    bodies["preflight"] = _phase_runner("preflight")
-    monkeypatch.setattr("git_memhtml.sleep.engine.run.PHASE_BODIES", bodies)
+    monkeypatch.setitem(REGISTRY, "preflight", replace(phase_specs()["preflight"], body=_phase_runner("preflight")))
     code, run = cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)
     assert code == 1
     phases = run["data"]["phases"]
@@ -356,11 +353,8 @@ def _phase_runner(fail: str) -> Callable[[Any], Any]:
 def test_a_failing_phase_is_a_value_its_writes_are_undone_and_later_phases_run(
     demo_repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from git_memhtml.sleep import phases as phase_module
-
-    bodies = dict(phase_module.PHASE_BODIES)
-    bodies["dedup-merge"] = _phase_runner("dedup-merge")
-    monkeypatch.setattr("git_memhtml.sleep.engine.run.PHASE_BODIES", bodies)
+    failing = replace(phase_specs()["dedup-merge"], body=_phase_runner("dedup-merge"))
+    monkeypatch.setitem(REGISTRY, "dedup-merge", failing)
     code, run = cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)
     assert code == 1
     by_phase = {p["phase"]: p for p in run["data"]["phases"]}

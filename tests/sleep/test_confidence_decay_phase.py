@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from git_memhtml.document.draft import MemoryDraft
@@ -43,7 +44,7 @@ def test_absent_confidence_decays_to_0_92_with_three_decimals(tmp_path: Path) ->
     _reinforce(env, "areas/inbox/reinforced.html")
     reinforced_before = (env.repo.root / "areas/inbox/reinforced.html").read_bytes()
     outcome = confidence_decay.run(env)
-    assert outcome.counts == {
+    assert outcome.counts.wire() == {
         "active": 5, "reinforced": 1, "skippedType": 1, "notDue": 1, "eligible": 2, "belowGate": 1, "decayed": 1,
     }
     assert outcome.subject == "decay confidence on 1 un-reinforced memories"
@@ -63,7 +64,7 @@ def test_a_week_later_decays_from_the_file_value(tmp_path: Path) -> None:
     confidence_decay.run(env)
     commit_and_reindex(env)
     assert get_meta((env.repo.root / "areas/inbox/a.html").read_text(), "confidence") == "0.920"
-    env.at, env.base_sha = "2026-03-17T00:00:00Z", env.repo.head_sha() or ""  # the next run, a week later
+    env = replace(env, at="2026-03-17T00:00:00Z", base_sha=env.repo.head_sha() or "")  # the next run, a week later
     confidence_decay.run(env)
     assert get_meta((env.repo.root / "areas/inbox/a.html").read_text(), "confidence") == "0.848"
 
@@ -73,9 +74,9 @@ def test_a_second_run_the_same_day_decays_nothing(tmp_path: Path) -> None:
     confidence_decay.run(env)
     commit_and_reindex(env)
     before = (env.repo.root / "areas/inbox/a.html").read_bytes()
-    env.base_sha = env.repo.head_sha() or ""  # a second run cut from the first one's result
+    env = replace(env, base_sha=env.repo.head_sha() or "")  # a second run cut from the first one's result
     outcome = confidence_decay.run(env)
-    assert outcome.counts["notDue"] == 1 and outcome.counts["decayed"] == 0
+    assert outcome.counts.wire()["notDue"] == 1 and outcome.counts.wire()["decayed"] == 0
     assert (env.repo.root / "areas/inbox/a.html").read_bytes() == before
 
 
@@ -91,7 +92,7 @@ def test_dry_run_counts_and_writes_nothing(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, _files()), dry_run=True)
     before = tree_files(env.repo)
     outcome = confidence_decay.run(env)
-    assert outcome.counts["decayed"] == 2  # nothing is reinforced in this corpus; fresh.html is not due
+    assert outcome.counts.wire()["decayed"] == 2  # nothing is reinforced in this corpus; fresh.html is not due
     assert tree_files(env.repo) == before
     assert env.repo.commit("nothing") is None
 
@@ -110,4 +111,4 @@ def test_a_stamp_earlier_the_same_night_does_not_reset_the_decay_clock(tmp_path:
                                              f'content="{AT}">\n<meta name="memhtml-content-hash"'))
     assert get_meta(path.read_text(), "updated") == AT  # as an entity rewrite earlier tonight would leave it
     outcome = confidence_decay.run(env)
-    assert outcome.counts["decayed"] == 1
+    assert outcome.counts.wire()["decayed"] == 1

@@ -31,7 +31,7 @@ def _dup_files() -> dict[str, str]:
 def test_near_duplicate_folds_into_older_and_veto_opens_one_review_task(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, _dup_files()))
     outcome = dedup_merge.run(env)
-    counts = outcome.counts
+    counts = outcome.counts.wire()
     assert counts["merged"] == 1 and counts["vetoed"] == 1 and counts["tasksMinted"] == 1
     assert counts["candidates"] == 2 and counts["components"] == 2 and counts["llmGroups"] == 0
     assert outcome.subject == "fold 1 near-duplicates into canonicals"
@@ -62,7 +62,7 @@ def test_second_run_on_unchanged_corpus_changes_nothing(tmp_path: Path) -> None:
     dedup_merge.run(env)
     assert commit_and_reindex(env) is not None
     before = tree_files(env.repo)
-    again = dedup_merge.run(env).counts
+    again = dedup_merge.run(env).counts.wire()
     assert again["merged"] == 0 and again["tasksMinted"] == 0 and again["tasksRefreshed"] == 1
     assert tree_files(env.repo) == before
     assert env.repo.commit("again") is None
@@ -71,7 +71,7 @@ def test_second_run_on_unchanged_corpus_changes_nothing(tmp_path: Path) -> None:
 def test_dry_run_counts_but_writes_nothing(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, _dup_files()), dry_run=True)
     before = tree_files(env.repo)
-    counts = dedup_merge.run(env).counts
+    counts = dedup_merge.run(env).counts.wire()
     assert counts["merged"] == 1 and counts["tasksMinted"] == 1
     assert tree_files(env.repo) == before
     assert env.repo.commit("dry") is None
@@ -80,7 +80,7 @@ def test_dry_run_counts_but_writes_nothing(tmp_path: Path) -> None:
 def test_no_embedder_reports_no_vectors(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, _dup_files()), embed=False)
     outcome = dedup_merge.run(env)
-    assert outcome.counts["candidates"] == 0 and outcome.detail == "no vectors"
+    assert outcome.counts.wire()["candidates"] == 0 and outcome.detail == "no vectors"
 
 
 def test_role_guard_chain_folds_only_the_first_pair() -> None:
@@ -99,7 +99,7 @@ def test_three_copies_fold_into_the_oldest_and_tasks_and_arcs_are_ignored(tmp_pa
         "areas/inbox/tasks/t.html": memory(BASE + " task.", memory_type="task", created="2025-12-01T00:00:00Z"),
     }
     env = make_env(make_repo(tmp_path, files))
-    counts = dedup_merge.run(env).counts
+    counts = dedup_merge.run(env).counts.wire()
     assert counts["merged"] == 2 and counts["roleGuarded"] == 1
     keeper = (env.repo.root / "areas/inbox/c1.html").read_text()
     hrefs = sorted(link.href for link in get_links(keeper) if link.rel == "supersedes")

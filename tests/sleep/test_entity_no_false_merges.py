@@ -53,7 +53,7 @@ KEPT_APART = [
 def test_different_entities_are_not_merged(tmp_path: Path, case: str, claims: Mapping[str, Sequence[str]]) -> None:
     files = _corpus(claims)
     env = make_env(make_repo(tmp_path, files))
-    counts = entity_resolution.run(env).counts
+    counts = entity_resolution.run(env).counts.wire()
     if case == "a chain":  # neighbours may merge, but never into one cluster holding a failing pair
         clusters: dict[str, set[str]] = {}
         for path, html in files.items():
@@ -71,7 +71,7 @@ def test_different_entities_are_not_merged(tmp_path: Path, case: str, claims: Ma
 def test_numbered_services_are_not_chained_into_one(tmp_path: Path) -> None:
     claims = {f"service:svc{i}": [f"Service {i} answers on port {8000 + i}."] for i in range(120)}
     env = make_env(make_repo(tmp_path, _corpus(claims)))
-    counts = entity_resolution.run(env).counts
+    counts = entity_resolution.run(env).counts.wire()
     assert counts["fuzzyMerges"] == 0 and counts["filesRewritten"] == 0
     assert counts["namesKeptApart"] > 0  # svc1/svc10, svc12/svc120, …: related by letters, apart by number
     assert _values(env.repo.root) == set(claims)
@@ -82,7 +82,7 @@ def test_separator_variants_still_merge_keeping_display_case(tmp_path: Path) -> 
               "service:Checkout API": ["Checkout API is up.", "Checkout API scales."],
               "service:checkout-api": ["checkout-api deploys."]}
     env = make_env(make_repo(tmp_path, _corpus(claims)))
-    counts = entity_resolution.run(env).counts
+    counts = entity_resolution.run(env).counts.wire()
     assert _values(env.repo.root) == {"org:DGIA", "service:Checkout API"}  # the most-claimed spelling, as written
     assert counts["namesNormalized"] == 1 and counts["fuzzyMerges"] == 1
 
@@ -117,11 +117,11 @@ def test_a_memory_naming_two_people_keeps_both_people(tmp_path: Path) -> None:
         "areas/inbox/c.html": memory("Anna Berg reviews budgets.", entities=["person:Anna Berg"]),
     }
     env = make_env(make_repo(tmp_path, files))
-    counts = entity_resolution.run(env).counts
+    counts = entity_resolution.run(env).counts.wire()
     assert counts["aliasMerges"] == 0 and counts["filesRewritten"] == 0
     assert get_metas((env.repo.root / "areas/inbox/a.html").read_text(), "entity") == ["person:Bo Lind"]
     commit_and_reindex(env)
-    links = person_links.run(env).counts
+    links = person_links.run(env).counts.wire()
     assert links["people"] == 2
     bo = env.repo.root / "resources/people/bo-lind.html"
     assert bo.is_file() and parse_memory(bo.read_bytes(), path="resources/people/bo-lind.html").title == "Bo Lind"
@@ -138,7 +138,7 @@ def test_a_person_file_naming_two_people_declares_aliases_only_for_its_subject(t
         "areas/inbox/y.html": memory("Bo Lind signs the rota.", entities=["person:Bo Lind"]),
     }
     env = make_env(make_repo(tmp_path, files))
-    counts = entity_resolution.run(env).counts
+    counts = entity_resolution.run(env).counts.wire()
     assert counts["aliasMerges"] == 1  # Priya ~ Priya Raman; Bo Lind is not an alias of anyone
     root = env.repo.root
     assert get_metas((root / "areas/inbox/x.html").read_text(), "entity") == ["person:Priya Raman"]
@@ -164,7 +164,7 @@ def test_person_files_get_display_case_titles(tmp_path: Path) -> None:
 def test_review_band_task_names_both_spellings(tmp_path: Path) -> None:
     claims = {"person:Anna": ["Anna owns the roadmap."], "person:Hanna": ["Hanna runs payroll."]}
     env = make_env(make_repo(tmp_path, _corpus(claims)))
-    counts = entity_resolution.run(env).counts
+    counts = entity_resolution.run(env).counts.wire()
     assert counts["reviewCandidates"] == 1 and counts["tasksMinted"] == 1
     task = next((env.repo.root / "areas/inbox/tasks").glob("det-*.html")).read_text()
     assert '"Anna" and "Hanna"' in task and "person-spelling" in task

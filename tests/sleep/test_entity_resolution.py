@@ -43,7 +43,7 @@ def test_normalisation_and_lcs_merge_rewrite_meta_lines(tmp_path: Path) -> None:
     }
     env = make_env(make_repo(tmp_path, files))
     outcome = entity_resolution.run(env)
-    counts = outcome.counts
+    counts = outcome.counts.wire()
     root = env.repo.root
     assert _metas(root, "areas/inbox/a.html") == ["service:checkout-api"]
     assert _metas(root, "areas/inbox/c.html") == ["service:checkout-api"]  # duplicate collapsed, not doubled
@@ -56,7 +56,7 @@ def test_normalisation_and_lcs_merge_rewrite_meta_lines(tmp_path: Path) -> None:
     # idempotent: a second run over the committed result changes nothing
     commit_and_reindex(env)
     before = tree_files(env.repo)
-    again = entity_resolution.run(env).counts
+    again = entity_resolution.run(env).counts.wire()
     assert again["filesRewritten"] == 0 and tree_files(env.repo) == before
 
 
@@ -70,7 +70,7 @@ def test_alias_oracle_merges_short_name_into_person_file_name(tmp_path: Path) ->
         "areas/inbox/y.html": memory("Priya asked for a runbook.", entities=["person:Priya"]),
     }
     env = make_env(make_repo(tmp_path, files))
-    counts = entity_resolution.run(env).counts
+    counts = entity_resolution.run(env).counts.wire()
     assert counts["aliasMerges"] == 1
     root = env.repo.root
     assert _metas(root, "areas/inbox/y.html") == ["person:Priya Raman"]  # display case kept
@@ -87,7 +87,7 @@ def test_archived_person_file_still_declares_aliases(tmp_path: Path) -> None:
         "areas/inbox/z.html": memory("Laith reviews infra.", entities=["person:laith al-saadoon"]),
     }
     env = make_env(make_repo(tmp_path, files))
-    assert entity_resolution.run(env).counts["aliasMerges"] == 1
+    assert entity_resolution.run(env).counts.wire()["aliasMerges"] == 1
     assert _metas(env.repo.root, "areas/inbox/x.html") == ["person:laith al-saadoon"]
 
 
@@ -98,7 +98,7 @@ def test_review_band_pair_opens_one_task_and_is_not_merged(tmp_path: Path) -> No
         "areas/inbox/b.html": memory("Test dashboards live elsewhere.", entities=["tool:grafana-dev"]),
     }
     env = make_env(make_repo(tmp_path, files))
-    counts = entity_resolution.run(env).counts
+    counts = entity_resolution.run(env).counts.wire()
     assert counts["reviewCandidates"] == 1 and counts["tasksMinted"] == 1 and counts["fuzzyMerges"] == 0
     assert _metas(env.repo.root, "areas/inbox/b.html") == ["tool:grafana-dev"]
     tasks = open_detections(env.repo, "entity-resolution")
@@ -113,6 +113,6 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     }
     env = make_env(make_repo(tmp_path, files), dry_run=True)
     before = tree_files(env.repo)
-    counts = entity_resolution.run(env).counts
+    counts = entity_resolution.run(env).counts.wire()
     assert counts["namesNormalized"] == 1 and counts["filesRewritten"] == 1
     assert tree_files(env.repo) == before

@@ -40,7 +40,7 @@ def _files() -> dict[str, str]:
 def test_dangling_links_rewritten_or_dropped_and_artifacts_generated(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, _files()))
     outcome = integrity.run(env)
-    counts = outcome.counts
+    counts = outcome.counts.wire()
     assert counts["dangling"] == 2 and counts["rewritten"] == 1 and counts["dropped"] == 1
     root = env.repo.root
     src = (root / "areas/inbox/src.html").read_text()
@@ -63,7 +63,7 @@ def test_dangling_links_rewritten_or_dropped_and_artifacts_generated(tmp_path: P
     assert AT in (root / "sitemap.xml").read_text()
     commit_and_reindex(env)
     again = integrity.run(env)
-    assert again.counts == {"dangling": 0, "rewritten": 0, "dropped": 0, "artifacts": len(expected),
+    assert again.counts.wire() == {"dangling": 0, "rewritten": 0, "dropped": 0, "artifacts": len(expected),
                             "regenerated": 0}
     assert env.repo.commit("nothing") is None
 
@@ -84,7 +84,7 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, _files()), dry_run=True)
     before = tree_files(env.repo)
     outcome = integrity.run(env)
-    assert outcome.counts["dangling"] == 2 and outcome.counts["regenerated"] > 0
+    assert outcome.counts.wire()["dangling"] == 2 and outcome.counts.wire()["regenerated"] > 0
     assert tree_files(env.repo) == before
     assert not (env.repo.root / "sitemap.xml").exists()
 

@@ -32,7 +32,7 @@ def test_person_files_created_and_claimants_linked(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, _files()))
     dana_before = (env.repo.root / "resources/people/dana.html").read_bytes()
     outcome = person_links.run(env)
-    assert outcome.counts == {"people": 2, "filesCreated": 1, "linksAdded": 3}
+    assert outcome.counts.wire() == {"people": 2, "filesCreated": 1, "linksAdded": 3}
     assert outcome.subject == "link 2 memories to 2 people"
     root = env.repo.root
     sam = parse_memory((root / "resources/people/sam-ortiz.html").read_bytes())
@@ -51,7 +51,7 @@ def test_second_run_adds_nothing(tmp_path: Path) -> None:
     person_links.run(env)
     commit_and_reindex(env)
     before = tree_files(env.repo)
-    assert person_links.run(env).counts == {"people": 2, "filesCreated": 0, "linksAdded": 0}
+    assert person_links.run(env).counts.wire() == {"people": 2, "filesCreated": 0, "linksAdded": 0}
     assert tree_files(env.repo) == before
 
 
@@ -62,7 +62,7 @@ def test_reads_names_from_the_tree_after_entity_resolution_without_reindex(tmp_p
     }
     env = make_env(make_repo(tmp_path, files))
     entity_resolution.run(env)  # rewrites both to person:kim lee; index not refreshed
-    counts = person_links.run(env).counts
+    counts = person_links.run(env).counts.wire()
     assert counts["people"] == 1 and counts["filesCreated"] == 1
     assert (env.repo.root / "resources/people/kim-lee.html").exists()
 
@@ -70,7 +70,7 @@ def test_reads_names_from_the_tree_after_entity_resolution_without_reindex(tmp_p
 def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, _files()), dry_run=True)
     before = tree_files(env.repo)
-    assert person_links.run(env).counts["filesCreated"] == 1
+    assert person_links.run(env).counts.wire()["filesCreated"] == 1
     assert tree_files(env.repo) == before
 
 
@@ -92,7 +92,7 @@ def test_demo_corpus_two_nights_of_the_three_deterministic_phases(tmp_path: Path
         night: dict[str, dict[str, int]] = {}
         for phase in (dedup_merge, entity_resolution, person_links):
             outcome = phase.run(env)
-            night[phase.__name__] = outcome.counts
+            night[phase.__name__] = outcome.counts.wire()
             repo.commit(outcome.subject, outcome.body)
             indexer.update(repo, db, EMBEDDER, now=AT)
         nights.append(night)

@@ -45,7 +45,7 @@ def test_mines_pairs_replaces_previous_edges_and_never_touches_the_tree(tmp_path
     )
     before = tree_files(env.repo)
     outcome = relationship_mining.run(env)
-    assert outcome.counts["mined"] == outcome.counts["candidates"] == 3
+    assert outcome.counts.wire()["mined"] == outcome.counts.wire()["candidates"] == 3
     assert outcome.subject == ""
     rows = _derived(env)
     pairs = {(r[0], r[2]) for r in rows}
@@ -60,11 +60,11 @@ def test_mines_pairs_replaces_previous_edges_and_never_touches_the_tree(tmp_path
 
 def test_dry_run_writes_no_edge(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, _files()), dry_run=True)
-    assert relationship_mining.run(env).counts["mined"] == 3
+    assert relationship_mining.run(env).counts.wire()["mined"] == 3
     assert _derived(env) == []
 
 
 def test_no_vectors_replaces_nothing(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, _files()), embed=False)
     outcome = relationship_mining.run(env)
-    assert outcome.detail == "no vectors" and outcome.counts["mined"] == 0
+    assert outcome.detail == "no vectors" and outcome.counts.wire()["mined"] == 0

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from git_memhtml.sleep.engine.contract import SLEEP_PHASES
 from git_memhtml.sleep.engine.env import PhaseReport
+from git_memhtml.sleep.engine.ledger import EdgePromoted, SessionConsolidated
 from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
 from git_memhtml.sleep.phases import report
 from git_memhtml.sleep.phases.report import merged_ledger
@@ -33,7 +35,7 @@ def _results() -> list[PhaseReport]:
 
 def test_report_lists_every_phase_and_itself(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, {"areas/inbox/a.html": memory("A fact.")}))
-    env.results.extend(_results())
+    env = replace(env, results=tuple(_results()))
     outcome = report.run(env)
     assert report_path(env.run_id) == f".memhtml/sleep/sleep-{DATE}.html"
     page = (env.repo.root / report_path(env.run_id)).read_text()
@@ -47,7 +49,7 @@ def test_report_lists_every_phase_and_itself(tmp_path: Path) -> None:
     assert "<li>retention-triage: StorageError: &lt;locked&gt; &amp; busy</li>" in page
     assert "<dt>model calls</dt><dd>4</dd>" in page
     assert f"<p><mark>sleep/{DATE}: 17 phases, 1 committed, 1 failed, 1 skipped.</mark></p>" in page
-    assert outcome.counts == {"phases": 17, "committed": 1, "failed": 1, "skipped": 1,
+    assert outcome.counts.wire() == {"phases": 17, "committed": 1, "failed": 1, "skipped": 1,
                               "bytes": len(page.encode())}
     assert outcome.subject == f"record run sleep/{DATE}"
     assert env.repo.commit("report") is not None
@@ -55,10 +57,10 @@ def test_report_lists_every_phase_and_itself(tmp_path: Path) -> None:
 
 def test_ledger_is_appended_and_deduplicated(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, {"areas/inbox/a.html": memory("A fact.")}))
-    env.ledger.append({"kind": "edge-promoted", "src": "a", "rel": "contradicts", "dst": "b"})
+    env.services.ledger.append(EdgePromoted("a", "contradicts", "b"))
     report.run(env)
-    env.ledger.append({"dst": "b", "kind": "edge-promoted", "rel": "contradicts", "src": "a"})  # same mark
-    env.ledger.append({"kind": "session-consolidated", "session": "s1"})
+    env.services.ledger.append(EdgePromoted("a", "contradicts", "b"))  # same mark
+    env.services.ledger.append(SessionConsolidated("s1"))
     report.run(env)
     lines = (env.repo.root / ledger_file(env.run_id)).read_text().splitlines()
     assert lines == [
@@ -70,10 +72,10 @@ def test_ledger_is_appended_and_deduplicated(tmp_path: Path) -> None:
 
 def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, {"areas/inbox/a.html": memory("A fact.")}), dry_run=True)
-    env.results.extend(_results())
-    env.ledger.append({"kind": "x"})
+    env = replace(env, results=tuple(_results()))
+    env.services.ledger.append(SessionConsolidated("s1"))
     outcome = report.run(env)
-    assert outcome.counts["phases"] == 17 and outcome.counts["bytes"] > 0
+    assert outcome.counts.wire()["phases"] == 17 and outcome.counts.wire()["bytes"] > 0
     assert not (env.repo.root / ".memhtml").exists()
 
 

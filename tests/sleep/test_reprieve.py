@@ -47,7 +47,7 @@ def test_reprieve_extends_important_and_archives_weak_and_spent(tmp_path: Path) 
     _access(env, "areas/inbox/important.html", 3)
     _access(env, "areas/inbox/spent.html", 3)
     outcome = reprieve.run(env)
-    assert outcome.counts == {"ttlPassed": 3, "reprieved": 1, "expired": 2, "maxReprieves": 3}
+    assert outcome.counts.wire() == {"ttlPassed": 3, "reprieved": 1, "expired": 2, "maxReprieves": 3}
     assert outcome.subject == "reprieve 1, expire 2 TTL-passed memories"
     root = env.repo.root
     kept = (root / "areas/inbox/important.html").read_text()
@@ -64,7 +64,7 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, _files()), dry_run=True)
     before = tree_files(env.repo)
     outcome = reprieve.run(env)
-    assert outcome.counts["ttlPassed"] == 3 and outcome.counts["expired"] == 3
+    assert outcome.counts.wire()["ttlPassed"] == 3 and outcome.counts.wire()["expired"] == 3
     assert tree_files(env.repo) == before
 
 

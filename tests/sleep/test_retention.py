@@ -59,7 +59,8 @@ def test_evict_band_memory_is_archived(tmp_path: Path) -> None:
     assert scored["areas/arcs/stale-arc.html"].band == "evict"
     assert scored["resources/infra/fresh.html"].band != "evict"
     outcome = retention_triage.run(env)
-    assert outcome.counts["scored"] == 3 and outcome.counts["evict"] == 2 and outcome.counts["evicted"] == 1
+    counts = outcome.counts.wire()
+    assert counts["scored"] == 3 and counts["evict"] == 2 and counts["evicted"] == 1
     assert outcome.subject == "evict 1 memories below the retention floor"
     root = env.repo.root
     assert not (root / "areas/inbox/stale.html").exists()
@@ -71,14 +72,14 @@ def test_evict_band_memory_is_archived(tmp_path: Path) -> None:
     commit_and_reindex(env)
     # determinism: an unchanged corpus evicts nothing the second night
     again = retention_triage.run(env)
-    assert again.counts["evicted"] == 0
+    assert again.counts.wire()["evicted"] == 0
     assert env.repo.commit("nothing") is None
 
 
 def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     env = _observing(make_env(make_repo(tmp_path, _files()), dry_run=True))
     before = tree_files(env.repo)
-    assert retention_triage.run(env).counts["evicted"] == 1
+    assert retention_triage.run(env).counts.wire()["evicted"] == 1
     assert tree_files(env.repo) == before
 
 
@@ -106,7 +107,7 @@ def test_a_store_that_never_recorded_a_read_evicts_nothing(tmp_path: Path) -> No
     scored = {s.row.path: s for s in retention_pass(env.db, at=env.at, root=env.repo.root)}
     stale = scored["areas/inbox/stale.html"]
     assert stale.band == "evict" and stale.observed_days == 0.0 and stale.unobserved  # the band is the spec's
-    counts = retention_triage.run(env).counts
+    counts = retention_triage.run(env).counts.wire()
     assert counts["evict"] == 2 and counts["unobserved"] == 1 and counts["evicted"] == 0  # the arc is exempt
     assert (env.repo.root / "areas/inbox/stale.html").exists()
 
@@ -115,7 +116,7 @@ def test_memories_created_before_the_first_read_are_observed_from_it(tmp_path: P
     env = _observing(make_env(make_repo(tmp_path, _files())), since="2026-02-20T00:00:00Z")  # 18 days before AT
     stale = {s.row.path: s for s in retention_pass(env.db, at=env.at)}["areas/inbox/stale.html"]
     assert stale.observed_days == 18.0 and stale.unobserved
-    assert retention_triage.run(env).counts["evicted"] == 0
+    assert retention_triage.run(env).counts.wire()["evicted"] == 0
 
 
 def _weak(title: str, created: str) -> str:
@@ -134,7 +135,7 @@ def test_a_memory_created_after_observation_began_is_observed_from_its_creation(
     assert scored["areas/inbox/recent.html"].observed_days == 5.0
     assert scored["areas/inbox/month.html"].observed_days == 37.0 and not scored["areas/inbox/month.html"].unobserved
     assert not scored["areas/inbox/stale.html"].unobserved
-    counts = retention_triage.run(env).counts
+    counts = retention_triage.run(env).counts.wire()
     assert counts["evict"] == 4 and counts["unobserved"] == 1 and counts["evicted"] == 2
     assert (env.repo.root / "areas/inbox/recent.html").exists()
     assert not (env.repo.root / "areas/inbox/month.html").exists()
@@ -147,7 +148,7 @@ def test_a_clone_observes_from_its_own_first_read(tmp_path: Path) -> None:
     # read those reads as disuse; the clone therefore observes from its own first read.
     (tmp_path / "o").mkdir()
     origin = _observing(make_env(make_repo(tmp_path / "o", _files())))
-    assert state_export.run(origin).counts["written"] == 1
+    assert state_export.run(origin).counts.wire()["written"] == 1
     commit_and_reindex(origin, "export the sidecar")
     assert not {s.row.path: s for s in retention_pass(origin.db, at=AT)}["areas/inbox/stale.html"].unobserved
     git(tmp_path, "clone", "-q", str(origin.repo.root), str(tmp_path / "c"))
@@ -155,8 +156,8 @@ def test_a_clone_observes_from_its_own_first_read(tmp_path: Path) -> None:
     assert (clone.repo.root / ACCESS_SIDECAR).read_text() == (origin.repo.root / ACCESS_SIDECAR).read_text() != ""
     assert observation_start(clone.db) is None
     assert clone.db.query_one("SELECT count(*) FROM state.access") == (0,)
-    counts = retention_triage.run(clone).counts
+    counts = retention_triage.run(clone).counts.wire()
     assert counts["evicted"] == 0 and counts["unobserved"] == 1
     assert record_read(clone.db, TASK, now="2026-02-01T00:00:00Z")  # 37 days before AT
-    assert retention_triage.run(clone).counts["evicted"] == 1
+    assert retention_triage.run(clone).counts.wire()["evicted"] == 1
     assert not (clone.repo.root / "areas/inbox/stale.html").exists()

@@ -91,7 +91,7 @@ def test_a_never_read_corpus_is_not_thinned(corpus: tuple[GitRepo, IndexDB, Modu
     scored = retention_pass(db, at=at, root=repo.root)
     in_band = [s for s in scored if s.band == "evict"]
     assert len(in_band) > 500  # the spec's formula puts never-read, weakly linked memories in the evict band
-    counts = retention_triage.run(_env(repo, db, day, at)).counts
+    counts = retention_triage.run(_env(repo, db, day, at)).counts.wire()
     assert counts["scored"] == SIZE
     assert counts["evicted"] == 0 and counts["unobserved"] == counts["evict"] == len(in_band)
 
@@ -103,10 +103,10 @@ def test_the_first_read_starts_the_window(corpus: tuple[GitRepo, IndexDB, Module
     assert record_read(db, synth.memory_path(HUBS + 1), now=first_read)
     assert observation_start(db) == first_read
     day, at = _at(synth, 50)
-    counts = retention_triage.run(_env(repo, db, day, at)).counts
+    counts = retention_triage.run(_env(repo, db, day, at)).counts.wire()
     assert counts["evict"] > 500 and counts["evicted"] == 0 and counts["unobserved"] == counts["evict"]
     day, at = _at(synth, 71)
     in_band = [s for s in retention_pass(db, at=at, root=repo.root) if s.band == "evict"]
     assert all(s.observed_days == 31.0 for s in in_band)  # created at day 0, observed from day 40
-    counts = retention_triage.run(_env(repo, db, day, at)).counts
+    counts = retention_triage.run(_env(repo, db, day, at)).counts.wire()
     assert counts["unobserved"] == 0 and counts["evicted"] == counts["evict"] == len(in_band) > 500

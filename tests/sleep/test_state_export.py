@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from git_memhtml.sleep.engine.env import PhaseEnv
@@ -36,20 +37,20 @@ def test_export_bytes_then_unchanged_second_night(tmp_path: Path) -> None:
     _seed(env)
     outcome = state_export.run(env)
     assert (env.repo.root / ACCESS_SIDECAR).read_text() == EXPECTED
-    assert outcome.counts == {"rows": 2, "bytes": len(EXPECTED.encode()), "written": 1}
+    assert outcome.counts.wire() == {"rows": 2, "bytes": len(EXPECTED.encode()), "written": 1}
     assert outcome.subject == "export 2 access rows to the committed sidecar"
     assert env.repo.commit("export") is not None
     again = state_export.run(env)
-    assert again.counts["written"] == 0
+    assert again.counts.wire()["written"] == 0
     assert env.repo.commit("nothing") is None
 
 
 def test_empty_plane_gives_empty_file_and_dry_run_writes_nothing(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, {"areas/inbox/a.html": memory("A fact.")}), dry_run=True)
     _seed(env)
-    assert state_export.run(env).counts["written"] == 1
+    assert state_export.run(env).counts.wire()["written"] == 1
     assert not (env.repo.root / ACCESS_SIDECAR).exists()
-    env.dry_run = False
+    env = replace(env, dry_run=False)
     env.db.execute("DELETE FROM state.access")
     state_export.run(env)
     assert (env.repo.root / ACCESS_SIDECAR).read_bytes() == b""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from git_memhtml.document.editors import get_meta, get_metas
@@ -45,14 +46,14 @@ def test_key_is_normalised_digest_and_path_is_capped() -> None:
 def test_mint_then_refresh_without_budget(tmp_path: Path) -> None:
     env = _env(tmp_path)
     assert _mint(env, "alpha") == "minted"
-    assert env.budget.remaining == 9
+    assert env.services.budget.remaining == 9
     [task] = open_detections(env.repo, "test-detector")
     html = (env.repo.root / task.path).read_text()
     assert get_metas(html, "tag") == ["detected", "test-detector"] and get_meta(html, "author") == "agent:sleep"
     commit_and_reindex(env)
-    env.at = "2026-03-11T00:00:00Z"
+    env = replace(env, at="2026-03-11T00:00:00Z")
     assert _mint(env, "alpha") == "refreshed"
-    assert env.budget.remaining == 9
+    assert env.services.budget.remaining == 9
     assert get_meta((env.repo.root / task.path).read_text(), "updated") == "2026-03-11T00:00:00Z"
     assert len(open_detections(env.repo, "test-detector")) == 1
 
@@ -102,7 +103,7 @@ def test_budget_caps_and_counts_overflow(tmp_path: Path) -> None:
     env = _env(tmp_path)
     results = [_mint(env, f"finding number {i}", claim=f"check finding {i}") for i in range(12)]
     assert results.count("minted") == 10 and results.count("capped") == 2
-    assert env.budget.remaining == 0 and env.budget.overflow == 2
+    assert env.services.budget.remaining == 0 and env.services.budget.overflow == 2
 
 
 def test_dry_run_mints_nothing_on_disk(tmp_path: Path) -> None:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+from dataclasses import replace
 from typing import Any
-
-import pytest
 
 from git_memhtml.embed.registry import get_embedder
 from git_memhtml.gitrepo import GitRepo
@@ -20,15 +19,14 @@ NOW = "2026-02-01T09:00:00Z"
 def killed_mid_phase(repo: str) -> None:
     """Child: a real run that SIGKILLs itself inside retention-triage, after staging a half-written file."""
     os.environ["MEMHTML_EMBED"] = "fake"
-    import git_memhtml.sleep.engine.run as runner
-    from git_memhtml.sleep.phases import PHASE_BODIES
+    from git_memhtml.sleep.engine.contract import REGISTRY, phase_specs
 
     def dying(env: Any) -> Any:
         (env.repo.root / "areas" / "half.html").write_text("half")
         env.repo.stage(["areas/half.html"])
         os.kill(os.getpid(), signal.SIGKILL)
 
-    pytest.MonkeyPatch().setattr(runner, "PHASE_BODIES", {**PHASE_BODIES, "retention-triage": dying})  # the child dies
+    REGISTRY["retention-triage"] = replace(phase_specs()["retention-triage"], body=dying)
     main_repo = GitRepo.discover(repo)
     run_sleep(main_repo, IndexDB.for_repo(main_repo), date=DATE, embedder=get_embedder("fake"), clock=lambda: NOW)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -255,8 +256,9 @@ def test_a_failed_run_resumed_after_its_report_still_lands(
     from git_memhtml.embed.registry import get_embedder
     from git_memhtml.gitrepo import GitRepo
     from git_memhtml.index.db import IndexDB
+    from git_memhtml.sleep.engine.contract import REGISTRY, phase_specs
     from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
-    from git_memhtml.sleep.phases import PHASE_BODIES
+    from git_memhtml.sleep.phases.dedup_merge import DedupMergeCounts
     from git_memhtml.store.edits import archive_file
 
     monkeypatch.setenv("MEMHTML_NOW", NOW)
@@ -271,15 +273,15 @@ def test_a_failed_run_resumed_after_its_report_still_lands(
 
     def archiving(env: PhaseEnv) -> PhaseOutcome:
         assert archive_file(env.repo, "areas/inbox/fact-2.html", at=env.at) is not None
-        return PhaseOutcome({"archived": 1}, subject="archive 1 duplicate")
+        return PhaseOutcome(DedupMergeCounts(merged=1), subject="archive 1 duplicate")
 
     main_repo = GitRepo.discover(repo)
     db = IndexDB.for_repo(main_repo)
     try:
-        monkeypatch.setattr(runner, "PHASE_BODIES", {**PHASE_BODIES, "dedup-merge": failing})
+        monkeypatch.setitem(REGISTRY, "dedup-merge", replace(phase_specs()["dedup-merge"], body=failing))
         first = runner.run_sleep(main_repo, db, date="2026-12-01", embedder=get_embedder("fake"), clock=lambda: NOW)
         assert first.failed_phases == ["dedup-merge"]
-        monkeypatch.setattr(runner, "PHASE_BODIES", {**PHASE_BODIES, "dedup-merge": archiving})
+        monkeypatch.setitem(REGISTRY, "dedup-merge", replace(phase_specs()["dedup-merge"], body=archiving))
         resumed = runner.resume_sleep(main_repo, db, first.run_id, embedder=get_embedder("fake"), clock=lambda: NOW)
         assert resumed.failed_phases == []
     finally:

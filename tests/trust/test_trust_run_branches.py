@@ -19,7 +19,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -162,13 +162,13 @@ def make_interrupted(repo: Path) -> str:
 
 def make_failed(repo: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A finished run whose dedup-merge phase raised; return its id."""
-    from git_memhtml.sleep import phases as phase_module
+    from git_memhtml.sleep.engine.contract import REGISTRY, phase_specs
 
     def boom(env: Any) -> Any:
         raise RuntimeError("dedup-merge exploded")
 
     with monkeypatch.context() as patch:
-        patch.setattr("git_memhtml.sleep.engine.run.PHASE_BODIES", {**phase_module.PHASE_BODIES, "dedup-merge": boom})
+        patch.setitem(REGISTRY, "dedup-merge", replace(phase_specs()["dedup-merge"], body=boom))
         assert cli("-C", str(repo), "sleep", "run", "--date", DATE) == 1
     [run_id] = run_branches(repo)
     return run_id

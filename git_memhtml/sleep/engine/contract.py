@@ -1,4 +1,8 @@
-"""The sleep contract: the seventeen phases, their order, model use and hard prerequisites.
+"""The sleep contract: the seventeen phases, their order, and the registry of what each phase declares.
+
+The order is :data:`SLEEP_PHASES`; everything else about a phase (body, counts type, model use, whether it
+commits, hard prerequisites) is its module's :class:`PhaseSpec`, passed to :func:`register` at import. Adding a
+phase is its module (under ``sleep/phases/``, which imports every module it holds), one line here, and its test.
 
 Source: ``seeds/000`` §1–§2 and ``seeds/001`` (v0.6.0: 17 phases, ``placement-triage`` deep-only, preflight a
 hard prerequisite of every later phase, dedup-merge of compress and retention-triage).
@@ -6,7 +10,12 @@ hard prerequisite of every later phase, dedup-merge of compress and retention-tr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: env imports this module's constants
+    from git_memhtml.sleep.engine.env import PhaseBody, PhaseCounts
 
 SLEEP_PHASES: tuple[str, ...] = (
     "preflight",
@@ -29,15 +38,101 @@ SLEEP_PHASES: tuple[str, ...] = (
 )
 """Canonical order (seed 000 §1 table)."""
 
-NON_COMMITTING_PHASES: frozenset[str] = frozenset({"preflight", "relationship-mining"})
-"""Phases that never commit, by design (seed 001: preflight only refreshes the index; mined edges are index-only)."""
+PREFLIGHT = "preflight"
+GATED: tuple[str, ...] = (PREFLIGHT,)
+"""The hard prerequisites of every phase after preflight unless its spec says more (seed 000 §2: preflight gates
+all sixteen after it)."""
 
-HARD_PREREQUISITES: Mapping[str, tuple[str, ...]] = {
-    **dict.fromkeys(SLEEP_PHASES[1:], ("preflight",)),
-    "compress": ("preflight", "dedup-merge"),
-    "retention-triage": ("preflight", "dedup-merge"),
-}
-"""phase → phases whose failure skips it (seed 000 §2: preflight gates all sixteen after it)."""
+
+@dataclass(frozen=True)
+class PhaseSpec:
+    """What a phase module declares about its phase (its position is :data:`SLEEP_PHASES`).
+
+    Attributes:
+        name: the phase name, one of :data:`SLEEP_PHASES`.
+        body: ``run(env) -> PhaseOutcome``.
+        counts: the :class:`~git_memhtml.sleep.engine.env.PhaseCounts` subclass the body returns.
+        model: the phase calls a model when one is bound (seed 000 §1: eight phases do).
+        commits: ``False`` for a phase that never commits by design (seed 001: preflight only refreshes the index;
+            mined edges are index-only).
+        sweep: a uniform sweep whose diff does not pin a path for placement-triage (seed 000 §16).
+        prerequisites: phases whose failure skips this one (seed 000 §2); each must come earlier in the order.
+    """
+
+    name: str
+    body: PhaseBody
+    counts: type[PhaseCounts]
+    model: bool = False
+    commits: bool = True
+    sweep: bool = False
+    prerequisites: tuple[str, ...] = GATED
+
+
+REGISTRY: dict[str, PhaseSpec] = {}
+"""name → spec, filled by each phase module at import (:func:`register`); completed by ``git_memhtml.sleep``
+importing ``git_memhtml.sleep.phases`` (:func:`set_phase_loader`)."""
+
+_LOADERS: list[Callable[[], None]] = []
+
+
+def set_phase_loader(loader: Callable[[], None]) -> None:
+    """Install what imports the phase modules (``git_memhtml.sleep`` does, so the engine never imports them);
+    :func:`phase_specs` calls it while the registry is not total."""
+    _LOADERS[:] = [loader]
+
+
+def _origin(spec: PhaseSpec) -> str:
+    """``module.qualname`` of a spec's body (a module imported again re-registers the same origin)."""
+    return f"{getattr(spec.body, '__module__', '?')}.{getattr(spec.body, '__qualname__', '?')}"
+
+
+def register(spec: PhaseSpec) -> None:
+    """Record a phase module's spec (each phase module calls it once, at import).
+
+    Raises:
+        ImportError: the name is not in :data:`SLEEP_PHASES`, is registered twice, or names a prerequisite that does
+            not come before it.
+    """
+    if spec.name not in SLEEP_PHASES:
+        raise ImportError(f"phase {spec.name!r} is not in SLEEP_PHASES; add it to the order list first")
+    late = [p for p in spec.prerequisites if p not in SLEEP_PHASES or phase_ordinal(p) >= phase_ordinal(spec.name)]
+    if late:
+        raise ImportError(f"phase {spec.name!r}: prerequisite(s) {late} do not run before it")
+    if spec.name in REGISTRY and _origin(REGISTRY[spec.name]) != _origin(spec):
+        raise ImportError(f"phase {spec.name!r} is registered twice: {_origin(REGISTRY[spec.name])}, {_origin(spec)}")
+    REGISTRY[spec.name] = spec
+
+
+def phase_specs() -> Mapping[str, PhaseSpec]:
+    """Return the registry, checked total: every name of :data:`SLEEP_PHASES` has exactly one spec.
+
+    Raises:
+        ImportError: a phase has no spec (no module of ``sleep/phases/`` registers it).
+    """
+    if set(REGISTRY) != set(SLEEP_PHASES):
+        for load in _LOADERS:
+            load()
+    if set(REGISTRY) != set(SLEEP_PHASES):  # the total-mapping check (seed 000 §1)
+        missing = sorted(set(SLEEP_PHASES) - set(REGISTRY))
+        extra = sorted(set(REGISTRY) - set(SLEEP_PHASES))
+        raise ImportError(f"the phase registry is not total: missing {missing}, unknown {extra}")
+    return REGISTRY
+
+
+def model_phases() -> frozenset[str]:
+    """The phases that call a model when one is bound (seed 000 §1: eight)."""
+    return frozenset(name for name, spec in phase_specs().items() if spec.model)
+
+
+def non_committing_phases() -> frozenset[str]:
+    """Phases that never commit, by design (seed 001)."""
+    return frozenset(name for name, spec in phase_specs().items() if not spec.commits)
+
+
+def sweep_phases() -> frozenset[str]:
+    """Uniform sweeps whose diffs do not pin a path for placement-triage (seed 000 §16)."""
+    return frozenset(name for name, spec in phase_specs().items() if spec.sweep)
+
 
 DETECTED_TASK_CAP = 10
 """Detected tasks minted per night across all detectors (seed 000 §10)."""

@@ -1,42 +1,153 @@
 """What a phase receives and returns (``spec/memhtml-sleep-eval.md`` §0 "PhaseEnv").
 
-A phase body is ``def run(env: PhaseEnv) -> PhaseOutcome``. It reads the index (``env.db``) and the tree
-(``env.repo``, the run's linked work tree), writes files only through ``store.edits`` (which stages them), and
-never commits: the runner commits whatever the phase staged, with the run's trailers, using the outcome's
-``subject`` and ``body``. On a dry run a phase computes its counts and writes nothing.
+A phase body is ``def run(env: PhaseEnv) -> PhaseOutcome``. :class:`PhaseEnv` is its whole input, frozen: the
+run's work tree and index, the embedder, the run's identity and flags, and the reports of the phases before it.
+The one mutable part is ``env.services`` (:class:`RunServices`), the run-scoped counters and sinks every phase of
+the run shares (detected-task budget, pending-mark ledger, model client, call budget, rails tallies).
+
+A phase reads the index (``env.db``) and the tree (``env.repo``, the run's linked work tree), writes files only
+through ``store.edits`` (which stages them), and never commits: the runner commits whatever the phase staged, with
+the run's trailers, using the outcome's ``subject`` and ``body``. On a dry run a phase computes its counts and
+writes nothing.
+
+Counts are typed: each phase returns its own frozen :class:`PhaseCounts` subclass; :meth:`PhaseCounts.wire` is the
+one serialiser to the wire shape (camelCase keys in field order), called by the runner when it commits and
+reports the phase — the trailer, the state row, ``sleep run --json`` and the report page all read that mapping.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Literal, Protocol, get_args
 
 from git_memhtml.embed.base import Embedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
+from git_memhtml.sleep.engine.contract import DETECTED_TASK_CAP
+from git_memhtml.sleep.engine.ledger import PendingMark
+
+PhaseStatus = Literal["ok", "failed", "skipped"]
+"""A phase's status in a run report (seed 001): ran, raised, or was not run (prerequisite failed, resumed)."""
+
+PHASE_STATUSES: tuple[PhaseStatus, ...] = get_args(PhaseStatus)
+"""Every status (the ``state.sleep_phases.status`` CHECK of state migration 0004 allows exactly these)."""
+
+
+def phase_status(value: str) -> PhaseStatus | None:
+    """Return ``value`` as a :data:`PhaseStatus`, or ``None`` when it is none."""
+    for status in PHASE_STATUSES:
+        if status == value:
+            return status
+    return None
+
+CountValue = int | float
+"""A count on the wire: integers, and ratios such as preflight's ``vectorCoverage``."""
+
+WireCounts = dict[str, CountValue]
+"""Counts in their wire shape: camelCase key → value, in the phase's field order (trailer, state row, JSON)."""
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+@dataclass(frozen=True)
+class PhaseCounts:
+    """Base of every phase's counts: a frozen dataclass of ints (and ratios), snake_case fields.
+
+    A field set to ``None`` is a count the night did not measure (``grouped`` without ``--deep``, preflight's
+    ``vectorCoverage`` without vectors) and is left out of the wire shape, as it always was.
+    """
+
+    def wire(self) -> WireCounts:
+        """Return the wire shape: ``snake_case`` field → ``camelCase`` key, in field order; ``None`` omitted."""
+        out: WireCounts = {}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if value is not None:
+                out[_camel(item.name)] = value
+        return out
 
 
 @dataclass
 class DetectionBudget:
-    """Detected tasks left this run (shared by every detector; seed 000 §10) and the overflow count."""
+    """Detected tasks left this run (shared by every detector) and the overflow count.
 
-    remaining: int = 10
+    ``remaining`` starts at :data:`~git_memhtml.sleep.engine.contract.DETECTED_TASK_CAP` (10, seed 000 §10).
+    """
+
+    remaining: int = DETECTED_TASK_CAP
     overflow: int = 0
+
+
+@dataclass
+class LlmBudget:
+    """Model calls left this run: ``None`` is unlimited, the run's default (the CLI has no ``--max-llm-calls``
+    yet); ``spent`` counts the calls made. Decremented by the model phases once a model can be bound (DESIGN §3.7)."""
+
+    remaining: int | None = None
+    spent: int = 0
+
+
+@dataclass
+class RailCounters:
+    """Model proposals each validation rail refused this run (rail name → count; seed 003: every rail-blocked
+    proposal is counted and logged, so a model that keeps proposing rule-violating actions is visible)."""
+
+    blocked: Counter[str] = field(default_factory=Counter)
+
+
+class ModelClient(Protocol):
+    """A bound model (DESIGN §3.7): one completion of ``prompt`` (UTF-8 text in, text out).
+
+    Raises:
+        ModelUnavailable: the model could not be reached.
+    """
+
+    def complete(self, prompt: str) -> str:
+        """Return the model's reply to ``prompt``."""
+        ...
+
+
+@dataclass
+class RunServices:
+    """The run-scoped, mutable part of a phase's input, shared by every phase of one run.
+
+    Attributes:
+        budget: detected-task budget shared by the detectors of this run.
+        ledger: pending state-plane marks earned this run (seed 000 §2); written by the report phase.
+        model: the bound model client, or ``None`` when no model is bound (``memhtml.llm = off``, the only choice
+            until models arrive): the model phases then report ``no model bound``.
+        llm_budget: model calls left this run.
+        rails: proposals refused by each validation rail.
+    """
+
+    budget: DetectionBudget = field(default_factory=DetectionBudget)
+    ledger: list[PendingMark] = field(default_factory=list)
+    model: ModelClient | None = None
+    llm_budget: LlmBudget = field(default_factory=LlmBudget)
+    rails: RailCounters = field(default_factory=RailCounters)
 
 
 @dataclass(frozen=True)
 class PhaseReport:
-    """One phase's line in the run report (seed 001: status, counts, commitSha, llmCalls, detail)."""
+    """One phase's line in the run report (seed 001: status, counts, commitSha, llmCalls, detail).
+
+    ``counts`` is the wire shape (:meth:`PhaseCounts.wire`); a failed or prerequisite-skipped phase has ``{}``,
+    a resumed one the counts its state row or trailer recorded.
+    """
 
     phase: str
-    status: str  # ok | failed | skipped
-    counts: dict[str, Any]
+    status: PhaseStatus
+    counts: WireCounts
     commit_sha: str | None = None
     llm_calls: int = 0
     detail: str | None = None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, object]:
         """Return the JSON shape of the ``sleep.report`` envelope."""
         return {
             "phase": self.phase,
@@ -48,9 +159,9 @@ class PhaseReport:
         }
 
 
-@dataclass
+@dataclass(frozen=True)
 class PhaseEnv:
-    """Everything a phase may read or use.
+    """Everything a phase may read, and the run's services.
 
     Attributes:
         repo: the run's work tree (a linked worktree on ``sleep/<date>``; a detached scratch tree on a dry run).
@@ -63,10 +174,8 @@ class PhaseEnv:
             the clock (seed 000 §17).
         dry_run: compute counts only; write nothing.
         deep: ``--deep`` was given.
-        budget: detected-task budget shared by the detectors of this run.
-        results: reports of the phases already run (the report phase reads them).
-        reindex: callable that brings ``db`` up to the work tree (used by the runner between phases).
-        ledger: pending state-plane marks earned this run (``seed 000`` §2); written by the report phase.
+        results: reports of the phases already run this run, in order (the report phase reads them).
+        services: the run-scoped mutable services (:class:`RunServices`).
     """
 
     repo: GitRepo
@@ -78,21 +187,20 @@ class PhaseEnv:
     at: str
     dry_run: bool = False
     deep: bool = False
-    budget: DetectionBudget = field(default_factory=DetectionBudget)
-    results: list[PhaseReport] = field(default_factory=list)
-    reindex: Callable[[], object] | None = None
-    ledger: list[dict[str, Any]] = field(default_factory=list)
+    results: tuple[PhaseReport, ...] = ()
+    services: RunServices = field(default_factory=RunServices)
 
 
 @dataclass(frozen=True)
 class PhaseOutcome:
     """What a phase body returns: its counts, the commit subject/body for what it staged, and a reason.
 
-    ``subject`` is the text after ``memhtml(sleep(<phase>)): ``; ``body`` lines are indented by the runner.
-    ``detail`` explains an ``ok`` that did nothing (``no model bound``, ``deep only``).
+    ``counts`` is the phase's own :class:`PhaseCounts` subclass (the one its spec declares). ``subject`` is the
+    text after ``memhtml(sleep(<phase>)): ``; ``body`` lines are indented by the runner. ``detail`` explains an
+    ``ok`` that did nothing (``no model bound``, ``deep only``).
     """
 
-    counts: dict[str, Any]
+    counts: PhaseCounts
     subject: str = ""
     body: str | None = None
     detail: str | None = None

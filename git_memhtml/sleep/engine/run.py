@@ -12,8 +12,8 @@ import hashlib
 import json
 import secrets
 import socket
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +24,8 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
 from git_memhtml.sleep.engine.commit import TRAILER_COUNTS, TRAILER_PHASE, commit_phase
-from git_memhtml.sleep.engine.contract import (
-    HARD_PREREQUISITES,
-    MAX_SAME_DAY_RUNS,
-    NON_COMMITTING_PHASES,
-    SLEEP_PHASES,
-)
-from git_memhtml.sleep.engine.env import DetectionBudget, PhaseEnv, PhaseReport
+from git_memhtml.sleep.engine.contract import MAX_SAME_DAY_RUNS, SLEEP_PHASES, PhaseSpec, phase_specs
+from git_memhtml.sleep.engine.env import PhaseEnv, PhaseReport, RunServices, WireCounts
 from git_memhtml.sleep.engine.lock import relabel, remove_locks, sleep_lock, stale_git_locks
 from git_memhtml.sleep.engine.runfiles import run_file_stem
 from git_memhtml.sleep.engine.runref import resolve_sleep_run
@@ -46,7 +41,6 @@ from git_memhtml.sleep.engine.runs import (
     upsert_run,
 )
 from git_memhtml.sleep.engine.trunk import trunk_sha
-from git_memhtml.sleep.phases import PHASE_BODIES
 
 Clock = Callable[[], str]
 AfterPhase = Callable[[PhaseReport], object]
@@ -56,7 +50,7 @@ REPORT_PHASE = "report"
 RESWEEP_PHASES: tuple[str, ...] = ("integrity", "state-export", REPORT_PHASE)
 """Phases a resume re-runs even when the branch has their commits, once the run has a report: the listings, the
 sidecar and the report page then describe the re-run phases too, and the run still ends in a report commit (the
-landing rail, :mod:`sleep.landing_rail`, reads a resume's commits as a second canonical pass)."""
+landing rail, :mod:`sleep.landing.rail`, reads a resume's commits as a second canonical pass)."""
 
 
 @dataclass(frozen=True)
@@ -157,56 +151,78 @@ def worktree_folder(main: GitRepo, run_id: str) -> Path:
     return main.common_dir / "memhtml" / "worktrees" / worktree_name(run_id)
 
 
+Reindex = Callable[[], object]
+"""Brings the run's index up to its work tree (the runner calls it after each phase commit)."""
+
+
 def _execute(
     env: PhaseEnv,
+    reindex: Reindex,
     selected: Sequence[str],
     done: dict[str, PhaseReport],
     clock: Clock,
     after_phase: AfterPhase | None = None,
-) -> list[str]:
-    """Run ``selected`` phases in canonical order; append reports to ``env.results``; return new commits."""
+) -> list[PhaseReport]:
+    """Run ``selected`` phases in canonical order; return every phase's report (``done`` ones as given).
+
+    Each phase gets ``env`` with ``results`` set to the reports before it (a fresh frozen value per phase).
+    """
+    specs = phase_specs()
     failed: set[str] = set()
-    commits: list[str] = []
+    results: list[PhaseReport] = []
     for phase in SLEEP_PHASES:
         if phase not in selected:
             continue
         if phase in done:
-            env.results.append(done[phase])
+            results.append(done[phase])
             continue
-        blocked = [p for p in HARD_PREREQUISITES.get(phase, ()) if p in failed]
+        spec = specs[phase]
+        blocked = [p for p in spec.prerequisites if p in failed]
         started = clock()
         if blocked:
             report = PhaseReport(phase, "skipped", {}, detail=f"hard prerequisite {blocked[0]} failed")
         else:
-            report = _run_phase(env, phase)
+            report = _run_phase(replace(env, results=tuple(results)), spec, reindex)
             if report.status == "failed":
                 failed.add(phase)
-            if report.commit_sha:
-                commits.append(report.commit_sha)
-        env.results.append(report)
+        results.append(report)
         if not env.dry_run:
             record_phase(env.db, env.run_id, report, started_at=started, ended_at=clock())
         if after_phase is not None:
             after_phase(report)
-    return commits
+    return results
 
 
-def _run_phase(env: PhaseEnv, phase: str) -> PhaseReport:
+def _new_commits(results: Sequence[PhaseReport], done: Mapping[str, PhaseReport]) -> tuple[str, ...]:
+    """The commits the phases run now made (a ``done`` report's commit is an earlier one)."""
+    return tuple(r.commit_sha for r in results if r.commit_sha and r.phase not in done)
+
+
+def _run_phase(env: PhaseEnv, spec: PhaseSpec, reindex: Reindex) -> PhaseReport:
+    """Run one phase body; commit what it staged (unless its spec says it never commits); report it.
+
+    The counts are serialised here, once (:meth:`PhaseCounts.wire`), for the trailer and the report. A body that
+    raises, or returns counts of another type than its spec declares, is a ``failed`` phase with its writes undone.
+    """
+    phase = spec.name
     try:
-        outcome = PHASE_BODIES[phase](env)
+        outcome = spec.body(env)
+        if not isinstance(outcome.counts, spec.counts):
+            raise TypeError(f"{phase} returned {type(outcome.counts).__name__}, not {spec.counts.__name__}")
+        counts = outcome.counts.wire()
         sha = None
-        if not env.dry_run and phase not in NON_COMMITTING_PHASES:
+        if not env.dry_run and spec.commits:
             sha = commit_phase(
                 env.repo,
                 run_id=env.run_id,
                 phase=phase,
                 subject=outcome.subject or phase,
                 body=outcome.body,
-                counts=outcome.counts,
+                counts=counts,
             )
-            if sha and env.reindex is not None:
-                env.reindex()
-        return PhaseReport(phase, "ok", dict(outcome.counts), sha, outcome.llm_calls, outcome.detail)
+            if sha:
+                reindex()
+        return PhaseReport(phase, "ok", counts, sha, outcome.llm_calls, outcome.detail)
     except Exception as exc:
         _undo(env.repo)
         message = exc.message if isinstance(exc, MemhtmlError) else str(exc)
@@ -259,7 +275,8 @@ def _open_env(
     deep: bool,
     embedder: Embedder | None,
     seed: IndexDB | None = None,
-) -> PhaseEnv:
+) -> tuple[PhaseEnv, Reindex]:
+    """The first phase's input (fresh :class:`RunServices`: no model bound, unlimited calls) and the reindex step."""
     if seed is not None:
         _seed_index(seed, tree, base_sha, embedder)
     db = IndexDB.for_repo(tree)
@@ -274,10 +291,9 @@ def _open_env(
         at=at,
         dry_run=dry_run,
         deep=deep,
-        budget=DetectionBudget(),
+        services=RunServices(),
     )
-    env.reindex = lambda: update(tree, db, embedder, now=at)
-    return env
+    return env, lambda: update(tree, db, embedder, now=at)
 
 
 def run_sleep(
@@ -306,6 +322,7 @@ def run_sleep(
         RunRefused: no trunk branch, every run id of the date is taken, or another sleep run holds the sleep lock
             (:mod:`sleep.lock`: one run at a time).
     """
+    phase_specs()  # the registry is total before anything is cut
     with sleep_lock(main, next_run_id(main, date, db), now=clock()) as holder:
         base = trunk_sha(main)
         mark_interrupted(db, now=clock(), live=())  # we hold the lock: no other run can be executing
@@ -334,10 +351,10 @@ def _run_locked(
         upsert_run(db, RunRow(run_id, run_id, base, base, "running", False, clock(), None))
         main.create_branch(run_id, base)
         tree = main.add_worktree(name, folder, run_id)
-    env = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=dry_run, deep=deep, embedder=embedder,
-                    seed=db)
+    env, reindex = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=dry_run, deep=deep,
+                             embedder=embedder, seed=db)
     try:
-        commits = _execute(env, phases, {}, clock, after_phase)
+        results = _execute(env, reindex, phases, {}, clock, after_phase)
         head = tree.head_sha() or base
     except BaseException:
         if not dry_run:
@@ -347,7 +364,7 @@ def _run_locked(
         env.db.close()
         main.remove_worktree(name)
     report = RunReport(
-        run_id, run_id, base, head, dry_run, tuple(env.results), tuple(commits), tuple(reaped),
+        run_id, run_id, base, head, dry_run, tuple(results), _new_commits(results, {}), tuple(reaped),
         extra={"unfinished": unfinished},
     )
     if not dry_run:
@@ -355,11 +372,11 @@ def _run_locked(
     return report
 
 
-def completed_phases(main: GitRepo, base: str, tip: str) -> dict[str, tuple[str, dict[str, Any]]]:
+def completed_phases(main: GitRepo, base: str, tip: str) -> dict[str, tuple[str, WireCounts]]:
     """Return ``{phase: (commit sha, counts)}`` for every ``Memhtml-Phase`` trailer on ``base..tip``."""
     phases = main.log_trailers(base, tip, TRAILER_PHASE)
     counts = dict(main.log_trailers(base, tip, TRAILER_COUNTS))
-    done: dict[str, tuple[str, dict[str, Any]]] = {}
+    done: dict[str, tuple[str, WireCounts]] = {}
     for sha, values in phases:
         for phase in values:
             if phase in SLEEP_PHASES:
@@ -393,6 +410,7 @@ def resume_sleep(
         RunVerbRefused: not a run, running, or merged (:func:`sleep.runref.resolve_sleep_run`).
         RunRefused: another sleep run holds the sleep lock.
     """
+    phase_specs()
     resolve_sleep_run(main, db, run_id, "resume")
     with sleep_lock(main, run_id, now=clock()):
         run = resolve_sleep_run(main, db, run_id, "resume")  # again under the lock: nobody started it meanwhile
@@ -421,9 +439,10 @@ def _resume_locked(
     if REPORT_PHASE in done:  # a re-run phase may commit after the report: the sweeps and the report run again
         for phase in RESWEEP_PHASES:
             done.pop(phase, None)
-    env = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=False, deep=deep, embedder=embedder)
+    env, reindex = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=False, deep=deep,
+                             embedder=embedder)
     try:
-        commits = _execute(env, SLEEP_PHASES, done, clock, after_phase)
+        results = _execute(env, reindex, SLEEP_PHASES, done, clock, after_phase)
         head = tree.head_sha() or tip
     except BaseException:
         set_status(db, run_id, "interrupted", head_sha=tree.head_sha(), now=clock())
@@ -431,8 +450,8 @@ def _resume_locked(
     finally:
         env.db.close()
         main.remove_worktree(name)
-    report = RunReport(run_id, run_id, base, head, False, tuple(env.results), tuple(commits), (), resumed=True,
-                       extra={"recoveredLocks": recovered})
+    report = RunReport(run_id, run_id, base, head, False, tuple(results), _new_commits(results, done), (),
+                       resumed=True, extra={"recoveredLocks": recovered})
     set_status(db, run_id, "failed" if report.failed_phases else "review", head_sha=head, now=clock())
     return report
 

@@ -37,16 +37,13 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.commit import TRAILER_PHASE, TRAILER_RUN
 from git_memhtml.sleep.engine.lock import live_holder
 from git_memhtml.sleep.engine.runfiles import run_file_stem
-from git_memhtml.sleep.engine.runs import RunRow, get_run, phase_rows, run_owner
+from git_memhtml.sleep.engine.runs import RunRow, RunState, get_run, phase_rows, run_owner, run_state
 from git_memhtml.sleep.engine.trunk import trunk_name
 
 RUN_ID = re.compile(r"^sleep/\d{4}-\d{2}-\d{2}(?:-[0-9a-z]{1,32})?$")
 """A run id: ``sleep/<date>`` (runs made before unique ids), ``sleep/<date>-<n>`` or ``sleep/<date>-<suffix>``."""
 
-STATES: tuple[str, ...] = ("running", "interrupted", "failed", "review", "merged", "abandoned")
-"""What a resolved run can be."""
-
-VERB_STATES: dict[str, frozenset[str]] = {
+VERB_STATES: dict[str, frozenset[RunState]] = {
     "merge": frozenset({"review", "failed", "merged"}),
     "rebase": frozenset({"review", "failed"}),
     "pr": frozenset({"review", "failed"}),
@@ -84,7 +81,7 @@ class SleepRun:
     base_sha: str
     tip_sha: str
     branch_exists: bool
-    state: str
+    state: RunState
     failed_phases: tuple[str, ...]
     commits: tuple[str, ...]
     owner: str | None
@@ -122,7 +119,8 @@ def _trunk_tip(repo: GitRepo) -> str | None:
 
 
 def _state(repo: GitRepo, db: IndexDB, name: str, row: RunRow | None, base: str, tip: str,
-           commits: tuple[str, ...], trunk: str | None, abandoned_start: bool = False) -> tuple[str, tuple[str, ...]]:
+           commits: tuple[str, ...], trunk: str | None,
+           abandoned_start: bool = False) -> tuple[RunState, tuple[str, ...]]:
     holder = live_holder(repo)
     if holder is not None and holder.run_id == name and not holder.is_this_process():
         return "running", ()
@@ -136,14 +134,14 @@ def _state(repo: GitRepo, db: IndexDB, name: str, row: RunRow | None, base: str,
     return ("review" if "report" in phases else "interrupted"), ()
 
 
-def _state_of_row(db: IndexDB, name: str, row: RunRow) -> tuple[str, tuple[str, ...]]:
+def _state_of_row(db: IndexDB, name: str, row: RunRow) -> tuple[RunState, tuple[str, ...]]:
     """The state a row records; a ``running`` row is ``interrupted`` here, since a live run always holds the sleep
     lock (checked first by the caller) and a row's owner pid may have been reused since."""
     if row.status in ("running", "interrupted"):
         return "interrupted", ()
     if row.status == "failed":
         return "failed", tuple(p.phase for p in phase_rows(db, name) if p.status == "failed")
-    return (row.status if row.status in STATES else "review"), ()
+    return run_state(row.status) or "review", ()
 
 
 def resolve_sleep_run(repo: GitRepo, db: IndexDB, name: str | None, verb: str, *,

@@ -11,12 +11,20 @@ import os
 import socket
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from git_memhtml.domain.instants import hours_between
 from git_memhtml.errors import StorageError
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.contract import STALE_RUN_HOURS, phase_ordinal
-from git_memhtml.sleep.engine.env import PhaseReport
+from git_memhtml.sleep.engine.env import PhaseReport, phase_status
+
+RunState = Literal["running", "interrupted", "failed", "review", "merged", "abandoned"]
+"""A run's state: its row's ``status`` (the ``state.sleep_runs.status`` CHECK of state migration 0004 allows
+exactly these), and what :func:`git_memhtml.sleep.engine.runref.resolve_sleep_run` judges a run to be."""
+
+RUN_STATES: tuple[RunState, ...] = get_args(RunState)
+"""Every run state, in the order of :data:`RunState`."""
 
 
 @dataclass(frozen=True)
@@ -27,10 +35,18 @@ class RunRow:
     branch: str
     base_sha: str
     head_sha: str | None
-    status: str
+    status: str  # a RunState as stored; read raw, so an unknown value reaches runref, which judges it
     dry_run: bool
     started_at: str
     ended_at: str | None
+
+
+def run_state(value: str) -> RunState | None:
+    """Return ``value`` as a :data:`RunState`, or ``None`` when it is none."""
+    for state in RUN_STATES:
+        if state == value:
+            return state
+    return None
 
 
 _COLUMNS = "run_id, branch, base_sha, head_sha, status, dry_run, started_at, ended_at"
@@ -160,7 +176,7 @@ def upsert_run(db: IndexDB, row: RunRow) -> None:
         pass
 
 
-def set_status(db: IndexDB, run_id: str, status: str, *, head_sha: str | None = None, now: str) -> None:
+def set_status(db: IndexDB, run_id: str, status: RunState, *, head_sha: str | None = None, now: str) -> None:
     """Update a run's status (and head) — errors swallowed."""
     try:
         db.execute(
@@ -204,7 +220,14 @@ def phase_rows(db: IndexDB, run_id: str) -> list[PhaseReport]:
         "WHERE run_id = ? ORDER BY ordinal",
         (run_id,),
     )
-    return [PhaseReport(str(r[0]), str(r[1]), json.loads(str(r[2])), r[3], int(r[4]), r[5]) for r in rows]
+    out: list[PhaseReport] = []
+    for r in rows:
+        status = phase_status(str(r[1]))
+        if status is None:  # only a row written around the CHECK constraint of state migration 0004
+            raise StorageError(f"state.db: run {run_id} phase {r[0]} has unknown status {r[1]!r}",
+                               hint=f"git memhtml sleep abort {run_id} drops the run", path=str(db.state_path))
+        out.append(PhaseReport(str(r[0]), status, json.loads(str(r[2])), r[3], int(r[4]), r[5]))
+    return out
 
 
 def reap_stale(db: IndexDB, *, branch_exists: Callable[[str], bool], now: str) -> list[dict[str, str]]:

@@ -43,7 +43,7 @@ from git_memhtml.sleep.engine.runs import phase_rows, rebase_row
 from git_memhtml.sleep.engine.trunk import trunk_name
 from git_memhtml.sleep.landing.rail import check_sleep_output
 from git_memhtml.sleep.phases.report import PHASE as REPORT_PHASE
-from git_memhtml.sleep.phases.report import phase_lines
+from git_memhtml.sleep.phases.report import phase_lines, report_counts
 from git_memhtml.sleep.presentation.report_html import render_report
 from git_memhtml.tree.layout import is_indexable
 
@@ -132,14 +132,8 @@ def _report_page(db: IndexDB, run_id: str, base: str, head: str, shas: Mapping[s
         return None
     earlier = [PhaseReport(r.phase, r.status, r.counts, shas.get(r.commit_sha or "", r.commit_sha), r.llm_calls,
                            r.detail) for r in rows if r.phase != REPORT_PHASE]
-    counts: dict[str, Any] = {
-        "phases": len(earlier) + 1,
-        "committed": sum(1 for r in earlier if r.commit_sha),
-        "failed": sum(1 for r in earlier if r.status == "failed"),
-        "skipped": sum(1 for r in earlier if r.status == "skipped"),
-    }
     return render_report(run_id=run_id, branch=run_id, base_sha=base, head_sha=head,
-                         reports=phase_lines(earlier, counts)).encode("utf-8")
+                         reports=phase_lines(earlier, report_counts(earlier))).encode("utf-8")
 
 
 @dataclass

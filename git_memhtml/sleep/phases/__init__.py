@@ -1,47 +1,18 @@
-"""Phase bodies: a total mapping from every name of ``SLEEP_PHASES`` to its body, checked at import."""
+"""The phase bodies: every module of this package is imported, and each phase module registers its
+:class:`~git_memhtml.sleep.engine.contract.PhaseSpec` with the engine (helper modules register nothing).
+
+Imported by ``git_memhtml.sleep`` itself, so the registry is complete before any run; the import checks it total
+(:func:`~git_memhtml.sleep.engine.contract.phase_specs` raises ``ImportError`` naming a missing phase).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+import pkgutil
 
-from git_memhtml.sleep.engine.contract import SLEEP_PHASES
-from git_memhtml.sleep.engine.env import PhaseBody
-from git_memhtml.sleep.phases import (
-    _nomodel,
-    confidence_decay,
-    dedup_merge,
-    entity_resolution,
-    integrity,
-    person_links,
-    preflight,
-    relationship_mining,
-    report,
-    reprieve,
-    retention_triage,
-    state_export,
-)
+from git_memhtml.sleep.engine.contract import phase_specs
 
-PHASE_BODIES: Mapping[str, PhaseBody] = {
-    "preflight": preflight.run,
-    "dedup-merge": dedup_merge.run,
-    "entity-resolution": entity_resolution.run,
-    "person-links": person_links.run,
-    "relationship-mining": relationship_mining.run,
-    "edge-typing": _nomodel.edge_typing,
-    "confidence-decay": confidence_decay.run,
-    "arc-synthesis": _nomodel.arc_synthesis,
-    "retention-triage": retention_triage.run,
-    "compress": _nomodel.compress,
-    "reprieve": reprieve.run,
-    "trace-consolidation": _nomodel.trace_consolidation,
-    "task-detection": _nomodel.task_detection,
-    "placement-triage": _nomodel.placement_triage,
-    "integrity": integrity.run,
-    "state-export": state_export.run,
-    "report": report.run,
-}
+for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+    importlib.import_module(f"{__name__}.{_module}")
 
-if set(PHASE_BODIES) != set(SLEEP_PHASES):  # the total-mapping check (seed 000 §1)
-    missing = sorted(set(SLEEP_PHASES) - set(PHASE_BODIES))
-    extra = sorted(set(PHASE_BODIES) - set(SLEEP_PHASES))
-    raise ImportError(f"PHASE_BODIES is not total: missing {missing}, unknown {extra}")
+phase_specs()

@@ -18,17 +18,32 @@ stops producing diffs. A written value has three decimals and the stamp sets ``u
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from git_memhtml.document.editors import get_meta
 from git_memhtml.domain.decay import decay_confidence, format_confidence, should_commit
 from git_memhtml.domain.instants import parse_instant
-from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.engine.contract import PhaseSpec, register
+from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.store.edits import set_meta, stamp_file
 
 DECAY_PERIOD_DAYS = 7
 """One decay step per this many days since the file's last ``updated`` stamp (our decision, docs/sleep.md)."""
 MAX_STEPS = 104
 """Cap on steps applied at once (two years of weeks); the value is at the 0.2 floor long before."""
+
+
+@dataclass(frozen=True)
+class ConfidenceDecayCounts(PhaseCounts):
+    """See :func:`run`."""
+
+    active: int
+    reinforced: int
+    skipped_type: int
+    not_due: int
+    eligible: int
+    below_gate: int
+    decayed: int
 
 
 def due_steps(updated: str | None, at: str) -> int:
@@ -77,16 +92,16 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     counts = {
         "active": len(rows),
         "reinforced": 0,
-        "skippedType": 0,
-        "notDue": 0,
+        "skipped_type": 0,
+        "not_due": 0,
         "eligible": 0,
-        "belowGate": 0,
+        "below_gate": 0,
         "decayed": 0,
     }
     stamped: list[str] = []
     for path, memory_type, reinforcements in rows:
         if memory_type == "task":
-            counts["skippedType"] += 1
+            counts["skipped_type"] += 1
             continue
         if int(reinforcements) > 0:
             counts["reinforced"] += 1
@@ -99,7 +114,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         anchor = get_meta(base.decode("utf-8", errors="replace"), "updated") if base is not None else None
         steps = due_steps(anchor or get_meta(html, "updated"), env.at)
         if steps == 0:
-            counts["notDue"] += 1
+            counts["not_due"] += 1
             continue
         counts["eligible"] += 1
         old = file_confidence(html)
@@ -107,7 +122,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         for _ in range(steps):
             new = decay_confidence(new)
         if not should_commit(old, new):
-            counts["belowGate"] += 1
+            counts["below_gate"] += 1
             continue
         if env.dry_run:
             counts["decayed"] += 1
@@ -119,4 +134,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     if stamped:
         env.repo.stage(stamped)  # once: each stage call rewrites the whole git index
     n = counts["decayed"]
-    return PhaseOutcome(counts, subject=f"decay confidence on {n} un-reinforced memories")
+    return PhaseOutcome(ConfidenceDecayCounts(**counts), subject=f"decay confidence on {n} un-reinforced memories")
+
+
+register(PhaseSpec("confidence-decay", run, ConfidenceDecayCounts, sweep=True))

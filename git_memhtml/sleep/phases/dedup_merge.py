@@ -25,7 +25,8 @@ from git_memhtml.domain.merge import (
     merge_candidates,
 )
 from git_memhtml.domain.neighbors import top_neighbor_pairs
-from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.engine.contract import PhaseSpec, register
+from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.phases.queries import CorpusRow, active_corpus, first_chunk_vectors
 from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task
 from git_memhtml.store import edits
@@ -44,6 +45,25 @@ NO_MODEL_PAIR_LIMIT = 400
 """Pairs mined with no model bound (sleep-eval §1 phase 2, ``DEDUP_PAIR_LIMIT`` note)."""
 
 NO_VECTORS = "no vectors"
+
+
+@dataclass(frozen=True)
+class DedupMergeCounts(PhaseCounts):
+    """See :func:`run`; ``llm_groups`` and ``tasks_closed`` stay 0 with no model bound."""
+
+    candidates: int = 0
+    components: int = 0
+    llm_groups: int = 0
+    vetoed: int = 0
+    role_guarded: int = 0
+    merged: int = 0
+    vanished: int = 0
+    tasks_minted: int = 0
+    tasks_refreshed: int = 0
+    tasks_framed: int = 0
+    tasks_dismissed: int = 0
+    tasks_closed: int = 0
+    tasks_capped: int = 0
 
 
 @dataclass(frozen=True)
@@ -159,7 +179,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     """
     mined = _mine(env)
     if mined is None:
-        return PhaseOutcome(_counts(), detail=NO_VECTORS)
+        return PhaseOutcome(DedupMergeCounts(), detail=NO_VECTORS)
     outcome = merge_candidates(mined.proposals, threshold=NEAR_DUPLICATE_THRESHOLD, cap=MAX_MERGE_PAIRS)
     merged = vanished = 0
     for decision in outcome.decisions:
@@ -168,14 +188,14 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         else:
             vanished += 1
     tally = _mint_veto_tasks(env, outcome.vetoed, NO_MODEL_FLOOR)
-    counts = _counts(
+    counts = DedupMergeCounts(
         candidates=len(mined.proposals),
         components=mined.components,
         vetoed=len(outcome.vetoed),
-        roleGuarded=len(outcome.role_guarded),
+        role_guarded=len(outcome.role_guarded),
         merged=merged,
         vanished=vanished,
-        **tally.counts(),
+        **tally.count_fields(),
     )
     deferred = tally.minted + tally.refreshed
     return PhaseOutcome(
@@ -185,11 +205,4 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     )
 
 
-def _counts(**values: int) -> dict[str, int]:
-    counts = {
-        "candidates": 0, "components": 0, "llmGroups": 0, "vetoed": 0, "roleGuarded": 0, "merged": 0,
-        "vanished": 0, "tasksMinted": 0, "tasksRefreshed": 0, "tasksFramed": 0, "tasksDismissed": 0,
-        "tasksClosed": 0, "tasksCapped": 0,
-    }
-    counts.update(values)
-    return counts
+register(PhaseSpec("dedup-merge", run, DedupMergeCounts, model=True))

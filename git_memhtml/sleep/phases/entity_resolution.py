@@ -42,7 +42,8 @@ from git_memhtml.domain.entities import (
 )
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.engine.contract import PhaseSpec, register
+from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.phases.queries import EntityCount, active_entities
 from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task
 from git_memhtml.store import edits
@@ -295,6 +296,27 @@ def _mint_review_tasks(env: PhaseEnv, pairs: Sequence[BandPair], counts: Mapping
     return tally
 
 
+@dataclass(frozen=True)
+class EntityResolutionCounts(PhaseCounts):
+    """See :func:`run`; ``llm_merges``, ``pending_corroboration`` and ``tasks_closed`` stay 0 with no model."""
+
+    entities: int
+    names_normalized: int
+    fuzzy_merges: int
+    llm_merges: int
+    alias_merges: int
+    pending_corroboration: int
+    review_candidates: int
+    names_kept_apart: int
+    tasks_minted: int
+    tasks_refreshed: int
+    tasks_framed: int
+    tasks_dismissed: int
+    tasks_closed: int
+    tasks_capped: int
+    files_rewritten: int
+
+
 def run(env: PhaseEnv) -> PhaseOutcome:
     """Normalise and merge entity names with no model bound (sleep-eval §1 phase 3, §6).
 
@@ -337,20 +359,23 @@ def run(env: PhaseEnv) -> PhaseOutcome:
                 plan.setdefault(path, []).append((old, new))
     rewritten = rewrite_claimants(env, plan)
     tally = _mint_review_tasks(env, band, type_counts)
-    counts = {
-        "entities": total,
-        "namesNormalized": names_normalized,
-        "fuzzyMerges": fuzzy,
-        "llmMerges": 0,
-        "aliasMerges": alias,
-        "pendingCorroboration": 0,
-        "reviewCandidates": len(band),
-        "namesKeptApart": apart,
-        **tally.counts(),
-        "filesRewritten": rewritten,
-    }
+    counts = EntityResolutionCounts(
+        entities=total,
+        names_normalized=names_normalized,
+        fuzzy_merges=fuzzy,
+        llm_merges=0,
+        alias_merges=alias,
+        pending_corroboration=0,
+        review_candidates=len(band),
+        names_kept_apart=apart,
+        **tally.count_fields(),
+        files_rewritten=rewritten,
+    )
     return PhaseOutcome(
         counts,
         subject=f"normalize {names_normalized} entity names, merge {fuzzy} aliases",
         body=f"deferred {tally.minted + tally.refreshed} alias decisions to review tasks",
     )
+
+
+register(PhaseSpec("entity-resolution", run, EntityResolutionCounts, model=True))

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from git_memhtml.artifacts.listings import TreeFile, publish_rows, render_artifacts, scan_tree, write_artifacts
 from git_memhtml.document.editors import get_links
 from git_memhtml.document.model import Link
-from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.engine.contract import PhaseSpec, register
+from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.store.edits import Edit, link, set_meta, stamp_file, unlink
 from git_memhtml.tree.layout import archive_path_for, is_valid_memory_path
 
@@ -43,6 +44,18 @@ class Dangling:
     href: str
     target: str
     archived_to: str | None
+
+
+@dataclass(frozen=True)
+class IntegrityCounts(PhaseCounts):
+    """``dangling`` links found, ``rewritten`` to an archive path, ``dropped``; ``artifacts`` rendered,
+    ``regenerated`` written."""
+
+    dangling: int
+    rewritten: int
+    dropped: int
+    artifacts: int
+    regenerated: int
 
 
 def link_target(href: str) -> str:
@@ -130,16 +143,19 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         tree = scan_tree(env.repo.root)  # the repair changed heads (and ``updated`` stamps) the listings show
     result = write_artifacts(env.repo, render_artifacts(publish_rows(env.db, tree)), dry_run=env.dry_run)
     lines += [f"warning: {path}: {reason}" for path, reason in (*refused, *result.refused)]
-    counts = {
-        "dangling": len(dangling),
-        "rewritten": rewritten,
-        "dropped": dropped,
-        "artifacts": result.artifacts,
-        "regenerated": result.regenerated,
-    }
+    counts = IntegrityCounts(
+        dangling=len(dangling),
+        rewritten=rewritten,
+        dropped=dropped,
+        artifacts=result.artifacts,
+        regenerated=result.regenerated,
+    )
     lines += [f"regenerate {path}" for path in result.paths]
     return PhaseOutcome(
         counts,
         subject=f"repair {len(dangling)} dangling links, regenerate {result.regenerated} artifacts",
         body="\n".join(lines) if lines else None,
     )
+
+
+register(PhaseSpec("integrity", run, IntegrityCounts, sweep=True))

@@ -11,18 +11,29 @@ gains ``about_person → /<person file>`` and ``updated``, only when the link is
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from git_memhtml.document import editors
 from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
 from git_memhtml.domain.entities import PERSON, display_name, name_key
-from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.engine.contract import PhaseSpec, register
+from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.phases.queries import active_corpus
 from git_memhtml.store import edits
 from git_memhtml.tree.layout import PEOPLE_DIR, slugify
 
 SLEEP_AUTHOR = "agent:sleep"
+
+
+@dataclass(frozen=True)
+class PersonLinksCounts(PhaseCounts):
+    """``people`` (distinct person names), ``files_created``, ``links_added``."""
+
+    people: int
+    files_created: int
+    links_added: int
 
 
 def person_path(name: str) -> str:
@@ -119,5 +130,8 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         file.write_text(text, encoding="utf-8")
         env.repo.stage([target])
     added, linked = _link_claimants(env, people)
-    counts = {"people": len(people), "filesCreated": len(created), "linksAdded": added}
+    counts = PersonLinksCounts(people=len(people), files_created=len(created), links_added=added)
     return PhaseOutcome(counts, subject=f"link {len(linked)} memories to {len(people)} people")
+
+
+register(PhaseSpec("person-links", run, PersonLinksCounts))

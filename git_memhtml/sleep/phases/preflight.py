@@ -6,14 +6,38 @@ phase; vector coverage floor 0.5 hard, 0.95 warning, only when the vector plane 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 from git_memhtml.cut import clip_join
 from git_memhtml.errors import DirtyTree, IndexStale
 from git_memhtml.index.indexer import update
-from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.engine.contract import PhaseSpec, register
+from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 
 VECTOR_COVERAGE_HARD_FLOOR = 0.5
 VECTOR_COVERAGE_WARN_FLOOR = 0.95
 """Seed 000 §2: under 0.5 refuse; between 0.5 and 0.95 warn and continue."""
+
+
+@dataclass(frozen=True)
+class PreflightCounts(PhaseCounts):
+    """The corpus snapshot and what the index refresh did; ``vector_coverage`` only with an embedder and chunks,
+    ``index_errors`` only when files were skipped as unparseable."""
+
+    active: int
+    archived: int
+    chunks: int
+    embeddings: int
+    edges: int
+    derived_edges: int
+    indexed_added: int
+    indexed_modified: int
+    indexed_removed: int
+    indexed_renamed: int
+    embeddings_written: int
+    index_skipped: int
+    vector_coverage: float | None = None
+    index_errors: int | None = None
 
 
 def run(env: PhaseEnv) -> PhaseOutcome:
@@ -40,24 +64,24 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     (embedded,) = db.query_one("SELECT count(*) FROM embeddings WHERE model = ?", (space,)) or (0,)
     (edges,) = db.query_one("SELECT count(*) FROM edges") or (0,)
     (derived,) = db.query_one("SELECT count(*) FROM edges WHERE derived = 1") or (0,)
-    counts: dict[str, object] = {
-        "active": active,
-        "archived": archived,
-        "chunks": chunks,
-        "embeddings": embedded,
-        "edges": edges,
-        "derivedEdges": derived,
-        "indexedAdded": report.added,
-        "indexedModified": report.modified,
-        "indexedRemoved": report.removed,
-        "indexedRenamed": report.renamed,
-        "embeddingsWritten": report.embeddings_written,
-        "indexSkipped": report.skipped,
-    }
+    counts = PreflightCounts(
+        active=active,
+        archived=archived,
+        chunks=chunks,
+        embeddings=embedded,
+        edges=edges,
+        derived_edges=derived,
+        indexed_added=report.added,
+        indexed_modified=report.modified,
+        indexed_removed=report.removed,
+        indexed_renamed=report.renamed,
+        embeddings_written=report.embeddings_written,
+        index_skipped=report.skipped,
+    )
     detail = None
     if env.embedder is not None and chunks:
         coverage = embedded / chunks
-        counts["vectorCoverage"] = round(coverage, 4)
+        counts = replace(counts, vector_coverage=round(coverage, 4))
         if coverage < VECTOR_COVERAGE_HARD_FLOOR:
             raise IndexStale(
                 f"vector coverage {coverage:.2f} is below {VECTOR_COVERAGE_HARD_FLOOR}: cosine phases would see a sample",
@@ -66,7 +90,10 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         if coverage < VECTOR_COVERAGE_WARN_FLOOR:
             detail = f"vector coverage {coverage:.2f} below {VECTOR_COVERAGE_WARN_FLOOR}"
     if report.errors:
-        counts["indexErrors"] = len(report.errors)
+        counts = replace(counts, index_errors=len(report.errors))
         shown = clip_join((f"{p}: {r}" for p, r in report.errors), 3, "; ")
         detail = (detail + "; " if detail else "") + f"skipped unparseable files: {shown}"
     return PhaseOutcome(counts, detail=detail)
+
+
+register(PhaseSpec("preflight", run, PreflightCounts, commits=False, prerequisites=()))

@@ -12,10 +12,13 @@ the deep grouping reads (seed 000 §16); a night without ``--deep`` drops any le
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from git_memhtml.domain.neighbors import top_neighbor_pairs
-from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.engine.contract import PhaseSpec, register
+from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.phases.queries import first_chunk_vectors, vector_space
 from git_memhtml.sleep.phases.scoring import GROUPING_REL, active_rows
 
@@ -34,6 +37,15 @@ _INSERT = (
     "created_at) VALUES (?, ?, ?, 'memory', 1, ?, 'sleep', ?, ?)"
 )
 """``OR IGNORE``: an authored edge with the same key wins over a mined one."""
+
+
+@dataclass(frozen=True)
+class RelationshipMiningCounts(PhaseCounts):
+    """``candidates`` and ``mined`` (equal); ``grouped`` only under ``--deep``."""
+
+    candidates: int = 0
+    mined: int = 0
+    grouped: int | None = None
 
 
 def _pairs(paths: list[str], vectors: np.ndarray, floor: float) -> list[tuple[str, str, float]]:
@@ -57,18 +69,14 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     """
     rows = active_rows(env.db, env.repo.root)
     space = env.embedder.space if env.embedder is not None else vector_space(env.db)
-    counts: dict[str, int] = {"candidates": 0, "mined": 0}
-    if env.deep:
-        counts["grouped"] = 0
+    counts = RelationshipMiningCounts(grouped=0 if env.deep else None)
     if space is None:
         return PhaseOutcome(counts, detail="no vectors")
     paths = [row.path for row in rows]
     vectors = first_chunk_vectors(env.db, paths, space)
     mined = _pairs(paths, vectors, MINING_FLOOR)
     grouped = [p for p in _pairs(paths, vectors, GROUPING_FLOOR) if p[2] < MINING_FLOOR] if env.deep else []
-    counts["candidates"] = counts["mined"] = len(mined)
-    if env.deep:
-        counts["grouped"] = len(grouped)
+    counts = RelationshipMiningCounts(len(mined), len(mined), len(grouped) if env.deep else None)
     if env.dry_run:
         return PhaseOutcome(counts)
     with env.db.atomic():
@@ -83,3 +91,6 @@ def run(env: PhaseEnv) -> PhaseOutcome:
             _INSERT, [(src, GROUPING_REL, dst, _clamp(sim), env.run_id, env.at) for src, dst, sim in grouped]
         )
     return PhaseOutcome(counts)
+
+
+register(PhaseSpec("relationship-mining", run, RelationshipMiningCounts, commits=False))

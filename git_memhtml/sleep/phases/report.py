@@ -2,7 +2,8 @@
 §2 "The pending-mark ledger"; DESIGN §3.2).
 
 The page lists every phase the runner reported so far (``env.results``) plus the report's own line, so a resume
-that re-runs only the report still accounts for every phase. The pending marks the run earned (``env.ledger``)
+that re-runs only the report still accounts for every phase. The pending marks the run earned
+(``env.services.ledger``)
 are appended to ``.memhtml/sleep/<run>.pending.jsonl``, one compact JSON line per mark, deduplicated by the
 rendered line so a resume re-recording a mark appends nothing.
 """
@@ -11,21 +12,35 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass, replace
 
-from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome, PhaseReport
+from git_memhtml.sleep.engine.contract import PhaseSpec, register
+from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome, PhaseReport
+from git_memhtml.sleep.engine.ledger import PendingMark
 from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
 from git_memhtml.sleep.presentation.report_html import render_report
 
 PHASE = "report"
 
 
-def render_mark(mark: dict[str, Any]) -> str:
+@dataclass(frozen=True)
+class ReportCounts(PhaseCounts):
+    """``phases`` (the report included), ``committed``, ``failed``, ``skipped`` of the earlier lines, and ``bytes``
+    of the page (``None`` on the page's own line: the page cannot hold its own size)."""
+
+    phases: int
+    committed: int
+    failed: int
+    skipped: int
+    bytes: int | None = None
+
+
+def render_mark(mark: PendingMark) -> str:
     """One ledger line: compact JSON with sorted keys, so equal marks render to equal lines."""
-    return json.dumps(mark, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(mark.as_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def merged_ledger(existing: str, marks: Sequence[dict[str, Any]]) -> str:
+def merged_ledger(existing: str, marks: Sequence[PendingMark]) -> str:
     """``existing`` ledger text with each new rendered mark appended once (existing lines kept as they are)."""
     lines = [line for line in existing.splitlines() if line.strip()]
     seen = set(lines)
@@ -37,10 +52,20 @@ def merged_ledger(existing: str, marks: Sequence[dict[str, Any]]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def phase_lines(results: Sequence[PhaseReport], own_counts: dict[str, Any]) -> list[PhaseReport]:
+def phase_lines(results: Sequence[PhaseReport], own_counts: PhaseCounts) -> list[PhaseReport]:
     """Every earlier result (a stale ``report`` line dropped) plus the report's own ``ok`` line."""
     earlier = [r for r in results if r.phase != PHASE]
-    return [*earlier, PhaseReport(PHASE, "ok", own_counts)]
+    return [*earlier, PhaseReport(PHASE, "ok", own_counts.wire())]
+
+
+def report_counts(earlier: Sequence[PhaseReport]) -> ReportCounts:
+    """The report's counts over the ``earlier`` lines (the report's own line excluded), ``bytes`` not yet known."""
+    return ReportCounts(
+        phases=len(earlier) + 1,
+        committed=sum(1 for r in earlier if r.commit_sha),
+        failed=sum(1 for r in earlier if r.status == "failed"),
+        skipped=sum(1 for r in earlier if r.status == "skipped"),
+    )
 
 
 def _write_if_changed(env: PhaseEnv, path: str, data: bytes) -> bool:
@@ -63,24 +88,22 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         OSError/GitError: the files cannot be written or staged.
     """
     earlier = [r for r in env.results if r.phase != PHASE]
-    counts: dict[str, Any] = {
-        "phases": len(earlier) + 1,
-        "committed": sum(1 for r in earlier if r.commit_sha),
-        "failed": sum(1 for r in earlier if r.status == "failed"),
-        "skipped": sum(1 for r in earlier if r.status == "skipped"),
-    }
+    counts = report_counts(earlier)
     page = render_report(
         run_id=env.run_id,
         branch=env.run_id,
         base_sha=env.base_sha,
         head_sha=env.repo.head_sha(),
-        reports=phase_lines(env.results, dict(counts)),
+        reports=phase_lines(env.results, counts),
     ).encode("utf-8")
-    counts["bytes"] = len(page)
+    marks = env.services.ledger
     if not env.dry_run:
         _write_if_changed(env, report_path(env.run_id), page)
-        if env.ledger:
+        if marks:
             ledger = env.repo.root / ledger_file(env.run_id)
             existing = ledger.read_text(encoding="utf-8") if ledger.is_file() else ""
-            _write_if_changed(env, ledger_file(env.run_id), merged_ledger(existing, env.ledger).encode("utf-8"))
-    return PhaseOutcome(counts, subject=f"record run {env.run_id}")
+            _write_if_changed(env, ledger_file(env.run_id), merged_ledger(existing, marks).encode("utf-8"))
+    return PhaseOutcome(replace(counts, bytes=len(page)), subject=f"record run {env.run_id}")
+
+
+register(PhaseSpec("report", run, ReportCounts, sweep=True))

@@ -9,17 +9,29 @@ by 14 days from the run date and counts the reprieve; anything else is archived.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from git_memhtml.domain.instants import format_instant, parse_instant
 from git_memhtml.domain.reinforce import AccessState
 from git_memhtml.domain.retention import MAX_REPRIEVES, REPRIEVE_DAYS, reprieve_score, should_reprieve
-from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.engine.contract import PhaseSpec, register
+from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.phases.scoring import access_rows, active_rows
 from git_memhtml.store.edits import archive_file, set_meta, stamp_file
 
 EXEMPT_TYPES: frozenset[str] = frozenset({"arc", "task"})
 """Types reprieve never selects (sleep-eval §1 phase 11)."""
+
+
+@dataclass(frozen=True)
+class ReprieveCounts(PhaseCounts):
+    """``ttl_passed`` selected, ``reprieved``, ``expired``, and the ``max_reprieves`` cap (3) they were judged by."""
+
+    ttl_passed: int
+    reprieved: int
+    expired: int
+    max_reprieves: int
 
 
 def extended_until(at: str, days: int = REPRIEVE_DAYS) -> str:
@@ -48,13 +60,13 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     if now is None:
         raise ValueError(f"run instant {env.at!r} is not ISO-8601")
     access = access_rows(env.db)
-    counts = {"ttlPassed": 0, "reprieved": 0, "expired": 0, "maxReprieves": MAX_REPRIEVES}
+    counts = {"ttl_passed": 0, "reprieved": 0, "expired": 0, "max_reprieves": MAX_REPRIEVES}
     lines: list[str] = []
     for row in active_rows(env.db, env.repo.root):
         until = parse_instant(row.valid_until) if row.valid_until else None
         if row.memory_type in EXEMPT_TYPES or until is None or until > now:
             continue
-        counts["ttlPassed"] += 1
+        counts["ttl_passed"] += 1
         facts = access.get(row.path, AccessState())
         hours = hours_since(facts.last_accessed_at or row.updated_at, now)
         score = reprieve_score(row.importance, facts.access_count, facts.outcome_score, hours)
@@ -79,7 +91,10 @@ def run(env: PhaseEnv) -> PhaseOutcome:
             counts["expired"] += 1
             lines.append(f"expire {row.path} -> {target} (score {score:.4f}, {row.reprieves} reprieves)")
     return PhaseOutcome(
-        counts,
+        ReprieveCounts(**counts),
         subject=f"reprieve {counts['reprieved']}, expire {counts['expired']} TTL-passed memories",
         body="\n".join(lines) if lines else None,
     )
+
+
+register(PhaseSpec("reprieve", run, ReprieveCounts))

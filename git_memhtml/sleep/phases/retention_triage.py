@@ -12,12 +12,27 @@ are never evicted here. Nothing is deleted.
 
 from __future__ import annotations
 
-from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
+from dataclasses import dataclass
+
+from git_memhtml.sleep.engine.contract import PhaseSpec, register
+from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.phases.scoring import retention_pass
 from git_memhtml.store.edits import archive_file
 
 EXEMPT_TYPES: frozenset[str] = frozenset({"arc", "task"})
 """Types retention-triage never archives (sleep-eval §1 phase 9)."""
+
+
+@dataclass(frozen=True)
+class RetentionTriageCounts(PhaseCounts):
+    """See :func:`run`."""
+
+    scored: int
+    keep: int
+    compress: int
+    evict: int
+    evicted: int
+    unobserved: int
 
 
 def run(env: PhaseEnv) -> PhaseOutcome:
@@ -49,7 +64,10 @@ def run(env: PhaseEnv) -> PhaseOutcome:
             moved.append(f"{item.row.path} -> {target} (score {item.score:.4f})")
     n = counts["evicted"]
     return PhaseOutcome(
-        counts,
+        RetentionTriageCounts(**counts),
         subject=f"evict {n} memories below the retention floor",
         body="\n".join(moved) if moved else None,
     )
+
+
+register(PhaseSpec("retention-triage", run, RetentionTriageCounts, prerequisites=("preflight", "dedup-merge")))

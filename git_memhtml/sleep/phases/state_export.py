@@ -8,9 +8,21 @@ only when they differ, so a quiet night commits nothing here.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from git_memhtml.index.access import export_access_jsonl
-from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.engine.contract import PhaseSpec, register
+from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.tree.layout import ACCESS_SIDECAR
+
+
+@dataclass(frozen=True)
+class StateExportCounts(PhaseCounts):
+    """``rows`` exported, ``bytes`` of the sidecar, ``written`` 1 when its bytes changed."""
+
+    rows: int
+    bytes: int
+    written: int
 
 
 def run(env: PhaseEnv) -> PhaseOutcome:
@@ -29,6 +41,9 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         target.write_bytes(data)
         env.repo.stage([ACCESS_SIDECAR])
     return PhaseOutcome(
-        {"rows": rows, "bytes": len(data), "written": int(changed)},
+        StateExportCounts(rows=rows, bytes=len(data), written=int(changed)),
         subject=f"export {rows} access rows to the committed sidecar",
     )
+
+
+register(PhaseSpec("state-export", run, StateExportCounts, sweep=True))

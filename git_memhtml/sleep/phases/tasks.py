@@ -9,7 +9,7 @@
   measurement must be non-empty.
 - **A human dismissal sticks**: a done detected task under ``archive/<Y>/areas/inbox/tasks/`` that was not closed
   by the machine refuses the same key (ten years back from the run date).
-- **Ten a night** across detectors (``env.budget``); overflow is counted.
+- **Ten a night** across detectors (``env.services.budget``); overflow is counted.
 - **No sweep yet**: the spec's sweep (sleep-eval §7 ``closeVanishedDetections``, tag ``machine-closed``) runs only
   on a model-bound night, and this version binds no model; its unused implementation was removed in issue 9. A
   task tagged ``machine-closed`` is still no human dismissal.
@@ -126,15 +126,16 @@ class TaskTally:
         """Whether anything was (or, on a dry run, would be) written."""
         return bool(self.minted or self.refreshed or self.closed)
 
-    def counts(self) -> dict[str, int]:
-        """``tasksMinted, tasksRefreshed, tasksFramed, tasksDismissed, tasksClosed, tasksCapped``."""
+    def count_fields(self) -> dict[str, int]:
+        """The ``tasks_*`` fields of a phase's counts: ``tasks_minted, tasks_refreshed, tasks_framed,
+        tasks_dismissed, tasks_closed, tasks_capped`` (wire ``tasksMinted`` …), in that order."""
         return {
-            "tasksMinted": self.minted,
-            "tasksRefreshed": self.refreshed,
-            "tasksFramed": self.framed,
-            "tasksDismissed": self.dismissed,
-            "tasksClosed": self.closed,
-            "tasksCapped": self.capped,
+            "tasks_minted": self.minted,
+            "tasks_refreshed": self.refreshed,
+            "tasks_framed": self.framed,
+            "tasks_dismissed": self.dismissed,
+            "tasks_closed": self.closed,
+            "tasks_capped": self.capped,
         }
 
 
@@ -318,13 +319,14 @@ def mint_detected_task(
     frame = frame_key_of(flatten(claim))
     if frame is not None and any(frame_key_of(flatten(item.gist)) == frame for item in opened):
         return MintOutcome("framed", key, path)
-    if env.budget.remaining <= 0:
-        env.budget.overflow += 1
+    budget = env.services.budget
+    if budget.remaining <= 0:
+        budget.overflow += 1
         return MintOutcome("capped", key, path)
     text = render_detected_task(
         detector=detector, run_id=env.run_id, title=title, claim=claim, evidence=evidence, now=env.at, detail=detail
     )
-    env.budget.remaining -= 1
+    budget.remaining -= 1
     if not env.dry_run:
         target = env.repo.root / path
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from git_memhtml.document.editors import get_metas, without_format_tags
 from git_memhtml.document.hash import content_hash
@@ -25,9 +25,15 @@ from git_memhtml.sleep.engine.runref import resolve_sleep_run
 from git_memhtml.sleep.engine.runs import phase_rows
 from git_memhtml.tree.layout import ARCHIVE_MIRROR, has_memory_suffix, is_indexable
 
-CLASSES: tuple[str, ...] = ("body-changed", "entity-changed", "created", "archived", "deleted", "meta-only")
+ChangeClass = Literal["body-changed", "entity-changed", "created", "archived", "deleted", "meta-only"]
+"""How a run changed one file (module docstring)."""
+
+CLASSES: tuple[ChangeClass, ...] = get_args(ChangeClass)
 """Every file class, in the order a reviewer reads them (file list and summary): text changes, then entity
 rewrites, …, stamp-only changes last."""
+
+FileKind = Literal["memory", "artifact"]
+"""A changed file is a memory (an indexable path) or a generated/run artifact."""
 
 
 @dataclass(frozen=True)
@@ -35,8 +41,8 @@ class FileChange:
     """One changed file of a run."""
 
     path: str
-    classification: str
-    kind: str  # memory | artifact
+    classification: ChangeClass
+    kind: FileKind
     from_path: str | None = None
     entities_removed: tuple[str, ...] = ()
     entities_added: tuple[str, ...] = ()
@@ -79,7 +85,7 @@ def _unedited(data: bytes | None) -> str | None:
         return None
 
 
-def modified_class(path: str, before: bytes | None, after: bytes | None) -> str:
+def modified_class(path: str, before: bytes | None, after: bytes | None) -> ChangeClass:
     """Class of a file modified in place: ``meta-only``, ``entity-changed`` or ``body-changed`` (see module doc).
 
     Only a change of format metas and links may be ``meta-only`` or ``entity-changed``: every other byte
@@ -103,13 +109,16 @@ def classify(repo: GitRepo, base: str, tip: str) -> list[FileChange]:
     """Classify every file changed between ``base`` and ``tip`` (rename detection on; no similarity score used)."""
     out: list[FileChange] = []
     for change in repo.diff(base, tip):
-        kind = "memory" if is_indexable(change.path) or (change.old_path and is_indexable(change.old_path)) else "artifact"
+        kind: FileKind = (
+            "memory" if is_indexable(change.path) or (change.old_path and is_indexable(change.old_path)) else "artifact"
+        )
         if change.status == "A":
             out.append(FileChange(change.path, "created", kind))
         elif change.status == "D":
             out.append(FileChange(change.path, "deleted", kind))
         elif change.status == "R":
-            label = "archived" if ARCHIVE_MIRROR.match(change.path) and not ARCHIVE_MIRROR.match(change.old_path or "") else "body-changed"
+            into_archive = ARCHIVE_MIRROR.match(change.path) and not ARCHIVE_MIRROR.match(change.old_path or "")
+            label: ChangeClass = "archived" if into_archive else "body-changed"
             out.append(FileChange(change.path, label, kind, change.old_path))
         else:
             before = repo.read_path_at(base, change.path)

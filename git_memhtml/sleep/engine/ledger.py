@@ -1,0 +1,74 @@
+"""Pending state-plane marks: the lines of ``.memhtml/sleep/<run>.pending.jsonl`` (seed 000 §2, seed 001).
+
+A phase never writes ``state.db`` for a fact that must die with a dropped branch; it appends a mark to
+``env.services.ledger`` instead, the report phase commits the marks, and ``sleep merge`` applies them
+(:func:`git_memhtml.sleep.landing.merge.apply_ledger`, which reads the same JSON keys). Four kinds (seed 000 §2):
+three deferred writes and one record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class SessionConsolidated:
+    """A trace-consolidation watermark: ``session`` was consolidated (a deferred write)."""
+
+    session: str
+    kind: Literal["session-consolidated"] = "session-consolidated"
+
+    def as_json(self) -> dict[str, object]:
+        """The ledger line's JSON object."""
+        return {"kind": self.kind, "session": self.session}
+
+
+@dataclass(frozen=True)
+class EdgePromoted:
+    """A corroborated edge ``src --rel--> dst`` is promoted (``state.edge_corroboration``; a deferred write)."""
+
+    src: str
+    rel: str
+    dst: str
+    kind: Literal["edge-promoted"] = "edge-promoted"
+
+    def as_json(self) -> dict[str, object]:
+        """The ledger line's JSON object."""
+        return {"kind": self.kind, "src": self.src, "rel": self.rel, "dst": self.dst}
+
+
+@dataclass(frozen=True)
+class EntityPromoted:
+    """A corroborated alias ``alias`` → ``canonical`` of ``entity_type`` is promoted (``state.entity_corroboration``;
+    a deferred write)."""
+
+    entity_type: str
+    alias: str
+    canonical: str
+    kind: Literal["entity-promoted"] = "entity-promoted"
+
+    def as_json(self) -> dict[str, object]:
+        """The ledger line's JSON object."""
+        return {"kind": self.kind, "entityType": self.entity_type, "alias": self.alias, "canonical": self.canonical}
+
+
+@dataclass(frozen=True)
+class CommitmentBelowFloor:
+    """A record, not a write: a commitment scored under the floor (0.7), kept whole so the refusal is reviewable;
+    ``done`` says whether its session showed it done (seed 000 §2)."""
+
+    statement: str
+    confidence: float
+    session: str
+    done: bool
+    kind: Literal["commitment-below-floor"] = "commitment-below-floor"
+
+    def as_json(self) -> dict[str, object]:
+        """The ledger line's JSON object."""
+        return {"kind": self.kind, "statement": self.statement, "confidence": self.confidence,
+                "session": self.session, "done": self.done}
+
+
+PendingMark = SessionConsolidated | EdgePromoted | EntityPromoted | CommitmentBelowFloor
+"""One mark of the ledger."""
