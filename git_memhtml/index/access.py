@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Literal
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
 from git_memhtml.domain.reinforce import COOLDOWN_SECONDS, OUTCOME_DECAY, OUTCOME_GAIN, SIGNAL_VALUES
 from git_memhtml.errors import UsageError
@@ -174,3 +175,58 @@ def export_access_jsonl(db: IndexDB) -> str:
         for path, count, reinforced, outcome, last_access, last_reinforced, updated in rows
     ]
     return "".join(line + "\n" for line in lines)
+
+
+@dataclass(frozen=True)
+class AccessRow:
+    """The state-plane access facts of one path (sleep-eval §4.4, §4.5); zeros when the path has no row.
+
+    Counts ≥ 0; ``outcome_score`` in [−1, 1]; ``last_accessed_at`` ISO-8601 UTC or ``None``.
+    """
+
+    access_count: int = 0
+    reinforcement_count: int = 0
+    outcome_score: float = 0.0
+    last_accessed_at: str | None = None
+
+
+def access_rows(db: IndexDB) -> dict[str, AccessRow]:
+    """Every ``state.access`` row keyed by path. Raises ``StorageError``."""
+    rows = db.query(
+        "SELECT path, access_count, reinforcement_count, outcome_score, last_accessed_at FROM state.access"
+    )
+    return {
+        path: AccessRow(int(count), int(reinforced), float(outcome), last_access)
+        for path, count, reinforced, outcome, last_access in rows
+    }
+
+
+class AccessSeed(Protocol):
+    """A whole ``state.access`` row to store as given (the evaluation fixture's rows, ``eval.corpus.AccessRow``)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def access_count(self) -> int: ...
+    @property
+    def reinforcement_count(self) -> int: ...
+    @property
+    def outcome_score(self) -> float: ...
+    @property
+    def last_accessed_at(self) -> str | None: ...
+    @property
+    def last_reinforced_at(self) -> str | None: ...
+    @property
+    def updated_at(self) -> str: ...
+
+
+def seed_access(db: IndexDB, rows: Sequence[AccessSeed]) -> None:
+    """Insert or replace ``rows`` in ``state.access`` in one transaction, bypassing the bump rules (the evaluation
+    harness seeds a fixture's history this way). Raises ``StorageError``."""
+    with db.atomic():
+        db.executemany(
+            "INSERT OR REPLACE INTO state.access (path, access_count, reinforcement_count, outcome_score, "
+            "last_accessed_at, last_reinforced_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(r.path, r.access_count, r.reinforcement_count, r.outcome_score, r.last_accessed_at,
+              r.last_reinforced_at, r.updated_at) for r in rows],
+        )

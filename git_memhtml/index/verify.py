@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from git_memhtml.embed.base import Embedder
 from git_memhtml.index import indexer
+from git_memhtml.index.active import ACTIVE_MEMORY
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.indexer import Parser
 
@@ -156,7 +157,7 @@ def tree_facts(repo: indexer._Repo, scratch: IndexDB, report: indexer.IndexRepor
     """
     refused = {str(r[0]): str(r[1]) for r in scratch.query("SELECT path, content_hash FROM index_refusals")}
     holders = {str(r[1]): str(r[0]) for r in scratch.query(
-        "SELECT path, content_hash FROM files WHERE archived = 0 AND memory_type <> 'task'")}
+        f"SELECT path, content_hash FROM files WHERE {ACTIVE_MEMORY}")}
     unparseable = tuple((p, why) for p, why in report.errors if p not in refused)
     duplicates = tuple(sorted((p, holders.get(h, "")) for p, h in refused.items()))
     present = tree_paths()

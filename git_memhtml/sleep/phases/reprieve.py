@@ -13,8 +13,9 @@ from datetime import datetime, timedelta
 
 from git_memhtml.domain.instants import format_instant, parse_instant
 from git_memhtml.domain.retention import MAX_REPRIEVES, REPRIEVE_DAYS, reprieve_score, should_reprieve
+from git_memhtml.index.access import AccessRow, access_rows
 from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
-from git_memhtml.sleep.phases.scoring import AccessRow, access_rows, active_rows
+from git_memhtml.sleep.phases.scoring import active_rows
 from git_memhtml.store.edits import archive_file, set_meta, stamp_file
 
 EXEMPT_TYPES: frozenset[str] = frozenset({"arc", "task"})
