@@ -31,6 +31,7 @@ from git_memhtml.errors import (
 from git_memhtml.index.active import ACTIVE_MEMORY, active_memory
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.project import is_indexable, project
+from git_memhtml.index.watermark import index_state
 from git_memhtml.index.write import delete_path, refuse, rename_path, write_projection
 from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
 from git_memhtml.tree.paths import SYMLINK_REFUSED, read_tree_file, tree_file_problem
@@ -130,8 +131,8 @@ def _parser() -> Parser:
 
 
 def _state(db: IndexDB) -> tuple[str | None, str | None]:
-    row = db.query_one("SELECT head_sha, embed_model FROM index_state WHERE id = 1")
-    return (row[0], row[1]) if row else (None, None)
+    state = index_state(db)
+    return (state.head_sha, state.embed_model) if state else (None, None)
 
 
 def check_space(db: IndexDB, embedder: Embedder | None) -> None:

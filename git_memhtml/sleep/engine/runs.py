@@ -1,4 +1,5 @@
-"""Run and phase rows in the state plane (``spec/memhtml-sleep-eval.md`` §2 "Rows").
+"""Run and phase rows in the state plane (``spec/memhtml-sleep-eval.md`` §2 "Rows"): the engine's policy over the
+queries of :mod:`git_memhtml.index.runs` (which also holds the plain reads: ``get_run``, ``latest_run``, …).
 
 The rows are a convenience for ``status`` and ``merge``; the branch's commits are the record. A failed row write
 never fails a run (seed 000 §3).
