@@ -35,14 +35,15 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     report = update(env.repo, env.db, env.embedder, now=env.at)
     space = env.embedder.space if env.embedder is not None else None
     snapshot = corpus_counts(env.db, space=space)
-    chunks, embedded = snapshot.chunks, snapshot.embeddings
+    active, archived, chunks = snapshot.live, snapshot.archived, snapshot.chunks
+    embedded, edges, derived = snapshot.embeddings, snapshot.edges, snapshot.derived_edges
     counts: dict[str, object] = {
-        "active": snapshot.live,
-        "archived": snapshot.archived,
+        "active": active,
+        "archived": archived,
         "chunks": chunks,
         "embeddings": embedded,
-        "edges": snapshot.edges,
-        "derivedEdges": snapshot.derived_edges,
+        "edges": edges,
+        "derivedEdges": derived,
         "indexedAdded": report.added,
         "indexedModified": report.modified,
         "indexedRemoved": report.removed,
