@@ -27,6 +27,7 @@ from git_memhtml.embed.base import Embedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import Parser
+from git_memhtml.index.runs import running_runs
 from git_memhtml.index.verify import IndexDrift, TreeFacts, compare, repair, reproject, tree_facts
 from git_memhtml.sleep.engine.contract import STALE_RUN_HOURS
 from git_memhtml.sleep.engine.run import worktree_name
@@ -134,14 +135,12 @@ def stale_runs(repo: GitRepo, db: IndexDB, *, now: str) -> tuple[StaleRun, ...]:
     """``running`` rows whose branch is gone (not for dry runs, which have none) or that started more than
     :data:`STALE_RUN_HOURS` (20, seed 001) hours before ``now``. Reads only."""
     out: list[StaleRun] = []
-    for run_id, branch, dry, started in db.query(
-            "SELECT run_id, branch, dry_run, started_at FROM state.sleep_runs WHERE status = 'running' "
-            "ORDER BY run_id"):
-        hours = hours_between(str(started), now)
-        if not dry and repo.branch_sha(str(branch)) is None:
-            out.append(StaleRun(str(run_id), "branch gone"))
+    for run in running_runs(db):
+        hours = hours_between(run.started_at, now)
+        if not run.dry_run and repo.branch_sha(run.branch) is None:
+            out.append(StaleRun(run.run_id, "branch gone"))
         elif hours > STALE_RUN_HOURS:
-            out.append(StaleRun(str(run_id), f"started {int(hours)}h ago"))
+            out.append(StaleRun(run.run_id, f"started {int(hours)}h ago"))
     return tuple(out)
 
 
@@ -157,9 +156,9 @@ def leftover_worktrees(repo: GitRepo, db: IndexDB, *, now: str) -> tuple[str, ..
         return ()
     stale = {s.run_id for s in stale_runs(repo, db, now=now)}
     live: set[str] = set()
-    for (run_id,) in db.query("SELECT run_id FROM state.sleep_runs WHERE status = 'running'"):
-        if str(run_id) not in stale:
-            live |= {worktree_name(str(run_id)), f"dry-{worktree_name(str(run_id))}"}
+    for run in running_runs(db):
+        if run.run_id not in stale:
+            live |= {worktree_name(run.run_id), f"dry-{worktree_name(run.run_id)}"}
     return tuple(sorted(p.name for p in folder.iterdir() if p.is_dir() and p.name not in live))
 
 

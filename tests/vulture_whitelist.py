@@ -47,7 +47,6 @@ from git_memhtml.sleep.phases.dedup_merge import DedupMergeCounts
 from git_memhtml.sleep.phases.entity_resolution import EntityResolutionCounts
 from git_memhtml.sleep.phases.person_links import PersonLinksCounts
 from git_memhtml.sleep.phases.preflight import PreflightCounts
-from git_memhtml.sleep.phases.queries import CorpusRow
 from git_memhtml.sleep.phases.reprieve import ReprieveCounts
 from git_memhtml.sleep.phases.retention_triage import RetentionTriageCounts
 from git_memhtml.sleep.phases.tasks import TaskTally
@@ -62,7 +61,6 @@ __all__ = [
     "detection_budget",
     "model_client_call",
     "phase_counts_fields",
-    "queries_row",
     "record_fields",
     "settings_fields",
 ]
@@ -100,10 +98,6 @@ def record_fields(
     )
 
 
-def queries_row(r: CorpusRow) -> object:
-    """``CorpusRow.frame_key`` is selected but read by no phase: dead, left in place because issue 9's SQL move
-    rewrites this query (``sleep/phases/queries.py``); drop it there."""
-    return r.frame_key
 
 
 def detection_budget(b: DetectionBudget) -> tuple[object, ...]:

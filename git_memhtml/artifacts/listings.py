@@ -26,6 +26,7 @@ from git_memhtml.document.validate import is_valid_datetime
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
+from git_memhtml.index.memories import listing_rows
 from git_memhtml.tree.layout import INDEX_NAME, SITEMAP_PATH, is_indexable
 from git_memhtml.tree.paths import (
     SYMLINK_REFUSED,
@@ -137,8 +138,8 @@ def publish_rows(db: IndexDB, tree: Mapping[str, TreeFile]) -> list[PublishRow]:
     A changed or unindexed file that does not parse as a memory is left out. Raises ``StorageError``.
     """
     indexed = {
-        r[0]: (r[1], PublishRow(r[0], r[2], r[3], r[4], r[5]))
-        for r in db.query("SELECT path, blob_sha, title, memory_type, updated_at, gist FROM files")
+        r.path: (r.blob_sha, PublishRow(r.path, r.title, r.memory_type, r.updated_at, r.gist))
+        for r in listing_rows(db)
     }
     rows: list[PublishRow] = []
     for path in sorted(tree):

@@ -19,6 +19,8 @@ from git_memhtml.document.parse import parse_memory
 from git_memhtml.errors import InvalidMemory, MemhtmlError, PathNotFound, UsageError, WriteConflict
 from git_memhtml.index.access import record_read, rename_access
 from git_memhtml.index.db import IndexDB
+from git_memhtml.index.memories import active_paths_with_hash
+from git_memhtml.index.watermark import indexed_head
 from git_memhtml.output import table, warn
 from git_memhtml.store.batch_lines import apply_lines
 from git_memhtml.store.ops import WRITABLE_TYPES, WriteOp, op_schema_text, parse_op_lines, parse_op_stream
@@ -42,19 +44,14 @@ def _dedupe(db: IndexDB) -> Callable[[str], list[str]]:
     """Every active non-task path the index holds with a content hash; the writer keeps only one committed in
     HEAD with that hash (the index also covers uncommitted work-tree files)."""
     def lookup(digest: str) -> list[str]:
-        rows = db.query(
-            "SELECT path FROM files WHERE content_hash = ? AND archived = 0 AND memory_type <> 'task' ORDER BY path",
-            (digest,),
-        )
-        return [str(row[0]) for row in rows]
+        return active_paths_with_hash(db, digest)
 
     return lookup
 
 
 def _indexed_head(db: IndexDB) -> str | None:
     """The commit the index describes (its watermark), for the writer's check of commits that landed since."""
-    row = db.query_one("SELECT head_sha FROM index_state WHERE id = 1")
-    return None if row is None or row[0] is None else str(row[0])
+    return indexed_head(db)
 
 
 @click.command("init")

@@ -20,6 +20,7 @@ from git_memhtml.errors import PathNotFound, UsageError
 from git_memhtml.index.access import reinforce
 from git_memhtml.index.archived import ArchivedMatch
 from git_memhtml.index.asof import AS_OF_FORMAT, parse_as_of
+from git_memhtml.index.memories import file_exists
 from git_memhtml.index.neighbors import MAX_DEPTH, MEMORY_RELS, neighbors
 from git_memhtml.index.recall import DEFAULT_BUDGET, Disclosure, IndexLine, recall
 from git_memhtml.index.retrieval import Hit, Scope, search
@@ -213,7 +214,7 @@ def reinforce_cmd(ctx: click.Context, paths: tuple[str, ...], signal: str, as_js
     rels = list(dict.fromkeys(app.memory_path(p, "reinforce") for p in paths))  # every path before any bump
     with app.index() as db:
         for rel in rels:  # every path is checked before any bump
-            if db.query_one("SELECT 1 FROM files WHERE path = ?", (rel,)) is None:
+            if not file_exists(db, rel):
                 raise PathNotFound(f"{rel}: no such memory in the index", hint="git memhtml list --include-archived",
                                    path=rel)
         bumped = reinforce(db, rels, signal=signal, now=utc_now())  # type: ignore[arg-type]

@@ -16,14 +16,15 @@ from git_memhtml.cut import clip, clip_join
 from git_memhtml.errors import DirtyTree, DiscriminationFailed, GitError, MemhtmlError, RunNotFound, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
+from git_memhtml.index.landings import landing_rows
+from git_memhtml.index.runs import all_runs, unfinished_runs
 from git_memhtml.output import emit, kv, log, stderr_is_tty, table, warn
 from git_memhtml.sleep.engine.contract import select_phases
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.lock import live_holder
 from git_memhtml.sleep.engine.run import RunReport, abort_run, resume_sleep, run_sleep
-from git_memhtml.sleep.engine.runs import all_runs, mark_interrupted, phase_rows, unfinished_runs
+from git_memhtml.sleep.engine.runs import mark_interrupted, phase_rows
 from git_memhtml.sleep.landing.forge import open_pull_request
-from git_memhtml.sleep.landing.landings import landing_rows
 from git_memhtml.sleep.landing.merge import MergeReport, merge_run
 from git_memhtml.sleep.landing.rebase import rebase_run
 from git_memhtml.sleep.landing.reconcile import Reconciled, reconcile_landed_runs

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from git_memhtml.domain.reinforce import AccessState
 from git_memhtml.eval.controls import FAMILIES, TITLE_MARKERS, build_controls, probe_query
 from git_memhtml.eval.html import render_file, render_kit
 from git_memhtml.eval.rng import Mulberry32
 from git_memhtml.eval.vocab import CLAIM_TEMPLATES, CORPUS_TYPES, PEOPLE, SCOPES, TOPICS
+from git_memhtml.index.access import AccessSeed
 from git_memhtml.tree.layout import ARCS_DIR
 
 DEFAULT_SEED = 20260802
@@ -32,15 +32,6 @@ EPOCH = datetime(2026, 1, 1, 9, 0, 0, tzinfo=UTC)
 
 ARCHIVE_YEAR = "2025"
 """The archive tier lives under ``archive/2025/`` (sleep-eval §8.1)."""
-
-
-@dataclass(frozen=True)
-class AccessSeed(AccessState):
-    """One ``state.access`` row to seed (core §3.3): the access facts of :class:`AccessState` plus the row's key
-    ``path`` and its ``updated_at``; instants are ISO-8601 UTC seconds. Built by keyword only."""
-
-    path: str = field(kw_only=True)
-    updated_at: str = field(kw_only=True)
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,9 @@ from typing import Any
 from git_memhtml.cut import clip_join
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.errors import DiscriminationFailed
-from git_memhtml.eval.corpus import DEFAULT_PROBES, DEFAULT_SEED, DEFAULT_SIZE, AccessSeed, FixtureCorpus, build_corpus
+from git_memhtml.eval.corpus import DEFAULT_PROBES, DEFAULT_SEED, DEFAULT_SIZE, FixtureCorpus, build_corpus
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index.access import seed_access
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import rebuild
 from git_memhtml.index.retrieval import ArmWeights, Scope, search
@@ -164,17 +165,6 @@ def _write_fixture(corpus: FixtureCorpus, root: Path) -> GitRepo:
     return repo
 
 
-def _seed_access(db: IndexDB, rows: Sequence[AccessSeed]) -> None:
-    """Insert the corpus access rows into ``state.access`` (core §3.3)."""
-    with db.atomic():
-        db.executemany(
-            "INSERT OR REPLACE INTO state.access (path, access_count, reinforcement_count, outcome_score, "
-            "last_accessed_at, last_reinforced_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(r.path, r.access_count, r.reinforcement_count, r.outcome_score, r.last_accessed_at,
-              r.last_reinforced_at, r.updated_at) for r in rows],
-        )
-
-
 def _rank(paths: Sequence[str], path: str) -> int | None:
     try:
         return paths.index(path) + 1
@@ -214,7 +204,7 @@ def run_discrimination(
     db = IndexDB.for_repo(repo)
     try:
         report = rebuild(repo, db, embedder, now=EVAL_NOW)
-        _seed_access(db, corpus.access)
+        seed_access(db, corpus.access)
         results = []
         for probe in corpus.probes:
             found = search(db, probe.query, scope=Scope(include_archived=False), limit=PROBE_LIMIT,

@@ -134,7 +134,7 @@ def _catch_up(repo: GitRepo, now: str, embedder_factory: Callable[[], Embedder |
     if db.recovered_from is not None:
         notes.append(f"index.db was corrupt: moved to {db.recovered_from.name}, rebuilding")
     try:
-        db.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")
+        db.set_busy_timeout(HOOK_BUSY_TIMEOUT_MS)
         try:
             embedder = embedder_factory()
         except MemhtmlError as exc:

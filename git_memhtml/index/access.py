@@ -10,8 +10,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from git_memhtml.domain.reinforce import COOLDOWN_SECONDS, OUTCOME_DECAY, OUTCOME_GAIN, SIGNAL_VALUES, Signal
+from git_memhtml.domain.reinforce import (
+    COOLDOWN_SECONDS,
+    OUTCOME_DECAY,
+    OUTCOME_GAIN,
+    SIGNAL_VALUES,
+    AccessState,
+    Signal,
+)
 from git_memhtml.errors import UsageError
 from git_memhtml.index.db import IndexDB
 
@@ -171,3 +179,38 @@ def export_access_jsonl(db: IndexDB) -> str:
         for path, count, reinforced, outcome, last_access, last_reinforced, updated in rows
     ]
     return "".join(line + "\n" for line in lines)
+
+
+def access_rows(db: IndexDB) -> dict[str, AccessState]:
+    """Every ``state.access`` row keyed by path; a path without a row reads as ``AccessState()``. Raises
+    ``StorageError``."""
+    rows = db.query(
+        "SELECT path, access_count, reinforcement_count, outcome_score, last_accessed_at, last_reinforced_at "
+        "FROM state.access"
+    )
+    return {
+        str(path): AccessState(int(count), int(reinforced), float(outcome), last_access, last_reinforced)
+        for path, count, reinforced, outcome, last_access, last_reinforced in rows
+    }
+
+
+@dataclass(frozen=True)
+class AccessSeed(AccessState):
+    """One whole ``state.access`` row to store as given (docs/index.md §3.3): the access facts of
+    :class:`~git_memhtml.domain.reinforce.AccessState` plus the row's key ``path`` and its ``updated_at``; instants
+    are ISO-8601 UTC seconds. Built by keyword only (the evaluation fixture's rows)."""
+
+    path: str = field(kw_only=True)
+    updated_at: str = field(kw_only=True)
+
+
+def seed_access(db: IndexDB, rows: Sequence[AccessSeed]) -> None:
+    """Insert or replace ``rows`` in ``state.access`` in one transaction, bypassing the bump rules (the evaluation
+    harness seeds a fixture's history this way). Raises ``StorageError``."""
+    with db.atomic():
+        db.executemany(
+            "INSERT OR REPLACE INTO state.access (path, access_count, reinforcement_count, outcome_score, "
+            "last_accessed_at, last_reinforced_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(r.path, r.access_count, r.reinforcement_count, r.outcome_score, r.last_accessed_at,
+              r.last_reinforced_at, r.updated_at) for r in rows],
+        )

@@ -164,6 +164,14 @@ class IndexDB:
         except apsw.Error as exc:
             raise _wrap(exc, "index write failed") from exc
 
+    def set_busy_timeout(self, ms: int) -> None:
+        """Wait up to ``ms`` milliseconds for a lock before SQLITE_BUSY (replaces :data:`BUSY_TIMEOUT_MS` for this
+        connection). Raises ``StorageError``."""
+        try:
+            self._conn.setbusytimeout(ms)
+        except apsw.Error as exc:
+            raise _wrap(exc, "cannot set the index busy timeout") from exc
+
     # -- transactions -----------------------------------------------------------------------------------------
 
     def _begin_immediate(self) -> None:

@@ -28,8 +28,10 @@ from git_memhtml.errors import (
     PathRefused,
     StorageError,
 )
+from git_memhtml.index.active import ACTIVE_MEMORY, active_memory
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.project import is_indexable, project
+from git_memhtml.index.watermark import index_state
 from git_memhtml.index.write import delete_path, refuse, rename_path, write_projection
 from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
 from git_memhtml.tree.paths import SYMLINK_REFUSED, read_tree_file, tree_file_problem
@@ -129,8 +131,8 @@ def _parser() -> Parser:
 
 
 def _state(db: IndexDB) -> tuple[str | None, str | None]:
-    row = db.query_one("SELECT head_sha, embed_model FROM index_state WHERE id = 1")
-    return (row[0], row[1]) if row else (None, None)
+    state = index_state(db)
+    return (state.head_sha, state.embed_model) if state else (None, None)
 
 
 def check_space(db: IndexDB, embedder: Embedder | None) -> None:
@@ -210,7 +212,7 @@ def _project_bytes(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: st
 
 def _live_holder(db: IndexDB, content_hash: str, path: str) -> str | None:
     row = db.query_one(
-        "SELECT path FROM files WHERE content_hash = ? AND archived = 0 AND memory_type <> 'task' AND path <> ?",
+        f"SELECT path FROM files WHERE content_hash = ? AND {ACTIVE_MEMORY} AND path <> ?",
         (content_hash, path),
     )
     return None if row is None else str(row[0])
@@ -232,7 +234,7 @@ def _retry_refusals(repo: _Repo, db: IndexDB, run: _Pass, now: str, parse: Parse
     are HEAD's and a dirty file's win (core §3.7 step 5)."""
     rows = db.query(
         "SELECT r.path FROM index_refusals r WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.content_hash = "
-        "r.content_hash AND f.archived = 0 AND f.memory_type <> 'task' AND f.path < r.path) ORDER BY r.path"
+        f"r.content_hash AND {active_memory('f')} AND f.path < r.path) ORDER BY r.path"
     )
     for (path,) in rows:
         data = _disk_bytes(repo, db, run, path)

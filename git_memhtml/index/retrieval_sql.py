@@ -15,6 +15,7 @@ from typing import Any, Literal
 from git_memhtml.domain.entities import entity_key
 from git_memhtml.domain.rrf import RRF_K
 from git_memhtml.domain.salience import SALIENCE_DECAY_PER_HOUR
+from git_memhtml.index.active import not_archived, not_task
 
 ARM_LIMIT = 40
 """Candidates per arm (core §4 "Arms")."""
@@ -91,13 +92,13 @@ def scope_sql(scope: Scope, alias: str = "f") -> tuple[str, Params]:
         )
         params["s_as_of"] = scope.as_of
     elif not scope.include_archived:
-        clauses.append(f"{alias}.archived = 0")
+        clauses.append(not_archived(alias))
     if scope.memory_types:
         names = [f":s_type{i}" for i in range(len(scope.memory_types))]
         clauses.append(f"{alias}.memory_type IN ({', '.join(names)})")
         params.update({n[1:]: t for n, t in zip(names, scope.memory_types, strict=True)})
     else:
-        clauses.append(f"{alias}.memory_type <> 'task'")
+        clauses.append(not_task(alias))
     if scope.workspace is not None:
         clauses.append(f"{alias}.workspace = :s_workspace")
         params["s_workspace"] = scope.workspace
@@ -159,7 +160,7 @@ def salience_arm_sql(scope_filter: str) -> str:
     )
     inner = (
         f"SELECT f.path AS path, {score} AS s FROM files f LEFT JOIN state.access a ON a.path = f.path "
-        f"WHERE {scope_filter} AND f.memory_type <> 'task' AND f.path NOT LIKE 'resources/people/%' "
+        f"WHERE {scope_filter} AND {not_task('f')} AND f.path NOT LIKE 'resources/people/%' "
         "ORDER BY s DESC, f.path LIMIT :arm_limit"
     )
     return _ranked(inner, "s DESC, path")

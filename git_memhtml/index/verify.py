@@ -14,8 +14,10 @@ from dataclasses import dataclass
 
 from git_memhtml.embed.base import Embedder
 from git_memhtml.index import indexer
+from git_memhtml.index.active import ACTIVE_MEMORY
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.indexer import Parser
+from git_memhtml.index.watermark import indexed_head, vector_space
 
 _FILE_COLUMNS = (
     "blob_sha, content_hash, memory_type, status, title, body_text, gist, fts_text, disclosure_text, para, "
@@ -106,12 +108,12 @@ def _fts_ok(db: IndexDB) -> bool:
 
 
 def _missing_vectors(db: IndexDB) -> int:
-    row = db.query_one("SELECT embed_model FROM index_state WHERE id = 1")
-    if row is None or row[0] is None:
+    space = vector_space(db)
+    if space is None:
         return 0
     found = db.query_one(
         "SELECT count(*) FROM chunks c LEFT JOIN embeddings e ON e.chunk_id = c.chunk_id AND e.model = ? "
-        "WHERE e.chunk_id IS NULL", (row[0],))
+        "WHERE e.chunk_id IS NULL", (space,))
     return int(found[0]) if found else 0
 
 
@@ -138,8 +140,7 @@ def compare(db: IndexDB, scratch: IndexDB, *, head: str | None) -> IndexDrift:
         tables = tuple(t for t in PLANE_SQL if live.get(path, {}).get(t, []) != want.get(path, {}).get(t, []))
         if tables:
             differing.append((path, tables))
-    state = db.query_one("SELECT head_sha FROM index_state WHERE id = 1")
-    indexed = None if state is None else state[0]
+    indexed = indexed_head(db)
     return IndexDrift(
         indexed_head=indexed, head=head, stale=indexed != head,
         missing=tuple(sorted(want_files - live_files)), extra=tuple(sorted(live_files - want_files)),
@@ -156,7 +157,7 @@ def tree_facts(repo: indexer._Repo, scratch: IndexDB, report: indexer.IndexRepor
     """
     refused = {str(r[0]): str(r[1]) for r in scratch.query("SELECT path, content_hash FROM index_refusals")}
     holders = {str(r[1]): str(r[0]) for r in scratch.query(
-        "SELECT path, content_hash FROM files WHERE archived = 0 AND memory_type <> 'task'")}
+        f"SELECT path, content_hash FROM files WHERE {ACTIVE_MEMORY}")}
     unparseable = tuple((p, why) for p, why in report.errors if p not in refused)
     duplicates = tuple(sorted((p, holders.get(h, "")) for p, h in refused.items()))
     present = tree_paths()

@@ -6,6 +6,7 @@ Every function runs its statements on ``db`` as given; the caller owns the trans
 from __future__ import annotations
 
 from git_memhtml.errors import DuplicateContent
+from git_memhtml.index.active import ACTIVE_MEMORY
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.project import FILE_COLUMNS, Projection, path_facts
 
@@ -33,7 +34,7 @@ def write_projection(db: IndexDB, proj: Projection, *, now: str) -> None:
     path = row.path
     if not row.archived and row.memory_type != "task":
         other = db.query_one(
-            "SELECT path FROM files WHERE content_hash = ? AND archived = 0 AND memory_type <> 'task' AND path <> ?",
+            f"SELECT path FROM files WHERE content_hash = ? AND {ACTIVE_MEMORY} AND path <> ?",
             (row.content_hash, path),
         )
         if other is not None:

@@ -98,3 +98,9 @@ def test_corrupt_index_names_the_fix(tmp_path: Path) -> None:
         open_index(bad, tmp_path / "state.db")
     assert "git memhtml index rebuild" in (err.value.hint or "")
     assert str(bad) in (err.value.hint or "")
+
+
+def test_busy_timeout_is_set_per_connection(db: IndexDB) -> None:
+    assert db.query("PRAGMA busy_timeout") == [(5000,)]
+    db.set_busy_timeout(250)
+    assert db.query("PRAGMA busy_timeout") == [(250,)]

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from git_memhtml.sleep.phases.queries import active_corpus, active_entities, first_chunk_vectors, vector_space
+from git_memhtml.index.corpus import active_corpus, active_entities, first_chunk_vectors
+from git_memhtml.index.watermark import vector_space
 from tests.sleep.sleep_corpus_helpers import EMBEDDER, make_env, make_repo, memory
 
 

@@ -8,8 +8,9 @@ import pytest
 
 from git_memhtml.errors import StorageError
 from git_memhtml.index.db import IndexDB
+from git_memhtml.index.runs import get_run
 from git_memhtml.sleep.engine.env import PHASE_STATUSES, phase_status
-from git_memhtml.sleep.engine.runs import RUN_STATES, get_run, phase_rows, run_state
+from git_memhtml.sleep.engine.runs import RUN_STATES, phase_rows, run_state
 from tests.sleep.sleep_corpus_helpers import make_repo, memory
 
 RUN = "sleep/2026-03-10-abc123"

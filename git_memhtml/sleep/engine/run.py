@@ -23,6 +23,8 @@ from git_memhtml.errors import GitError, MemhtmlError, RunRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
+from git_memhtml.index.runs import RunRow, get_run, unfinished_runs
+from git_memhtml.index.watermark import index_state, overlay_rows
 from git_memhtml.sleep.engine.commit import TRAILER_COUNTS, TRAILER_PHASE, commit_phase
 from git_memhtml.sleep.engine.contract import MAX_SAME_DAY_RUNS, SLEEP_PHASES, PhaseSpec, phase_specs
 from git_memhtml.sleep.engine.env import PhaseEnv, PhaseReport, RunServices, WireCounts
@@ -30,14 +32,11 @@ from git_memhtml.sleep.engine.lock import relabel, remove_locks, sleep_lock, sta
 from git_memhtml.sleep.engine.runfiles import run_file_stem
 from git_memhtml.sleep.engine.runref import resolve_sleep_run
 from git_memhtml.sleep.engine.runs import (
-    RunRow,
-    get_run,
     mark_interrupted,
     phase_rows,
     reap_stale,
     record_phase,
     set_status,
-    unfinished_runs,
     upsert_run,
 )
 from git_memhtml.sleep.engine.trunk import trunk_sha
@@ -248,14 +247,14 @@ def _seed_index(source: IndexDB, tree: GitRepo, base_sha: str, embedder: Embedde
     if target.exists():
         return
     try:
-        state = source.query_one("SELECT head_sha, embed_model FROM index_state WHERE id = 1")
-        overlay = source.query_one("SELECT count(*) FROM worktree_paths")
+        state = index_state(source)
+        overlay = overlay_rows(source)
     except MemhtmlError:
         return
     space = embedder.space if embedder is not None else None
-    if state is None or state[0] != base_sha or (overlay and overlay[0]):
+    if state is None or state.head_sha != base_sha or overlay:
         return
-    if state[1] is not None and state[1] != space:
+    if state.embed_model is not None and state.embed_model != space:
         return
     try:
         source.copy_index_to(target)

@@ -34,10 +34,11 @@ from typing import Any
 from git_memhtml.errors import GitError, RunNotFound, RunRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
+from git_memhtml.index.runs import RunRow, get_run, latest_run, run_owner
 from git_memhtml.sleep.engine.commit import TRAILER_PHASE, TRAILER_RUN
 from git_memhtml.sleep.engine.lock import live_holder
 from git_memhtml.sleep.engine.runfiles import run_file_stem
-from git_memhtml.sleep.engine.runs import RunRow, RunState, get_run, phase_rows, run_owner, run_state
+from git_memhtml.sleep.engine.runs import RunState, phase_rows, run_state
 from git_memhtml.sleep.engine.trunk import trunk_name
 
 RUN_ID = re.compile(r"^sleep/\d{4}-\d{2}-\d{2}(?:-[0-9a-z]{1,32})?$")
@@ -157,8 +158,6 @@ def resolve_sleep_run(repo: GitRepo, db: IndexDB, name: str | None, verb: str, *
             the verb that helps (``resume`` for an interrupted run, ``--allow-failed`` for failed phases).
     """
     if name is None:
-        from git_memhtml.sleep.engine.runs import latest_run  # noqa: PLC0415 - only review defaults the name
-
         latest = latest_run(db)
         if latest is None:
             raise RunNotFound("no-run: no sleep run yet", hint="git memhtml sleep run")

@@ -1,4 +1,5 @@
-"""Run and phase rows in the state plane (``spec/memhtml-sleep-eval.md`` §2 "Rows").
+"""Run and phase rows in the state plane (``spec/memhtml-sleep-eval.md`` §2 "Rows"): the engine's policy over the
+queries of :mod:`git_memhtml.index.runs` (which also holds the plain reads: ``get_run``, ``latest_run``, …).
 
 The rows are a convenience for ``status`` and ``merge``; the branch's commits are the record. A failed row write
 never fails a run (seed 000 §3).
@@ -10,12 +11,13 @@ import json
 import os
 import socket
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from typing import Literal, get_args
 
 from git_memhtml.domain.instants import hours_between
 from git_memhtml.errors import StorageError
+from git_memhtml.index import runs as run_rows
 from git_memhtml.index.db import IndexDB
+from git_memhtml.index.runs import RunRow
 from git_memhtml.sleep.engine.contract import STALE_RUN_HOURS, phase_ordinal
 from git_memhtml.sleep.engine.env import PhaseReport, phase_status
 
@@ -27,42 +29,12 @@ RUN_STATES: tuple[RunState, ...] = get_args(RunState)
 """Every run state, in the order of :data:`RunState`."""
 
 
-@dataclass(frozen=True)
-class RunRow:
-    """One ``state.sleep_runs`` row."""
-
-    run_id: str
-    branch: str
-    base_sha: str
-    head_sha: str | None
-    status: str  # a RunState as stored; read raw, so an unknown value reaches runref, which judges it
-    dry_run: bool
-    started_at: str
-    ended_at: str | None
-
-
 def run_state(value: str) -> RunState | None:
     """Return ``value`` as a :data:`RunState`, or ``None`` when it is none."""
     for state in RUN_STATES:
         if state == value:
             return state
     return None
-
-
-_COLUMNS = "run_id, branch, base_sha, head_sha, status, dry_run, started_at, ended_at"
-
-
-def _row(values: tuple[object, ...]) -> RunRow:
-    return RunRow(
-        str(values[0]),
-        str(values[1]),
-        str(values[2]),
-        None if values[3] is None else str(values[3]),
-        str(values[4]),
-        bool(values[5]),
-        str(values[6]),
-        None if values[7] is None else str(values[7]),
-    )
 
 
 def current_owner() -> str:
@@ -97,81 +69,17 @@ def mark_interrupted(db: IndexDB, *, now: str, live: Collection[str] | None = No
     An interrupted run is not abandoned: ``sleep resume <run>`` finishes it.
     """
     found = []
-    for run_id, owner in db.query("SELECT run_id, owner FROM state.sleep_runs WHERE status = 'running'"):
-        if (str(run_id) not in live) if live is not None else not owner_alive(owner):
-            set_status(db, str(run_id), "interrupted", now=now)
-            found.append(str(run_id))
+    for run in run_rows.running_owners(db):
+        if (run.run_id not in live) if live is not None else not owner_alive(run.owner):
+            set_status(db, run.run_id, "interrupted", now=now)
+            found.append(run.run_id)
     return found
-
-
-def run_owner(db: IndexDB, run_id: str) -> str | None:
-    """The ``<host>:<pid>`` stored on a run's row (the process that last executed it), or ``None``."""
-    found = db.query_one("SELECT owner FROM state.sleep_runs WHERE run_id = ?", (run_id,))
-    return None if found is None or found[0] is None else str(found[0])
-
-
-def rebase_row(db: IndexDB, run_id: str, *, base_sha: str, head_sha: str, shas: dict[str, str]) -> None:
-    """After ``sleep rebase``: the row's new base and head, and each phase row's commit sha mapped old → new.
-
-    Raises:
-        StorageError: the state plane cannot be written (the branch has moved; ``sleep status`` shows the old base
-            until the row is fixed, and ``merge`` then refuses ``main-advanced``, which is safe).
-    """
-    with db.atomic():
-        db.execute("UPDATE state.sleep_runs SET base_sha = ?, head_sha = ? WHERE run_id = ?",
-                   (base_sha, head_sha, run_id))
-        for old, new in shas.items():
-            db.execute("UPDATE state.sleep_phases SET commit_sha = ? WHERE run_id = ? AND commit_sha = ?",
-                       (new, run_id, old))
-
-
-def unfinished_runs(db: IndexDB) -> list[RunRow]:
-    """Return runs left ``running`` or ``interrupted``, newest first."""
-    rows = db.query(
-        f"SELECT {_COLUMNS} FROM state.sleep_runs WHERE status IN ('running', 'interrupted') "
-        "ORDER BY started_at DESC, run_id DESC"
-    )
-    return [_row(r) for r in rows]
-
-
-def get_run(db: IndexDB, run_id: str) -> RunRow | None:
-    """Return the row of ``run_id``, or ``None``."""
-    found = db.query_one(f"SELECT {_COLUMNS} FROM state.sleep_runs WHERE run_id = ?", (run_id,))
-    return None if found is None else _row(found)
-
-
-def latest_run(db: IndexDB, *, include_dry: bool = False) -> RunRow | None:
-    """Return the most recently started run (dry runs excluded unless asked)."""
-    where = "" if include_dry else "WHERE dry_run = 0"
-    found = db.query_one(f"SELECT {_COLUMNS} FROM state.sleep_runs {where} ORDER BY started_at DESC, run_id DESC")
-    return None if found is None else _row(found)
-
-
-def all_runs(db: IndexDB) -> list[RunRow]:
-    """Return every non-dry run, newest first."""
-    rows = db.query(f"SELECT {_COLUMNS} FROM state.sleep_runs WHERE dry_run = 0 ORDER BY started_at DESC, run_id DESC")
-    return [_row(r) for r in rows]
 
 
 def upsert_run(db: IndexDB, row: RunRow) -> None:
     """Insert or update a run row; storage errors are swallowed (rows never fail a run)."""
     try:
-        db.execute(
-            f"INSERT INTO state.sleep_runs ({_COLUMNS}, owner) VALUES (?,?,?,?,?,?,?,?,?) "
-            "ON CONFLICT(run_id) DO UPDATE SET head_sha=excluded.head_sha, status=excluded.status, "
-            "ended_at=excluded.ended_at, owner=excluded.owner",
-            (
-                row.run_id,
-                row.branch,
-                row.base_sha,
-                row.head_sha,
-                row.status,
-                int(row.dry_run),
-                row.started_at,
-                row.ended_at,
-                current_owner(),
-            ),
-        )
+        run_rows.upsert_run(db, row, owner=current_owner())
     except StorageError:
         pass
 
@@ -179,10 +87,7 @@ def upsert_run(db: IndexDB, row: RunRow) -> None:
 def set_status(db: IndexDB, run_id: str, status: RunState, *, head_sha: str | None = None, now: str) -> None:
     """Update a run's status (and head) — errors swallowed."""
     try:
-        db.execute(
-            "UPDATE state.sleep_runs SET status = ?, head_sha = coalesce(?, head_sha), ended_at = ? WHERE run_id = ?",
-            (status, head_sha, now, run_id),
-        )
+        run_rows.set_status(db, run_id, status, head_sha=head_sha, now=now)
     except StorageError:
         pass
 
@@ -190,24 +95,14 @@ def set_status(db: IndexDB, run_id: str, status: RunState, *, head_sha: str | No
 def record_phase(db: IndexDB, run_id: str, report: PhaseReport, *, started_at: str, ended_at: str) -> None:
     """Write one phase row (not on dry runs; errors swallowed)."""
     try:
-        db.execute(
-            "INSERT INTO state.sleep_phases (run_id, phase, ordinal, status, commit_sha, counts, detail, llm_calls,"
-            " started_at, ended_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(run_id, phase) DO UPDATE SET "
-            "status=excluded.status, commit_sha=excluded.commit_sha, counts=excluded.counts, "
-            "detail=excluded.detail, llm_calls=excluded.llm_calls, started_at=excluded.started_at, "
-            "ended_at=excluded.ended_at",
-            (
-                run_id,
-                report.phase,
-                phase_ordinal(report.phase),
-                report.status,
-                report.commit_sha,
-                json.dumps(report.counts),
-                report.detail,
-                report.llm_calls,
-                started_at,
-                ended_at,
-            ),
+        run_rows.upsert_phase(
+            db,
+            run_id,
+            run_rows.PhaseRow(report.phase, report.status, json.dumps(report.counts), report.commit_sha, report.llm_calls,
+                          report.detail),
+            ordinal=phase_ordinal(report.phase),
+            started_at=started_at,
+            ended_at=ended_at,
         )
     except StorageError:
         pass
@@ -215,18 +110,13 @@ def record_phase(db: IndexDB, run_id: str, report: PhaseReport, *, started_at: s
 
 def phase_rows(db: IndexDB, run_id: str) -> list[PhaseReport]:
     """Return a run's phase rows in canonical order."""
-    rows = db.query(
-        "SELECT phase, status, counts, commit_sha, llm_calls, detail FROM state.sleep_phases "
-        "WHERE run_id = ? ORDER BY ordinal",
-        (run_id,),
-    )
     out: list[PhaseReport] = []
-    for r in rows:
-        status = phase_status(str(r[1]))
+    for r in run_rows.phase_rows(db, run_id):
+        status = phase_status(r.status)
         if status is None:  # only a row written around the CHECK constraint of state migration 0004
-            raise StorageError(f"state.db: run {run_id} phase {r[0]} has unknown status {r[1]!r}",
+            raise StorageError(f"state.db: run {run_id} phase {r.phase} has unknown status {r.status!r}",
                                hint=f"git memhtml sleep abort {run_id} drops the run", path=str(db.state_path))
-        out.append(PhaseReport(str(r[0]), status, json.loads(str(r[2])), r[3], int(r[4]), r[5]))
+        out.append(PhaseReport(r.phase, status, json.loads(r.counts), r.commit_sha, r.llm_calls, r.detail))
     return out
 
 
@@ -239,8 +129,7 @@ def reap_stale(db: IndexDB, *, branch_exists: Callable[[str], bool], now: str) -
         ``[{"runId", "reason"}]`` for each reaped row.
     """
     reaped: list[dict[str, str]] = []
-    for row in db.query(f"SELECT {_COLUMNS} FROM state.sleep_runs WHERE status IN ('running', 'interrupted')"):
-        run = _row(row)
+    for run in run_rows.unfinished_runs_stored(db):
         hours = hours_between(run.started_at, now)
         reason = None
         if not run.dry_run and not branch_exists(run.branch):

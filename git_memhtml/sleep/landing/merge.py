@@ -19,15 +19,16 @@ from git_memhtml.cut import clip_join
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import DiscriminationFailed, GitError, MemhtmlError, RunNotFound
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index.corroboration import promote_edge, promote_entity
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
+from git_memhtml.index.landings import ledger_applied, mark_ledger_applied, record_landing
 from git_memhtml.sleep.engine.run import worktree_name
 from git_memhtml.sleep.engine.runfiles import ledger_file
 from git_memhtml.sleep.engine.runref import RunVerbRefused, resolve_sleep_run
 from git_memhtml.sleep.engine.runs import set_status
 from git_memhtml.sleep.engine.trunk import trunk_name
 from git_memhtml.sleep.landing.access_moves import land_access_moves
-from git_memhtml.sleep.landing.landings import record_landing
 from git_memhtml.sleep.landing.rail import check_sleep_output
 
 Gate = Callable[[], object]
@@ -79,7 +80,7 @@ def apply_ledger(repo: GitRepo, db: IndexDB, run_id: str, tip: str, *, now: str)
     """
     data = repo.read_path_at(tip, ledger_file(run_id))
     lines = [] if data is None else [l for l in data.decode("utf-8", "replace").splitlines() if l.strip()]
-    if db.query_one("SELECT 1 FROM state.applied_ledgers WHERE run_id = ?", (run_id,)):
+    if ledger_applied(db, run_id):
         return len(lines), 0
     applied = 0
     with db.atomic():
@@ -92,20 +93,12 @@ def apply_ledger(repo: GitRepo, db: IndexDB, run_id: str, tip: str, *, now: str)
             if kind == "commitment-below-floor":
                 applied += 1
             elif kind == "entity-promoted":
-                db.execute(
-                    "UPDATE state.entity_corroboration SET promoted = 1, confirmed = 1, updated_at = ? "
-                    "WHERE entity_type = ? AND alias_name = ? AND canonical_name = ?",
-                    (now, mark.get("entityType"), mark.get("alias"), mark.get("canonical")),
-                )
+                promote_entity(db, mark.get("entityType"), mark.get("alias"), mark.get("canonical"), now=now)
                 applied += 1
             elif kind == "edge-promoted":
-                db.execute(
-                    "UPDATE state.edge_corroboration SET promoted = 1, confirmed = 1, updated_at = ? "
-                    "WHERE src_path = ? AND rel = ? AND dst_path = ?",
-                    (now, mark.get("src"), mark.get("rel"), mark.get("dst")),
-                )
+                promote_edge(db, mark.get("src"), mark.get("rel"), mark.get("dst"), now=now)
                 applied += 1
-        db.execute("INSERT INTO state.applied_ledgers (run_id, applied_at) VALUES (?, ?)", (run_id, now))
+        mark_ledger_applied(db, run_id, now=now)
     return len(lines), applied
 
 

@@ -33,13 +33,14 @@ from git_memhtml.artifacts.listings import PublishRow, TreeFile, publish_rows, r
 from git_memhtml.artifacts.merge import artifact_kind, merge_artifact
 from git_memhtml.errors import DiscriminationFailed, MemhtmlError, RunRefused
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index import runs as run_rows
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.commit import TRAILER_PHASE
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.lock import sleep_lock
 from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
 from git_memhtml.sleep.engine.runref import resolve_sleep_run
-from git_memhtml.sleep.engine.runs import phase_rows, rebase_row
+from git_memhtml.sleep.engine.runs import phase_rows
 from git_memhtml.sleep.engine.trunk import trunk_name
 from git_memhtml.sleep.landing.rail import check_sleep_output
 from git_memhtml.sleep.phases.report import PHASE as REPORT_PHASE
@@ -265,8 +266,8 @@ def rebase_run(
         repo.move_branch(run.run_id, new_head, expected=run.tip_sha)
         if run.row is not None:
             try:
-                rebase_row(db, run.run_id, base_sha=onto, head_sha=new_head,
-                           shas={str(c["from"]): str(c["to"]) for c in commits})
+                run_rows.rebase_run(db, run.run_id, base_sha=onto, head_sha=new_head,
+                                    shas={str(c["from"]): str(c["to"]) for c in commits})
             except MemhtmlError:
                 pass  # rows are a convenience; the branch is the record (seed 000 §3)
         report.new_head, report.commits, report.regenerated, report.rebased = new_head, commits, regenerated, True

@@ -7,7 +7,7 @@ for those files and, for every run whose row is not ``merged`` or whose ledger i
 
 1. applies the ledger read from main's tree exactly once (``state.applied_ledgers``, :func:`merge.apply_ledger`);
 2. marks the run ``merged`` (inserting a row for a run made in another clone: a teammate's run you pulled);
-3. records how it landed (:mod:`sleep.landings`), judged on the first-parent commit of ``main`` that added the
+3. records how it landed (:mod:`index.landings`), judged on the first-parent commit of ``main`` that added the
    run's files: two or more parents → ``merge-commit``; the run's own report commit (subject
    ``memhtml(sleep(report)): record run <run>`` and ``Memhtml-Run: <run>``) → ``fast-forward``; else ``squash``;
 4. removes the run's linked worktree, as ``sleep merge`` does (the branch is kept, as ``sleep merge`` keeps it).
@@ -28,8 +28,9 @@ from typing import Any
 from git_memhtml.errors import MemhtmlError, RunRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
+from git_memhtml.index.landings import LandingRow, applied_ledgers, landing_rows, record_landing
+from git_memhtml.index.runs import merged_runs
 from git_memhtml.sleep.engine.trunk import trunk_name
-from git_memhtml.sleep.landing.landings import LandingRow, applied_ledgers, landing_rows, merged_runs, record_landing
 from git_memhtml.tree.layout import REPORT_DIR
 
 _RUN_FILE = re.compile(r"^sleep-(\d{4}-\d{2}-\d{2}(?:-[0-9a-z]{1,32})?)\.(?:html|pending\.jsonl)$")
@@ -158,8 +159,9 @@ def _reconcile_one(
     repo: GitRepo, db: IndexDB, run_id: str, files: list[str], trunk: str, adding: dict[str, _Adding], *,
     landed: LandingRow | None, applied: bool, now: str,
 ) -> Reconciled:
+    from git_memhtml.index.runs import RunRow, get_run  # noqa: PLC0415
     from git_memhtml.sleep.engine.run import worktree_name  # noqa: PLC0415
-    from git_memhtml.sleep.engine.runs import RunRow, get_run, set_status, upsert_run  # noqa: PLC0415
+    from git_memhtml.sleep.engine.runs import set_status, upsert_run  # noqa: PLC0415
     from git_memhtml.sleep.landing.access_moves import land_access_moves, landed_base  # noqa: PLC0415
     from git_memhtml.sleep.landing.merge import apply_ledger  # noqa: PLC0415 - see the module docstring
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from git_memhtml.document.editors import get_meta
 from git_memhtml.domain.decay import decay_confidence, format_confidence, should_commit
 from git_memhtml.domain.instants import parse_instant
+from git_memhtml.index.memories import live_reinforcements
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.store.edits import set_meta, stamp_file
@@ -85,10 +86,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     Raises:
         StorageError: the index cannot be read.
     """
-    rows = env.db.query(
-        "SELECT f.path, f.memory_type, coalesce(a.reinforcement_count, 0) FROM files f "
-        "LEFT JOIN state.access a ON a.path = f.path WHERE f.archived = 0 ORDER BY f.path"
-    )
+    rows = live_reinforcements(env.db)
     counts = {
         "active": len(rows),
         "reinforced": 0,
@@ -99,11 +97,12 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         "decayed": 0,
     }
     stamped: list[str] = []
-    for path, memory_type, reinforcements in rows:
-        if memory_type == "task":
+    for row in rows:
+        path = row.path
+        if row.memory_type == "task":
             counts["skipped_type"] += 1
             continue
-        if int(reinforcements) > 0:
+        if row.reinforcement_count > 0:
             counts["reinforced"] += 1
             continue
         target = env.repo.root / path

@@ -25,9 +25,9 @@ from git_memhtml.domain.merge import (
     merge_candidates,
 )
 from git_memhtml.domain.neighbors import top_neighbor_pairs
+from git_memhtml.index.corpus import CorpusRow, active_corpus, first_chunk_vectors
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
-from git_memhtml.sleep.phases.queries import CorpusRow, active_corpus, first_chunk_vectors
 from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task
 from git_memhtml.store import edits
 

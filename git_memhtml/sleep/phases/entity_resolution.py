@@ -42,9 +42,9 @@ from git_memhtml.domain.entities import (
 )
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index.corpus import EntityCount, active_entities
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
-from git_memhtml.sleep.phases.queries import EntityCount, active_entities
 from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task
 from git_memhtml.store import edits
 from git_memhtml.tree.layout import PEOPLE_DIR, slugify

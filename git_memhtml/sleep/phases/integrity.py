@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from git_memhtml.artifacts.listings import TreeFile, publish_rows, render_artifacts, scan_tree, write_artifacts
 from git_memhtml.document.editors import get_links
 from git_memhtml.document.model import Link
+from git_memhtml.index.edges import authored_edges
+from git_memhtml.index.memories import indexed_blobs
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.store.edits import Edit, link, set_meta, stamp_file, unlink
@@ -74,12 +76,10 @@ def archived_location(target: str, year: int, exists: Mapping[str, object]) -> s
 
 def _links_by_source(env: PhaseEnv, tree: Mapping[str, TreeFile]) -> dict[str, list[Link]]:
     """Authored links per existing source: index edges for unchanged files, head links for the rest."""
-    indexed = {r[0]: r[1] for r in env.db.query("SELECT path, blob_sha FROM files")}
+    indexed = indexed_blobs(env.db)
     from_index: dict[str, list[str]] = {}
-    for src, rel, dst in env.db.query(
-        "SELECT src_path, rel, dst_path FROM edges WHERE derived = 0 ORDER BY src_path, rel, dst_path"
-    ):
-        from_index.setdefault(src, []).append(f"{rel}\0{dst}")
+    for edge in authored_edges(env.db):
+        from_index.setdefault(edge.src, []).append(f"{edge.rel}\0{edge.dst}")
     out: dict[str, list[Link]] = {}
     for path in sorted(tree):
         file = tree[path]

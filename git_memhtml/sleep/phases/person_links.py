@@ -18,9 +18,9 @@ from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
 from git_memhtml.domain.entities import PERSON, display_name, name_key
+from git_memhtml.index.corpus import active_corpus
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
-from git_memhtml.sleep.phases.queries import active_corpus
 from git_memhtml.store import edits
 from git_memhtml.tree.layout import PEOPLE_DIR, slugify
 

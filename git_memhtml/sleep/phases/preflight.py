@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from git_memhtml.cut import clip_join
 from git_memhtml.errors import DirtyTree, IndexStale
 from git_memhtml.index.indexer import update
+from git_memhtml.index.stats import corpus_counts
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 
@@ -56,14 +57,10 @@ def run(env: PhaseEnv) -> PhaseOutcome:
             hint=f"git memhtml sleep abort {env.run_id}, then run again",
         )
     report = update(env.repo, env.db, env.embedder, now=env.at)
-    db = env.db
-    (active,) = db.query_one("SELECT count(*) FROM files WHERE archived = 0") or (0,)
-    (archived,) = db.query_one("SELECT count(*) FROM files WHERE archived = 1") or (0,)
-    (chunks,) = db.query_one("SELECT count(*) FROM chunks") or (0,)
     space = env.embedder.space if env.embedder is not None else None
-    (embedded,) = db.query_one("SELECT count(*) FROM embeddings WHERE model = ?", (space,)) or (0,)
-    (edges,) = db.query_one("SELECT count(*) FROM edges") or (0,)
-    (derived,) = db.query_one("SELECT count(*) FROM edges WHERE derived = 1") or (0,)
+    snapshot = corpus_counts(env.db, space=space)
+    active, archived, chunks = snapshot.live, snapshot.archived, snapshot.chunks
+    embedded, edges, derived = snapshot.embeddings, snapshot.edges, snapshot.derived_edges
     counts = PreflightCounts(
         active=active,
         archived=archived,

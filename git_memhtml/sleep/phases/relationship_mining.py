@@ -17,9 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from git_memhtml.domain.neighbors import top_neighbor_pairs
+from git_memhtml.index.corpus import first_chunk_vectors
+from git_memhtml.index.edges import MinedEdge, replace_mined_edges
+from git_memhtml.index.watermark import vector_space
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
-from git_memhtml.sleep.phases.queries import first_chunk_vectors, vector_space
 from git_memhtml.sleep.phases.scoring import GROUPING_REL, active_rows
 
 MINING_FLOOR = 0.85
@@ -31,13 +33,6 @@ MINING_LIMIT = 2000
 GROUPING_FLOOR = 0.72
 """Lower bound of the deep-only grouping band ``[0.72, 0.85)`` (seed 000 §16)."""
 MINED_REL = "relates_to"
-
-_INSERT = (
-    "INSERT OR IGNORE INTO edges(src_path, rel, dst_path, edge_class, derived, strength, provenance, sleep_run, "
-    "created_at) VALUES (?, ?, ?, 'memory', 1, ?, 'sleep', ?, ?)"
-)
-"""``OR IGNORE``: an authored edge with the same key wins over a mined one."""
-
 
 @dataclass(frozen=True)
 class RelationshipMiningCounts(PhaseCounts):
@@ -79,17 +74,15 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     counts = RelationshipMiningCounts(len(mined), len(mined), len(grouped) if env.deep else None)
     if env.dry_run:
         return PhaseOutcome(counts)
-    with env.db.atomic():
-        env.db.execute(
-            "DELETE FROM edges WHERE derived = 1 AND provenance = 'sleep' AND rel IN (?, ?)",
-            (MINED_REL, GROUPING_REL),
-        )
-        env.db.executemany(
-            _INSERT, [(src, MINED_REL, dst, _clamp(sim), env.run_id, env.at) for src, dst, sim in mined]
-        )
-        env.db.executemany(
-            _INSERT, [(src, GROUPING_REL, dst, _clamp(sim), env.run_id, env.at) for src, dst, sim in grouped]
-        )
+    replace_mined_edges(
+        env.db,
+        [
+            (MINED_REL, [MinedEdge(src, dst, _clamp(sim)) for src, dst, sim in mined]),
+            (GROUPING_REL, [MinedEdge(src, dst, _clamp(sim)) for src, dst, sim in grouped]),
+        ],
+        run_id=env.run_id,
+        at=env.at,
+    )
     return PhaseOutcome(counts)
 
 

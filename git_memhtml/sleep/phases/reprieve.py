@@ -15,9 +15,10 @@ from datetime import datetime, timedelta
 from git_memhtml.domain.instants import format_instant, parse_instant
 from git_memhtml.domain.reinforce import AccessState
 from git_memhtml.domain.retention import MAX_REPRIEVES, REPRIEVE_DAYS, reprieve_score, should_reprieve
+from git_memhtml.index.access import access_rows
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
-from git_memhtml.sleep.phases.scoring import access_rows, active_rows
+from git_memhtml.sleep.phases.scoring import active_rows
 from git_memhtml.store.edits import archive_file, set_meta, stamp_file
 
 EXEMPT_TYPES: frozenset[str] = frozenset({"arc", "task"})

@@ -27,9 +27,10 @@ from git_memhtml.domain.retention import (
     observed_window_days,
     retention_score,
 )
-from git_memhtml.index.access import observation_start
+from git_memhtml.index.access import access_rows, observation_start
+from git_memhtml.index.corpus import CorpusRow, active_corpus
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.phases.queries import CorpusRow, active_corpus
+from git_memhtml.index.edges import memory_edges as stored_memory_edges
 
 GROUPING_REL = "laterally_related"
 """Deep-sleep grouping band rel; its derived edges never reach scoring, PageRank or bridges (seed 000 §16)."""
@@ -54,7 +55,7 @@ class Scored:
 
 
 def active_rows(db: IndexDB, root: Path | None = None) -> list[CorpusRow]:
-    """Active non-task rows oldest first (``queries.active_corpus``), minus rows whose file left ``root``.
+    """Active non-task rows oldest first (``index.corpus.active_corpus``), minus rows whose file left ``root``.
 
     Args:
         root: the work tree; when given, a row whose file is missing from it is dropped (the tree wins,
@@ -69,31 +70,16 @@ def active_rows(db: IndexDB, root: Path | None = None) -> list[CorpusRow]:
     return [row for row in rows if (root / row.path).is_file()]
 
 
-def access_rows(db: IndexDB) -> dict[str, AccessState]:
-    """Every ``state.access`` row keyed by path; a path without a row reads as ``AccessState()``. Raises
-    ``StorageError``."""
-    rows = db.query(
-        "SELECT path, access_count, reinforcement_count, outcome_score, last_accessed_at, last_reinforced_at "
-        "FROM state.access"
-    )
-    return {r[0]: AccessState(int(r[1]), int(r[2]), float(r[3]), r[4], r[5]) for r in rows}
-
-
 def memory_edges(db: IndexDB, active: set[str]) -> list[tuple[str, str, str, int, float]]:
     """Memory-class edges with both ends in ``active`` as ``(src, rel, dst, derived, strength)``, sorted.
 
     Authored edges weigh 1.0; derived ones carry their mined strength; derived ``laterally_related`` edges (the
     deep grouping band) are left out (sleep-eval §4.2 ``memoryEdges``; seed 000 §16).
     """
-    rows = db.query(
-        "SELECT src_path, rel, dst_path, derived, strength FROM edges WHERE edge_class = 'memory' "
-        "AND NOT (derived = 1 AND rel = ?) ORDER BY src_path, rel, dst_path",
-        (GROUPING_REL,),
-    )
     out: list[tuple[str, str, str, int, float]] = []
-    for src, rel, dst, derived, strength in rows:
-        if src in active and dst in active:
-            out.append((src, rel, dst, int(derived), float(strength) if derived else 1.0))
+    for e in stored_memory_edges(db, skip_derived_rel=GROUPING_REL):
+        if e.src in active and e.dst in active:
+            out.append((e.src, e.rel, e.dst, e.derived, e.strength if e.derived else 1.0))
     return out
 
 

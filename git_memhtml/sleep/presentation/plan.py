@@ -10,8 +10,9 @@ from typing import Any
 
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.sleep.engine.runs import latest_run
-from git_memhtml.tree.layout import INBOX_DIR
+from git_memhtml.index.runs import latest_run
+from git_memhtml.index.stats import plan_counts
+from git_memhtml.index.watermark import indexed_head
 
 SESSIONS_PER_RUN = 10
 """Transcripts consolidated per night (seed 001)."""
@@ -22,51 +23,39 @@ def plan(repo: GitRepo, db: IndexDB) -> dict[str, Any]:
     last = latest_run(db)
     since = last.started_at if last else ""
     head = repo.head_sha()
-    state = db.query_one("SELECT head_sha FROM index_state WHERE id = 1")
-    indexed = state[0] if state else None
+    indexed = indexed_head(db)
     dirty = [e.path for e in repo.dirty()]
     fresh = indexed is not None and indexed == head and not dirty
-
-    def count(sql: str, params: tuple[object, ...] = ()) -> int:
-        found = db.query_one(sql, params)
-        return int(found[0]) if found and found[0] is not None else 0
+    counts = plan_counts(db, since=since)
 
     signals: dict[str, dict[str, Any]] = {
         "memoriesSinceLastRun": {
-            "count": count(
-                "SELECT count(*) FROM files WHERE archived = 0 AND memory_type <> 'task' AND updated_at >= ?", (since,)
-            ),
+            "count": counts.memories_since,
             "feeds": ["dedup-merge", "entity-resolution", "relationship-mining", "confidence-decay"],
         },
         "unembeddedChunks": {
-            "count": count("SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.chunk_id)"),
+            "count": counts.unembedded_chunks,
             "feeds": ["preflight"],
         },
         "settledSessions": {"count": 0, "feeds": ["trace-consolidation"]},
         "danglingAuthoredLinks": {
-            "count": count(
-                "SELECT count(*) FROM edges e WHERE e.derived = 0 AND NOT EXISTS (SELECT 1 FROM files f WHERE f.path = e.dst_path)"
-            ),
+            "count": counts.dangling_authored_links,
             "feeds": ["integrity"],
         },
         "pendingEntityMerges": {
-            "count": count("SELECT count(*) FROM state.entity_corroboration WHERE promoted = 0"),
+            "count": counts.pending_entity_merges,
             "feeds": ["entity-resolution"],
         },
         "ttlPassed": {
-            "count": count(
-                "SELECT count(*) FROM files WHERE archived = 0 AND memory_type NOT IN ('task','arc') "
-                "AND valid_until IS NOT NULL AND valid_until <> '' AND valid_until <= strftime('%Y-%m-%dT%H:%M:%SZ','now')"
-            ),
+            "count": counts.ttl_passed,
             "feeds": ["reprieve"],
         },
     }
-    active = count("SELECT count(*) FROM files WHERE archived = 0 AND memory_type <> 'task'")
+    active = counts.active
     unknowns: dict[str, dict[str, Any]] = {
         "pairCandidates": {"input": active, "reason": "counting candidate pairs is the neighbour scan itself"},
         "communityMembers": {
-            "input": count("SELECT count(*) FROM files WHERE archived = 0 AND path LIKE ? AND memory_type <> 'task'",
-                           (f"{INBOX_DIR}/%",)),
+            "input": counts.inbox,
             "reason": "communities come from label propagation over mined edges",
         },
         "retentionBands": {"input": active, "reason": "band membership needs the full retention pass"},

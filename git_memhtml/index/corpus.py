@@ -1,8 +1,9 @@
-"""Shared index reads of the sleep phases (``spec/memhtml-sleep-eval.md`` §0 "Exclusions and reads", seed 000 §4).
+"""The corpus reads of the sleep phases (``spec/memhtml-sleep-eval.md`` §0 "Exclusions and reads", seed 000 §4).
 
-Every read excludes tasks (``SLEEP_EXCLUDED_TYPES``) and archived rows, and every result is ordered with a path
-tie-break so two runs over one corpus read the same sequence. The index is a projection: a phase that needs the
-truth about one file reads the tree; these reads pick candidates.
+Every corpus read is over active memories (:func:`git_memhtml.index.active.active_memory`: not archived, not a
+task), minus any further excluded types, and every result is ordered with a path tie-break so two runs over one
+corpus read the same sequence. The index is a projection: a phase that needs the truth about one file reads the
+tree; these reads pick candidates.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from git_memhtml.index.active import active_memory
 from git_memhtml.index.db import IndexDB
 
 SLEEP_EXCLUDED_TYPES: tuple[str, ...] = ("task",)
@@ -42,7 +44,6 @@ class CorpusRow:
     updated_at: str
     valid_until: str | None
     reprieves: int
-    frame_key: str | None
 
 
 @dataclass(frozen=True)
@@ -59,11 +60,15 @@ class EntityCount:
         return len(self.paths)
 
 
-def _excluded_clause(column: str, excluded: Sequence[str]) -> tuple[str, list[str]]:
-    if not excluded:
-        return "1", []
-    marks = ", ".join("?" for _ in excluded)
-    return f"{column} NOT IN ({marks})", list(excluded)
+def _corpus_clause(alias: str, exclude_types: Sequence[str]) -> tuple[str, list[str]]:
+    """The active-memory predicate over ``alias`` and, for types beyond the always-excluded ``task``, a
+    ``memory_type NOT IN (…)`` with its parameters."""
+    extra = [t for t in dict.fromkeys(exclude_types) if t not in SLEEP_EXCLUDED_TYPES]
+    clause = active_memory(alias)
+    if extra:
+        column = f"{alias}.memory_type" if alias else "memory_type"
+        clause += f" AND {column} NOT IN ({', '.join('?' for _ in extra)})"
+    return clause, extra
 
 
 def active_corpus(db: IndexDB, *, exclude_types: Sequence[str] = SLEEP_EXCLUDED_TYPES) -> list[CorpusRow]:
@@ -75,28 +80,22 @@ def active_corpus(db: IndexDB, *, exclude_types: Sequence[str] = SLEEP_EXCLUDED_
     Raises:
         StorageError: SQLite failed.
     """
-    excluded = tuple(dict.fromkeys((*SLEEP_EXCLUDED_TYPES, *exclude_types)))
-    clause, params = _excluded_clause("memory_type", excluded)
+    clause, params = _corpus_clause("", exclude_types)
     rows = db.query(
         "SELECT path, memory_type, title, gist, body_text, content_hash, confidence, importance, word_count, "
-        "created_at, updated_at, valid_until, reprieves, frame_key FROM files "
-        f"WHERE archived = 0 AND {clause} ORDER BY created_at, path",
+        "created_at, updated_at, valid_until, reprieves FROM files "
+        f"WHERE {clause} ORDER BY created_at, path",
         params,
     )
     return [
         CorpusRow(
-            path=r[0], memory_type=r[1], title=r[2], gist=r[3], body_text=r[4], content_hash=r[5],
-            confidence=float(r[6]), importance=int(r[7]), word_count=int(r[8]), created_at=r[9],
-            updated_at=r[10], valid_until=r[11], reprieves=int(r[12]), frame_key=r[13],
+            path=path, memory_type=kind, title=title, gist=gist, body_text=body, content_hash=digest,
+            confidence=float(confidence), importance=int(importance), word_count=int(words), created_at=created,
+            updated_at=updated, valid_until=valid_until, reprieves=int(reprieves),
         )
-        for r in rows
+        for (path, kind, title, gist, body, digest, confidence, importance, words, created, updated, valid_until,
+             reprieves) in rows
     ]
-
-
-def vector_space(db: IndexDB) -> str | None:
-    """The vector space the index was built in (``index_state.embed_model``, ``<provider>:<model>@<dim>``), or None."""
-    row = db.query_one("SELECT embed_model FROM index_state WHERE id = 1")
-    return None if row is None else row[0]
 
 
 def first_chunk_vector_map(db: IndexDB, paths: Sequence[str], space: str) -> dict[str, np.ndarray]:
@@ -160,15 +159,13 @@ def active_entities(db: IndexDB, *, exclude_types: Sequence[str] = SLEEP_EXCLUDE
     Raises:
         StorageError: SQLite failed.
     """
-    excluded = tuple(dict.fromkeys((*SLEEP_EXCLUDED_TYPES, *exclude_types)))
-    clause, params = _excluded_clause("f.memory_type", excluded)
+    clause, params = _corpus_clause("f", exclude_types)
     rows = db.query(
         "SELECT fe.entity_type, fe.entity_name, fe.path FROM file_entities fe JOIN files f ON f.path = fe.path "
-        f"WHERE f.archived = 0 AND {clause} ORDER BY fe.entity_type, fe.entity_name, fe.path",
+        f"WHERE {clause} ORDER BY fe.entity_type, fe.entity_name, fe.path",
         params,
     )
     grouped: dict[tuple[str, str], list[str]] = {}
     for etype, name, path in rows:
         grouped.setdefault((etype, name), []).append(path)
     return [EntityCount(t, n, tuple(sorted(set(ps)))) for (t, n), ps in sorted(grouped.items())]
-

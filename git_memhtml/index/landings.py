@@ -1,4 +1,5 @@
-"""How a sleep run reached ``main``: the ``state.sleep_landings`` rows (issue 5 item 3; docs/forge-ci.md).
+"""How a sleep run reached ``main``: the ``state.sleep_landings`` rows (issue 5 item 3; docs/forge-ci.md), and
+the ``state.applied_ledgers`` rows that say a run's pending-mark ledger was applied once.
 
 ``how`` is one of :data:`LANDINGS`: ``sleep-merge`` (our own fast-forward after the gate), or, for a run merged
 on a forge and pulled, ``fast-forward`` (the run's own commits are on main's first-parent line; a forge's
@@ -47,16 +48,28 @@ def record_landing(db: IndexDB, run_id: str, how: str, commit_sha: str | None, *
 
 
 def landing_rows(db: IndexDB) -> dict[str, LandingRow]:
-    """Every landing row by run id."""
+    """Every landing row by run id. Raises ``StorageError``."""
     rows = db.query("SELECT run_id, how, commit_sha, landed_at FROM state.sleep_landings")
-    return {str(r[0]): LandingRow(str(r[0]), str(r[1]), None if r[2] is None else str(r[2]), str(r[3])) for r in rows}
+    return {
+        str(run_id): LandingRow(str(run_id), str(how), None if sha is None else str(sha), str(at))
+        for run_id, how, sha, at in rows
+    }
 
 
 def applied_ledgers(db: IndexDB) -> set[str]:
     """Run ids whose pending-mark ledger was applied (``state.applied_ledgers``)."""
-    return {str(r[0]) for r in db.query("SELECT run_id FROM state.applied_ledgers")}
+    return {str(run_id) for (run_id,) in db.query("SELECT run_id FROM state.applied_ledgers")}
 
 
-def merged_runs(db: IndexDB) -> set[str]:
-    """Run ids whose ``state.sleep_runs`` row is ``merged``."""
-    return {str(r[0]) for r in db.query("SELECT run_id FROM state.sleep_runs WHERE status = 'merged'")}
+def ledger_applied(db: IndexDB, run_id: str) -> bool:
+    """Whether ``run_id``'s ledger has its ``state.applied_ledgers`` row. Raises ``StorageError``."""
+    return db.query_one("SELECT 1 FROM state.applied_ledgers WHERE run_id = ?", (run_id,)) is not None
+
+
+def mark_ledger_applied(db: IndexDB, run_id: str, *, now: str) -> None:
+    """Insert ``run_id``'s ``state.applied_ledgers`` row stamped ``now``.
+
+    Raises:
+        StorageError: the state database cannot be written, or the row exists (primary key).
+    """
+    db.execute("INSERT INTO state.applied_ledgers (run_id, applied_at) VALUES (?, ?)", (run_id, now))

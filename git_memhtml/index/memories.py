@@ -1,0 +1,124 @@
+"""Named reads of the ``files`` table (core §3.2) for the store, the CLI, the artifacts and the sleep phases.
+
+Paths are repository-relative POSIX strings; instants ISO-8601 UTC strings. "Live" and "active" are the two
+predicates of :mod:`git_memhtml.index.active`. Every function raises ``StorageError`` when SQLite fails.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from git_memhtml.index.active import ACTIVE_MEMORY, live_file
+from git_memhtml.index.db import IndexDB
+
+
+@dataclass(frozen=True)
+class IndexedListing:
+    """What the generated listings need of one indexed file, with the blob it was projected from."""
+
+    path: str
+    blob_sha: str
+    title: str
+    memory_type: str
+    updated_at: str
+    gist: str
+
+
+@dataclass(frozen=True)
+class ListedFile:
+    """One row of the ``list`` page (core §4 "Other reads"); ``task_status`` is ``None`` for non-tasks."""
+
+    path: str
+    title: str
+    gist: str
+    memory_type: str
+    updated_at: str
+    archived: bool
+    task_status: str | None
+
+
+@dataclass(frozen=True)
+class LiveReinforcement:
+    """A live file (tasks included) with its ``state.access`` reinforcement count (0 without an access row)."""
+
+    path: str
+    memory_type: str
+    reinforcement_count: int
+
+
+def file_exists(db: IndexDB, path: str) -> bool:
+    """Whether the index holds a ``files`` row at ``path`` (archived and tasks included)."""
+    return db.query_one("SELECT 1 FROM files WHERE path = ?", (path,)) is not None
+
+
+def active_paths_with_hash(db: IndexDB, content_hash: str) -> list[str]:
+    """Paths of the active memories whose ``content_hash`` is ``content_hash``, sorted (at most one is committed:
+    the partial unique index; the index also covers uncommitted work-tree files)."""
+    rows = db.query(f"SELECT path FROM files WHERE content_hash = ? AND {ACTIVE_MEMORY} ORDER BY path", (content_hash,))
+    return [str(path) for (path,) in rows]
+
+
+def indexed_blobs(db: IndexDB) -> dict[str, str]:
+    """``{path: blob_sha}`` of every indexed file (archived and tasks included)."""
+    return {str(path): str(blob) for path, blob in db.query("SELECT path, blob_sha FROM files")}
+
+
+def listing_rows(db: IndexDB) -> list[IndexedListing]:
+    """Every indexed file as :class:`IndexedListing` (storage order; callers sort)."""
+    rows = db.query("SELECT path, blob_sha, title, memory_type, updated_at, gist FROM files")
+    return [IndexedListing(*(str(v) for v in r)) for r in rows]
+
+
+def live_reinforcements(db: IndexDB) -> list[LiveReinforcement]:
+    """Every live file (tasks included) with its reinforcement count, by path."""
+    rows = db.query(
+        "SELECT f.path, f.memory_type, coalesce(a.reinforcement_count, 0) FROM files f "
+        f"LEFT JOIN state.access a ON a.path = f.path WHERE {live_file('f')} ORDER BY f.path"
+    )
+    return [LiveReinforcement(str(path), str(kind), int(n)) for path, kind, n in rows]
+
+
+def list_page(
+    db: IndexDB,
+    *,
+    memory_type: str | None,
+    workspace: str | None,
+    para: str | None,
+    tag: str | None,
+    entity_key: str | None,
+    include_archived: bool,
+    after: str | None,
+    limit: int,
+) -> list[ListedFile]:
+    """Up to ``limit`` files in path order after ``after`` (keyset), filtered by equality on each given value.
+
+    ``tag`` matches ``file_tags.tag``; ``entity_key`` matches ``file_entities.entity_key`` (already normalised by
+    ``domain.entities.entity_key``). Archived files only with ``include_archived``. Tasks are included.
+    """
+    where = ["1 = 1"]
+    params: list[Any] = []
+    if not include_archived:
+        where.append(live_file("f"))
+    for column, value in (("f.memory_type", memory_type), ("f.workspace", workspace), ("f.para", para)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if tag is not None:
+        where.append("EXISTS (SELECT 1 FROM file_tags t WHERE t.path = f.path AND t.tag = ?)")
+        params.append(tag)
+    if entity_key is not None:
+        where.append("EXISTS (SELECT 1 FROM file_entities e WHERE e.path = f.path AND e.entity_key = ?)")
+        params.append(entity_key)
+    if after is not None:
+        where.append("f.path > ?")
+        params.append(after)
+    rows = db.query(
+        "SELECT f.path, f.title, f.gist, f.memory_type, f.updated_at, f.archived, f.task_status FROM files f "
+        f"WHERE {' AND '.join(where)} ORDER BY f.path LIMIT ?",
+        (*params, limit),
+    )
+    return [
+        ListedFile(str(path), title, gist, kind, updated, bool(archived), status)
+        for path, title, gist, kind, updated, archived, status in rows
+    ]
