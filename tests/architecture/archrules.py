@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import itertools
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
@@ -168,6 +169,12 @@ in the middle of a literal count only in capitals, and a docstring is never chec
 # ---- parsing ----
 
 
+@functools.lru_cache(maxsize=1024)
+def parse(source: str) -> ast.Module:
+    """``ast.parse`` of ``source``, parsed once per text (every rule walks the same trees; none changes them)."""
+    return ast.parse(source)
+
+
 def module_name(path: str) -> str:
     """``"sleep/engine/run.py"`` → ``"git_memhtml.sleep.engine.run"``; ``"sleep/__init__.py"`` → ``"git_memhtml.sleep"``."""
     parts = path.removesuffix(".py").split("/")
@@ -230,21 +237,57 @@ def _walk(node: ast.AST, typing_only: bool = False) -> Iterator[tuple[ast.AST, b
         yield from _walk(sub, typing_only)
 
 
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+IMPORT_CALLS = frozenset({"importlib.import_module", "importlib.__import__", "builtins.__import__"})
+"""Calls that import the module their literal first argument names."""
+
+
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of one scope: every descendant, a nested function or class included but not its inside."""
+    for child in ast.iter_child_nodes(scope):
+        yield child
+        if not isinstance(child, _SCOPES):
+            yield from _own_nodes(child)
+
+
+def _binds(scope: ast.AST) -> frozenset[str]:
+    """The names a scope binds itself: its parameters, assignment targets, nested definitions."""
+    names: set[str] = set()
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+    return frozenset(names)
+
+
+def scoped_walk(tree: ast.Module) -> Iterator[tuple[ast.AST, frozenset[str]]]:
+    """Every node of ``tree`` with the names bound around it (they shadow a builtin of the same name). A class
+    body's names are not seen by the functions inside it, as in Python."""
+
+    def visit(scope: ast.AST, inherited: frozenset[str]) -> Iterator[tuple[ast.AST, frozenset[str]]]:
+        own = inherited | _binds(scope)
+        for node in _own_nodes(scope):
+            yield node, own
+            if isinstance(node, _SCOPES):
+                yield from visit(node, inherited if isinstance(scope, ast.ClassDef) else own)
+
+    yield tree, _binds(tree)
+    yield from visit(tree, frozenset())
+
+
 class Names:
     """Resolve expressions of one file to dotted names through its import aliases (see the module docstring)."""
 
     def __init__(self, path: str, tree: ast.Module) -> None:
         self.bound: dict[str, str] = {}
-        self.local: set[str] = set()
-        """Names the file binds itself (parameters, assignments, definitions): they shadow a builtin."""
+        """Local name → the dotted name it was imported (or plainly assigned) as: ``sp`` → ``subprocess``."""
+        self.star: list[str] = []
+        """Modules imported with ``*``: an unbound name may be theirs."""
         for node in ast.walk(tree):
-            if isinstance(node, ast.arg):
-                self.local.add(node.arg)
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                self.local.add(node.id)
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                self.local.add(node.name)
-            elif isinstance(node, ast.Import):
+            if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
                         self.bound[alias.asname] = alias.name
@@ -254,43 +297,62 @@ class Names:
             elif isinstance(node, ast.ImportFrom):
                 base = _absolute(path, node.module, node.level)
                 for alias in node.names:
-                    if alias.name != "*":
+                    if alias.name == "*":
+                        self.star.append(base)
+                    else:
                         self.bound[alias.asname or alias.name] = f"{base}.{alias.name}"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                name = self.qualify(node.value)
+                if name and not name.startswith("builtins."):
+                    for target in targets:
+                        if isinstance(target, ast.Name):
+                            self.bound.setdefault(target.id, name)
 
-    def qualify(self, node: ast.AST) -> str | None:
-        """The dotted name ``node`` denotes (``"sys.stdout"``), or ``None`` when it is not a module-level name."""
+    def candidates(self, node: ast.AST, shadow: frozenset[str] = frozenset()) -> list[str]:
+        """:meth:`qualify`, plus what an unbound name would be in each ``*``-imported module."""
+        found = [name] if (name := self.qualify(node, shadow)) else []
+        if isinstance(node, ast.Name) and node.id not in self.bound and node.id not in shadow:
+            found.extend(f"{module}.{node.id}" for module in self.star)
+        return found
+
+    def qualify(self, node: ast.AST, shadow: frozenset[str] = frozenset()) -> str | None:
+        """The dotted name ``node`` denotes (``"sys.stdout"``), or ``None`` when it is not a module-level name.
+        ``shadow``: the names bound around ``node``, which hide a builtin of the same name."""
         if isinstance(node, ast.Name):
             if node.id in self.bound:
                 return self.bound[node.id]
+            if node.id in shadow:
+                return None
             if node.id == "__builtins__":
                 return "builtins"
-            return f"builtins.{node.id}" if hasattr(builtins, node.id) and node.id not in self.local else None
+            return f"builtins.{node.id}" if hasattr(builtins, node.id) else None
         if isinstance(node, ast.Attribute):
-            base = self.qualify(node.value)
+            base = self.qualify(node.value, shadow)
             return f"{base}.{node.attr}" if base else None
         if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
                 and isinstance(node.args[0].value, str):
-            func = self.qualify(node.func)
-            if func == "importlib.import_module":
-                return node.args[0].value
-            if func == "builtins.__import__":
-                return node.args[0].value.partition(".")[0]
-        if isinstance(node, ast.Call) and self.qualify(node.func) == "builtins.getattr" and len(node.args) >= 2:
+            func = self.qualify(node.func, shadow)
+            if func in IMPORT_CALLS:
+                module = node.args[0].value
+                return module if func == "importlib.import_module" else module.partition(".")[0]
+        if isinstance(node, ast.Call) and self.qualify(node.func, shadow) == "builtins.getattr" and len(node.args) >= 2:
             attr = node.args[1]
-            base = self.qualify(node.args[0])
+            base = self.qualify(node.args[0], shadow)
             if base and isinstance(attr, ast.Constant) and isinstance(attr.value, str):
                 return f"{base}.{attr.value}"
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
                 and isinstance(node.slice.value, str):
             key = node.slice.value
             holder = node.value
-            if isinstance(holder, ast.Call) and self.qualify(holder.func) == "builtins.vars" and holder.args:
-                base = self.qualify(holder.args[0])
+            if isinstance(holder, ast.Call) and self.qualify(holder.func, shadow) == "builtins.vars" and holder.args:
+                base = self.qualify(holder.args[0], shadow)
                 return f"{base}.{key}" if base else None
             if isinstance(holder, ast.Attribute) and holder.attr == "__dict__":
-                base = self.qualify(holder.value)
+                base = self.qualify(holder.value, shadow)
                 return f"{base}.{key}" if base else None
-            if self.qualify(holder) == "sys.modules":
+            if self.qualify(holder, shadow) == "sys.modules":
                 return key
         return None
 
@@ -309,7 +371,7 @@ def imports_of(path: str, source: str, known: Collection[str]) -> list[ImportRef
     ``known``: the module names of the source map, so ``from git_memhtml.sleep import phases`` resolves to the
     module ``git_memhtml.sleep.phases`` and ``from git_memhtml.output import emit`` to ``git_memhtml.output``.
     """
-    tree = ast.parse(source)
+    tree = parse(source)
     names = Names(path, tree)
     found: list[ImportRef] = []
     for node, typing_only in _walk(tree):
@@ -323,7 +385,7 @@ def imports_of(path: str, source: str, known: Collection[str]) -> list[ImportRef
                 found.append(ImportRef(path, line, candidate if candidate in known else base, typing_only))
         elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
                 and isinstance(node.args[0].value, str) \
-                and names.qualify(node.func) in {"importlib.import_module", "builtins.__import__"}:
+                and names.qualify(node.func) in IMPORT_CALLS:
             found.append(ImportRef(path, line, node.args[0].value, typing_only))
     return found
 
@@ -450,10 +512,10 @@ def choke_point_violations(sources: Mapping[str, str], choke: Mapping[str, Seque
 def name_uses(path: str, source: str, forbidden: Sequence[str]) -> list[str]:
     """Every place ``source`` names one of ``forbidden`` (through any alias, import, ``getattr`` … spelling),
     one offence per line and entry: ``"path:line sys.stdout"``."""
-    tree = ast.parse(source)
+    tree = parse(source)
     names = Names(path, tree)
     seen: set[tuple[int, str]] = set()
-    for node in ast.walk(tree):
+    for node, shadow in scoped_walk(tree):
         candidates: list[str] = []
         if isinstance(node, ast.Import):
             candidates = [alias.name for alias in node.names]
@@ -461,12 +523,7 @@ def name_uses(path: str, source: str, forbidden: Sequence[str]) -> list[str]:
             base = _absolute(path, node.module, node.level)
             candidates = [base, *(f"{base}.{alias.name}" for alias in node.names)]
         elif isinstance(node, ast.Name | ast.Attribute | ast.Call | ast.Subscript):
-            name = names.qualify(node)
-            candidates = [name] if name else []
-            if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
-                    and isinstance(node.args[0].value, str) \
-                    and names.qualify(node.func) in {"importlib.import_module", "builtins.__import__"}:
-                candidates.append(node.args[0].value)
+            candidates = names.candidates(node, shadow)
         for name in candidates:
             entry = _matches(name, forbidden)
             if entry is not None:
@@ -491,15 +548,16 @@ def environ_violations(sources: Mapping[str, str]) -> list[str]:
 
 def _fd_writes(path: str, source: str) -> list[str]:
     """``open(1, "w")``, ``os.write(2, …)``, ``io.open(1)`` … and literals naming the terminal (``"/dev/stdout"``)."""
-    tree = ast.parse(source)
+    tree = parse(source)
     names = Names(path, tree)
     out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and names.qualify(node.func) in FD_OPENERS:
+    for node, shadow in scoped_walk(tree):
+        if isinstance(node, ast.Call) and set(names.candidates(node.func, shadow)) & set(FD_OPENERS):
             first = node.args[0] if node.args else next(
                 (k.value for k in node.keywords if k.arg in {"file", "fd"}), None)
-            if isinstance(first, ast.Constant) and type(first.value) is int and first.value in {1, 2}:
-                out.append(f"{path}:{node.lineno} {names.qualify(node.func)}({first.value})")
+            # a bool is an int: os.write(True, …) writes to descriptor 1
+            if isinstance(first, ast.Constant) and isinstance(first.value, int) and first.value in {1, 2}:
+                out.append(f"{path}:{node.lineno} {ast.unparse(node.func)}({first.value!r})")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in TERMINAL_DEVICES:
             out.append(f"{path}:{node.lineno} {node.value!r}")
     return out
@@ -533,8 +591,11 @@ def _docstrings(tree: ast.Module) -> set[int]:
 
 
 def _text(node: ast.expr) -> str | None:
-    """The text of a string expression with every hole as ``?``: literals, f-strings, ``+`` and ``%`` chains."""
+    """The text of a string expression with every hole as ``?``: str and bytes literals, f-strings, ``+`` and ``%``
+    chains, ``"…".format(…)`` and ``" ".join([...])`` of literals; ``None`` when ``node`` is no string expression."""
     if isinstance(node, ast.Constant):
+        if isinstance(node.value, bytes):
+            return node.value.decode("latin-1")
         return node.value if isinstance(node.value, str) else None
     if isinstance(node, ast.JoinedStr):
         return "".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "?"
@@ -546,8 +607,14 @@ def _text(node: ast.expr) -> str | None:
         return (left if left is not None else "?") + (right if right is not None else "?")
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
         return _text(node.left)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in {"format", "join"}:
-        return _text(node.func.value)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr == "format":
+            return _text(node.func.value)
+        separator = _text(node.func.value)
+        if node.func.attr == "join" and separator is not None and node.args \
+                and isinstance(node.args[0], ast.List | ast.Tuple):
+            parts = [_text(item) for item in node.args[0].elts]
+            return separator.join(part if part is not None else "?" for part in parts)
     return None
 
 
@@ -560,7 +627,7 @@ def sql_literal_violations(sources: Mapping[str, str]) -> list[str]:
     for path, source in sources.items():
         if allowed(path, SQL_ALLOWED):
             continue
-        tree = ast.parse(source)
+        tree = parse(source)
         skip = _docstrings(tree)
         inner: set[int] = set()
         for node in ast.walk(tree):

@@ -316,3 +316,50 @@ def test_choke_point_rule_passes_the_choke_points() -> None:
     sources = {"gitrepo/new.py": "import pygit2\n", "index/db.py": "import apsw\nimport sqlite_vec\n",
                "embed/openai.py": "import httpx\n", "cli/x.py": "import click\n", "document/p.py": "import html5lib\n"}
     assert rules.choke_point_violations(sources, rules.CHOKE_POINTS) == []
+
+
+# ---- hostile spellings found while hardening ----
+
+HOSTILE: list[tuple[str, str, str]] = [
+    ("terminal", "a parameter elsewhere does not hide print", "def f(print: object) -> None:\n    pass\n\nprint('x')\n"),
+    ("terminal", "a class attribute does not hide print in a method",
+     "class A:\n    print = None\n\n    def f(self) -> None:\n        print('x')\n"),
+    ("terminal", "module assigned to a name", "import sys\nout = sys\nout.stdout.write('x')\n"),
+    ("terminal", "star import", "from sys import *\nstdout.write('x')\n"),
+    ("terminal", "os.write(True, …)", "import os\nos.write(True, b'x')\n"),
+    ("terminal", "os.dup(1)", "import os\nos.fdopen(os.dup(1), 'w')\n"),
+    ("terminal", "builtins.__dict__", "import builtins\nbuiltins.__dict__['print']('x')\n"),
+    ("terminal", "importlib.__import__", "import importlib\nimportlib.__import__('sys').stdout.write('x')\n"),
+    ("environ", "star import", "from os import *\ngetenv('HOME')\n"),
+    ("environ", "os module assigned", "import os\nsystem_module = os\nsystem_module.environ\n"),
+    ("subprocess", "star import", "from os import *\nsystem('ls')\n"),
+    ("subprocess", "sys.modules", "import sys\nsys.modules['subprocess'].run(['ls'])\n"),
+    ("sql", "bytes literal", "db.execute(b'DELETE FROM edges')\n"),
+    ("sql", "joined words", "db.query(' '.join(['SELECT', 'path', 'FROM', 'files']))\n"),
+    ("sql", "in textwrap.dedent", "import textwrap\nQ = textwrap.dedent('''\n    SELECT path\n    FROM files\n''')\n"),
+]
+
+_CHECKS = {
+    "terminal": rules.terminal_write_violations,
+    "environ": rules.environ_violations,
+    "subprocess": rules.subprocess_violations,
+    "sql": rules.sql_literal_violations,
+}
+
+
+@pytest.mark.parametrize(("rule", "label", "source"), HOSTILE, ids=[f"{r[0]}: {r[1]}" for r in HOSTILE])
+def test_hostile_spellings_are_caught(rule: str, label: str, source: str) -> None:
+    assert _CHECKS[rule]({"store/planted.py": source}), label
+
+
+def test_a_local_shadow_stays_local() -> None:
+    source = """
+        def show(print: object, open: object) -> None:
+            print("not the builtin")
+            open(1, "w")
+
+        class A:
+            def input(self) -> None:
+                pass
+    """
+    assert rules.terminal_write_violations(_one("store/clean.py", source)) == []
