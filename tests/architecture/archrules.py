@@ -74,7 +74,8 @@ SLEEP_LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__",),
 )
 """The sub-packages of ``git_memhtml.sleep``, low to high (same rule as :data:`LAYERS`); ``__init__`` is
-``sleep/__init__.py``, which completes the phase registry by importing ``phases``."""
+``sleep/__init__.py``, above them all so it may import any of them (issue 9 layout note: engine < presentation <
+phases < landing)."""
 
 CHOKE_POINTS: Mapping[str, tuple[str, ...]] = {
     "pygit2": ("gitrepo/",),

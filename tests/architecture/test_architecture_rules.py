@@ -7,6 +7,7 @@ The rules are the pure functions of ``archrules``; a planted violation is a one-
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import archrules as rules
 import pytest
@@ -363,3 +364,40 @@ def test_a_local_shadow_stays_local() -> None:
                 pass
     """
     assert rules.terminal_write_violations(_one("store/clean.py", source)) == []
+
+
+def test_sql_files_outside_index_are_caught(tmp_path: Path) -> None:
+    (tmp_path / "index" / "migrations").mkdir(parents=True)
+    (tmp_path / "index" / "migrations" / "0001_files.sql").write_text("CREATE TABLE files (path TEXT);\n")
+    assert rules.sql_files_outside_index(tmp_path) == []
+    (tmp_path / "sleep").mkdir()
+    (tmp_path / "sleep" / "rows.sql").write_text("SELECT 1;\n")
+    (tmp_path / "resources").mkdir()
+    (tmp_path / "resources" / "seed.sql").write_text("INSERT INTO files VALUES ('x');\n")
+    assert rules.sql_files_outside_index(tmp_path) == ["resources/seed.sql", "sleep/rows.sql"]
+
+
+MODULES: list[tuple[str, str, str | None, str | None]] = [
+    ("__init__.py", "git_memhtml", "__init__", None),
+    ("output.py", "git_memhtml.output", "output", None),
+    ("sleep/__init__.py", "git_memhtml.sleep", "sleep", "__init__"),
+    ("sleep/engine/run.py", "git_memhtml.sleep.engine.run", "sleep", "engine"),
+    ("sleep/phases/__init__.py", "git_memhtml.sleep.phases", "sleep", "phases"),
+]
+
+
+@pytest.mark.parametrize(("path", "module", "room", "sleep_room"), MODULES, ids=[r[0] for r in MODULES])
+def test_module_and_room_names(path: str, module: str, room: str | None, sleep_room: str | None) -> None:
+    assert rules.module_name(path) == module
+    assert rules.room_of(module) == room
+    assert rules.room_of(module, "git_memhtml.sleep") == sleep_room
+
+
+def test_relative_imports_resolve_from_their_package() -> None:
+    sources = {
+        "sleep/engine/run.py": "from ..phases import report\nfrom . import contract\nfrom ...store import writer\n",
+        "sleep/phases/report.py": "", "sleep/engine/contract.py": "", "store/writer.py": "",
+    }
+    targets = {ref.target for ref in rules.all_imports(sources)}
+    assert targets == {"git_memhtml.sleep.phases.report", "git_memhtml.sleep.engine.contract",
+                       "git_memhtml.store.writer"}
