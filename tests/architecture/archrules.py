@@ -60,7 +60,7 @@ ONLY: Mapping[str, frozenset[str]] = {
     "document": frozenset({"errors"}),
     "domain": frozenset({"errors"}),
 }
-"""Pure rooms: besides themselves they import only these rooms, whatever their layer allows (DESIGN §4)."""
+"""Pure rooms: besides themselves they import only these rooms, whatever their layer allows (docs/architecture.md "Layers")."""
 
 GATEWAYS: Mapping[tuple[str, str], tuple[str, ...]] = {
     ("hooks", "sleep"): ("git_memhtml.sleep.landing.reconcile",),
