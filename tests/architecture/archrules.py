@@ -41,7 +41,8 @@ ROOT_ROOM = "__init__"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__", "errors", "pathnames", "cut"),
     ("document", "domain", "output", "embed"),
-    ("config", "gitrepo", "tree"),
+    ("config",),
+    ("gitrepo", "tree"),
     ("index",),
     ("artifacts",),
     ("store",),
@@ -52,9 +53,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 """The rooms of ``git_memhtml``, low to high: a room imports only rooms of strictly lower layers (or itself).
 
-Source: the layer list of issue 9 (docs/architecture.md "Layers"), with two moves: ``config`` sits one layer above
-``embed`` because its ``embed`` setting is typed by ``git_memhtml.embed.names`` (main 708e87a), and ``__main__``
-one above ``cli`` because it imports it (two rooms of one layer may not import each other)."""
+Source: the layer list of issue 9 (docs/architecture.md "Layers"), with two moves: ``config`` gets a layer of its
+own, above ``embed`` (the names of the embedders type its ``embed`` setting) and below ``gitrepo`` (which reads the
+live environment through it); ``__main__`` sits one above ``cli`` because it imports it. Two rooms of one layer
+may not import each other."""
 
 ONLY: Mapping[str, frozenset[str]] = {
     "document": frozenset({"errors"}),
