@@ -12,8 +12,9 @@ import importlib
 import re
 from pathlib import Path
 
-import archrules as rules
 import pytest
+
+from tests.architecture import archrules as rules
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "architecture.md"

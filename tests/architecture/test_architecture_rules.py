@@ -9,8 +9,9 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-import archrules as rules
 import pytest
+
+from tests.architecture import archrules as rules
 
 
 def _one(path: str, source: str) -> dict[str, str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import archrules as rules
+from tests.architecture import archrules as rules
 
 PACKAGE = Path(__file__).resolve().parents[2] / "git_memhtml"
 SOURCES = rules.read_package(PACKAGE)
