@@ -15,10 +15,11 @@ shape, so it counts for layers and cycles alike) — plus ``importlib.import_mod
 with a literal name. Relative imports are resolved against the importing module's package.
 
 Names are resolved through each file's own import aliases (``import sys as s`` makes ``s.stdout`` read
-``sys.stdout``; ``from os import environ as e`` makes ``e`` read ``os.environ``), ``getattr(x, "name")``,
-``vars(x)["name"]``/``x.__dict__["name"]``, ``sys.modules["name"]`` and ``importlib.import_module("name")``; an unbound name such as ``print`` is the
-builtin. A name re-bound by plain assignment (``w = sys.stdout.write``) is caught where the right-hand side names
-the forbidden thing.
+``sys.stdout``; ``from os import environ as e`` makes ``e`` read ``os.environ``; ``from os import *`` makes an
+unbound ``system`` read ``os.system``), plain assignments of a module or name (``out = sys``), ``getattr(x,
+"name")``, ``vars(x)["name"]``/``x.__dict__["name"]``, ``sys.modules["name"]`` and ``importlib.import_module(
+"name")``. An unbound name such as ``print`` is the builtin, unless the scope around it (a parameter, an
+assignment, a definition — as Python scopes them, so a class body does not reach its methods) binds it.
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ ONLY: Mapping[str, frozenset[str]] = {
     "document": frozenset({"errors"}),
     "domain": frozenset({"errors"}),
 }
-"""Pure rooms: besides themselves they import only these rooms, whatever their layer allows (docs/architecture.md "Layers")."""
+"""Pure rooms: besides themselves they import only these rooms, whatever their layer allows (docs/architecture.md
+"Layers")."""
 
 GATEWAYS: Mapping[tuple[str, str], tuple[str, ...]] = {
     ("hooks", "sleep"): ("git_memhtml.sleep.landing.reconcile",),
@@ -135,7 +137,7 @@ FD_OPENERS: tuple[str, ...] = (
 
 TERMINAL_DEVICES = frozenset({
     "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2", "/proc/self/fd/1", "/proc/self/fd/2",
-    "CON", "CONOUT$",
+    "CONOUT$",
 })
 """File names of the terminal (a string literal equal to one of them is a terminal write waiting to happen)."""
 
@@ -574,6 +576,15 @@ def terminal_write_violations(sources: Mapping[str, str]) -> list[str]:
     """Terminal writes outside ``output.py``, in any spelling (see :data:`TERMINAL_NAMES`, :data:`FD_OPENERS`)."""
     return sorted(_rule(sources, TERMINAL_ALLOWED, TERMINAL_NAMES) + [
         v for path, text in sources.items() if not allowed(path, TERMINAL_ALLOWED) for v in _fd_writes(path, text)])
+
+
+DYNAMIC_CODE_NAMES: tuple[str, ...] = ("builtins.exec", "builtins.eval", "builtins.compile", "runpy", "code.InteractiveInterpreter")
+"""Code run from a string: it would hide any import, spawn or write from every rule above, so no module runs any."""
+
+
+def dynamic_code_violations(sources: Mapping[str, str]) -> list[str]:
+    """``exec``/``eval``/``compile`` of a string (and ``runpy``) anywhere in the package."""
+    return _rule(sources, (), DYNAMIC_CODE_NAMES)
 
 
 # ---- SQL ----

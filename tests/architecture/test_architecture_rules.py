@@ -402,3 +402,22 @@ def test_relative_imports_resolve_from_their_package() -> None:
     targets = {ref.target for ref in rules.all_imports(sources)}
     assert targets == {"git_memhtml.sleep.phases.report", "git_memhtml.sleep.engine.contract",
                        "git_memhtml.store.writer"}
+
+
+DYNAMIC_PLANTED: list[tuple[str, str]] = [
+    ("exec", "exec('import subprocess')\n"),
+    ("eval", "eval('__import__(\"os\").system(\"ls\")')\n"),
+    ("compile", "code = compile('print(1)', 'x', 'exec')\n"),
+    ("builtins.exec", "import builtins\nbuiltins.exec('x = 1')\n"),
+    ("runpy", "import runpy\nrunpy.run_path('x.py')\n"),
+]
+
+
+@pytest.mark.parametrize(("label", "source"), DYNAMIC_PLANTED, ids=[r[0] for r in DYNAMIC_PLANTED])
+def test_dynamic_code_rule_catches(label: str, source: str) -> None:
+    assert rules.dynamic_code_violations(_one("store/planted.py", source)), label
+
+
+def test_dynamic_code_rule_passes_regex_compile_and_methods() -> None:
+    clean = "import re\nPATTERN = re.compile('x')\n\nclass A:\n    def eval(self) -> None:\n        self.eval()\n"
+    assert rules.dynamic_code_violations(_one("store/clean.py", clean)) == []

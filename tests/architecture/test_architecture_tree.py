@@ -64,3 +64,7 @@ def test_only_output_writes_to_the_terminal() -> None:
 def test_sql_lives_only_in_index() -> None:
     assert rules.sql_literal_violations(SOURCES) == []
     assert rules.sql_files_outside_index(PACKAGE) == []
+
+
+def test_no_module_runs_code_from_a_string() -> None:
+    assert rules.dynamic_code_violations(SOURCES) == []
