@@ -12,7 +12,9 @@ Shapes used throughout:
 What counts as a dependency: every ``import``/``from … import`` anywhere in a file — at module level, inside a
 function, and under ``if TYPE_CHECKING:`` (a typing seam is still a dependency: the annotated module must keep its
 shape, so it counts for layers and cycles alike) — plus ``importlib.import_module("…")`` and ``__import__("…")``
-with a literal name. Relative imports are resolved against the importing module's package.
+with a literal name, and attribute chains off the package itself (``import git_memhtml`` then
+``git_memhtml.store.writer``) or ``sys.modules["git_memhtml.…"]``. Relative imports are resolved against the
+importing module's package.
 
 Names are resolved through each file's own import aliases (``import sys as s`` makes ``s.stdout`` read
 ``sys.stdout``; ``from os import environ as e`` makes ``e`` read ``os.environ``; ``from os import *`` makes an
@@ -393,7 +395,30 @@ def imports_of(path: str, source: str, known: Collection[str]) -> list[ImportRef
                 and isinstance(node.args[0].value, str) \
                 and names.qualify(node.func) in IMPORT_CALLS:
             found.append(ImportRef(path, line, node.args[0].value, typing_only))
+        elif isinstance(node, ast.Attribute | ast.Subscript) and _root_is_package(node, names):
+            # `import git_memhtml` then `git_memhtml.store.writer.write(…)`, or sys.modules["git_memhtml.store"]
+            dotted = names.qualify(node)
+            if dotted and dotted.startswith(PACKAGE + "."):
+                found.append(ImportRef(path, line, _longest_module(dotted, known), typing_only))
     return found
+
+
+def _root_is_package(node: ast.AST, names: Names) -> bool:
+    """Whether an attribute chain starts at a name bound to the package itself, or reads ``sys.modules``."""
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        if isinstance(node, ast.Subscript) and names.qualify(node.value) == "sys.modules":
+            return True
+        node = node.value
+    return isinstance(node, ast.Name) and names.bound.get(node.id) == PACKAGE
+
+
+def _longest_module(dotted: str, known: Collection[str]) -> str:
+    """The longest prefix of ``dotted`` that is a module of the source map (else its first two parts)."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 1, -1):
+        if ".".join(parts[:cut]) in known:
+            return ".".join(parts[:cut])
+    return ".".join(parts[:2])
 
 
 def all_imports(sources: Mapping[str, str]) -> list[ImportRef]:

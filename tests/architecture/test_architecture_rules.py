@@ -235,6 +235,10 @@ LAYER_PLANTED: list[tuple[str, dict[str, str]]] = [
                                                  "    from git_memhtml.index.db import IndexDB\n"}),
     ("relative import up", {"output.py": "from .sleep import engine\n"}),
     ("a room in no layer", {"newroom/a.py": "from git_memhtml import errors\n"}),
+    ("attribute chain off the package", {"domain/a.py": "import git_memhtml.errors\n"
+                                                        "git_memhtml.store.writer.apply_batch()\n",
+                                         "store/writer.py": ""}),
+    ("sys.modules lookup", {"document/a.py": "import sys\nsys.modules['git_memhtml.index.db'].open_index()\n"}),
 ]
 
 
