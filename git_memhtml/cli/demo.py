@@ -80,7 +80,7 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
         emit(f"3. plan      verdict {verdict['verdict']}")
         run = run_sleep(repo, db, date=utc_now()[:10], embedder=app.embedder(), clock=utc_now)
         emit(f"4. run       {run.run_id}: {len(run.commits)} commits, "
-             f"{'failed: ' + ', '.join(run.failed_phases) if run.failed_phases else 'all 17 phases ok'}")
+             f"{'failed: ' + ', '.join(run.failed_phases) if run.failed_phases else f'all {len(run.phases)} phases ok'}")
         for phase in run.phases:
             shown = phase.detail or " ".join(f"{k}={v}" for k, v in phase.counts.items())
             emit(f"            {phase.phase:<20} {phase.status:<7} {clip(shown, 80)}")

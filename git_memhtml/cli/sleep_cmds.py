@@ -107,7 +107,7 @@ def plan_cmd(ctx: click.Context, as_json: bool) -> int:
 @click.pass_context
 @writes(on_head=False)
 def run_cmd(ctx: click.Context, date: str | None, phases: str | None, dry_run: bool, deep: bool, as_json: bool) -> int:
-    """Run the seventeen phases on sleep/<date>[-N]; your checkout is never touched."""
+    """Run every sleep phase on sleep/<date>[-N]; your checkout is never touched."""
     app = app_of(ctx)
     if date is not None and not _is_date(date):
         raise UsageError(f"--date {date!r} is not a calendar date YYYY-MM-DD", hint="e.g. --date 2026-11-30")
