@@ -1,4 +1,4 @@
-"""Architecture rules enforced on the source (DESIGN §4, style-anchors §7.4 and §7.14).
+"""Architecture rules enforced on the source (docs/design.md §4, docs/style.md §1 and §3).
 
 One choke point per external system: only the ``gitrepo`` package imports pygit2, only ``index/db.py`` imports apsw and
 sqlite_vec, only ``embed/openai.py`` imports httpx, only ``cli/`` imports click, only ``output.py`` writes to the

@@ -1,4 +1,4 @@
-"""Value objects of the memory file format (``spec/memhtml-core.md`` §1).
+"""Value objects of the memory file format (docs/format.md §1).
 
 Names in this module use the *short* meta names (``type``, ``confidence`` …, i.e. without the ``memhtml-``
 prefix) and link rels in their underscore form (``supersedes``, ``about_person`` …). The on-disk token is
@@ -21,7 +21,7 @@ MEMORY_TYPES: tuple[str, ...] = (
     "arc",
     "task",
 )
-"""The ten memory types (``spec/memhtml-core.md`` §1.5)."""
+"""The ten memory types (docs/format.md §1.5)."""
 
 TASK_STATUSES: tuple[str, ...] = ("todo", "doing", "blocked", "done")
 STATUSES: tuple[str, ...] = ("active", "archived")
@@ -51,7 +51,7 @@ META_ORDER: tuple[str, ...] = (
     "tag",
     "alias",
 )
-"""Head meta emission order (``spec/memhtml-core.md`` §1.2). New scalars append to the scalar block, new
+"""Head meta emission order (docs/format.md §1.2). New scalars append to the scalar block, new
 repeatables to the end."""
 
 REPEATABLE_METAS: frozenset[str] = frozenset({"entity", "tag", "alias"})
@@ -73,7 +73,7 @@ REL_CLASSES: dict[str, str] = {
     "blocks": "task",
     "subtask_of": "task",
 }
-"""Closed link vocabulary, rel → edge class (``spec/memhtml-core.md`` §1.3)."""
+"""Closed link vocabulary, rel → edge class (docs/format.md §1.3)."""
 
 
 def rel_token(rel: str) -> str:
@@ -168,7 +168,7 @@ class MemoryDocument:
 
 
 ENTITY_FORM = "type:name"
-"""How an entity is written: a type, a colon, a name (core §1.8); the name may itself hold colons."""
+"""How an entity is written: a type, a colon, a name (docs/format.md §1.8); the name may itself hold colons."""
 
 
 def entity_problem(value: str) -> str | None:

@@ -1,4 +1,4 @@
-"""Authoring doors: prose → article markup and whole new memory files (``spec/memhtml-core.md`` §1.9).
+"""Authoring doors: prose → article markup and whole new memory files (docs/format.md §1.9).
 
 Exactly one of prose (claim + body paragraphs) or raw ``article_html`` is given. A body paragraph that is one
 whole backtick fence becomes ``<figure><pre><code data-lang>``; no language is guessed. The rendered file is
@@ -23,7 +23,7 @@ from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.errors import InvalidMemory
 
 DEFAULT_TASK_STATUS: Final[str] = "todo"
-"""``task-status`` stamped on a new task when none is given (core §1.8)."""
+"""``task-status`` stamped on a new task when none is given (docs/format.md §1.8)."""
 
 _FENCE_OPEN: Final = re.compile(r"^(`{3,})([^`]*)$")
 _CLAIM: Final = re.compile(r"^(.*?[.!?])(\s|$)", re.DOTALL)
@@ -81,7 +81,7 @@ def split_paragraphs(prose: str) -> list[str]:
 
 
 def split_prose(text: str) -> tuple[str, list[str]]:
-    """Derive ``(claim, body_paragraphs)`` from free prose (core §1.9, MCP/JSONL door).
+    """Derive ``(claim, body_paragraphs)`` from free prose (docs/format.md §1.9, MCP/JSONL door).
 
     The claim is the text through the first ``.``/``!``/``?`` followed by whitespace or the end (the whole text
     when there is none); the remainder is split on blank lines, fence-aware.
@@ -99,7 +99,7 @@ def _code_figure(block: FencedBlock) -> str:
 
 
 def render_article(claim: str, body: Sequence[str]) -> str:
-    """Canonical article inner HTML for prose (core §1.9).
+    """Canonical article inner HTML for prose (docs/format.md §1.9).
 
     ``<p><mark>CLAIM</mark> BODY0</p>``, then one ``<p>`` per further paragraph, joined by ``"\\n"``; a
     paragraph that is one whole fence becomes ``<figure><pre><code data-lang="x">…</code></pre></figure>`` and is
@@ -123,7 +123,7 @@ def render_article(claim: str, body: Sequence[str]) -> str:
 
 
 def format_confidence(value: float) -> str:
-    """Two decimals, ties rounded up like ECMAScript ``toFixed(2)`` (core §1.2)."""
+    """Two decimals, ties rounded up like ECMAScript ``toFixed(2)`` (docs/format.md §1.2)."""
     return str(Decimal(value).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
@@ -200,7 +200,7 @@ def render_memory(
     due: str | None = None,
     extra_metas: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """Render a new memory file and re-validate it (the render gate, core §1.9).
+    """Render a new memory file and re-validate it (the render gate, docs/format.md §1.9).
 
     Emits ``type``, ``status``, ``created`` = ``updated`` = ``now`` (ISO UTC), ``content-hash`` of the rendered
     article, and each optional meta that is given (``confidence`` with two decimals); a ``task`` without

@@ -1,4 +1,4 @@
-"""Reinforcement arithmetic of the access plane (sleep-eval §4.5; core §4 "Reinforcement").
+"""Reinforcement arithmetic of the access plane (docs/retention.md §4.5; docs/retrieval.md §4.4 "Reinforcement").
 
 The SQL upsert in ``index/`` is the sole writer of ``state.access``; these pure functions state the same rules so
 they can be tested on their own and reused by callers that need the value without a database. Instants are
@@ -14,16 +14,16 @@ from typing import Literal
 Signal = Literal["positive", "negative", "neutral"]
 
 SIGNAL_VALUES: dict[str, int] = {"positive": 1, "negative": -1, "neutral": 0}
-"""Numeric value of each reinforcement signal (sleep-eval §4.5)."""
+"""Numeric value of each reinforcement signal (docs/retention.md §4.5)."""
 
 COOLDOWN_SECONDS = 900
-"""A bump applies only when there was no previous access or ``now - last >= 900 s`` (sleep-eval §4.5)."""
+"""A bump applies only when there was no previous access or ``now - last >= 900 s`` (docs/retention.md §4.5)."""
 
 OUTCOME_DECAY = 0.7
-"""Weight of the previous outcome in ``outcome = clamp(0.7*prev + 0.3*signal, -1, 1)`` (sleep-eval §4.5)."""
+"""Weight of the previous outcome in ``outcome = clamp(0.7*prev + 0.3*signal, -1, 1)`` (docs/retention.md §4.5)."""
 
 OUTCOME_GAIN = 0.3
-"""Weight of the new signal in the outcome update (sleep-eval §4.5)."""
+"""Weight of the new signal in the outcome update (docs/retention.md §4.5)."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Embedder registry (DESIGN §3.6): ``wordllama`` (default), ``fake``, ``openai``, ``off``.
+"""Embedder registry (docs/design.md §3.6): ``wordllama`` (default), ``fake``, ``openai``, ``off``.
 
 Providers are imported only when asked for, so ``off``/``fake`` never pay the wordllama import.
 """
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from git_memhtml.embed.openai import OpenAIOptions
 
 DEFAULT_EMBEDDER = "wordllama"
-"""Default provider (DESIGN §3.6)."""
+"""Default provider (docs/design.md §3.6)."""
 EMBEDDER_NAMES: tuple[str, ...] = ("wordllama", "fake", "openai", "off")
 """Valid names of ``memhtml.embed`` / ``MEMHTML_EMBED``."""
 

@@ -25,10 +25,10 @@ refresh: Callable[[Mapping[str, str]], Mapping[str, bytes]] | None = None,
 ) -> InMemoryMerge:
     """Merge commit ``theirs`` into ``ours`` without touching the work tree, the index file or any ref.
 
-    libgit2 ignores configured merge drivers (git-ecosystem §2.3 #7), so each conflicted path is handed to
+    libgit2 ignores configured merge drivers (docs/git.md §2.3 #7), so each conflicted path is handed to
     ``resolve(path, base, ours, theirs, merged)``: the three versions' bytes (``None`` when absent) and
     ``merged`` = ``{path: blob sha}`` of every cleanly merged entry. Returned bytes become the path's content
-    (the conflict is dropped first: a stage-0 entry alone does not clear it, git-ecosystem §2.4); ``None``
+    (the conflict is dropped first: a stage-0 entry alone does not clear it, docs/git.md §2.4); ``None``
     leaves it unresolved. Once no conflict is left, ``refresh(merged)`` may return ``{path: bytes}`` to set on
     top (derived files that git merged cleanly but wrongly). The tree is written only when nothing is left
     unresolved.

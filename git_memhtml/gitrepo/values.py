@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 PARA_PREFIXES: tuple[str, ...] = ("projects/", "areas/", "resources/", "archive/")
-"""The four PARA buckets whose ``.html`` files are memories (``spec/memhtml-core.md`` §2.1)."""
+"""The four PARA buckets whose ``.html`` files are memories (docs/layout.md §2.1)."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Merges made by our own code (pygit2) regenerate generated artifacts in memory (DESIGN §3.10; git-ecosystem
+"""Merges made by our own code (pygit2) regenerate generated artifacts in memory (docs/design.md §3.10; docs/git.md
 §2.4, "pygit2 merges").
 
 libgit2 runs no merge driver, so a conflicted ``index.html`` or ``sitemap.xml`` is re-rendered from the memories

@@ -1,6 +1,6 @@
 """The sleep contract: the seventeen phases, their order, model use and hard prerequisites.
 
-Source: ``seeds/000`` §1–§2 and ``seeds/001`` (v0.6.0: 17 phases, ``placement-triage`` deep-only, preflight a
+Source: docs/phases.md §1–§0.2 and docs/phases.md §1.14 (v0.6.0: 17 phases, ``placement-triage`` deep-only, preflight a
 hard prerequisite of every later phase, dedup-merge of compress and retention-triage).
 """
 
@@ -27,7 +27,7 @@ SLEEP_PHASES: tuple[str, ...] = (
     "state-export",
     "report",
 )
-"""Canonical order (seed 000 §1 table)."""
+"""Canonical order (docs/phases.md §1 table)."""
 
 LLM_PHASES: frozenset[str] = frozenset(
     {
@@ -41,29 +41,30 @@ LLM_PHASES: frozenset[str] = frozenset(
         "placement-triage",
     }
 )
-"""The eight phases that call a model when one is bound (seed 000 §1)."""
+"""The eight phases that call a model when one is bound (docs/phases.md §1)."""
 
 NON_COMMITTING_PHASES: frozenset[str] = frozenset({"preflight", "relationship-mining"})
-"""Phases that never commit, by design (seed 001: preflight only refreshes the index; mined edges are index-only)."""
+"""Phases that never commit, by design (docs/phases.md §0.3: preflight only refreshes the index; mined edges are
+index-only)."""
 
 SWEEP_PHASES: frozenset[str] = frozenset({"confidence-decay", "integrity", "state-export", "report"})
-"""Uniform sweeps whose diffs do not pin a path for placement-triage (seed 000 §16)."""
+"""Uniform sweeps whose diffs do not pin a path for placement-triage (docs/phases.md §1.14)."""
 
 HARD_PREREQUISITES: Mapping[str, tuple[str, ...]] = {
     **{phase: ("preflight",) for phase in SLEEP_PHASES[1:]},
     "compress": ("preflight", "dedup-merge"),
     "retention-triage": ("preflight", "dedup-merge"),
 }
-"""phase → phases whose failure skips it (seed 000 §2: preflight gates all sixteen after it)."""
+"""phase → phases whose failure skips it (docs/phases.md §0.2: preflight gates all sixteen after it)."""
 
 DETECTED_TASK_CAP = 10
-"""Detected tasks minted per night across all detectors (seed 000 §10)."""
+"""Detected tasks minted per night across all detectors (docs/tasks.md §7)."""
 
 MAX_SAME_DAY_RUNS = 100
-"""Run ids per date: ``sleep/<date>``, then ``-2`` … ``-100`` (sleep-eval §11 "Run abort")."""
+"""Run ids per date: ``sleep/<date>``, then ``-2`` … ``-100`` (docs/sleep.md §2.1 "Run abort")."""
 
 STALE_RUN_HOURS = 20
-"""A ``running`` row older than this is reaped as abandoned (seed 001 "reaped")."""
+"""A ``running`` row older than this is reaped as abandoned (docs/sleep.md §2.4 "reaped")."""
 
 
 def phase_ordinal(phase: str) -> int:

@@ -1,4 +1,4 @@
-"""What a phase receives and returns (``spec/memhtml-sleep-eval.md`` §0 "PhaseEnv").
+"""What a phase receives and returns (docs/phases.md §0 "PhaseEnv").
 
 A phase body is ``def run(env: PhaseEnv) -> PhaseOutcome``. It reads the index (``env.db``) and the tree
 (``env.repo``, the run's linked work tree), writes files only through ``store.edits`` (which stages them), and
@@ -19,7 +19,7 @@ from git_memhtml.index.db import IndexDB
 
 @dataclass
 class DetectionBudget:
-    """Detected tasks left this run (shared by every detector; seed 000 §10) and the overflow count."""
+    """Detected tasks left this run (shared by every detector; docs/tasks.md §7) and the overflow count."""
 
     remaining: int = 10
     overflow: int = 0
@@ -27,7 +27,7 @@ class DetectionBudget:
 
 @dataclass(frozen=True)
 class PhaseReport:
-    """One phase's line in the run report (seed 001: status, counts, commitSha, llmCalls, detail)."""
+    """One phase's line in the run report (docs/sleep.md §2.3: status, counts, commitSha, llmCalls, detail)."""
 
     phase: str
     status: str  # ok | failed | skipped
@@ -60,13 +60,13 @@ class PhaseEnv:
         base_sha: the commit of ``main`` the run was cut from.
         date: the run date ``YYYY-MM-DD``.
         at: midnight UTC of ``date`` as ``YYYY-MM-DDT00:00:00Z`` — the only instant phases stamp; no phase reads
-            the clock (seed 000 §17).
+            the clock (docs/sleep.md §2.9).
         dry_run: compute counts only; write nothing.
         deep: ``--deep`` was given.
         budget: detected-task budget shared by the detectors of this run.
         results: reports of the phases already run (the report phase reads them).
         reindex: callable that brings ``db`` up to the work tree (used by the runner between phases).
-        ledger: pending state-plane marks earned this run (``seed 000`` §2); written by the report phase.
+        ledger: pending state-plane marks earned this run (docs/ledger.md §1); written by the report phase.
     """
 
     repo: GitRepo

@@ -1,4 +1,5 @@
-"""Where a run's committed record lives: its report page and pending-mark ledger (core §2.1, seed 000 §2).
+"""Where a run's committed record lives: its report page and pending-mark ledger (docs/layout.md §2.1, docs/ledger.md
+§1).
 
 Pure and import-light, so hooks and reconciliation can name these files without loading the phases.
 """
@@ -6,7 +7,7 @@ Pure and import-light, so hooks and reconciliation can name these files without 
 from __future__ import annotations
 
 REPORT_DIR = ".memhtml/sleep"
-"""Where run reports and ledgers are committed (core §2.1)."""
+"""Where run reports and ledgers are committed (docs/layout.md §2.1)."""
 
 
 def run_file_stem(run_id: str) -> str:

@@ -1,4 +1,4 @@
-"""Where memories live: PARA placement, slugs with ordinals, and the archive algebra (``spec/memhtml-core.md`` §2).
+"""Where memories live: PARA placement, slugs with ordinals, and the archive algebra (docs/layout.md §2).
 
 Pure functions over repository paths (POSIX, no leading slash). The path is the id.
 """
@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from git_memhtml.document.model import PARA_BUCKETS
 
 SLUG_MAX = 80
-"""Slug length cap (core §2.3)."""
+"""Slug length cap (docs/layout.md §2.3)."""
 MAX_ORDINAL = 1000
-"""Collision ordinals tried before giving up (core §2.3)."""
+"""Collision ordinals tried before giving up (docs/layout.md §2.3)."""
 GENERATED_NAMES = frozenset({"index.html", "sitemap.xml"})
 _ARCHIVE_RE = re.compile(r"^archive/(\d{4,})/(.+)$")
 
@@ -57,7 +57,8 @@ def is_valid_memory_path(path: str) -> bool:
 
 
 def is_indexable(path: str) -> bool:
-    """Return whether ``path`` is a memory the index holds (core §2.1: ``.html`` under a bucket, not generated)."""
+    """Return whether ``path`` is a memory the index holds (docs/layout.md §2.1: ``.html`` under a bucket, not
+    generated)."""
     return is_valid_memory_path(path)
 
 
@@ -81,7 +82,7 @@ def workspace_of(path: str) -> str | None:
 
 
 def archive_path_for(path: str, year: int | str) -> str:
-    """Return ``archive/<YYYY>/<path>`` (core §2.4)."""
+    """Return ``archive/<YYYY>/<path>`` (docs/layout.md §2.4)."""
     return f"archive/{int(year):04d}/{path}"
 
 
@@ -99,7 +100,7 @@ def placement_for(
     tags: Sequence[str] = (),
     entities: Sequence[str] = (),
 ) -> str:
-    """Return the directory a new memory goes to (core §2.2, total).
+    """Return the directory a new memory goes to (docs/layout.md §2.2, total).
 
     An explicit valid ``path`` returns its directory; then arc → ``areas/arcs``; task → the workspace's
     ``tasks/`` or ``areas/inbox/tasks``; semantic with a ``person:`` entity → ``resources/people``; a workspace →

@@ -18,7 +18,7 @@ from git_memhtml.errors import UsageError
 from git_memhtml.gitrepo.message import has_control
 
 WRITABLE_TYPES = tuple(t for t in MEMORY_TYPES if t != "arc")
-"""Agents write the nine types without ``arc``, which only sleep synthesises (core §1.5)."""
+"""Agents write the nine types without ``arc``, which only sleep synthesises (docs/format.md §1.5)."""
 
 
 class LinkOp(BaseModel):
@@ -38,7 +38,7 @@ class LinkOp(BaseModel):
 
 
 class WriteOp(BaseModel):
-    """One memory to write (``spec/memhtml-core.md`` §5.2 apply line, plus validity and links)."""
+    """One memory to write (docs/store.md §5.2 apply line, plus validity and links)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 

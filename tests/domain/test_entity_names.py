@@ -1,4 +1,4 @@
-"""Entity name normalisation, LCS ratio and the survivor union-find (sleep-eval §6; seed 000 §8)."""
+"""Entity name normalisation, LCS ratio and the survivor union-find (docs/entities.md §6; docs/entities.md §6)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def test_lcs_examples() -> None:
     assert lcs_length("checkout-api", "checkout api") == 11
     assert round(lcs_ratio("checkout-api", "checkout api"), 2) == 0.92
     assert lcs_ratio("checkout-api", "checkout api") >= AUTO_MERGE_RATIO
-    # measured on the live corpus (seed 000 §8): a short name and its full form stay below the review band
+    # measured on the live corpus (docs/entities.md §6): a short name and its full form stay below the review band
     assert round(lcs_ratio("laith", "laith al-saadoon"), 3) == 0.476
     assert lcs_ratio("sanju", "sanju kumar") == 0.625
     assert lcs_ratio("sanju", "sanju kumar") < REVIEW_RATIO

@@ -41,7 +41,7 @@ PHASE_BODIES: Mapping[str, PhaseBody] = {
     "report": report.run,
 }
 
-if set(PHASE_BODIES) != set(SLEEP_PHASES):  # the total-mapping check (seed 000 §1)
+if set(PHASE_BODIES) != set(SLEEP_PHASES):  # the total-mapping check (docs/phases.md §1)
     missing = sorted(set(SLEEP_PHASES) - set(PHASE_BODIES))
     extra = sorted(set(PHASE_BODIES) - set(SLEEP_PHASES))
     raise ImportError(f"PHASE_BODIES is not total: missing {missing}, unknown {extra}")

@@ -1,6 +1,6 @@
-"""Bodies of the model phases when no model is bound (seed 001: they report ``ok`` and say why).
+"""Bodies of the model phases when no model is bound (docs/phases.md §0.5: they report ``ok`` and say why).
 
-Models arrive with a later issue (DESIGN §3.7); until then ``memhtml.llm`` has only ``off``, and these phases
+Models arrive with a later issue (docs/design.md §3.7); until then ``memhtml.llm`` has only ``off``, and these phases
 write nothing and spend no call.
 """
 
@@ -14,7 +14,7 @@ DEEP_ONLY = "deep only"
 
 
 def edge_typing(env: PhaseEnv) -> PhaseOutcome:
-    """edge-typing without a model: nothing judged (sleep-eval §1 phase 6 "Degraded modes")."""
+    """edge-typing without a model: nothing judged (docs/phases.md §1.6 "Degraded modes")."""
     return PhaseOutcome({"candidates": 0, "judged": 0}, detail=NO_MODEL)
 
 
@@ -42,7 +42,7 @@ def task_detection(env: PhaseEnv) -> PhaseOutcome:
 
 
 def placement_triage(env: PhaseEnv) -> PhaseOutcome:
-    """placement-triage: deep-only; the flag gates it before the credential does (seed 001)."""
+    """placement-triage: deep-only; the flag gates it before the credential does (docs/phases.md §1.14)."""
     if not env.deep:
         return PhaseOutcome({"candidates": 0, "moved": 0}, detail=DEEP_ONLY)
     return PhaseOutcome({"candidates": 0, "moved": 0}, detail=NO_MODEL)
