@@ -37,7 +37,7 @@ from git_memhtml.sleep.engine.run import run_sleep
 
 PHASES = tuple(p for p in SLEEP_PHASES if p not in ("compress", "reprieve", "trace-consolidation", "task-detection",
                                                        "placement-triage", "integrity", "state-export", "report"))
-"""The phases up to retention-triage, in run order (sleep-eval §1): every one that can change what triage scores
+"""The phases up to retention-triage, in run order (docs/phases.md §1): every one that can change what triage scores
 (relationship-mining's derived edges feed PageRank and bridges; confidence-decay lowers confidence)."""
 
 

@@ -68,7 +68,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 DEFAULT_NOW = "2026-11-30T09:00:00Z"
 """The import instant (every memory's ``created``/``updated``); fixed so runs are comparable."""
 DECAY_DELAY = timedelta(days=14)
-"""Default run date = import date + two weeks: one confidence-decay step is due (sleep-eval §1 phase 6)."""
+"""Default run date = import date + two weeks: one confidence-decay step is due (docs/phases.md §1.6)."""
 EMBED_CHOICES = ("wordllama", "fake", "off")
 UNIT_CHOICES = ("turns", "observations")
 

@@ -1,13 +1,13 @@
 """LoCoMo → `git memhtml apply` stream converter (real inputs for import, retrieval and sleep benchmarks).
 
-Reads the LoCoMo JSON described in ``../shared/data/README.md`` (six conversations of Maharana et al., ACL 2024;
+Reads the LoCoMo JSON described in docs/locomo.md (six conversations of Maharana et al., ACL 2024;
 CC BY-NC 4.0, never copied into this repository) and writes one JSONL ``write`` op per observation or per dialogue
-turn, in the shape ``git memhtml apply`` accepts (``spec/memhtml-core.md`` §5.2):
+turn, in the shape ``git memhtml apply`` accepts (docs/store.md §5.2):
 
-- ``type`` ``episodic``; ``workspace`` = the sample id (placement ``projects/<sample_id>/``, core §2.2);
+- ``type`` ``episodic``; ``workspace`` = the sample id (placement ``projects/<sample_id>/``, docs/layout.md §2.2);
 - ``article_html``: the fact (or the turn's text) as the ``<mark>`` claim in the first ``<p>``; a second ``<p>``
   naming speaker and session with the session date as ``<time datetime="YYYY-MM-DDTHH:MM:00Z">`` (the event time,
-  core §1.4); for image turns a ``<p>`` with the image caption; a ``<dl><dt>dia_id</dt><dd>…</dd></dl>`` facet
+  docs/format.md §1.4); for image turns a ``<p>`` with the image caption; a ``<dl><dt>dia_id</dt><dd>…</dd></dl>`` facet
   with one ``<dd>`` per dialogue id (the key the retrieval benchmark matches evidence on);
 - ``entities`` ``["person:<speaker>"]``, ``tags`` ``["locomo", <sample_id>]``,
   ``turn_uuid`` ``"<sample_id>:<first dia_id>"``; a title unique within the conversation.
@@ -40,7 +40,7 @@ from git_memhtml.errors import MemhtmlError, UsageError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = PROJECT_ROOT.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
-"""Where the dataset lives beside the project (``../shared/data/README.md``)."""
+"""Where the dataset lives beside the project (docs/locomo.md)."""
 
 CATEGORIES: dict[int, str] = {
     1: "multi-hop",
@@ -49,7 +49,7 @@ CATEGORIES: dict[int, str] = {
     4: "single-hop",
     5: "adversarial",
 }
-"""LoCoMo question categories as the dataset's own scorer numbers them (``../shared/data/README.md``). The
+"""LoCoMo question categories as the dataset's own scorer numbers them (docs/locomo.md). The
 paper's prose orders them differently; this mapping is the scorer's and is pinned here on purpose."""
 
 DEFAULT_CONTEXT = 2
@@ -174,7 +174,7 @@ def load_questions(data: Sequence[Mapping[str, Any]], sample_id: str) -> list[tu
 
     Evidence goes through :func:`normalise_dia_ids` against the conversation's turn ids (``"D8:6; D9:17"`` → two
     ids; ``"D:11:26"`` → ``"D11:26"``; ``"D"`` and ids naming no turn dropped). Questions left without evidence
-    are skipped (``../shared/data/README.md``: 1,155 of 1,157 keep evidence). Categories: :data:`CATEGORIES`.
+    are skipped (docs/locomo.md: 1,155 of 1,157 keep evidence). Categories: :data:`CATEGORIES`.
 
     Raises:
         UsageError: ``sample_id`` is not in ``data``.

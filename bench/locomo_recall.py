@@ -188,7 +188,7 @@ def run_recall(locomo: ModuleType, data: Sequence[Mapping[str, Any]], sample_ids
 
     ``weights`` ``None`` means the embedder's defaults (:func:`git_memhtml.index.weights.default_weights`).
     ``mmr_lambda`` ``None`` measures the fused ranking itself (what ``search`` returns by default); a value
-    applies the MMR pass the CLI applies (``memhtml.mmrlambda``, core §4 0.5).
+    applies the MMR pass the CLI applies (``memhtml.mmrlambda``, docs/retrieval.md §4 0.5).
     """
     started = time.perf_counter()
     embedder = get_embedder(embed)

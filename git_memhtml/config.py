@@ -1,4 +1,4 @@
-"""Settings and where each value came from (DESIGN §3.5).
+"""Settings and where each value came from (docs/design.md §3.5).
 
 Precedence, lowest first: built-in default → ``git config memhtml.<key>`` (repository, then global, as git
 resolves it) → ``MEMHTML_<KEY>`` environment variable → command-line flag.
@@ -48,9 +48,10 @@ class Settings(BaseModel):
             embedder's endpoint (base URL or full ``…/embeddings``), model, dimension, the *name* of the
             environment variable holding the API key (never the key), seconds per request and texts per request
             (defaults mirror ``git_memhtml.embed.openai``; docs/retrieval.md).
-        llm: model binding for the eight model phases; only ``off`` exists in this version (DESIGN §3.7).
-        weight_fts / weight_vector / weight_recency / weight_salience: RRF arm weights (core §4; DESIGN §3.13).
-        hooks: ``0`` turns the index hooks off (DESIGN §3.9).
+        llm: model binding for the eight model phases; only ``off`` exists in this version (docs/design.md §3.7).
+        weight_fts / weight_vector / weight_recency / weight_salience: RRF arm weights (docs/retrieval.md §4;
+        docs/design.md §3.13).
+        hooks: ``0`` turns the index hooks off (docs/design.md §3.9).
         mmr_lambda: relevance weight of the MMR pass of ``search``/``recall``. Default 0.9, not the original's 0.5:
             with relevance ``1/fusion position`` λ 0.5 cut LoCoMo turn recall@10 from 0.781 to 0.573 while 0.9 costs
             0.006 (docs/retrieval-tuning.md); ``1`` keeps the fused order.

@@ -1,8 +1,8 @@
 """``git memhtml doctor``: find what is inconsistent around the memory tree and repair what is safe.
 
-Checks (issue 4 item 6; core §3.4, §7 "Doctor"; seed 001 stale runs): index drift (:mod:`index.verify`),
-unparseable files, duplicate live content, dangling authored links, stale sleep runs (``running`` for more than
-:data:`STALE_RUN_HOURS` or whose branch is gone), leftover sleep worktrees under
+Checks (issue 4 item 6; docs/index.md §3.4, docs/doctor.md; docs/sleep.md §2.4 stale runs): index drift
+(:mod:`index.verify`), unparseable files, duplicate live content, dangling authored links, stale sleep runs (``running``
+for more than :data:`STALE_RUN_HOURS` or whose branch is gone), leftover sleep worktrees under
 ``<common-dir>/memhtml/worktrees/``, and a ``.gitattributes`` lacking the generated-file merge lines.
 
 It also reports **leftovers**: files under the PARA folders that differ from ``HEAD`` (untracked, modified,
@@ -35,7 +35,7 @@ from git_memhtml.sleep.engine.runs import reap_stale
 from git_memhtml.store.repo_init import GITATTRIBUTES_LINES
 
 WORKTREES_DIR = ("memhtml", "worktrees")
-"""Where sleep runs keep their linked worktrees, under the common git dir (DESIGN §3.2)."""
+"""Where sleep runs keep their linked worktrees, under the common git dir (docs/design.md §3.2)."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def fix_leftovers(repo: GitRepo, mode: str) -> tuple[list[str], str | None]:
 
 def stale_runs(repo: GitRepo, db: IndexDB, *, now: str) -> tuple[StaleRun, ...]:
     """``running`` rows whose branch is gone (not for dry runs, which have none) or that started more than
-    :data:`STALE_RUN_HOURS` (20, seed 001) hours before ``now``. Reads only."""
+    :data:`STALE_RUN_HOURS` (20, docs/sleep.md §2.4) hours before ``now``. Reads only."""
     out: list[StaleRun] = []
     for run in running_runs(db):
         hours = hours_between(run.started_at, now)

@@ -2,7 +2,7 @@
 
 Core code raises subclasses of :class:`MemhtmlError`; only the CLI (``git_memhtml.cli.main``) turns them into an
 exit code, a one-line message and a ``hint:`` line. Error codes are the original tool's append-only vocabulary
-(``spec/memhtml-core.md`` §6). Errors carry actionable fields (path, shas, operation) and never memory text.
+(docs/design.md §3.8). Errors carry actionable fields (path, shas, operation) and never memory text.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class InvalidMemory(MemhtmlError):
     """A memory file (or rendered memory) violates the format; ``violations`` lists every finding.
 
     Args:
-        violations: every violation found in one pass (``spec/memhtml-core.md`` §1.7).
+        violations: every violation found in one pass (docs/format.md §1.7).
     """
 
     code = "ERR_INVALID_MEMORY"

@@ -1,4 +1,4 @@
-"""The only writer to stdout and stderr (DESIGN §3.8).
+"""The only writer to stdout and stderr (docs/design.md §3.8).
 
 Human-readable text by default; ``--json`` prints exactly one envelope ``{"apiVersion": "1", "type": …,
 "data": …}`` (errors: ``{"apiVersion": "1", "error": …, "code": …, "hint": …}``). Logs go to stderr.

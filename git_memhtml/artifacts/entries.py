@@ -1,6 +1,7 @@
-"""Read the entries back out of generated artifacts: listings, the sitemap and the access sidecar (DESIGN §3.10).
+"""Read the entries back out of generated artifacts: listings, the sitemap and the access sidecar (docs/design.md
+§3.10).
 
-The merge driver works on the three versions git hands it and never on the work tree (git-ecosystem §2.3 #1), so
+The merge driver works on the three versions git hands it and never on the work tree (docs/git.md §2.3 #1), so
 it needs each artifact's entries. The listing and sitemap bytes come from :mod:`git_memhtml.artifacts.listings`; a
 parse is accepted only when re-rendering the parsed entries gives back the very same bytes, so a hand-edited or
 foreign file is never "merged" into something else: the caller falls back to git's text merge.
@@ -30,7 +31,7 @@ _URL = re.compile(r"^<url><loc>(.*?)</loc><lastmod>(.*?)</lastmod></url>$")
 ACCESS_KEYS: tuple[str, ...] = (
     "path", "accessCount", "reinforcementCount", "outcomeScore", "lastAccessedAt", "lastReinforcedAt", "updatedAt",
 )
-"""Key order of one sidecar line (core §3.8; ``git_memhtml.index.access.export_access_jsonl``)."""
+"""Key order of one sidecar line (docs/index.md §3.8; ``git_memhtml.index.access.export_access_jsonl``)."""
 
 
 @dataclass(frozen=True)

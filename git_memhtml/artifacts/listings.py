@@ -1,4 +1,5 @@
-"""Generated artifacts: a per-directory ``index.html`` and the root ``sitemap.xml`` (core §2.7; seed 000 §13).
+"""Generated artifacts: a per-directory ``index.html`` and the root ``sitemap.xml`` (docs/layout.md §2.7; docs/layout.md
+§2.7).
 
 Both are pure functions of the publish row set (one row per indexed file: path, title, type, updated, gist), so
 they are byte-deterministic and a merge conflict in one is resolved by regenerating it. Every directory holding an
@@ -37,9 +38,9 @@ from git_memhtml.tree.paths import (
 )
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
-"""The sitemaps.org protocol namespace (core §2.7)."""
+"""The sitemaps.org protocol namespace (docs/layout.md §2.7)."""
 LISTING_TYPE = "semantic"
-"""``memhtml-type`` of a listing page (a statement about the tree; never indexed, core §2.1)."""
+"""``memhtml-type`` of a listing page (a statement about the tree; never indexed, docs/layout.md §2.1)."""
 LISTING_AUTHOR = "agent:sleep"
 EPOCH = "1970-01-01T00:00:00Z"
 """``created``/``updated`` of a listing with no rows (the empty root), so its bytes never depend on a clock."""
@@ -83,7 +84,7 @@ def blob_sha(data: bytes) -> str:
 
 
 def scan_tree(root: Path, *, refused: list[tuple[str, str]] | None = None) -> dict[str, TreeFile]:
-    """Every indexable file under the PARA buckets of ``root`` (core §2.1), keyed by repo path.
+    """Every indexable file under the PARA buckets of ``root`` (docs/layout.md §2.1), keyed by repo path.
 
     Nothing is read through a symlink: a bucket or folder that is a link is not entered and a file that is one is
     not read; each is appended to ``refused`` as ``(path, reason)`` (when given) and never listed.
@@ -185,7 +186,7 @@ def _updated_cell(value: str) -> str:
 def render_listing(
     directory: str, rows: Sequence[PublishRow], subdirs: Sequence[str], total: int, updated: str | None = None
 ) -> str:
-    """One directory's ``index.html`` (core §2.7).
+    """One directory's ``index.html`` (docs/layout.md §2.7).
 
     Args:
         directory: repo-relative directory (``""`` is the root, titled ``/``).
@@ -301,7 +302,7 @@ def write_artifacts(repo: GitRepo, artifacts: Mapping[str, bytes], *, dry_run: b
 def publish(repo: GitRepo, db: IndexDB, *, dry_run: bool = False) -> PublishResult:
     """Regenerate every listing and the sitemap of ``repo`` from ``db`` reconciled with the tree; stage changes.
 
-    The caller commits (``memhtml(publish): regenerate N generated artifacts``, core §2.7).
+    The caller commits (``memhtml(publish): regenerate N generated artifacts``, docs/layout.md §2.7).
 
     Raises:
         StorageError: the index cannot be read. GitError/OSError: the tree cannot be written.

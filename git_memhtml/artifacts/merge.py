@@ -1,10 +1,10 @@
-"""Three-way merges of generated artifacts by their entries, symmetric and deterministic (DESIGN §3.10).
+"""Three-way merges of generated artifacts by their entries, symmetric and deterministic (docs/design.md §3.10).
 
 Per entry key (a row's path, a sub-directory, a sidecar path) with versions base/ours/theirs: equal sides win;
 a side equal to the base yields to the other (so an addition or a removal on one side is honoured); a removal
 against a change keeps the change; two different changes take :func:`_newer_row` (listing/sitemap) or the
-field-wise maximum (access rows, "merge by max like an import", core §3.8 and its deviation 9). Rebase swaps
-ours and theirs (git-ecosystem §2.3 #4), so every pick is symmetric: the result never depends on the side.
+field-wise maximum (access rows, "merge by max like an import", docs/index.md §3.8 and its deviation 9). Rebase swaps
+ours and theirs (docs/git.md §2.3 #4), so every pick is symmetric: the result never depends on the side.
 
 A listing's subtree total is ``rows + (below_ours + below_theirs − below_base)`` where ``below`` counts memories
 in sub-directories (the entries of a listing do not name them); the stamp is the newest merged row, or a side's

@@ -1,6 +1,6 @@
 """The world the commands run in, resolved once at the CLI edge: repository, settings, embedder, clock.
 
-Core functions receive these explicitly (style-anchors §7.5). ``MEMHTML_NOW`` pins the clock (ISO UTC) for
+Core functions receive these explicitly (docs/style.md §2). ``MEMHTML_NOW`` pins the clock (ISO UTC) for
 reproducible runs and tests; nothing below the CLI reads the clock or the environment: :attr:`App.env` is the
 process environment copied once per invocation, and the repository, settings, embedder key, identity check and
 hooks receive it from here (docs/architecture.md "Environment and configuration").

@@ -1,4 +1,4 @@
-"""``git memhtml config``: every setting by its git config key, its value and where it came from (DESIGN §3.5).
+"""``git memhtml config``: every setting by its git config key, its value and where it came from (docs/design.md §3.5).
 
 One row per key of the README's configuration table: each :class:`~git_memhtml.config.Settings` field under its
 git key (``memhtml.weightfts``) with its environment variable, plus ``memhtml.trunk`` (git config only).

@@ -1,6 +1,6 @@
 """``git memhtml install|uninstall`` and the entry points git calls: ``hook <name>``, ``merge-driver``.
 
-Thin commands over :mod:`git_memhtml.hooks` (DESIGN §3.9–3.10; docs/hooks.md).
+Thin commands over :mod:`git_memhtml.hooks` (docs/design.md §3.9–3.10; docs/hooks.md).
 """
 
 from __future__ import annotations

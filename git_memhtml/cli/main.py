@@ -1,4 +1,4 @@
-"""The ``git-memhtml`` entry point: the click group and the one error translator (DESIGN §3.8).
+"""The ``git-memhtml`` entry point: the click group and the one error translator (docs/design.md §3.8).
 
 Exit codes: 0 ok, 1 failure or refusal, 2 usage, 3 internal error (a crash report path is printed), 130
 interrupted. With ``--json`` errors are one envelope on stdout as well.

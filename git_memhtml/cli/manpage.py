@@ -1,7 +1,7 @@
 """The ``git-memhtml(1)`` man page, generated from the click command tree (issue 5 item 4).
 
 Git rewrites ``git memhtml --help`` into ``git help memhtml``, which runs ``man git-memhtml``
-(``spec/git-ecosystem.md`` §1.1): without an installed page the user sees "No manual entry". The page is rendered
+(docs/git.md §1.1): without an installed page the user sees "No manual entry". The page is rendered
 from the same click objects that print ``-h``, so it cannot drift from the commands; ``docs/git-memhtml.1`` is the
 committed copy and a test regenerates and compares it. The output is byte-deterministic: no date, commands in the
 order click lists them (alphabetical), every text escaped for roff.

@@ -1,4 +1,4 @@
-"""Retrieval commands: search, recall, neighbors, reinforce (core §4; docs/retrieval.md).
+"""Retrieval commands: search, recall, neighbors, reinforce (docs/retrieval.md §4).
 
 ``search``, ``recall`` and ``neighbors`` only read; ``reinforce`` (and ``read``) are the only access bumps.
 """
@@ -41,7 +41,7 @@ _SCOPE_OPTIONS = [
 
 
 def scope_options(fn: F) -> F:
-    """Attach the scope flags (core §6) to a command."""
+    """Attach the scope flags (docs/retrieval.md §4.1) to a command."""
     for option in reversed(_SCOPE_OPTIONS):
         fn = option(fn)
     return fn

@@ -49,7 +49,7 @@ def sleep_group() -> None:
 
 
 def _progress(report: PhaseReport) -> None:
-    """One stderr line per finished phase, only on a terminal (DESIGN §3.8)."""
+    """One stderr line per finished phase, only on a terminal (docs/design.md §3.8)."""
     if stderr_is_tty():
         log(f"  {report.phase:<20} {report.status}" + (f" ({report.detail})" if report.detail else ""))
 

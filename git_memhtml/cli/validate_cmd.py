@@ -1,5 +1,5 @@
 """``git memhtml validate [PATHS…] [--strict] [--json]`` — also the entry of the ``memhtml-validate`` pre-commit
-hook (``.pre-commit-hooks.yaml``; ``spec/git-ecosystem.md`` §3)."""
+hook (``.pre-commit-hooks.yaml``; docs/git.md §3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The closed allowlist of a memory file: which elements and attributes may appear at all (core §1 "no
+"""The closed allowlist of a memory file: which elements and attributes may appear at all (docs/format.md §1 "no
 scripts", §1.4 vocabulary, §1.7 rule 3; issue 8 item 5).
 
 A memory is opened as a page (a browser, ``git memhtml serve``), so it must hold nothing that runs, embeds,
@@ -6,7 +6,7 @@ submits, styles or loads active content. Rather than listing what is dangerous (
 ``<iframe srcdoc>`` or SVG ``<animate>``), this module lists what is permitted; everything else is a violation:
 
 - **Elements.** An element is allowed only when it is an HTML element (no SVG or MathML namespace: those carry
-  ``<script>``, ``<animate>``, ``<use href>``, ``<foreignObject>`` …) named in :data:`VOCABULARY` (core §1.4,
+  ``<script>``, ``<animate>``, ``<use href>``, ``<foreignObject>`` …) named in :data:`VOCABULARY` (docs/format.md §1.4,
   silent) or :data:`TOLERATED_ELEMENTS` (inert text markup such as ``<b>`` or ``<h2>``: kept, warned as outside the
   vocabulary as before). ``<script>``, ``<style>``, ``<iframe>``, ``<object>``, ``<embed>``, ``<frame>``, ``<base>``,
   ``<form>`` and its controls, ``<noscript>``, ``<template>``, ``<math>``, ``<svg>``, media elements and unknown
@@ -36,7 +36,8 @@ VOCABULARY: Final[frozenset[str]] = frozenset(
         "address", "div", "span",
     }
 )
-"""The closed element vocabulary of core §1.4 (``div``/``span`` only under ``<figure>``, checked elsewhere)."""
+"""The closed element vocabulary of docs/format.md §1.4 (``div``/``span`` only under ``<figure>``, checked
+elsewhere)."""
 
 TOLERATED_ELEMENTS: Final[frozenset[str]] = frozenset(
     {
@@ -46,7 +47,7 @@ TOLERATED_ELEMENTS: Final[frozenset[str]] = frozenset(
     }
 )
 """HTML elements outside the vocabulary that neither run, embed, submit nor style anything: accepted with the
-"not in the closed element vocabulary" warning (core §1.7 rule 6). ``<img>`` loads only an image; its URLs are
+"not in the closed element vocabulary" warning (docs/format.md §1.7 rule 6). ``<img>`` loads only an image; its URLs are
 checked like every other URL."""
 
 ALLOWED_ELEMENTS: Final[frozenset[str]] = VOCABULARY | TOLERATED_ELEMENTS
@@ -86,7 +87,7 @@ INERT_HTTP_EQUIV: Final[frozenset[str]] = frozenset({"content-type", "content-la
 """``<meta http-equiv>`` values that change nothing a page does."""
 
 FORBIDDEN_PRESENTATION: Final[frozenset[str]] = frozenset({"class", "style"})
-"""Attributes refused with the presentation message (core §1.7 rule 3)."""
+"""Attributes refused with the presentation message (docs/format.md §1.7 rule 3)."""
 
 
 def attribute_name(key: str) -> str:

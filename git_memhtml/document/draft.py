@@ -23,7 +23,7 @@ the head ``links``."""
 
 
 def format_confidence(value: float) -> str:
-    """Two decimals, ties rounded up like ECMAScript ``toFixed(2)`` (core §1.2)."""
+    """Two decimals, ties rounded up like ECMAScript ``toFixed(2)`` (docs/format.md §1.2)."""
     return str(Decimal(value).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 

@@ -1,4 +1,4 @@
-"""Head editors: byte splices on head lines only (``spec/memhtml-core.md`` §1.10).
+"""Head editors: byte splices on head lines only (docs/format.md §1.10).
 
 Bookkeeping (stamping ``updated``, decaying ``confidence``, adding a link) must never re-serialize the file:
 these functions locate ``<meta>``/``<link>`` tags in the head by a small tag scanner and replace, insert or

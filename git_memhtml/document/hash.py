@@ -1,4 +1,4 @@
-"""Content hash and canonical text of a memory article (``spec/memhtml-core.md`` §1.6).
+"""Content hash and canonical text of a memory article (docs/format.md §1.6).
 
 This module also owns the one HTML5 parse of the package: :func:`parse_document` and :func:`parse_fragment`
 (html5lib, WHATWG tree construction, article fragments parsed **in ``<article>`` context** so table-scoped
@@ -23,14 +23,14 @@ from git_memhtml.errors import InvalidMemory
 INLINE_ELEMENTS: Final[frozenset[str]] = frozenset(
     {"mark", "time", "data", "cite", "q", "dfn", "abbr", "code", "kbd", "samp", "var", "a", "strong", "em", "span"}
 )
-"""Elements that add no word boundary at their edges; every other element is a block (core §1.6 step 2,
-§10 note 5: the inline set is part of the hash contract)."""
+"""Elements that add no word boundary at their edges; every other element is a block (docs/format.md §1.6 step 2,
+§1.6 note 5: the inline set is part of the hash contract)."""
 
 GIST_EXCLUDED_ELEMENTS: Final[frozenset[str]] = frozenset({"pre", "code"})
-"""Subtrees skipped by ``canonical_text(..., skip_code=True)``: the gist rule (core §1.1, §1.4)."""
+"""Subtrees skipped by ``canonical_text(..., skip_code=True)``: the gist rule (docs/format.md §1.1, §1.4)."""
 
 HASH_PREFIX: Final[str] = "sha256:"
-"""Self-describing digest prefix (core §1.6 step 5)."""
+"""Self-describing digest prefix (docs/format.md §1.6 step 5)."""
 
 _ASCII_WS_RUN: Final = re.compile(r"[ \t\n\f\r]+")
 _ARTICLE_OPEN: Final = re.compile(r"<article[\s>]", re.IGNORECASE)
@@ -142,7 +142,7 @@ def article_tree_of(html: str) -> Element:
 
 
 def segments_of(root: Element, *, skip_code: bool = False) -> list[Segment]:
-    """Text segments of a subtree in document order (core §1.6 steps 1-3). Iterative: depth cannot overflow.
+    """Text segments of a subtree in document order (docs/format.md §1.6 steps 1-3). Iterative: depth cannot overflow.
 
     Block elements (not in :data:`INLINE_ELEMENTS`) contribute a collapsible ``" "`` at both edges; comments
     emit nothing; text under ``<pre>`` (any depth) is verbatim. The root's own tail is never included.
@@ -182,7 +182,7 @@ def _coalesce(segments: list[Segment]) -> list[Segment]:
 
 
 def canonical_text_of(root: Element, *, skip_code: bool = False) -> str:
-    """Canonical text of a parsed subtree (core §1.6 step 4).
+    """Canonical text of a parsed subtree (docs/format.md §1.6 step 4).
 
     Same-mode neighbours are coalesced; collapsible runs of ASCII whitespace (not U+00A0) become one space;
     one leading/trailing space is dropped only when the first/last segment is collapsible.
@@ -202,7 +202,7 @@ def canonical_text_of(root: Element, *, skip_code: bool = False) -> str:
 
 
 def canonical_text(html: str, *, skip_code: bool = False) -> str:
-    """Canonical text of a whole file's first ``<article>`` or of article inner HTML (core §1.6).
+    """Canonical text of a whole file's first ``<article>`` or of article inner HTML (docs/format.md §1.6).
 
     ``skip_code=True`` omits ``<pre>``/``<code>`` subtrees (the gist rule). Total: never raises.
     """
@@ -215,7 +215,7 @@ def digest(text: str) -> str:
 
 
 def content_hash(html: str) -> str:
-    """``sha256:<hex>`` of the canonical article text (core §1.6).
+    """``sha256:<hex>`` of the canonical article text (docs/format.md §1.6).
 
     Args:
         html: a whole memory file (the first ``<article>`` is the scope; the head never reaches the digest) or

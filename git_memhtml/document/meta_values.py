@@ -1,5 +1,5 @@
-"""Head meta values: dates, numbers and the typed reading of every ``memhtml-`` meta (``spec/memhtml-core.md``
-§1.2, §1.7). Pure; ASCII digits only."""
+"""Head meta values: dates, numbers and the typed reading of every ``memhtml-`` meta (docs/format.md §1.2, §1.7). Pure;
+ASCII digits only."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ _JS_RADIX: Final = re.compile(r"0([xXoObB])([0-9a-fA-F]+)")
 MAX_SAFE_INTEGER: Final[int] = 2**53 - 1
 """Upper bound of ``memhtml-reprieves`` (the original reads numbers as IEEE doubles)."""
 TRUE_WORDS: Final[frozenset[str]] = frozenset({"true", "1", "yes"})
-"""``memhtml-needs-revision`` values read as true, case-insensitive (core §1.2)."""
+"""``memhtml-needs-revision`` values read as true, case-insensitive (docs/format.md §1.2)."""
 
 
 
@@ -38,8 +38,8 @@ def show(value: str, limit: int = 60) -> str:
 
 def is_valid_datetime(value: str) -> bool:
     """True for ``YYYY-MM-DD[(T| )HH:MM[:SS[.f]]][Z|±HH[:]MM]`` with a real calendar date, hour ≤ 23,
-    minute ≤ 59, second ≤ 60 (leap second), zone hour ≤ 23 and zone minute ≤ 59 (core §1.7 rule 2). ASCII digits
-    only; nothing may follow (not even a newline)."""
+    minute ≤ 59, second ≤ 60 (leap second), zone hour ≤ 23 and zone minute ≤ 59 (docs/format.md §1.7 rule 2). ASCII
+    digits only; nothing may follow (not even a newline)."""
     match = _DATETIME.fullmatch(value)
     if match is None:
         return False
@@ -74,7 +74,7 @@ def js_number(value: str) -> float | None:
 
 @dataclass(frozen=True)
 class MetaValues:
-    """Typed reading of the head metas (core §1.2): first value of each scalar, optionals ``None`` when
+    """Typed reading of the head metas (docs/format.md §1.2): first value of each scalar, optionals ``None`` when
     absent or dropped; ``violations`` and ``warnings`` explain what was refused or dropped."""
 
     memory_type: str | None
@@ -102,13 +102,13 @@ def _bounded(value: str | None, low: float, high: float, integral: bool) -> tupl
 
 
 def read_meta_values(metas: Sequence[tuple[str, str]]) -> MetaValues:
-    """Read and check ``(short name, value)`` head metas (core §1.2, §1.7).
+    """Read and check ``(short name, value)`` head metas (docs/format.md §1.2, §1.7).
 
     Violations: type outside ``MEMORY_TYPES``, status outside ``active|archived``, task coupling (a task without
     ``task-status``, a non-task with one, a value outside ``TASK_STATUSES``), a ``due`` that is not a valid
     datetime, a non-empty ``memhtml-entity`` that is not ``type:name`` (:func:`document.model.entity_problem`, the
-    rule of ``write --entity`` and ``search --entity``; an empty one is ignored, core §1.2). Warnings (value dropped): confidence not in [0, 1], importance not an integer 1-10, reprieves not an
-    integer >= 0.
+    rule of ``write --entity`` and ``search --entity``; an empty one is ignored, docs/format.md §1.2). Warnings (value
+    dropped): confidence not in [0, 1], importance not an integer 1-10, reprieves not an integer >= 0.
     """
     first: dict[str, str] = {}
     for name, value in metas:

@@ -1,4 +1,4 @@
-"""Value objects of the memory file format (``spec/memhtml-core.md`` §1).
+"""Value objects of the memory file format (docs/format.md §1).
 
 Names in this module use the *short* meta names (``type``, ``confidence`` …, i.e. without the ``memhtml-``
 prefix) and link rels in their underscore form (``supersedes``, ``about_person`` …). The on-disk token is
@@ -21,12 +21,12 @@ MEMORY_TYPES: tuple[str, ...] = (
     "arc",
     "task",
 )
-"""The ten memory types (``spec/memhtml-core.md`` §1.5)."""
+"""The ten memory types (docs/format.md §1.5)."""
 
 TASK_STATUSES: tuple[str, ...] = ("todo", "doing", "blocked", "done")
 STATUSES: tuple[str, ...] = ("active", "archived")
 PARA_BUCKETS: tuple[str, ...] = ("projects", "areas", "resources", "archive")
-"""The four PARA buckets, the top folders whose ``.html`` files are memories (``spec/memhtml-core.md`` §2.1). The one
+"""The four PARA buckets, the top folders whose ``.html`` files are memories (docs/layout.md §2.1). The one
 declaration: every other spelling (git prefixes, ``--para`` choices, init's folders) derives from it."""
 PARA_PREFIXES: tuple[str, ...] = tuple(f"{bucket}/" for bucket in PARA_BUCKETS)
 """The buckets as path prefixes (``"projects/"`` …), for ``str.startswith`` and git pathspecs."""
@@ -55,7 +55,7 @@ META_ORDER: tuple[str, ...] = (
     "tag",
     "alias",
 )
-"""Head meta emission order (``spec/memhtml-core.md`` §1.2). New scalars append to the scalar block, new
+"""Head meta emission order (docs/format.md §1.2). New scalars append to the scalar block, new
 repeatables to the end."""
 
 REPEATABLE_METAS: frozenset[str] = frozenset({"entity", "tag", "alias"})
@@ -77,7 +77,7 @@ REL_CLASSES: dict[str, str] = {
     "blocks": "task",
     "subtask_of": "task",
 }
-"""Closed link vocabulary, rel → edge class (``spec/memhtml-core.md`` §1.3)."""
+"""Closed link vocabulary, rel → edge class (docs/format.md §1.3)."""
 
 
 def rel_token(rel: str) -> str:
@@ -172,7 +172,7 @@ class MemoryDocument:
 
 
 ENTITY_FORM = "type:name"
-"""How an entity is written: a type, a colon, a name (core §1.8); the name may itself hold colons."""
+"""How an entity is written: a type, a colon, a name (docs/format.md §1.8); the name may itself hold colons."""
 
 
 def entity_problem(value: str) -> str | None:

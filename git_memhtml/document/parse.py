@@ -1,4 +1,4 @@
-"""Parse a memory file into a :class:`MemoryDocument` (``spec/memhtml-core.md`` §1.2-§1.4, §1.7, §1.8).
+"""Parse a memory file into a :class:`MemoryDocument` (docs/format.md §1.2-§1.4, §1.7, §1.8).
 
 The file is parsed once (html5lib); the same tree feeds validation, extraction and the content hash.
 """
@@ -27,7 +27,7 @@ MAX_FILE_BYTES: Final[int] = 1024 * 1024
 """Largest accepted memory file, in bytes of UTF-8 (1 MiB)."""
 
 INVALID_HINT: Final[str] = (
-    "fix every listed violation (format rules: spec memhtml-core §1.7); a memory needs one <article> whose "
+    "fix every listed violation (format rules: docs/format.md §1.7); a memory needs one <article> whose "
     "first <p>/<li> holds one non-empty <mark>, a <title>, and metas type/status/created/updated"
 )
 
@@ -130,13 +130,13 @@ def parse_memory(data: bytes | str, *, path: str | None = None) -> MemoryDocumen
 
     Returns:
         A :class:`MemoryDocument`: typed metas (bad optionals dropped and named in ``warnings``), links, the
-        canonical article inner HTML, ``content_hash`` (core §1.6), ``gist`` (mark text without pre/code),
+        canonical article inner HTML, ``content_hash`` (docs/format.md §1.6), ``gist`` (mark text without pre/code),
         ``body_text`` (all article text, block-spaced, fully collapsed), ``event_at`` (first ``<time datetime>``
         verbatim), facets, citations, ``concepts`` (``<dfn>`` terms, raw, unique), ``langs`` (valid
         ``<code data-lang>`` tokens, lowercased, unique), ``summaries``; entities/tags/aliases skip empty values.
 
     Raises:
-        InvalidMemory: any violation of core §1.2/§1.3/§1.7, all listed in ``violations`` (message
+        InvalidMemory: any violation of docs/format.md §1.2/§1.3/§1.7, all listed in ``violations`` (message
             ``"<path>: v1; v2"``); undecodable, empty or oversized input.
     """
     try:

@@ -1,4 +1,4 @@
-"""Byte-exact serialization of memory files (``spec/memhtml-core.md`` §1.1).
+"""Byte-exact serialization of memory files (docs/format.md §1.1).
 
 Two writers live here: the canonical article markup writer (attributes sorted by name, fixed escapes, voids
 unclosed, comments kept, the ``<pre>`` leading-newline fix-up that makes re-serialization a fixed point) and
@@ -21,7 +21,7 @@ VOID_ELEMENTS: Final[frozenset[str]] = frozenset(
         "keygen", "link", "meta", "param", "source", "track", "wbr",
     }
 )
-"""Elements written as a start tag alone (WHATWG serialization; core §1.1 "voids unclosed")."""
+"""Elements written as a start tag alone (WHATWG serialization; docs/format.md §1.1 "voids unclosed")."""
 
 RAW_TEXT_ELEMENTS: Final[frozenset[str]] = frozenset(
     {"style", "script", "xmp", "iframe", "noembed", "noframes", "plaintext"}
@@ -29,17 +29,17 @@ RAW_TEXT_ELEMENTS: Final[frozenset[str]] = frozenset(
 """Elements whose text children are written unescaped (WHATWG serialization)."""
 
 NEWLINE_SWALLOWING_ELEMENTS: Final[frozenset[str]] = frozenset({"pre", "textarea", "listing"})
-"""The parser eats one newline after these start tags, so the writer re-emits one (core §1.1)."""
+"""The parser eats one newline after these start tags, so the writer re-emits one (docs/format.md §1.1)."""
 
 PREAMBLE: Final[tuple[str, ...]] = ("<!doctype html>", '<html lang="en">', "<head>", '<meta charset="utf-8">')
-"""The first four lines of every file, byte for byte (core §1.1)."""
+"""The first four lines of every file, byte for byte (docs/format.md §1.1)."""
 
 POSTAMBLE: Final[tuple[str, ...]] = ("</article>", "</body>", "</html>")
-"""The last three lines of every file (core §1.1)."""
+"""The last three lines of every file (docs/format.md §1.1)."""
 
 
 def escape_text(text: str) -> str:
-    """Escape a text run: ``&``, ``<``, ``>`` and U+00A0 → ``&nbsp;`` (core §1.1)."""
+    """Escape a text run: ``&``, ``<``, ``>`` and U+00A0 → ``&nbsp;`` (docs/format.md §1.1)."""
     return (
         text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\u00a0", "&nbsp;")
     )
@@ -130,7 +130,7 @@ def order_metas(metas: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """Sort ``(short name, value)`` pairs into ``META_ORDER``, stable within a name (repeatables keep order).
 
     Raises:
-        InvalidMemory: a name outside ``META_ORDER`` (core §1.2: unknown ``memhtml-`` names are violations).
+        InvalidMemory: a name outside ``META_ORDER`` (docs/format.md §1.2: unknown ``memhtml-`` names are violations).
     """
     position = {name: index for index, name in enumerate(META_ORDER)}
     unknown = [name for name, _ in metas if name not in position]
@@ -146,7 +146,7 @@ def order_metas(metas: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
 def serialize_memory(
     *, title: str, metas: Sequence[tuple[str, str]], links: Sequence[Link], article_html: str
 ) -> str:
-    """Render a whole memory file, byte-exact per core §1.1.
+    """Render a whole memory file, byte-exact per docs/format.md §1.1.
 
     Args:
         title: the ``<title>`` text (escaped, written as given).

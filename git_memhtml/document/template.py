@@ -1,4 +1,4 @@
-"""Authoring doors: prose → article markup and whole new memory files (``spec/memhtml-core.md`` §1.9).
+"""Authoring doors: prose → article markup and whole new memory files (docs/format.md §1.9).
 
 Exactly one of prose (claim + body paragraphs) or raw ``article_html`` is given. A body paragraph that is one
 whole backtick fence becomes ``<figure><pre><code data-lang>``; no language is guessed. The rendered file is
@@ -22,7 +22,7 @@ from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.errors import InvalidMemory
 
 DEFAULT_TASK_STATUS: Final[str] = "todo"
-"""``task-status`` stamped on a new task when none is given (core §1.8)."""
+"""``task-status`` stamped on a new task when none is given (docs/format.md §1.8)."""
 
 _FENCE_OPEN: Final = re.compile(r"^(`{3,})([^`]*)$")
 _CLAIM: Final = re.compile(r"^(.*?[.!?])(\s|$)", re.DOTALL)
@@ -80,7 +80,7 @@ def split_paragraphs(prose: str) -> list[str]:
 
 
 def split_prose(text: str) -> tuple[str, list[str]]:
-    """Derive ``(claim, body_paragraphs)`` from free prose (core §1.9, MCP/JSONL door).
+    """Derive ``(claim, body_paragraphs)`` from free prose (docs/format.md §1.9, MCP/JSONL door).
 
     The claim is the text through the first ``.``/``!``/``?`` followed by whitespace or the end (the whole text
     when there is none); the remainder is split on blank lines, fence-aware.
@@ -98,7 +98,7 @@ def _code_figure(block: FencedBlock) -> str:
 
 
 def render_article(claim: str, body: Sequence[str]) -> str:
-    """Canonical article inner HTML for prose (core §1.9).
+    """Canonical article inner HTML for prose (docs/format.md §1.9).
 
     ``<p><mark>CLAIM</mark> BODY0</p>``, then one ``<p>`` per further paragraph, joined by ``"\\n"``; a
     paragraph that is one whole fence becomes ``<figure><pre><code data-lang="x">…</code></pre></figure>`` and is
@@ -170,7 +170,7 @@ def unrepresentable(field: str, value: str | None) -> str | None:
 
 
 def render_memory(draft: MemoryDraft, *, now: str) -> str:
-    """Render a new memory file from ``draft`` and re-validate it (the render gate, core §1.9).
+    """Render a new memory file from ``draft`` and re-validate it (the render gate, docs/format.md §1.9).
 
     Emits the draft's head metas (:meth:`MemoryDraft.head_metas`: each given scalar, ``confidence`` with two
     decimals, non-blank entity/tag/alias values, then ``extra_metas``), ``created`` = ``updated`` = ``now`` (ISO

@@ -1,4 +1,4 @@
-"""URL-bearing attributes of a memory file and the schemes refused in them (core §1.7 "nothing executes").
+"""URL-bearing attributes of a memory file and the schemes refused in them (docs/format.md §1.7 "nothing executes").
 
 A memory is rendered as a page (``git memhtml serve``, any browser), so a URL that runs code when followed or
 loaded is refused wherever a browser reads a URL: ``javascript:``, ``vbscript:`` and ``data:`` (a

@@ -1,4 +1,4 @@
-"""Format constraints of a memory file (``spec/memhtml-core.md`` §1.2 head rules, §1.3 links, §1.7).
+"""Format constraints of a memory file (docs/format.md §1.2 head rules, §1.3 links, §1.7).
 
 Pure predicates over one parsed tree. Every violation is collected in one pass (nothing short-circuits, nothing
 repairs); warnings never block. Each message is one line naming the offending element or value.
@@ -52,21 +52,21 @@ __all__ = [
 ]
 
 META_PREFIX: Final[str] = "memhtml-"
-"""Prefix of every format meta name and link rel token (core §1.2, §1.3)."""
+"""Prefix of every format meta name and link rel token (docs/format.md §1.2, §1.3)."""
 
 KNOWN_ELEMENTS: Final[frozenset[str]] = VOCABULARY - {"div", "span"}
-"""The closed element vocabulary (core §1.4); a tolerated element outside it warns once per name, any other
+"""The closed element vocabulary (docs/format.md §1.4); a tolerated element outside it warns once per name, any other
 element is refused (:mod:`git_memhtml.document.allowlist`)."""
 
 FIGURE_SCOPED_ELEMENTS: Final[frozenset[str]] = frozenset({"div", "span"})
-"""Allowed only under a ``<figure>`` (core §1.4)."""
+"""Allowed only under a ``<figure>`` (docs/format.md §1.4)."""
 
 FORBIDDEN_ELEMENTS: Final[frozenset[str]] = frozenset({"script", "style"})
-"""Refused with the "neither executes nor styles" message (core §1.7 rule 3); every other element outside the
+"""Refused with the "neither executes nor styles" message (docs/format.md §1.7 rule 3); every other element outside the
 allowlist gets the generic refusal."""
 
 LANG_TOKEN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+#.-]*\Z")
-"""Valid ``data-lang`` value (core §1.4)."""
+"""Valid ``data-lang`` value (docs/format.md §1.4)."""
 
 @dataclass(frozen=True)
 class CheckResult:
@@ -79,8 +79,8 @@ class CheckResult:
 
 def is_root_relative_href(href: str) -> bool:
     """True when ``href`` starts with ``/`` (not ``//``), holds no backslash, and no path segment is empty, ``.``
-    or ``..``; query and fragment are ignored (core §1.3). A percent-encoded dot counts as a dot (``%2e``, ``%2E``,
-    ``.%2e``, ``%2e%2e`` …), because the WHATWG URL parser treats those segments as dot segments."""
+    or ``..``; query and fragment are ignored (docs/format.md §1.3). A percent-encoded dot counts as a dot (``%2e``,
+    ``%2E``, ``.%2e``, ``%2e%2e`` …), because the WHATWG URL parser treats those segments as dot segments."""
     if not href.startswith("/") or href.startswith("//") or "\\" in href:
         return False  # WHATWG treats "\\" as "/" in special URLs, so a backslash could hide a dot segment
     path = re.split(r"[?#]", href, maxsplit=1)[0]
@@ -332,7 +332,7 @@ def _collect_warnings(root: Element, parents: dict[Element, Element]) -> list[st
 
 
 def check_tree(root: Element) -> CheckResult:
-    """Check a parsed document against every rule of core §1.2/§1.3/§1.7 in one pass.
+    """Check a parsed document against every rule of docs/format.md §1.2/§1.3/§1.7 in one pass.
 
     Returns:
         :class:`CheckResult` with violations (head, article, mark, times, scripting, links, meta values) and

@@ -1,11 +1,11 @@
 """Whole-file validation of one memory file: WHATWG parse errors plus the format constraints.
 
 This is the check behind ``git memhtml validate`` and the ``memhtml-validate`` pre-commit hook
-(``spec/git-ecosystem.md`` §3, §7.1). It is stricter than :func:`git_memhtml.document.parse.parse_memory`: on top
-of every rule of ``spec/memhtml-core.md`` §1.2/§1.3/§1.7 it refuses the parse errors html5lib reports
+(docs/git.md §3, §7.1). It is stricter than :func:`git_memhtml.document.parse.parse_memory`: on top
+of every rule of docs/format.md §1.2/§1.3/§1.7 it refuses the parse errors html5lib reports
 (``expected-doctype-but-got-start-tag``, ``unexpected-end-tag`` …), because a file the HTML parsing algorithm has
 to repair can build different trees in different parsers. html5lib reports parse errors only, never conformance
-errors (§7.1), so the closed vocabulary stays our own check.
+errors (docs/git.md §7.1), so the closed vocabulary stays our own check.
 
 Pure: bytes in, findings out; one parse per file. Never raises on any input.
 """
@@ -84,7 +84,7 @@ def check_memory_bytes(data: bytes) -> FileCheck:
 
     Returns:
         :class:`FileCheck`: violations = undecodable/empty/oversized input (alone), else the WHATWG parse errors
-        followed by every format violation (core §1.7 order); warnings = dropped optional metas, unknown
+        followed by every format violation (docs/format.md §1.7 order); warnings = dropped optional metas, unknown
         elements (once per name), stray ``div``/``span``, bad ``data-lang``.
     """
     try:

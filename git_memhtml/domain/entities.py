@@ -1,5 +1,5 @@
 """Entity names: matching keys, display forms, the pairwise merge rule, complete linkage and the survivor
-union-find (sleep-eval §6 steps 2, 3, 8; seed 000 §8; issue 8 item 4).
+union-find (docs/entities.md §6 steps 2, 3, 8; docs/entities.md §6; issue 8 item 4).
 
 Two names are *one key* when they are equal after NFC, case folding and whitespace collapsing
 (:func:`name_key`, :func:`entity_key`); this one function is what the indexer projects, the scope filters compare
@@ -13,7 +13,7 @@ Two different keys merge only when :func:`pair_verdict` says ``merge``: an LCS r
 ``anna``/``hanna`` stays apart). A fuzzy cluster is built by complete linkage (:func:`complete_linkage`): every
 pair inside it passes the rule, so no chain of near neighbours can grow it. Which name survives is decided by
 the corpus's own file counts (higher count wins, ties to the lexicographically smaller key), never by a model
-(seed 000 §8). Pure.
+(docs/entities.md §6). Pure.
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ from itertools import combinations
 from git_memhtml.domain.merge import identity_veto_reasons
 
 AUTO_MERGE_RATIO = 0.85
-"""Character ratio at or above which two names may merge without review (sleep-eval §6 step 3; seed 000 §5)."""
+"""Character ratio at or above which two names may merge without review (docs/entities.md §6 step 3; docs/phases.md
+§0.4)."""
 
 REVIEW_RATIO = 0.75
-"""Lower bound of the review band [0.75, 0.85) (sleep-eval §6 step 3; seed 000 §5)."""
+"""Lower bound of the review band [0.75, 0.85) (docs/entities.md §6 step 3; docs/phases.md §0.4)."""
 
 SHORT_TOKEN_LENGTH = 8
 """A spelling edit counts as evidence only inside two tokens of at least 8 letters or digits (issue 8 item 4:
@@ -61,7 +62,7 @@ def display_name(name: str) -> str:
 
 
 def name_key(name: str) -> str:
-    """The matching key of a name: :func:`display_name`, case-folded, NFC again (sleep-eval §6 step 2).
+    """The matching key of a name: :func:`display_name`, case-folded, NFC again (docs/entities.md §6 step 2).
 
     >>> name_key("  DGIA ") == name_key("dgia")
     True
@@ -71,7 +72,7 @@ def name_key(name: str) -> str:
 
 def split_entity(value: str) -> tuple[str, str]:
     """Split ``type:name`` at the first colon (valid when the colon is neither first nor last), else
-    ``("unknown", value)`` (core §1.8)."""
+    ``("unknown", value)`` (docs/format.md §1.8)."""
     idx = value.find(":")
     if 0 < idx < len(value) - 1:
         return value[:idx], value[idx + 1 :]
@@ -108,7 +109,7 @@ def lcs_length(a: str, b: str) -> int:
 
 
 def lcs_ratio(a: str, b: str) -> float:
-    """``2·LCS(a, b) / (|a| + |b|)`` in [0, 1]; identical strings score 1, an empty side scores 0 (sleep-eval §6).
+    """``2·LCS(a, b) / (|a| + |b|)`` in [0, 1]; identical strings score 1, an empty side scores 0 (docs/entities.md §6).
 
     >>> round(lcs_ratio("checkout-api", "checkout api"), 2)
     0.92
@@ -230,7 +231,7 @@ def complete_linkage(
 
 
 class UnionFind:
-    """Union-find over names where a merged set's root is its survivor (sleep-eval §6 step 8).
+    """Union-find over names where a merged set's root is its survivor (docs/entities.md §6 step 8).
 
     On :meth:`union` the root with the higher count wins; equal counts go to the lexicographically smaller name.
     A root's count is the count of the name itself (the corpus file count), not the size of its set: the
@@ -279,7 +280,8 @@ class UnionFind:
 
 
 def merge_names(counts: Mapping[str, int], pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """Union every accepted pair over names taken in sorted order; return ``{name: survivor}`` (sleep-eval §6 step 8).
+    """Union every accepted pair over names taken in sorted order; return ``{name: survivor}`` (docs/entities.md §6 step
+    8).
 
     Pairs are applied sorted (each pair's two names sorted, then the pair list sorted), so the result does not
     depend on the order the three sources (character, alias, model) produced them in.
@@ -296,7 +298,7 @@ def resolve_names(
     alias_pairs: Iterable[tuple[str, str]] = (),
 ) -> dict[str, str]:
     """``{key: survivor key}`` for one type: complete-linkage clusters of the ``merge`` verdicts, then the declared
-    alias pairs, through one survivor union-find (sleep-eval §6 step 8).
+    alias pairs, through one survivor union-find (docs/entities.md §6 step 8).
 
     ``verdicts`` must come from :func:`pair_verdicts` over the same keys (only their ``merge`` pairs are read).
     Alias pairs are a person file's assertion of identity, not a similarity, so they join whole clusters; the

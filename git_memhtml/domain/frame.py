@@ -1,4 +1,5 @@
-"""Frame key of a claim: the lowercase text up to the last linking word (sleep-eval §3 "Frame key", core §5.2).
+"""Frame key of a claim: the lowercase text up to the last linking word (docs/veto.md §3 "Frame key", docs/store.md
+§5.2).
 
 Two claims with the same frame and different values ("the deploy window of checkout-api is 10 minutes" vs
 "... is 30 minutes") state competing values for one slot. The key seeds dedup components, flags trace-consolidation
@@ -10,7 +11,7 @@ from __future__ import annotations
 import re
 
 _FRAME = re.compile(r"^(.*\b(?:of|is|in|to|by|as)\b)\s+(.+?)\.?$", re.ASCII)
-"""Greedy frame through the *last* lowercase linking word; one trailing ``.`` dropped (sleep-eval §3).
+"""Greedy frame through the *last* lowercase linking word; one trailing ``.`` dropped (docs/veto.md §3).
 
 ``re.ASCII`` keeps ``\\b`` on ASCII word characters, as in the original's JavaScript regex, so keys computed by
 either tool agree.
@@ -19,10 +20,10 @@ either tool agree.
 _WHITESPACE = re.compile(r"\s+")
 
 MIN_FRAME_TOKENS = 3
-"""The frame needs at least this many space-separated tokens (sleep-eval §3)."""
+"""The frame needs at least this many space-separated tokens (docs/veto.md §3)."""
 
 MAX_VALUE_TOKENS = 6
-"""The value may have 1 to this many space-separated tokens (sleep-eval §3)."""
+"""The value may have 1 to this many space-separated tokens (docs/veto.md §3)."""
 
 
 def frame_key_of(gist: str) -> str | None:

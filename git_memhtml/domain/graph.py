@@ -1,6 +1,6 @@
-"""Graph analysis over memory edges: normalisation, PageRank, label propagation, bridges (sleep-eval §5.1-5.4).
+"""Graph analysis over memory edges: normalisation, PageRank, label propagation, bridges (docs/graph.md §5.1-5.4).
 
-Determinism is a correctness requirement (seed 000 §11): these scores feed retention, so a reordering would
+Determinism is a correctness requirement (docs/graph.md §5): these scores feed retention, so a reordering would
 change which memories are evicted on an unchanged corpus. Nodes are sorted before every iteration (fixing the
 float summation order), parallel edges fold to their maximum strength, label propagation visits in sorted order
 and breaks ties lexicographically, and community labels are canonicalised to their smallest member. Pure; numpy
@@ -19,16 +19,16 @@ import numpy as np
 Edge = tuple[str, str, float]
 
 DAMPING = 0.85
-"""PageRank damping factor (sleep-eval §5.2)."""
+"""PageRank damping factor (docs/graph.md §5.2)."""
 
 MAX_ITERATIONS = 100
-"""Power-iteration and label-propagation sweep cap (sleep-eval §5.2, §5.3)."""
+"""Power-iteration and label-propagation sweep cap (docs/graph.md §5.2, §5.3)."""
 
 TOLERANCE = 1e-6
-"""PageRank converges when the L1 change is below ``1e-6 * N`` (sleep-eval §5.2)."""
+"""PageRank converges when the L1 change is below ``1e-6 * N`` (docs/graph.md §5.2)."""
 
 MIN_COMMUNITY_SIZE = 3
-"""Communities smaller than 3 collapse to ``None`` (sleep-eval §5.3; seed 000 §11)."""
+"""Communities smaller than 3 collapse to ``None`` (docs/graph.md §5.3; docs/graph.md §5)."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class Graph:
 
 
 def normalise_graph(nodes: Iterable[str], edges: Iterable[Edge]) -> Graph:
-    """Normalise per sleep-eval §5.1.
+    """Normalise per docs/graph.md §5.1.
 
     Nodes are de-duplicated and sorted; self-loops and edges touching an unknown node are dropped; parallel edges
     fold per ordered ``(src, dst)`` keeping the maximum strength; edges are sorted by ``(src, dst)``.
@@ -80,7 +80,7 @@ def pagerank(
     edges: Iterable[Edge],
     seeds: Mapping[str, float] | Sequence[str] | None = None,
 ) -> dict[str, float]:
-    """Weighted directed PageRank by power iteration (sleep-eval §5.2).
+    """Weighted directed PageRank by power iteration (docs/graph.md §5.2).
 
     Each node sends ``rank * strength / out_weight`` along its out-edges; the mass of nodes with no positive out
     weight (dangling) is spread by the teleport vector; ``new = 0.85*(inflow + dangling*tele) + 0.15*tele``.
@@ -132,7 +132,7 @@ def _undirected(graph: Graph) -> dict[str, dict[str, float]]:
 
 
 def label_propagation(nodes: Iterable[str], edges: Iterable[Edge]) -> dict[str, str | None]:
-    """Community label of every node, or ``None`` for a community below 3 members (sleep-eval §5.3).
+    """Community label of every node, or ``None`` for a community below 3 members (docs/graph.md §5.3).
 
     Every node starts labelled with itself. Edges are undirected and weighted (an edge present in both directions
     contributes both strengths). Up to 100 sweeps visit nodes in sorted order and update labels in place: a node
@@ -174,7 +174,7 @@ def bridge_counts(
     edges: Iterable[Edge],
     communities: Mapping[str, str | None] | None = None,
 ) -> dict[str, int]:
-    """Per-node count of folded edges that join two different communities (sleep-eval §5.4; seed 000 §11).
+    """Per-node count of folded edges that join two different communities (docs/graph.md §5.4; docs/graph.md §5).
 
     Each folded (ordered) edge whose endpoints both have a community, and different ones, adds 1 to both
     endpoints; a node with no community scores 0. ``communities`` defaults to :func:`label_propagation` over the

@@ -1,4 +1,4 @@
-"""ISO-8601 instants as the store writes and compares them (``YYYY-MM-DDTHH:MM:SSZ``, core §1.2). Pure."""
+"""ISO-8601 instants as the store writes and compares them (``YYYY-MM-DDTHH:MM:SSZ``, docs/format.md §1.2). Pure."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def require_instant(value: str) -> datetime:
 
 
 def format_instant(value: datetime) -> str:
-    """``YYYY-MM-DDTHH:MM:SSZ`` in UTC (the instant format of every stamp, core §1.2)."""
+    """``YYYY-MM-DDTHH:MM:SSZ`` in UTC (the instant format of every stamp, docs/format.md §1.2)."""
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

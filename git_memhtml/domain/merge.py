@@ -1,12 +1,13 @@
-"""Merge veto and in-batch role guard for near-duplicate folds (sleep-eval §3; seed 000 §5 and §7).
+"""Merge veto and in-batch role guard for near-duplicate folds (docs/veto.md §3; docs/phases.md §0.4 and docs/veto.md
+§3).
 
 Cosine similarity cannot see polarity, quantities or variants, so every proposed fold of ``drop`` into ``keep``
 passes three symmetric divergence predicates first; any one of them vetoes the fold. The numeric predicate reads
-the one-line claim (gist) alone, while negation and variant read the claim joined with the article text (seed 000
-§7: over whole articles the numeric predicate vetoed every candidate, because bodies cite dates and ids).
+the one-line claim (gist) alone, while negation and variant read the claim joined with the article text (docs/veto.md
+§3: over whole articles the numeric predicate vetoed every candidate, because bodies cite dates and ids).
 
 :func:`merge_candidates` is the post-filter every proposal goes through, deterministic or model-made: the
-similarity threshold, the veto, the self-pair check, the role guard (v0.6 semantics, seed 000 §7) and the per-run
+similarity threshold, the veto, the self-pair check, the role guard (v0.6 semantics, docs/veto.md §3) and the per-run
 cap. Pure: no I/O.
 """
 
@@ -18,10 +19,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 NEAR_DUPLICATE_THRESHOLD = 0.92
-"""Cosine a pair must strictly exceed to fold (sleep-eval §1 phase 2 and §3; seed 000 §5)."""
+"""Cosine a pair must strictly exceed to fold (docs/phases.md §1.2 and docs/veto.md §3; docs/phases.md §0.4)."""
 
 MAX_MERGE_PAIRS = 100
-"""Folds committed per night at most (sleep-eval §1 phase 2; seed 000 §5)."""
+"""Folds committed per night at most (docs/phases.md §1.2; docs/phases.md §0.4)."""
 
 NEGATION_MARKERS: frozenset[str] = frozenset(
     {
@@ -30,12 +31,12 @@ NEGATION_MARKERS: frozenset[str] = frozenset(
         "rejected",
     }
 )
-"""Tokens that mark a negated statement (sleep-eval §3 "The three predicates")."""
+"""Tokens that mark a negated statement (docs/veto.md §3 "The three predicates")."""
 
 VARIANT_QUALIFIERS: frozenset[str] = frozenset(
     {"pro", "max", "beta", "alpha", "rc", "preview", "legacy", "deprecated", "experimental"}
 )
-"""Tokens that qualify a product variant (sleep-eval §3 "The three predicates")."""
+"""Tokens that qualify a product variant (docs/veto.md §3 "The three predicates")."""
 
 _CONTRACTIONS: tuple[tuple[str, str], ...] = (
     ("isn't", "is not"),
@@ -56,7 +57,7 @@ _CONTRACTIONS: tuple[tuple[str, str], ...] = (
     ("hasn't", "has not"),
     ("hadn't", "had not"),
 )
-"""Whole-word contraction rewrites, applied in this order (sleep-eval §3 "Tokenisation" step 2)."""
+"""Whole-word contraction rewrites, applied in this order (docs/veto.md §3 "Tokenisation" step 2)."""
 
 _CONTRACTION_RES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(r"\b" + re.escape(word) + r"\b"), repl) for word, repl in _CONTRACTIONS
@@ -71,7 +72,7 @@ VETO_VARIANT = "variant"
 
 
 def tokenize(text: str) -> list[str]:
-    """Split ``text`` into veto tokens (sleep-eval §3 "Tokenisation").
+    """Split ``text`` into veto tokens (docs/veto.md §3 "Tokenisation").
 
     NFC-normalise and lowercase; rewrite contractions (only the ASCII apostrophe) in the fixed order, then any
     remaining ``n't`` to `` not``; return every match of ``[a-z0-9]+(?:\\.[0-9]+)*`` in order, so ``v2.1`` and
@@ -100,7 +101,7 @@ def _numeric_tokens(text: str) -> frozenset[str]:
 def numeric_token_divergent(a: str, b: str) -> bool:
     """True when the sets of digit-bearing tokens (``m1``, ``sev1``, ``v2.1``, ``3``) differ.
 
-    False when neither side has one. Symmetric (sleep-eval §3).
+    False when neither side has one. Symmetric (docs/veto.md §3).
     """
     left, right = _numeric_tokens(a), _numeric_tokens(b)
     if not left and not right:
@@ -119,7 +120,7 @@ def variant_qualifier_divergent(a: str, b: str) -> bool:
 
 @dataclass(frozen=True)
 class MergeText:
-    """The two texts the veto reads for one side of a pair (seed 000 §7 "MergeText").
+    """The two texts the veto reads for one side of a pair (docs/veto.md §3 "MergeText").
 
     Attributes:
         claim: the one-line claim (the ``<mark>`` gist); the numeric predicate reads this alone.
@@ -142,7 +143,7 @@ def _as_text(value: MergeText | str) -> MergeText:
 def veto_reasons(a: MergeText | str, b: MergeText | str) -> tuple[str, ...]:
     """Names of the divergence predicates that fire for a pair, in the order negation, numeric, variant.
 
-    A bare ``str`` is taken as a claim with no article. Empty tuple = not vetoed (sleep-eval §3).
+    A bare ``str`` is taken as a claim with no article. Empty tuple = not vetoed (docs/veto.md §3).
     """
     left, right = _as_text(a), _as_text(b)
     reasons: list[str] = []
@@ -182,7 +183,7 @@ class MergeProposal:
         keep_claim / drop_claim: claim (gist) of each side, or ``None`` when unknown.
 
     A side is *known* when its claim or its text is not ``None`` (a missing part reads as ""). The veto runs only
-    when both sides are known (sleep-eval §3: "If either text is missing, the veto is skipped").
+    when both sides are known (docs/veto.md §3: "If either text is missing, the veto is skipped").
     """
 
     keep: str
@@ -251,7 +252,7 @@ def merge_candidates(
     threshold: float = NEAR_DUPLICATE_THRESHOLD,
     cap: int = MAX_MERGE_PAIRS,
 ) -> MergeOutcome:
-    """Filter proposals in one ordered pass (sleep-eval §3 "Role guard", seed 000 §7 v0.6 semantics).
+    """Filter proposals in one ordered pass (docs/veto.md §3 "Role guard", docs/veto.md §3 v0.6 semantics).
 
     For each proposal, in order: once ``cap`` decisions exist every remaining proposal is ``capped``; a ``sim``
     not strictly above ``threshold`` is ``below_threshold``; a pair whose texts are both known and diverge is
@@ -301,7 +302,7 @@ def merge_candidates(
 
 
 def connected_components(pairs: Iterable[tuple[str, str] | tuple[str, str, float]]) -> list[list[str]]:
-    """Connected components of an undirected edge list (sleep-eval §3 ``connectedComponents``).
+    """Connected components of an undirected edge list (docs/veto.md §3 ``connectedComponents``).
 
     Args:
         pairs: ``(a, b)`` path pairs (extra items, such as a similarity, are ignored).

@@ -1,7 +1,7 @@
-"""Exact cosine neighbour pairs for mining, dedup and edge typing (sleep-eval §5.5; seed 000 §5).
+"""Exact cosine neighbour pairs for mining, dedup and edge typing (docs/graph.md §5.5; docs/phases.md §0.4).
 
 The original decoded each vector once because a per-pair SQL UDF scan ran out of memory on 2,907 files
-(sleep-eval §10.2). Here norms are computed once and the n x n similarity is produced block by block with a
+(docs/graph.md §5.5). Here norms are computed once and the n x n similarity is produced block by block with a
 matrix product, so memory stays bounded (about :data:`BLOCK_BYTES` per block) while the scan is exact.
 Pure; numpy only.
 """
@@ -39,7 +39,7 @@ def top_neighbor_pairs(
     k: int,
     limit: int,
 ) -> list[Pair]:
-    """Exact cosine neighbour pairs at or above ``floor`` (sleep-eval §5.5 ``topNeighborPairs``).
+    """Exact cosine neighbour pairs at or above ``floor`` (docs/graph.md §5.5 ``topNeighborPairs``).
 
     Every node keeps a top-``k`` list of its neighbours with ``sim >= floor`` (ordered sim DESC, path ASC), which
     is exactly what inserting each pair into both endpoints' bounded lists produces. The union of those lists is

@@ -1,4 +1,4 @@
-"""Reinforcement arithmetic of the access plane (sleep-eval §4.5; core §4 "Reinforcement").
+"""Reinforcement arithmetic of the access plane (docs/retention.md §4.5; docs/retrieval.md §4.4 "Reinforcement").
 
 The SQL upsert in ``index/access.py`` is the sole writer of ``state.access``; these pure functions state the same
 rules so they can be tested on their own, and a differential test holds the two to the same rows
@@ -14,25 +14,26 @@ from typing import Literal
 from git_memhtml.domain.instants import require_instant
 
 Signal = Literal["positive", "negative", "neutral"]
-"""How a memory served, the ``--signal`` of ``git memhtml reinforce`` (sleep-eval §4.5); a read is ``neutral``."""
+"""How a memory served, the ``--signal`` of ``git memhtml reinforce`` (docs/retention.md §4.5); a read is
+``neutral``."""
 
 SIGNAL_VALUES: dict[Signal, int] = {"positive": 1, "negative": -1, "neutral": 0}
-"""Numeric value of each reinforcement signal, in the order the CLI offers them (sleep-eval §4.5)."""
+"""Numeric value of each reinforcement signal, in the order the CLI offers them (docs/retention.md §4.5)."""
 
 COOLDOWN_SECONDS = 900
-"""A bump applies only when there was no previous access or ``now - last >= 900 s`` (sleep-eval §4.5)."""
+"""A bump applies only when there was no previous access or ``now - last >= 900 s`` (docs/retention.md §4.5)."""
 
 OUTCOME_DECAY = 0.7
-"""Weight of the previous outcome in ``outcome = clamp(0.7*prev + 0.3*signal, -1, 1)`` (sleep-eval §4.5)."""
+"""Weight of the previous outcome in ``outcome = clamp(0.7*prev + 0.3*signal, -1, 1)`` (docs/retention.md §4.5)."""
 
 OUTCOME_GAIN = 0.3
-"""Weight of the new signal in the outcome update (sleep-eval §4.5)."""
+"""Weight of the new signal in the outcome update (docs/retention.md §4.5)."""
 
 
 @dataclass(frozen=True)
 class AccessState:
-    """The access facts of one path, a ``state.access`` row without its key (core §3.3; sleep-eval §4.4, §4.5):
-    counts, the outcome score in [-1, 1] and the last instants (ISO-8601 UTC, or ``None``). The defaults are a
+    """The access facts of one path, a ``state.access`` row without its key (docs/index.md §3.3; docs/retention.md §4.4,
+    §4.5): counts, the outcome score in [-1, 1] and the last instants (ISO-8601 UTC, or ``None``). The defaults are a
     path with no row. The one declaration of these fields: the scorer and the eval fixture use it too."""
 
     access_count: int = 0

@@ -1,7 +1,8 @@
-"""Retention scoring: eight signals, per-type weight profiles, bands and the TTL reprieve (sleep-eval §4.1-4.4).
+"""Retention scoring: eight signals, per-type weight profiles, bands and the TTL reprieve (docs/retention.md §4.1-4.4).
 
 Each signal lies in [0, 1] and each profile's weights sum to exactly 1.0 under Neumaier summation, so the
-composite is a convex combination in [0, 1] (seed 000 §6). Bands partition [0, 1] with boundaries going to the
+composite is a convex combination in [0, 1] (docs/retention.md §4.1). Bands partition [0, 1] with boundaries going to
+the
 lower band. Pure: callers pass counts and ages already read from the index.
 """
 
@@ -15,41 +16,42 @@ from typing import Literal
 from git_memhtml.domain.instants import parse_instant, require_instant
 
 LN2 = math.log(2.0)
-"""Recency is ``exp(-LN2 * age / half_life)``: the half-life defines the curve exactly (seed 000 §6)."""
+"""Recency is ``exp(-LN2 * age / half_life)``: the half-life defines the curve exactly (docs/retention.md §4.1)."""
 
 ACCESS_SATURATION = 10
-"""``access = min(1, access_count / 10)`` (sleep-eval §4.1)."""
+"""``access = min(1, access_count / 10)`` (docs/retention.md §4.1)."""
 
 BRIDGE_SATURATION = 5
-"""``bridge = min(1, bridges / 5)`` (sleep-eval §4.1)."""
+"""``bridge = min(1, bridges / 5)`` (docs/retention.md §4.1)."""
 
 REINFORCEMENT_SATURATION = 5
-"""``reinforcement = min(1, inbound supports / 5)`` (sleep-eval §4.1)."""
+"""``reinforcement = min(1, inbound supports / 5)`` (docs/retention.md §4.1)."""
 
 CONTESTED_SATURATION = 3
-"""``contested = 1 - min(1, authored inbound contradicts / 3)`` (sleep-eval §4.1)."""
+"""``contested = 1 - min(1, authored inbound contradicts / 3)`` (docs/retention.md §4.1)."""
 
 SHORT_WORD_COUNT = 10
-"""Below 10 words density is ``wc / 20``, otherwise ``min(1, wc / 100)`` (sleep-eval §4.1)."""
+"""Below 10 words density is ``wc / 20``, otherwise ``min(1, wc / 100)`` (docs/retention.md §4.1)."""
 
 KEEP_ABOVE = 0.7
-"""Score strictly above 0.7 → ``keep`` (sleep-eval §4.2; seed 000 §5)."""
+"""Score strictly above 0.7 → ``keep`` (docs/retention.md §4.2; docs/phases.md §0.4)."""
 
 COMPRESS_ABOVE = 0.3
-"""Score strictly above 0.3 (and not keep) → ``compress``; otherwise ``evict`` (sleep-eval §4.2; seed 000 §5)."""
+"""Score strictly above 0.3 (and not keep) → ``compress``; otherwise ``evict`` (docs/retention.md §4.2; docs/phases.md
+§0.4)."""
 
 REPRIEVE_FLOOR = 0.5
-"""A TTL-passed memory is reprieved when its reprieve score is >= 0.5 (sleep-eval §4.4; seed 000 §5)."""
+"""A TTL-passed memory is reprieved when its reprieve score is >= 0.5 (docs/retention.md §4.4; docs/phases.md §0.4)."""
 
 REPRIEVE_DAYS = 14
-"""A reprieve extends ``valid-until`` by 14 days (sleep-eval §4.4; seed 000 §5)."""
+"""A reprieve extends ``valid-until`` by 14 days (docs/retention.md §4.4; docs/phases.md §0.4)."""
 
 MAX_REPRIEVES = 3
-"""At most 3 reprieves per memory; the fourth expiry archives it (sleep-eval §4.4; seed 000 §5)."""
+"""At most 3 reprieves per memory; the fourth expiry archives it (docs/retention.md §4.4; docs/phases.md §0.4)."""
 
 OBSERVATION_WINDOW_DAYS = 30.0
 """Retention-triage archives an evict-band memory only after reads of it were observed for 30 days and none came
-(issue 8 item 4; our rule, not in sleep-eval §4). The spec's access, reinforcement, bridge and PageRank signals
+(issue 8 item 4; our rule, not in docs/retention.md §4). The spec's access, reinforcement, bridge and PageRank signals
 read *absence* of use as disuse, but absence is evidence only over a window in which use was being recorded: a
 memory's observed window runs from the later of its ``created_at`` and the store's observation start (its first
 recorded read, ``index.access.observation_start``) to the run, and is 0 when the store never recorded a read.
@@ -60,7 +62,7 @@ Band = Literal["keep", "compress", "evict"]
 
 @dataclass(frozen=True)
 class SignalVector:
-    """One value per retention signal, in signal order (sleep-eval §4.1-4.2): a memory's eight normalised signals
+    """One value per retention signal, in signal order (docs/retention.md §4.1-4.2): a memory's eight normalised signals
     (each in [0, 1], :func:`retention_signals`) and a profile's eight weights (:data:`WEIGHT_PROFILES`) are both
     this record, so the two cannot disagree on the signals or their order."""
 
@@ -88,7 +90,7 @@ WEIGHT_PROFILES: Mapping[str, SignalVector] = {
     "error_pattern": SignalVector(0.20, 0.15, 0.10, 0.05, 0.05, 0.20, 0.10, 0.15),
     DEFAULT_PROFILE: SignalVector(0.15, 0.15, 0.15, 0.15, 0.10, 0.10, 0.10, 0.10),
 }
-"""Weight profile per memory type; any other type uses ``default`` (sleep-eval §4.2)."""
+"""Weight profile per memory type; any other type uses ``default`` (docs/retention.md §4.2)."""
 
 HALF_LIVES: Mapping[str, float | None] = {
     "episodic": 10.0,
@@ -99,11 +101,13 @@ HALF_LIVES: Mapping[str, float | None] = {
     "task": None,
     DEFAULT_PROFILE: 30.0,
 }
-"""Recency half-life in days per type; ``None`` = age never lowers recency (sleep-eval §4.2; seed 000 §6)."""
+"""Recency half-life in days per type; ``None`` = age never lowers recency (docs/retention.md §4.2; docs/retention.md
+§4.1)."""
 
 
 def neumaier_sum(values: Iterable[float]) -> float:
-    """Compensated (Neumaier) sum of ``values``, the summation every profile and composite uses (sleep-eval §4.2)."""
+    """Compensated (Neumaier) sum of ``values``, the summation every profile and composite uses (docs/retention.md
+    §4.2)."""
     total = 0.0
     compensation = 0.0
     for value in values:
@@ -138,7 +142,7 @@ _parse_instant = require_instant
 
 
 def age_days(updated_at: str, at: str) -> float:
-    """Days from ``updated_at`` to ``at`` (ISO-8601 instants), clamped at 0 (sleep-eval §4.1 recency)."""
+    """Days from ``updated_at`` to ``at`` (ISO-8601 instants), clamped at 0 (docs/retention.md §4.1 recency)."""
     seconds = (_parse_instant(at) - _parse_instant(updated_at)).total_seconds()
     return max(0.0, seconds / 86_400.0)
 
@@ -150,14 +154,14 @@ def _clamp01(value: float) -> float:
 
 
 def recency_signal(age: float, half_life: float | None) -> float:
-    """``exp(-LN2 * age / half_life)``; 1 when there is no half-life or ``age <= 0`` (sleep-eval §4.1)."""
+    """``exp(-LN2 * age / half_life)``; 1 when there is no half-life or ``age <= 0`` (docs/retention.md §4.1)."""
     if half_life is None or half_life <= 0 or age <= 0:
         return 1.0
     return math.exp(-LN2 * age / half_life)
 
 
 def density_signal(word_count: int) -> float:
-    """``wc / 20`` below 10 words, else ``min(1, wc / 100)`` (sleep-eval §4.1)."""
+    """``wc / 20`` below 10 words, else ``min(1, wc / 100)`` (docs/retention.md §4.1)."""
     wc = max(0, word_count)
     if wc < SHORT_WORD_COUNT:
         return wc / 20
@@ -193,7 +197,7 @@ class RetentionInput:
 
 
 def retention_signals(inp: RetentionInput) -> SignalVector:
-    """The eight signals of ``inp``, each in [0, 1] (sleep-eval §4.1)."""
+    """The eight signals of ``inp``, each in [0, 1] (docs/retention.md §4.1)."""
     pagerank = inp.pagerank / inp.max_pagerank if inp.max_pagerank > 0 else 0.0
     return SignalVector(
         recency=recency_signal(inp.age_days, half_life_for(inp.memory_type)),
@@ -246,7 +250,7 @@ def disuse_observed(window_days: float, window: float = OBSERVATION_WINDOW_DAYS)
 
 
 def reprieve_score(importance: float, access_count: int, outcome: float, hours: float) -> float:
-    """TTL reprieve score (sleep-eval §4.4); not bounded to [0, 1].
+    """TTL reprieve score (docs/retention.md §4.4); not bounded to [0, 1].
 
     ``0.4*clamp(importance, 1, 10)/10 + 0.3*ln(1 + access) + 0.2*max(0, outcome) + 0.1*exp(-0.01*hours)``, with
     ``hours`` since last access (else ``updated_at``). Negative ``access_count`` and ``hours`` read as 0.

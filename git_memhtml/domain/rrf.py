@@ -1,4 +1,4 @@
-"""Reciprocal rank fusion and greedy MMR diversification (core §4 "Fusion" and "Search").
+"""Reciprocal rank fusion and greedy MMR diversification (docs/retrieval.md §4.3 "Fusion" and "Search").
 
 The index builds the same fusion in one SQL statement (``index.retrieval_sql.rrf_sql``); :func:`rrf_fuse` is the
 reference arithmetic, held to the SQL's order and scores by a differential test
@@ -12,10 +12,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 RRF_K = 60
-"""Rank offset of reciprocal rank fusion: each arm adds ``w / (rank + 60)`` (core §4; sleep-eval §8.4)."""
+"""Rank offset of reciprocal rank fusion: each arm adds ``w / (rank + 60)`` (docs/retrieval.md §4; docs/gate.md
+§8.4)."""
 
 MMR_LAMBDA = 0.5
-"""Relevance weight of greedy MMR (core §4 "Search")."""
+"""Relevance weight of greedy MMR (docs/retrieval.md §4.6 "Search")."""
 
 
 def rrf_fuse(
@@ -24,7 +25,7 @@ def rrf_fuse(
     *,
     k: int = RRF_K,
 ) -> list[tuple[str, float]]:
-    """Fuse ranked arms into one list (core §4 "Fusion").
+    """Fuse ranked arms into one list (docs/retrieval.md §4.3 "Fusion").
 
     Args:
         arms: arm name → paths in rank order (rank 1 first). A path repeated within one arm counts at its first
@@ -65,7 +66,7 @@ def mmr(
     lambda_: float = MMR_LAMBDA,
     limit: int = 10,
 ) -> list[str]:
-    """Greedy maximal marginal relevance over fused candidates (core §4 "Search").
+    """Greedy maximal marginal relevance over fused candidates (docs/retrieval.md §4.6 "Search").
 
     Args:
         candidates: paths in fusion order.

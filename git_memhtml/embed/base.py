@@ -1,4 +1,4 @@
-"""The embedder interface (``docs/architecture.md`` § embed/, DESIGN §3.6).
+"""The embedder interface (``docs/architecture.md`` § embed/, docs/design.md §3.6).
 
 An embedder turns texts into L2-normalised float32 rows. The index records the vector *space*
 ``"<provider>:<model>@<dim>"`` and refuses to mix spaces (``EmbedModelMismatch``).
@@ -56,7 +56,7 @@ class Embedder(Protocol):
 
 
 def space_of(provider: str, model: str, dim: int) -> str:
-    """Return the space string ``"<provider>:<model>@<dim>"`` (DESIGN §3.6)."""
+    """Return the space string ``"<provider>:<model>@<dim>"`` (docs/design.md §3.6)."""
     return f"{provider}:{model}@{dim}"
 
 

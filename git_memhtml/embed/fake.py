@@ -1,4 +1,4 @@
-"""Deterministic feature-hashing embedder for tests and the discrimination gate (sleep-eval §8.3)."""
+"""Deterministic feature-hashing embedder for tests and the discrimination gate (docs/gate.md §8.3)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import numpy as np
 from git_memhtml.embed.base import FloatMatrix, l2_normalise, space_of
 
 FAKE_DIM = 1024
-"""Default dimension (sleep-eval §8.3)."""
+"""Default dimension (docs/gate.md §8.3)."""
 
 _TOKEN = re.compile(r"[a-z0-9]+")
-"""Tokens of the lowercased text, ASCII letters and digits only (sleep-eval §8.3)."""
+"""Tokens of the lowercased text, ASCII letters and digits only (docs/gate.md §8.3)."""
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class FakeEmbedder:
     """Feature hashing: per token ``sha256(utf8(token))``, +1.0 at ``uint32BE(b[0:4]) % dim``, +0.5 at
     ``uint32BE(b[4:8]) % dim``; rows L2-normalised, a text without tokens gives a zero row.
 
-    The same function embeds documents and queries. ``dim`` defaults to 1024 (sleep-eval §8.3); tests may
+    The same function embeds documents and queries. ``dim`` defaults to 1024 (docs/gate.md §8.3); tests may
     use a smaller one.
     """
 

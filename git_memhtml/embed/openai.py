@@ -1,4 +1,5 @@
-"""An embedder for any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, Ollama, vLLM, llama.cpp; DESIGN §3.6).
+"""An embedder for any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, Ollama, vLLM, llama.cpp; docs/design.md
+§3.6).
 
 This module is the only httpx importer of the package. Texts go out in batches of :attr:`OpenAIOptions.batch`;
 each request has a timeout; HTTP 429 and 5xx are retried with exponential backoff (``Retry-After`` honoured up to
@@ -32,7 +33,7 @@ DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_TIMEOUT_SECONDS = 30.0
 """Per-request timeout (``memhtml.embedtimeout``)."""
 DEFAULT_BATCH = 96
-"""Texts per request (core §3.8: the original sends batches of 96)."""
+"""Texts per request (docs/index.md §3.8: the original sends batches of 96)."""
 MAX_ATTEMPTS = 4
 """Attempts per batch on HTTP 429/5xx (1 try + 3 retries); an implementation choice."""
 BACKOFF_SECONDS = 0.5

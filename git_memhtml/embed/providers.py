@@ -17,13 +17,13 @@ if TYPE_CHECKING:
     from git_memhtml.embed.openai import OpenAIOptions
 
 EmbedderName = Literal["wordllama", "fake", "openai", "off"]
-"""Valid values of ``memhtml.embed`` / ``MEMHTML_EMBED`` (DESIGN §3.6), in the order messages list them."""
+"""Valid values of ``memhtml.embed`` / ``MEMHTML_EMBED`` (docs/design.md §3.6), in the order messages list them."""
 
 EMBEDDER_NAMES: Final[tuple[str, ...]] = get_args(EmbedderName)
 """The same names as a tuple, for messages and choices."""
 
 DEFAULT_EMBEDDER: Final[EmbedderName] = "wordllama"
-"""Default provider: its weights ship in its wheel and it runs offline on the CPU (DESIGN §3.6)."""
+"""Default provider: its weights ship in its wheel and it runs offline on the CPU (docs/design.md §3.6)."""
 
 
 def _load_off(_: OpenAIOptions | None) -> Embedder | None:

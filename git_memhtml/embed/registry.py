@@ -1,4 +1,5 @@
-"""Embedder registry (DESIGN §3.6): :func:`get_embedder` over the providers of :mod:`git_memhtml.embed.providers`.
+"""Embedder registry (docs/design.md §3.6): :func:`get_embedder` over the providers of
+:mod:`git_memhtml.embed.providers`.
 
 Providers are imported only when asked for, so ``off``/``fake`` never pay the wordllama import.
 """

@@ -1,9 +1,9 @@
-"""The default embedder: WordLlama ``l2_supercat`` at 256 dims, offline on the CPU (DESIGN §3.6).
+"""The default embedder: WordLlama ``l2_supercat`` at 256 dims, offline on the CPU (docs/design.md §3.6).
 
 The import of ``wordllama`` happens on first use only. The wheel's own directory is passed as ``cache_dir`` with
 ``disable_download=True``: the default ``load()`` looks for the bundled tokenizer in the wrong folder and would
-fetch it from the network (deps-measured §3(a)). ``embed()`` pads a batch to its longest text and never
-truncates, so one long text can cost gigabytes (deps-measured §3(a) "long-text hazard"): texts are cut into
+fetch it from the network (docs/embedders.md §1). ``embed()`` pads a batch to its longest text and never
+truncates, so one long text can cost gigabytes (docs/embedders.md §1 "long-text hazard"): texts are cut into
 pieces of at most :data:`PIECE_CHARS` characters (a piece's vector is the mean of its pieces' vectors,
 re-normalised), and batches are formed from length-sorted pieces.
 """
@@ -21,14 +21,14 @@ from git_memhtml.embed.base import FloatMatrix, l2_normalise, space_of
 from git_memhtml.errors import ModelUnavailable
 
 WORDLLAMA_CONFIG = "l2_supercat"
-"""Bundled default model (deps-measured §3(a))."""
+"""Bundled default model (docs/embedders.md §1)."""
 WORDLLAMA_DIM = 256
-"""Dimensions of the bundled model (deps-measured §3(a))."""
+"""Dimensions of the bundled model (docs/embedders.md §1)."""
 PIECE_CHARS = 2000
-"""Longest text handed to wordllama in one row; index chunks are ≤ 1800 chars (core §3.8), so only
+"""Longest text handed to wordllama in one row; index chunks are ≤ 1800 chars (docs/index.md §3.8), so only
 queries or foreign callers are ever split."""
 BATCH_SIZE = 64
-"""Rows per wordllama call (deps-measured §3(a): batch 64 ≈ batch 256 in throughput)."""
+"""Rows per wordllama call (docs/embedders.md §1: batch 64 ≈ batch 256 in throughput)."""
 _HINT = "run `git config memhtml.embed off` or set MEMHTML_EMBED=off to search lexically only"
 
 

@@ -1,4 +1,4 @@
-"""Probe controls: the merge veto read backwards (sleep-eval §8.2; seeds 004 "discrimination gate").
+"""Probe controls: the merge veto read backwards (docs/gate.md §8.2; docs/gate.md §8 "discrimination gate").
 
 A control is a high-similarity WRONG twin of a target memory: the same body and element kit, the claim rewritten by
 one of three transforms that mirror the three merge-veto predicates of ``git_memhtml.domain.merge``. A control
@@ -19,17 +19,17 @@ NEGATION = "negation"
 NUMERIC = "numeric"
 VARIANT = "variant"
 FAMILIES: tuple[str, ...] = (NEGATION, NUMERIC, VARIANT)
-"""The three control families, in the order controls are built and reported (sleep-eval §8.2)."""
+"""The three control families, in the order controls are built and reported (docs/gate.md §8.2)."""
 
 TITLE_MARKERS: dict[str, str] = {
     NEGATION: "Refuted reading",
     NUMERIC: "Restated quantity",
     VARIANT: "Qualified variant",
 }
-"""Control title = ``<marker> — <target title>`` (sleep-eval §8.2)."""
+"""Control title = ``<marker> — <target title>`` (docs/gate.md §8.2)."""
 
 QUERY_TOKENS = 12
-"""A probe query keeps the first 12 non-stop-word claim tokens (sleep-eval §8.2)."""
+"""A probe query keeps the first 12 non-stop-word claim tokens (docs/gate.md §8.2)."""
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)*")
 _QUERY_TOKEN = re.compile(r"[^\W_]+")
@@ -41,12 +41,12 @@ PREDICATES: dict[str, Predicate] = {
     NUMERIC: numeric_token_divergent,
     VARIANT: variant_qualifier_divergent,
 }
-"""Each family's own merge-veto predicate (sleep-eval §3, §8.2)."""
+"""Each family's own merge-veto predicate (docs/veto.md §3, docs/gate.md §8.2)."""
 
 
 def negation_transform(claim: str) -> str:
     """Insert ``not `` after the first negation anchor found (anchors tried in ``NEGATION_ANCHORS`` order); with
-    no anchor, prefix ``It is not true that `` and lowercase the old first letter (sleep-eval §8.2)."""
+    no anchor, prefix ``It is not true that `` and lowercase the old first letter (docs/gate.md §8.2)."""
     for anchor in NEGATION_ANCHORS:
         at = claim.find(anchor)
         if at >= 0:
@@ -61,7 +61,7 @@ def _format_number(value: float) -> str:
 
 def numeric_transform(claim: str) -> str | None:
     """Rewrite the first ``\\d+(?:\\.\\d+)*`` of ``claim``: an integer below 100 gets +10, any other number is
-    doubled (sleep-eval §8.2). Returns ``None`` when the claim has no number, or when the first one is a dotted
+    doubled (docs/gate.md §8.2). Returns ``None`` when the claim has no number, or when the first one is a dotted
     version with more than one dot (not a number, so there is nothing to restate)."""
     match = _NUMBER.search(claim)
     if match is None:
@@ -78,7 +78,7 @@ def numeric_transform(claim: str) -> str | None:
 
 def topic_of_path(path: str, topics: Sequence[Topic] = TOPICS) -> Topic | None:
     """Return the topic whose workspace string is a directory segment of ``path`` (first in topic order), or
-    ``None`` (sleep-eval §8.2)."""
+    ``None`` (docs/gate.md §8.2)."""
     folders = path.split("/")[:-1]
     for topic in topics:
         if topic.workspace in folders:
@@ -87,14 +87,14 @@ def topic_of_path(path: str, topics: Sequence[Topic] = TOPICS) -> Topic | None:
 
 
 def qualifier_for(path: str) -> str:
-    """``CONTROL_QUALIFIERS[Σ code points of path mod 5]`` (sleep-eval §8.2)."""
+    """``CONTROL_QUALIFIERS[Σ code points of path mod 5]`` (docs/gate.md §8.2)."""
     return CONTROL_QUALIFIERS[sum(ord(ch) for ch in path) % len(CONTROL_QUALIFIERS)]
 
 
 def variant_transform(claim: str, *, path: str, topics: Sequence[Topic] = TOPICS) -> str:
     """Insert `` <q>`` after the first occurrence of the path topic's anchor, or, when the claim lacks it (or the
-    path names no topic), append ``, on the <q> variant only.`` in place of one trailing period (sleep-eval
-    §8.2). ``q`` = :func:`qualifier_for` of the target path."""
+    path names no topic), append ``, on the <q> variant only.`` in place of one trailing period (docs/gate.md §8.2).
+    ``q`` = :func:`qualifier_for` of the target path."""
     qualifier = qualifier_for(path)
     topic = topic_of_path(path, topics)
     if topic is not None:
@@ -108,7 +108,7 @@ def variant_transform(claim: str, *, path: str, topics: Sequence[Topic] = TOPICS
 
 def whole_text(claim: str, paragraphs: Sequence[str]) -> str:
     """The text a veto predicate reads in eval: the claim plus the body paragraphs, joined by spaces
-    (sleep-eval §3)."""
+    (docs/veto.md §3)."""
     return " ".join([claim, *paragraphs])
 
 
@@ -137,7 +137,7 @@ def transform(family: str, claim: str, *, path: str) -> str | None:
 
 def is_valid_control(family: str, *, target_text: str, control_text: str) -> bool:
     """Whether a control's whole text diverges from the target's whole text under ITS OWN family's predicate
-    (sleep-eval §8.2); the other families' predicates are deliberately not consulted."""
+    (docs/gate.md §8.2); the other families' predicates are deliberately not consulted."""
     return PREDICATES[family](target_text, control_text)
 
 
@@ -164,6 +164,6 @@ def build_controls(claim: str, paragraphs: Sequence[str], *, path: str) -> tuple
 
 def probe_query(claim: str) -> str:
     """The probe query: lowercased claim tokens ``[\\p{L}\\p{N}]+``, stop words removed, the first 12 kept,
-    joined by single spaces (sleep-eval §8.2)."""
+    joined by single spaces (docs/gate.md §8.2)."""
     tokens = [t for t in _QUERY_TOKEN.findall(claim.lower()) if t not in STOPWORDS]
     return " ".join(tokens[:QUERY_TOKENS])

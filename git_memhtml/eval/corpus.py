@@ -1,4 +1,4 @@
-"""The seeded fixture corpus of the discrimination gate (sleep-eval §8.1–8.2).
+"""The seeded fixture corpus of the discrimination gate (docs/gate.md §8.1–8.2).
 
 ``build_corpus`` is a pure function of ``(seed, size, probes)``: the same arguments give byte-identical files,
 access rows and probes. Two mulberry32 streams drive it: the jitter stream (``seed``), one draw ``j`` per base
@@ -22,16 +22,16 @@ from git_memhtml.tree.layout import ARCS_DIR
 DEFAULT_SEED = 20260802
 DEFAULT_SIZE = 200
 DEFAULT_PROBES = 36
-"""Corpus defaults (sleep-eval §8.1)."""
+"""Corpus defaults (docs/gate.md §8.1)."""
 
 ACCESS_SEED_XOR = 0x5F3759DF
-"""The access stream is seeded ``seed ^ 0x5f3759df`` (sleep-eval §8.1)."""
+"""The access stream is seeded ``seed ^ 0x5f3759df`` (docs/gate.md §8.1)."""
 
 EPOCH = datetime(2026, 1, 1, 9, 0, 0, tzinfo=UTC)
-"""Day 0 of the corpus (sleep-eval §8.1)."""
+"""Day 0 of the corpus (docs/gate.md §8.1)."""
 
 ARCHIVE_YEAR = "2025"
-"""The archive tier lives under ``archive/2025/`` (sleep-eval §8.1)."""
+"""The archive tier lives under ``archive/2025/`` (docs/gate.md §8.1)."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def iso(moment: datetime) -> str:
 
 
 def slugify(text: str) -> str:
-    """Lowercase, runs of non-``[a-z0-9]`` → ``-``, trimmed, capped at 80 (core §2.3, ASCII input only)."""
+    """Lowercase, runs of non-``[a-z0-9]`` → ``-``, trimmed, capped at 80 (docs/layout.md §2.3, ASCII input only)."""
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
     return slug[:80].strip("-") or "untitled"
 
@@ -120,7 +120,7 @@ def js_round(x: float) -> int:
 
 
 def _directory(memory_type: str, i: int, workspace: str) -> str:
-    """Directories by type (sleep-eval §8.1); workspace, area and resource tag are all the service slug."""
+    """Directories by type (docs/gate.md §8.1); workspace, area and resource tag are all the service slug."""
     if memory_type == "arc":
         return ARCS_DIR
     if memory_type in ("episodic", "error_pattern"):
@@ -133,7 +133,7 @@ def _directory(memory_type: str, i: int, workspace: str) -> str:
 
 
 _EDGE_RELS = ("relates_to", "caused_by", "leads_to", "example_of", "supports", "laterally_related", "contradicts")
-"""The i → i+12 edge relation cycles through these (sleep-eval §8.1)."""
+"""The i → i+12 edge relation cycles through these (docs/gate.md §8.1)."""
 
 
 def _person_path(name: str) -> str:
@@ -210,7 +210,7 @@ def _earlier_path(path: str) -> str:
 
 
 def _earlier_file(memory: _Memory, size: int, ordinal: int) -> str:
-    """The archived ``-earlier`` copy a live procedural memory supersedes (sleep-eval §8.1)."""
+    """The archived ``-earlier`` copy a live procedural memory supersedes (docs/gate.md §8.1)."""
     created = EPOCH + timedelta(days=30 + memory.index % 240) - timedelta(days=365)
     archived = created + timedelta(days=30)
     sentences = (*memory.sentences[:2], f"Reference code {letter_code(size + ordinal)} tags this earlier record.")
@@ -232,7 +232,7 @@ def _access_row(path: str, j: float) -> AccessSeed:
 
 def _control_file(memory: _Memory, family: str, claim: str) -> tuple[str, str, str]:
     """Return ``(path, title, text)`` of one control: same directory, kit and body; title ``<marker> — T``;
-    updated = target + 1 day; no links (sleep-eval §8.2)."""
+    updated = target + 1 day; no links (docs/gate.md §8.2)."""
     title = f"{TITLE_MARKERS[family]} — {memory.title}"
     directory = memory.path.rsplit("/", 1)[0]
     path = f"{directory}/{slugify(title)}.html"
@@ -241,7 +241,7 @@ def _control_file(memory: _Memory, family: str, claim: str) -> tuple[str, str, s
 
 
 def _target_order(candidates: list[_Memory], probes: int) -> list[_Memory]:
-    """Strided picks first (stride = max(1, n // probes)), then the remainder in order (sleep-eval §8.2)."""
+    """Strided picks first (stride = max(1, n // probes)), then the remainder in order (docs/gate.md §8.2)."""
     stride = max(1, len(candidates) // max(1, probes))
     picked = candidates[::stride]
     chosen = {m.index for m in picked}
@@ -249,7 +249,7 @@ def _target_order(candidates: list[_Memory], probes: int) -> list[_Memory]:
 
 
 def build_corpus(seed: int = DEFAULT_SEED, size: int = DEFAULT_SIZE, probes: int = DEFAULT_PROBES) -> FixtureCorpus:
-    """Build the fixture corpus (sleep-eval §8.1–8.2).
+    """Build the fixture corpus (docs/gate.md §8.1–8.2).
 
     Args:
         seed: seeds both mulberry32 streams (default 20260802).

@@ -1,5 +1,5 @@
 """The discrimination gate: can the retrieval stack rank a memory above its own high-similarity WRONG twins?
-(sleep-eval §8.4; seeds 000 §15, 004 "discrimination gate").
+(docs/gate.md §8.4; docs/sleep.md §2.6, docs/gate.md §8 "discrimination gate").
 
 ``run_discrimination`` writes the seeded fixture corpus into a fresh git repository under ``workdir`` (one
 commit), indexes it with the real indexer and the deterministic fake embedder, seeds the access plane, and runs
@@ -26,16 +26,16 @@ from git_memhtml.index.indexer import rebuild
 from git_memhtml.index.retrieval import ArmWeights, Scope, search
 
 EVAL_NOW = "2026-08-02T00:00:00Z"
-"""The instant the fixture index is built and searched at (sleep-eval §8.4)."""
+"""The instant the fixture index is built and searched at (docs/gate.md §8.4)."""
 
 PROBE_LIMIT = 40
-"""Hits asked per probe; a target or control beyond it has no rank (sleep-eval §8.4)."""
+"""Hits asked per probe; a target or control beyond it has no rank (docs/gate.md §8.4)."""
 
 MRR_FLOOR = 0.85
-"""Minimum discrimination MRR to pass (sleep-eval §8.4). With zero inversions the MRR is exactly 1."""
+"""Minimum discrimination MRR to pass (docs/gate.md §8.4). With zero inversions the MRR is exactly 1."""
 
 FAKE_DIM = 1024
-"""Dimension of the gate's fake embedder (sleep-eval §8.3)."""
+"""Dimension of the gate's fake embedder (docs/gate.md §8.3)."""
 
 GATE_HINT = "git memhtml eval discriminate --json  # shows which probes inverted"
 
@@ -138,12 +138,12 @@ class DiscriminationReport:
 
 
 def outranks(target: int | None, control: int | None) -> bool:
-    """``target`` is ranked and strictly above ``control`` (an absent control is outranked) (sleep-eval §8.4)."""
+    """``target`` is ranked and strictly above ``control`` (an absent control is outranked) (docs/gate.md §8.4)."""
     return target is not None and (control is None or target < control)
 
 
 def discrimination_rank(target: int | None, controls: Sequence[int | None]) -> int:
-    """``1 + #controls the target fails to outrank`` (sleep-eval §8.4)."""
+    """``1 + #controls the target fails to outrank`` (docs/gate.md §8.4)."""
     return 1 + sum(1 for c in controls if not outranks(target, c))
 
 
@@ -181,12 +181,12 @@ def run_discrimination(
     mrr_floor: float = MRR_FLOOR,
     weights: ArmWeights | None = None,
 ) -> DiscriminationReport:
-    """Run the discrimination evaluation in fake mode (sleep-eval §8.4).
+    """Run the discrimination evaluation in fake mode (docs/gate.md §8.4).
 
     Args:
         workdir: an existing folder; a fresh ``memhtml-eval-*`` repository is created inside it and left there
             (the caller owns the folder and its cleanup).
-        seed, size, probes: the corpus (defaults 20260802, 200, 36; sleep-eval §8.1).
+        seed, size, probes: the corpus (defaults 20260802, 200, 36; docs/gate.md §8.1).
         mrr_floor: the MRR floor (default 0.85).
         weights: arm weights (default ``ArmWeights()``: fts 1.0, vector 1.0, recency 0.5, salience 0.4).
 
@@ -238,7 +238,7 @@ def gate_figures(report: DiscriminationReport) -> str:
 
 
 def gate(*, workdir: Path, mrr_floor: float = MRR_FLOOR, weights: ArmWeights | None = None) -> DiscriminationReport:
-    """The pre-merge gate: run the default-seed evaluation and refuse unless it passed (seeds 000 §15).
+    """The pre-merge gate: run the default-seed evaluation and refuse unless it passed (docs/sleep.md §2.6).
 
     Returns:
         The passing report.

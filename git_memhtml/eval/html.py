@@ -1,4 +1,4 @@
-"""Hand-built memory file bytes for the fixture corpus (core §1.1; sleep-eval §8.1 "hand-built HTML in
+"""Hand-built memory file bytes for the fixture corpus (docs/format.md §1.1; docs/gate.md §8.1 "hand-built HTML in
 META_ORDER").
 
 The corpus writes its files itself rather than through the store, as the original does, so the gate measures
@@ -17,12 +17,12 @@ _ORDER = {name: position for position, name in enumerate(META_ORDER)}
 
 
 def escape_text(text: str) -> str:
-    """Escape ``& < >`` and U+00A0 for HTML text content (core §1.1)."""
+    """Escape ``& < >`` and U+00A0 for HTML text content (docs/format.md §1.1)."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\u00a0", "&nbsp;")
 
 
 def escape_attr(value: str) -> str:
-    """Escape ``& "`` and U+00A0 for a double-quoted attribute value (core §1.1)."""
+    """Escape ``& "`` and U+00A0 for a double-quoted attribute value (docs/format.md §1.1)."""
     return value.replace("&", "&amp;").replace('"', "&quot;").replace("\u00a0", "&nbsp;")
 
 
@@ -54,7 +54,7 @@ def render_file(
 
 
 KIT_COUNT = 9
-"""Number of HTML element kits (sleep-eval §8.1)."""
+"""Number of HTML element kits (docs/gate.md §8.1)."""
 
 
 def render_kit(kit: int, *, claim: str, sentences: Sequence[str], service: str, scope: str, anchor: str,
@@ -64,7 +64,7 @@ def render_kit(kit: int, *, claim: str, sentences: Sequence[str], service: str, 
     The claim is the ``<mark>`` in the first ``<p>``/``<li>``; ``sentences`` are the three body sentences (all of
     them appear in the text). Kits add only digit-free, marker-free text; kit 3 carries a ``<time>`` whose
     ``datetime`` is ``event_date`` (``YYYY-MM-DD``), so recency reads the event time for those memories. A control
-    reuses its target's kit and sentences, so target and control differ only in the claim (sleep-eval §8.2).
+    reuses its target's kit and sentences, so target and control differ only in the claim (docs/gate.md §8.2).
     """
     mark = f"<mark>{escape_text(claim)}</mark>"
     s1, s2, s3 = (escape_text(s) for s in sentences)

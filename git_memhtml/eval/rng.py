@@ -1,4 +1,4 @@
-"""The seeded random stream of the fixture corpus: mulberry32 (sleep-eval §8.1).
+"""The seeded random stream of the fixture corpus: mulberry32 (docs/gate.md §8.1).
 
 mulberry32 is a 32-bit generator with one word of state. Every step adds the golden-ratio-like increment
 ``0x6D2B79F5`` to the state and mixes it with two multiply-xorshift rounds; the 32-bit result divided by 2**32 is
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 _MASK = 0xFFFFFFFF
 _INCREMENT = 0x6D2B79F5
-"""The state increment of mulberry32 (sleep-eval §8.1)."""
+"""The state increment of mulberry32 (docs/gate.md §8.1)."""
 _SCALE = 4294967296.0
 """2**32: the divisor that maps a uint32 into [0, 1)."""
 

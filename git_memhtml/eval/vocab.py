@@ -1,4 +1,4 @@
-"""Vocabulary tables of the fixture corpus (sleep-eval §8.1).
+"""Vocabulary tables of the fixture corpus (docs/gate.md §8.1).
 
 The tables are ours (the spec fixes only their shape): 12 topics, each a service with a workspace string, a
 variant anchor, nouns and verbs; 23 digit-free scope words; the 9 memory types of the corpus; 4 people; per-type
@@ -18,9 +18,9 @@ class Topic:
 
     Attributes:
         workspace: the service slug; it is also the project, area and resource directory name, so the topic of a
-            file is the one whose workspace is a directory segment of its path (sleep-eval §8.2).
+            file is the one whose workspace is a directory segment of its path (docs/gate.md §8.2).
         anchor: the variant anchor phrase the variant control qualifies.
-        nouns: nouns; memory ``i`` uses ``nouns[(i // 108) % len(nouns)]`` (sleep-eval §8.1).
+        nouns: nouns; memory ``i`` uses ``nouns[(i // 108) % len(nouns)]`` (docs/gate.md §8.1).
         verbs: ``(base, past)`` verb forms.
     """
 
@@ -56,23 +56,23 @@ TOPICS: tuple[Topic, ...] = (
     Topic("incident-review", "paging rotation", ("timeline", "runbook", "postmortem"),
           (("publish", "published"), ("escalate", "escalated"), ("triage", "triaged"))),
 )
-"""The 12 topics (sleep-eval §8.1); topic of memory ``i`` is ``TOPICS[i % 12]``."""
+"""The 12 topics (docs/gate.md §8.1); topic of memory ``i`` is ``TOPICS[i % 12]``."""
 
 SCOPES: tuple[str, ...] = (
     "regional", "nightly", "staging", "canary", "tenant", "weekend", "quarterly", "shared", "internal",
     "partner", "mobile", "desktop", "overnight", "seasonal", "primary", "secondary", "coastal", "northern",
     "southern", "eastern", "western", "bulk", "hourly",
 )
-"""The 23 digit-free scope words (sleep-eval §8.1); memory ``i`` uses ``SCOPES[i % 23]``."""
+"""The 23 digit-free scope words (docs/gate.md §8.1); memory ``i`` uses ``SCOPES[i % 23]``."""
 
 CORPUS_TYPES: tuple[str, ...] = (
     "episodic", "semantic", "procedural", "agent_insight", "user_preference", "error_pattern", "verdict",
     "precedent", "arc",
 )
-"""The 9 types of the corpus (sleep-eval §8.1); memory ``i`` has type ``CORPUS_TYPES[i % 9]``."""
+"""The 9 types of the corpus (docs/gate.md §8.1); memory ``i`` has type ``CORPUS_TYPES[i % 9]``."""
 
 PEOPLE: tuple[str, ...] = ("sanju", "imani", "dara", "wren")
-"""The 4 people; each gets ``resources/people/<name>.html`` (sleep-eval §8.1, core §2.5)."""
+"""The 4 people; each gets ``resources/people/<name>.html`` (docs/gate.md §8.1, docs/layout.md §2.5)."""
 
 CLAIM_TEMPLATES: dict[str, str] = {
     "episodic": "During the {scope} window the {service} {noun} was {past} after {n} retries.",
@@ -85,18 +85,19 @@ CLAIM_TEMPLATES: dict[str, str] = {
     "precedent": "Last time the {service} {noun} was {past}, the {scope} {anchor} took {n} hours.",
     "arc": "The {service} {noun} story spans {n} {scope} milestones.",
 }
-"""Per-type claim templates (sleep-eval §8.1). Semantic claims carry no number, so they get no numeric control;
-some templates carry no negation anchor and no variant anchor, so the fallbacks of §8.2 are exercised too."""
+"""Per-type claim templates (docs/gate.md §8.1). Semantic claims carry no number, so they get no numeric control;
+some templates carry no negation anchor and no variant anchor, so the fallbacks of docs/gate.md §8.2 are exercised
+too."""
 
 STOPWORDS: frozenset[str] = frozenset(
     ["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "he", "her", "his", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "so", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "up", "was", "we", "were", "what", "when", "where", "which", "who", "will", "with", "you", "your"]
 )
-"""English stop words removed from a probe query (sleep-eval §8.2)."""
+"""English stop words removed from a probe query (docs/gate.md §8.2)."""
 
 NEGATION_ANCHORS: tuple[str, ...] = (
     " should ", " must ", " will ", " does ", " were ", " was ", " are ", " can ", " is ", " do ",
 )
-"""Negation insertion anchors, searched in this order; ``not `` goes after the first one found (sleep-eval §8.2)."""
+"""Negation insertion anchors, searched in this order; ``not `` goes after the first one found (docs/gate.md §8.2)."""
 
 CONTROL_QUALIFIERS: tuple[str, ...] = ("pro", "beta", "legacy", "experimental", "preview")
-"""The variant control's qualifier, picked by the target path's char-code sum mod 5 (sleep-eval §8.2)."""
+"""The variant control's qualifier, picked by the target path's char-code sum mod 5 (docs/gate.md §8.2)."""

@@ -1,4 +1,4 @@
-"""The one choke point for git (DESIGN §3.4): only this package imports pygit2.
+"""The one choke point for git (docs/design.md §3.4): only this package imports pygit2.
 
 pygit2 does reads, trees, index edits, commits, branches and worktrees; the ``git`` binary is used only where
 pygit2 cannot give git's own semantics: trailer parsing (``git log %(trailers)``) and the user-visible

@@ -28,10 +28,10 @@ def cherry_pick_in_memory(
     ref. Nothing is written but blobs and (when resolved) the tree. ``commit`` must have a parent (the caller
     checks).
 
-    libgit2 ignores configured merge drivers (git-ecosystem §2.3 #7), so each conflicted path is handed to
+    libgit2 ignores configured merge drivers (docs/git.md §2.3 #7), so each conflicted path is handed to
     ``resolve(path, base, ours, theirs, merged)``: the three versions' bytes (``None`` when absent) and
     ``merged`` = ``{path: blob sha}`` of every cleanly merged entry. Returned bytes become the path's content
-    (the conflict is dropped first: a stage-0 entry alone does not clear it, git-ecosystem §2.4); ``None``
+    (the conflict is dropped first: a stage-0 entry alone does not clear it, docs/git.md §2.4); ``None``
     leaves it unresolved. Once no conflict is left, ``refresh(merged)`` may return ``{path: bytes}`` to set on
     top (derived files that git merged cleanly but wrongly). The tree is written only when nothing is left
     unresolved.

@@ -20,7 +20,7 @@ SCRUBBED_ENV: tuple[str, ...] = (
 )
 """Variables that point ``git`` at another repository, work tree, index or ref namespace than the folder it is run
 in. Git exports them to hooks (``GIT_DIR`` for a linked worktree, ``GIT_INDEX_FILE`` during rebase and ``commit
-<paths>``; githooks(5), git-ecosystem §1.10 "Worktrees"); the list is git(1) "ENVIRONMENT VARIABLES", "The Git
+<paths>``; githooks(5), docs/git.md §1.10 "Worktrees"); the list is git(1) "ENVIRONMENT VARIABLES", "The Git
 Repository" section, minus the ones that only tune a repository already found. Removed from every child we start;
 author and committer variables are kept (they are the caller's identity)."""
 

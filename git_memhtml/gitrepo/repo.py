@@ -1,4 +1,4 @@
-"""The one choke point for git (DESIGN §3.4).
+"""The one choke point for git (docs/design.md §3.4).
 
 pygit2 does reads, trees, index edits, commits, branches and worktrees; the ``git`` binary is used only where
 pygit2 cannot give git's own semantics: trailer parsing (``git log %(trailers)``) and the user-visible
@@ -230,7 +230,7 @@ class GitRepo(CommitPath):
     def log_trailers(self, base: str, head: str, key: str) -> list[tuple[str, list[str]]]:
         """Return ``(sha, values)`` of trailer ``key`` for each commit in ``base..head``, oldest first.
 
-        Parsed by ``git log %(trailers:key=…)`` so the semantics are git's own (DESIGN §3.4).
+        Parsed by ``git log %(trailers:key=…)`` so the semantics are git's own (docs/design.md §3.4).
         """
         fmt = f"%x00%H%x1f%(trailers:key={key},valueonly,separator=%x1f)"
         out = self.run_git(["log", "--reverse", f"--format={fmt}", f"{base}..{head}"])

@@ -1,4 +1,4 @@
-"""Health checks of the git integration, for ``git memhtml doctor`` (DESIGN §3.10; git-ecosystem §2.3 #3).
+"""Health checks of the git integration, for ``git memhtml doctor`` (docs/design.md §3.10; docs/git.md §2.3 #3).
 
 A merge driver does not travel with a clone: ``.gitattributes`` names ``merge=memhtml`` but only the local config
 defines it. Without the definition git silently falls back to its text merge and every merge that touches a

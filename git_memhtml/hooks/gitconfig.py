@@ -1,8 +1,8 @@
-"""git-memhtml's git configuration, kept in ONE included file, and the install receipt (DESIGN §3.9).
+"""git-memhtml's git configuration, kept in ONE included file, and the install receipt (docs/design.md §3.9).
 
 The merge-driver definition lives in ``<git-common-dir>/memhtml/gitconfig`` (``--local``) or
 ``$XDG_CONFIG_HOME/git-memhtml/gitconfig`` (``--global``), pulled in by one ``[include] path = …`` block appended
-to the repository's (or the user's) config file: the git-branchless pattern (git-ecosystem §1.5), so that removing
+to the repository's (or the user's) config file: the git-branchless pattern (docs/git.md §1.5), so that removing
 it is one block plus one file. The receipt (``install.json`` beside it) records the SHA-256 of every file we own
 and the exact bytes we appended, so uninstall removes exactly what was written and nothing a user added.
 """
@@ -20,17 +20,17 @@ from git_memhtml.gitrepo.process import run_git
 from git_memhtml.hooks.shims import sha256
 
 DRIVER_NAME = "memhtml"
-"""The ``merge=<name>`` attribute value and the ``merge.<name>.*`` config section (DESIGN §3.10)."""
+"""The ``merge=<name>`` attribute value and the ``merge.<name>.*`` config section (docs/design.md §3.10)."""
 DRIVER_COMMAND = "git-memhtml merge-driver %O %A %B %P"
 """git substitutes ``%O`` (ancestor), ``%A`` (ours, also the result), ``%B`` (theirs), ``%P`` (path)
-(gitattributes(5), git-ecosystem §2.1). The executable is called directly, without a ``git`` hop."""
+(gitattributes(5), docs/git.md §2.1). The executable is called directly, without a ``git`` hop."""
 CONFIG_TEXT = (
     "# Written by git-memhtml (`git memhtml install` or `git memhtml init`); `git memhtml uninstall` removes it.\n"
     f'[merge "{DRIVER_NAME}"]\n'
     "\tname = git-memhtml: merge generated listings, sitemap and access sidecar by their entries\n"
     f"\tdriver = {DRIVER_COMMAND}\n"
 )
-"""The whole included file: both keys written at once, since a half-defined driver is fatal (git-ecosystem §2.3)."""
+"""The whole included file: both keys written at once, since a half-defined driver is fatal (docs/git.md §2.3)."""
 RECEIPT_VERSION = 1
 LOCAL_INCLUDE_VALUE = "memhtml/gitconfig"
 """``include.path`` value in ``<common-dir>/config`` (relative paths resolve against the including file's folder)."""

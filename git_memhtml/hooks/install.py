@@ -1,6 +1,6 @@
-"""``git memhtml install`` / ``uninstall``: hook shims, the merge-driver config and the receipt (DESIGN §3.9).
+"""``git memhtml install`` / ``uninstall``: hook shims, the merge-driver config and the receipt (docs/design.md §3.9).
 
-Rules (git-ecosystem §0.1–0.2, §1.10):
+Rules (docs/git.md §0.1–0.2, §1.10):
 
 - hooks go into ``$(git rev-parse --git-path hooks)``, shared by every worktree; a set ``core.hooksPath`` (other
   than the default folder) is refused with the exact fix unless ``hooks_path_follow``;
@@ -104,7 +104,7 @@ def _write_executable(path: Path, data: bytes) -> None:
     tmp.write_bytes(data)
     try:
         tmp.chmod(0o755)
-    except OSError:  # FAT/Windows: the executable bit may not exist (git-ecosystem §1.3)
+    except OSError:  # FAT/Windows: the executable bit may not exist (docs/git.md §1.3)
         pass
     os.replace(tmp, path)
 

@@ -1,9 +1,9 @@
-"""``git memhtml merge-driver %O %A %B %P``: git's file-level merge of generated artifacts (DESIGN §3.10).
+"""``git memhtml merge-driver %O %A %B %P``: git's file-level merge of generated artifacts (docs/design.md §3.10).
 
-Contract (gitattributes(5) "Defining a custom merge driver"; git-ecosystem §2.1, §2.4): read the three temporary
+Contract (gitattributes(5) "Defining a custom merge driver"; docs/git.md §2.1, §2.4): read the three temporary
 files, write the result into ``%A``, exit 0 when clean and 1 on a conflict, above 128 when the driver itself
 fails. It never opens the repository or the work tree: under ``ort`` the work tree is not merged yet when the
-driver runs (git-ecosystem §2.3 #1). A path that is not a generated artifact, or a version that does not parse as
+driver runs (docs/git.md §2.3 #1). A path that is not a generated artifact, or a version that does not parse as
 one (hand-edited), gets git's own text merge (``git merge-file``), which writes conflict markers into ``%A``.
 """
 

@@ -1,4 +1,4 @@
-"""``git memhtml hook <name>``: the body of every installed shim (DESIGN §3.9; git-ecosystem §0.3–0.4, §1.11).
+"""``git memhtml hook <name>``: the body of every installed shim (docs/design.md §3.9; docs/git.md §0.3–0.4, §1.11).
 
 A hook is only a trigger: it catches the index up from the indexed commit to HEAD with
 :func:`git_memhtml.index.indexer.update`, which converges from any HEAD (commit, merge, reset, rebase, pull).
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from git_memhtml.index.db import IndexDB
 
 HOOK_TIMEOUT_S = 20.0
-"""Default wall-time bound of one hook run, seconds (our decision, docs/hooks.md; git-ecosystem §0.3 asks only for
+"""Default wall-time bound of one hook run, seconds (our decision, docs/hooks.md; docs/git.md §0.3 asks only for
 "a time bound")."""
 LOG_NAME = "hooks.log"
 LOG_CAP_BYTES = 1 << 20

@@ -1,9 +1,9 @@
-"""The POSIX sh hook shims git-memhtml installs, and how to recognise them (DESIGN §3.9; git-ecosystem §1.10).
+"""The POSIX sh hook shims git-memhtml installs, and how to recognise them (docs/design.md §3.9; docs/git.md §1.10).
 
 The package copy (``git_memhtml/resources/hooks/<hook>``) is the one source of truth; the project's ``hooks/``
 folder holds the same bytes (checked by a test). Every shim carries :data:`FINGERPRINT` on its second line, and
 :data:`KNOWN_SHA256` keeps the digest of every shim version ever shipped, so that install can upgrade and
-uninstall can recognise a shim written by an older version (the git-annex invariant, git-ecosystem §1.3).
+uninstall can recognise a shim written by an older version (the git-annex invariant, docs/git.md §1.3).
 """
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ import hashlib
 from importlib import resources
 
 HOOK_NAMES: tuple[str, ...] = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
-"""The index-trigger hooks (git-ecosystem §1.11: a merge fires only post-merge, a rebase post-rewrite, a branch
+"""The index-trigger hooks (docs/git.md §1.11: a merge fires only post-merge, a rebase post-rewrite, a branch
 switch post-checkout, a commit/cherry-pick/revert post-commit)."""
 
 FINGERPRINT = "# git-memhtml hook v"
-"""The ownership marker every shim carries on line 2 (git-ecosystem §1.10, "Idempotent install")."""
+"""The ownership marker every shim carries on line 2 (docs/git.md §1.10, "Idempotent install")."""
 
 LEGACY_SUFFIX = ".legacy"
 """A foreign hook found at install time is moved to ``<hook>.legacy`` and run first (pre-commit's migration mode,
-git-ecosystem §1.7)."""
+docs/git.md §1.7)."""
 
 PAST_SHA256: frozenset[str] = frozenset()
 """SHA-256 digests of shims shipped by earlier versions (none yet: v1 is the first). Append, never remove."""

@@ -1,6 +1,7 @@
 """The access plane ``state.access``: reinforcement, reads, renames and the committed JSONL export
-(core §3.3, §3.8, §4 "Reinforcement"; sleep-eval §4.5). This module is the sole writer of ``state.access`` and
-of ``state.observation``, the instant this store began observing reads (issue 8 item 4; docs/sleep.md).
+(docs/index.md §3.3, §3.8, docs/retrieval.md §4.4 "Reinforcement"; docs/retention.md §4.5). This module is the sole
+writer of ``state.access`` and of ``state.observation``, the instant this store began observing reads (issue 8 item 4;
+docs/sleep.md).
 
 Only explicit reads and ``reinforce`` bump; search and recall never do. The 900 s cooldown is decided in SQL
 (the upsert's ``WHERE``), and it gates the signal too. ``now`` is always passed in (ISO-8601 UTC).
@@ -39,7 +40,7 @@ ON CONFLICT(path) DO UPDATE SET
 WHERE last_accessed_at IS NULL OR unixepoch(:now) - unixepoch(last_accessed_at) >= {COOLDOWN_SECONDS}
 RETURNING path
 """
-"""One bump (sleep-eval §4.5): first insert sets outcome = signal; later non-neutral signals take the EWMA
+"""One bump (docs/retention.md §4.5): first insert sets outcome = signal; later non-neutral signals take the EWMA
 ``clamp(0.7·old + 0.3·s, −1, 1)``; the cooldown (900 s) refuses the whole bump; RETURNING says it applied."""
 
 _OBSERVED = """
@@ -93,7 +94,7 @@ def observation_start(db: IndexDB) -> str | None:
 
 
 def rename_access(db: IndexDB, old: str, new: str) -> bool:
-    """Move the access row of ``old`` to ``new`` (core §3.3 ``onMove``): the CLI's ``archive`` and ``correct``
+    """Move the access row of ``old`` to ``new`` (docs/index.md §3.3 ``onMove``): the CLI's ``archive`` and ``correct``
     call it once their commit landed, and a sleep run's plain archive moves reach it when the run lands
     (:mod:`git_memhtml.sleep.landing.access_moves`). A row already at ``new`` is replaced by ``old``'s history. Returns
     whether ``old`` had a row."""
@@ -116,7 +117,8 @@ def fold_access(db: IndexDB, old: str, keeper: str) -> bool:
     """Pass the access history of ``old`` to ``keeper`` (a dedup fold: ``old`` was archived into it) and drop the
     row of ``old``. Returns whether ``old`` had a row.
 
-    Merge rule (our decision, docs/store.md; the counts merge like the sidecar import of core §3.8 but add, since
+    Merge rule (our decision, docs/store.md; the counts merge like the sidecar import of docs/index.md §3.8 but add,
+    since
     the two rows count different reads): ``access_count`` and ``reinforcement_count`` are summed;
     ``last_accessed_at``, ``last_reinforced_at`` and ``updated_at`` take the later instant; ``outcome_score`` is
     the mean of both weighted by their reinforcement counts (the keeper's when neither was reinforced), so it
@@ -155,7 +157,7 @@ def _score(value: float) -> float | int:
 
 
 def export_access_jsonl(db: IndexDB) -> str:
-    """Return ``state.access`` as the committed sidecar text (core §3.8): rows by path, one compact JSON object
+    """Return ``state.access`` as the committed sidecar text (docs/index.md §3.8): rows by path, one compact JSON object
     per line with keys ``path, accessCount, reinforcementCount, outcomeScore`` (4 dp, −0 → 0, integral values
     without a fraction), ``lastAccessedAt, lastReinforcedAt, updatedAt``; trailing newline; ``""`` when empty."""
     rows = db.query(

@@ -1,10 +1,11 @@
-"""The predicates over ``files`` that say which rows are live memories (core §3.2; sleep-eval §0 "Exclusions").
+"""The predicates over ``files`` that say which rows are live memories (docs/index.md §3.2; docs/phases.md §0
+"Exclusions").
 
 A file is *live* when it is not archived (its path is not under ``archive/``: ``files.archived`` is derived from the
-path bucket, core §2.4). A live file is an *active memory* when it is not a task: tasks are work items, never part
-of the corpus that dedup, recall ranking, sleep reads or the content-uniqueness rule see (seed 000 §4). These are
-the only two variants of the predicate in the package; every query composes them from here, and the partial unique
-index ``files_active_content`` of migration 0001 is written with the same text so SQLite can use it.
+path bucket, docs/layout.md §2.4). A live file is an *active memory* when it is not a task: tasks are work items, never
+part of the corpus that dedup, recall ranking, sleep reads or the content-uniqueness rule see (docs/phases.md §0.1).
+These are the only two variants of the predicate in the package; every query composes them from here, and the partial
+unique index ``files_active_content`` of migration 0001 is written with the same text so SQLite can use it.
 
 Each function returns a SQL boolean fragment with no parameters; ``alias`` qualifies the columns (``"f"`` gives
 ``f.archived = 0``), the empty string leaves them bare.

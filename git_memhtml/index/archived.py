@@ -1,4 +1,4 @@
-"""What an empty result means: archived rows the same scope and query match (seeds 004 "archivedMatches").
+"""What an empty result means: archived rows the same scope and query match (docs/retrieval.md §4.5 "archivedMatches").
 
 When a search hides archived rows and returns nothing, the agent needs to tell "never existed" from "archived"
 and follow ``supersededBy`` to the replacement. An archived row *matches* when it satisfies every other field of

@@ -1,5 +1,5 @@
-"""The ``--as-of`` instant: parsed once at the edge into the canonical form the index compares as text (core §4
-"Scope grammar"; docs/retrieval.md)."""
+"""The ``--as-of`` instant: parsed once at the edge into the canonical form the index compares as text
+(docs/retrieval.md §4 "Scope grammar"; docs/retrieval.md)."""
 
 from __future__ import annotations
 

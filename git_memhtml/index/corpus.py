@@ -1,4 +1,4 @@
-"""The corpus reads of the sleep phases (``spec/memhtml-sleep-eval.md`` §0 "Exclusions and reads", seed 000 §4).
+"""The corpus reads of the sleep phases (docs/phases.md §0 "Exclusions and reads", docs/phases.md §0.1).
 
 Every corpus read is over active memories (:func:`git_memhtml.index.active.active_memory`: not archived, not a
 task), minus any further excluded types, and every result is ordered with a path tie-break so two runs over one
@@ -17,7 +17,7 @@ from git_memhtml.index.active import active_memory
 from git_memhtml.index.db import IndexDB
 
 SLEEP_EXCLUDED_TYPES: tuple[str, ...] = ("task",)
-"""Memory types no sleep read returns (seed 000 §4; sleep-eval §0)."""
+"""Memory types no sleep read returns (docs/phases.md §0.1; docs/phases.md §0)."""
 
 _SQL_CHUNK = 500
 """Paths bound per ``IN (…)`` statement (an implementation choice below SQLite's variable limit)."""
@@ -25,7 +25,7 @@ _SQL_CHUNK = 500
 
 @dataclass(frozen=True)
 class CorpusRow:
-    """One active memory as ``active_corpus`` reads it (sleep-eval §0 ``activeCorpus``).
+    """One active memory as ``active_corpus`` reads it (docs/phases.md §0 ``activeCorpus``).
 
     ``gist`` is the ``<mark>`` claim; ``body_text`` the whole article text (which includes the gist). Instants are
     ISO-8601 UTC strings; ``confidence`` in [0, 1]; ``importance`` 1-10.
@@ -74,8 +74,8 @@ def _corpus_clause(alias: str, exclude_types: Sequence[str]) -> tuple[str, list[
 def active_corpus(db: IndexDB, *, exclude_types: Sequence[str] = SLEEP_EXCLUDED_TYPES) -> list[CorpusRow]:
     """Active (not archived) files minus ``exclude_types``, oldest first: ``ORDER BY created_at, path``.
 
-    The position of a row in this list is its *corpus offset*; dedup-merge keeps the lower offset (seed 000 §7).
-    Tasks are always excluded, whatever ``exclude_types`` says (seed 000 §4).
+    The position of a row in this list is its *corpus offset*; dedup-merge keeps the lower offset (docs/veto.md §3).
+    Tasks are always excluded, whatever ``exclude_types`` says (docs/phases.md §0.1).
 
     Raises:
         StorageError: SQLite failed.
@@ -101,7 +101,7 @@ def active_corpus(db: IndexDB, *, exclude_types: Sequence[str] = SLEEP_EXCLUDED_
 def first_chunk_vector_map(db: IndexDB, paths: Sequence[str], space: str) -> dict[str, np.ndarray]:
     """``{path: float32 (dim,)}`` of the ordinal-0 chunk vector of each path that has one in ``space``.
 
-    Vectors are float32 little-endian blobs (core §3.2); a path with no chunk or no vector is absent.
+    Vectors are float32 little-endian blobs (docs/index.md §3.2); a path with no chunk or no vector is absent.
 
     Raises:
         StorageError: SQLite failed.
@@ -154,7 +154,7 @@ def _space_dim(space: str) -> int | None:
 def active_entities(db: IndexDB, *, exclude_types: Sequence[str] = SLEEP_EXCLUDED_TYPES) -> list[EntityCount]:
     """``file_entities`` of active non-task files grouped by ``(type, name)``, sorted by type, name.
 
-    (sleep-eval §6 step 1 ``activeEntities``.) Names are the raw strings as written.
+    (docs/entities.md §6 step 1 ``activeEntities``.) Names are the raw strings as written.
 
     Raises:
         StorageError: SQLite failed.

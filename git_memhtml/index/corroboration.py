@@ -1,5 +1,6 @@
 """The two-night corroboration ledgers of the state plane: ``state.entity_corroboration`` and
-``state.edge_corroboration`` (core §3.3, sleep-eval §6; migration ``state_migrations/0002_corroboration.sql``).
+``state.edge_corroboration`` (docs/index.md §3.3, docs/entities.md §6; migration
+``state_migrations/0002_corroboration.sql``).
 
 Key values come from a run's committed ledger marks (JSON), so they are taken as given: a value that is not a
 string simply matches no row. Every function raises ``StorageError`` when SQLite fails.

@@ -1,4 +1,4 @@
-"""The SQLite connection of the index: the only module that imports apsw and sqlite_vec (core §3.1).
+"""The SQLite connection of the index: the only module that imports apsw and sqlite_vec (docs/index.md §3.1).
 
 ``main`` is the per-worktree, rebuildable ``index.db``; ``state`` is the shared, non-rebuildable ``state.db``
 attached to the same connection. Both run in WAL mode with ``synchronous=NORMAL``, foreign keys on and a 5 s busy
@@ -26,10 +26,11 @@ from git_memhtml.domain.entities import entity_key
 from git_memhtml.errors import StorageError
 
 BUSY_TIMEOUT_MS = 5000
-"""SQLite busy timeout (core §3.1)."""
+"""SQLite busy timeout (docs/index.md §3.1)."""
 BUSY_RETRY_FIRST_S = 0.015
 BUSY_RETRY_CAP_S = 20.0
-"""Jittered exponential retry of ``BEGIN IMMEDIATE`` on SQLITE_BUSY, 15 ms doubling up to 20 s in total (core §3.1)."""
+"""Jittered exponential retry of ``BEGIN IMMEDIATE`` on SQLITE_BUSY, 15 ms doubling up to 20 s in total (docs/index.md
+§3.1)."""
 REBUILD_HINT = "delete {path} and run `git memhtml index rebuild`"
 
 Params = Sequence[Any] | dict[str, Any] | None
@@ -54,7 +55,7 @@ def _wrap(exc: BaseException, what: str, *, hint: str | None = None) -> StorageE
 
 
 def vector_distance_cos(a: object, b: object) -> float | None:
-    """``1 − cosine(a, b)`` over float32-LE blobs, clamped to [0, 2] (core §3.1).
+    """``1 − cosine(a, b)`` over float32-LE blobs, clamped to [0, 2] (docs/index.md §3.1).
 
     Returns ``None`` when either input is not a blob, the lengths differ or are not a multiple of 4, or the
     result is not finite. A zero-norm vector has cosine 0 (distance 1).
@@ -104,7 +105,7 @@ class IndexDB:
 
         With ``recover``, an ``index.db`` that fails to open and fails SQLite's ``quick_check`` (or is not SQLite
         at all) is moved aside to ``index.db.corrupt`` and a fresh, empty index is opened in its place — it is a
-        rebuildable cache (DESIGN §3.2); the next update re-projects the tree. ``recovered_from`` then names the
+        rebuildable cache (docs/design.md §3.2); the next update re-projects the tree. ``recovered_from`` then names the
         quarantined file. ``state.db`` is never moved: it is not rebuildable.
 
         Raises:

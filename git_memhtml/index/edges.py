@@ -1,4 +1,4 @@
-"""Named reads and writes of the ``edges`` table (core §3.2; migration 0004) for the sleep phases.
+"""Named reads and writes of the ``edges`` table (docs/index.md §3.2; migration 0004) for the sleep phases.
 
 An edge is ``(src_path, rel, dst_path)``; ``derived`` is 0 for an authored link (from a file's ``<a rel>``) and 1
 for one a sleep phase mined, whose ``strength`` in [0, 1] is its cosine. Every function raises ``StorageError``

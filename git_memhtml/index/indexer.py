@@ -1,4 +1,4 @@
-"""Rebuild and incremental update of the index plane from git (core §3.4, §3.6, §3.7, §3.8).
+"""Rebuild and incremental update of the index plane from git (docs/index.md §3.4, §3.6, §3.7, §3.8).
 
 Git is the system of record: ``rebuild`` re-projects HEAD (plus the uncommitted work tree) into emptied index
 tables; ``update`` applies the committed delta from the ``index_state.head_sha`` watermark to HEAD (renames move
@@ -37,12 +37,12 @@ from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
 from git_memhtml.tree.paths import SYMLINK_REFUSED, read_tree_file, tree_file_problem
 
 EMBED_SLICE = 960
-"""Chunks per embedder call and per persisted transaction (core §3.7 step 7)."""
+"""Chunks per embedder call and per persisted transaction (docs/index.md §3.7 step 7)."""
 REBUILD_TABLES: tuple[str, ...] = (
     "file_citations", "file_facets", "file_entities", "file_tags", "embeddings", "chunks", "edges", "files",
     "worktree_paths", "index_refusals",
 )
-"""Exactly what ``rebuild`` empties (core §3.4); trace, run-state and ``state.*`` tables survive."""
+"""Exactly what ``rebuild`` empties (docs/index.md §3.4); trace, run-state and ``state.*`` tables survive."""
 REBUILD_HINT = "git memhtml index rebuild"
 COMMITTED_LINK = f"is committed as a symlink: {SYMLINK_REFUSED}"
 """The error of a path whose tree entry is a symlink (mode 120000): its blob is a link target, never a memory."""
@@ -136,7 +136,7 @@ def _state(db: IndexDB) -> tuple[str | None, str | None]:
 
 
 def check_space(db: IndexDB, embedder: Embedder | None) -> None:
-    """Refuse an embedder whose space differs from the one recorded in ``index_state`` (core §3.8).
+    """Refuse an embedder whose space differs from the one recorded in ``index_state`` (docs/index.md §3.8).
 
     Raises:
         EmbedModelMismatch: hint ``git memhtml index rebuild``.
@@ -231,7 +231,7 @@ def _upsert(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: str, now:
 def _retry_refusals(repo: _Repo, db: IndexDB, run: _Pass, now: str, parse: Parser) -> None:
     """Re-try, smallest path first, every refused file whose content no smaller live path holds any more (the
     holder was deleted, archived or edited in this pass). The bytes are the work tree's: a clean file's bytes
-    are HEAD's and a dirty file's win (core §3.7 step 5)."""
+    are HEAD's and a dirty file's win (docs/index.md §3.7 step 5)."""
     rows = db.query(
         "SELECT r.path FROM index_refusals r WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.content_hash = "
         f"r.content_hash AND {active_memory('f')} AND f.path < r.path) ORDER BY r.path"
@@ -361,7 +361,7 @@ def embed_missing(db: IndexDB, embedder: Embedder | None, *, now: str) -> tuple[
     """Embed every chunk lacking a vector, :data:`EMBED_SLICE` chunks per call, each slice committed on its own.
 
     Records the embedder's space in ``index_state`` with the first vectors. Returns ``(vectors written, error
-    message or None)``; an embedder failure stops the loop but keeps earlier slices (core §3.7 step 7).
+    message or None)``; an embedder failure stops the loop but keeps earlier slices (docs/index.md §3.7 step 7).
     """
     if embedder is None:
         return 0, None
@@ -433,7 +433,7 @@ def rebuild(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
 
 def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
            parse: Parser | None = None) -> IndexReport:
-    """Bring the index from its watermark to HEAD + work tree (core §3.7); rebuild when there is no watermark
+    """Bring the index from its watermark to HEAD + work tree (docs/index.md §3.7); rebuild when there is no watermark
     or the watermark commit is gone.
 
     Raises:

@@ -1,4 +1,4 @@
-"""Named reads of the ``files`` table (core §3.2) for the store, the CLI, the artifacts and the sleep phases.
+"""Named reads of the ``files`` table (docs/index.md §3.2) for the store, the CLI, the artifacts and the sleep phases.
 
 Paths are repository-relative POSIX strings; instants ISO-8601 UTC strings. "Live" and "active" are the two
 predicates of :mod:`git_memhtml.index.active`. Every function raises ``StorageError`` when SQLite fails.
@@ -27,7 +27,8 @@ class IndexedListing:
 
 @dataclass(frozen=True)
 class ListedFile:
-    """One row of the ``list`` page (core §4 "Other reads"); ``task_status`` is ``None`` for non-tasks."""
+    """One row of the ``list`` page (docs/retrieval.md §4.9 "Other reads"); ``task_status`` is ``None`` for
+    non-tasks."""
 
     path: str
     title: str

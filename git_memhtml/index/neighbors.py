@@ -1,6 +1,7 @@
-"""Graph neighbours of one memory over memory-class edges, both directions, depth ≤ 2 (core §4 "Other reads").
+"""Graph neighbours of one memory over memory-class edges, both directions, depth ≤ 2 (docs/retrieval.md §4.9 "Other
+reads").
 
-Authored and sleep-derived edges both count; person, provenance and task edges do not (core §1.3: only memory
+Authored and sleep-derived edges both count; person, provenance and task edges do not (docs/format.md §1.3: only memory
 edges enter graph reads). Read-only: a neighbour walk is not an access.
 """
 
@@ -14,9 +15,9 @@ from git_memhtml.errors import PathNotFound, UsageError
 from git_memhtml.index.db import IndexDB
 
 MAX_DEPTH = 2
-"""Deepest walk (core §4: ``neighbors`` depth ≤ 2)."""
+"""Deepest walk (docs/retrieval.md §4: ``neighbors`` depth ≤ 2)."""
 MEMORY_RELS: tuple[str, ...] = tuple(sorted(r for r, c in REL_CLASSES.items() if c == "memory"))
-"""Rels a walk may follow (memory class, core §1.3)."""
+"""Rels a walk may follow (memory class, docs/format.md §1.3)."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Pure projection of one parsed memory into index rows (core §1.4 "derived columns", §1.8, §3.5, §3.8).
+"""Pure projection of one parsed memory into index rows (docs/format.md §1.4 "derived columns", §1.8, docs/index.md
+§3.5, §3.8).
 
 Nothing here touches the database; :mod:`git_memhtml.index.write` applies a :class:`Projection`.
 """
@@ -15,16 +16,17 @@ from git_memhtml.domain.entities import entity_key, split_entity
 from git_memhtml.tree.layout import ARCHIVE_MIRROR, GENERATED_NAMES, has_memory_suffix
 
 CHUNK_CHARS = 1800
-"""Longest chunk in characters (core §3.8)."""
+"""Longest chunk in characters (docs/index.md §3.8)."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-"""Sentence boundary: whitespace after ``.``, ``!`` or ``?`` (core §3.8)."""
+"""Sentence boundary: whitespace after ``.``, ``!`` or ``?`` (docs/index.md §3.8)."""
 _LANG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_+#.-]*$")
-"""Valid ``data-lang`` value (core §1.4)."""
+"""Valid ``data-lang`` value (docs/format.md §1.4)."""
 T = TypeVar("T")
 
 
 def is_indexable(path: str) -> bool:
-    """``.html`` (any case) under a PARA bucket whose file name is not ``index.html``/``sitemap.xml`` (core §2.1)."""
+    """``.html`` (any case) under a PARA bucket whose file name is not ``index.html``/``sitemap.xml`` (docs/layout.md
+    §2.1)."""
     name = path.rsplit("/", 1)[-1]
     return path.startswith(PARA_PREFIXES) and has_memory_suffix(name) and name not in GENERATED_NAMES
 
@@ -41,7 +43,8 @@ class PathFacts:
 
 
 def path_facts(path: str) -> PathFacts:
-    """Derive :class:`PathFacts` from a repository path (core §2.1, §2.4, §3.2: archived from the path bucket)."""
+    """Derive :class:`PathFacts` from a repository path (docs/layout.md §2.1, §2.4, docs/index.md §3.2: archived from
+    the path bucket)."""
     archived = path.startswith("archive/")
     origin = ARCHIVE_MIRROR.sub("", path, count=1) if archived else path
     parts = origin.split("/")
@@ -51,7 +54,7 @@ def path_facts(path: str) -> PathFacts:
 
 @dataclass(frozen=True)
 class FileRow:
-    """One ``files`` row; field names are the column names (core §3.2)."""
+    """One ``files`` row; field names are the column names (docs/index.md §3.2)."""
 
     path: str
     blob_sha: str
@@ -94,7 +97,7 @@ FILE_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(FileRow))
 
 @dataclass(frozen=True)
 class ChunkRow:
-    """One chunk: ``chunk_id = hex(sha256("<content_hash>:<ordinal>"))`` (core §3.2)."""
+    """One chunk: ``chunk_id = hex(sha256("<content_hash>:<ordinal>"))`` (docs/index.md §3.2)."""
 
     chunk_id: str
     ordinal: int
@@ -103,7 +106,8 @@ class ChunkRow:
 
 @dataclass(frozen=True)
 class EdgeRow:
-    """One authored out-edge of the file: ``dst_path`` without the leading ``/``; class from the rel (§1.3)."""
+    """One authored out-edge of the file: ``dst_path`` without the leading ``/``; class from the rel (docs/format.md
+    §1.3)."""
 
     rel: str
     dst_path: str
@@ -134,12 +138,12 @@ class Projection:
 
 
 def chunk_id_of(content_hash: str, ordinal: int) -> str:
-    """Return ``hex(sha256("<content_hash>:<ordinal>"))`` (core §3.2)."""
+    """Return ``hex(sha256("<content_hash>:<ordinal>"))`` (docs/index.md §3.2)."""
     return hashlib.sha256(f"{content_hash}:{ordinal}".encode()).hexdigest()
 
 
 def chunk_text(body_text: str, limit: int = CHUNK_CHARS) -> list[str]:
-    """Split ``body_text`` into chunks of at most ``limit`` characters (core §3.8).
+    """Split ``body_text`` into chunks of at most ``limit`` characters (docs/index.md §3.8).
 
     Trimmed text ≤ limit → one chunk (possibly empty). Else split after ``.!?`` + whitespace, hard-cut any
     sentence longer than the limit, and pack sentences greedily joined by one space, without overlap.
@@ -172,7 +176,7 @@ def chunk_text(body_text: str, limit: int = CHUNK_CHARS) -> list[str]:
 
 def entity_row(value: str) -> tuple[str, str]:
     """Split ``type:name`` at the first colon (valid when the colon is neither first nor last), else
-    ``("unknown", value)`` (core §1.8; ``domain.entities.split_entity``)."""
+    ``("unknown", value)`` (docs/format.md §1.8; ``domain.entities.split_entity``)."""
     return split_entity(value)
 
 

@@ -1,4 +1,4 @@
-"""The recall pack: a budgeted, tiered disclosure of what memory holds about a query (core §4 "Recall").
+"""The recall pack: a budgeted, tiered disclosure of what memory holds about a query (docs/retrieval.md §4.8 "Recall").
 
 Candidates are the search pipeline's first :data:`RECALL_CANDIDATES` (same scope, arms, fusion and MMR). They are
 folded in rank order: a candidate is *disclosed* (tier 2: its ``disclosure_text`` = claim, summaries, facets,
@@ -20,15 +20,16 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.index.retrieval import ArchivedMatch, ArmWeights, Scope, search
 
 RECALL_CANDIDATES = 30
-"""Candidates fused for a pack (core §4 "Recall": fuse 30)."""
+"""Candidates fused for a pack (docs/retrieval.md §4.8 "Recall": fuse 30)."""
 DEFAULT_BUDGET = 16000
-"""Default budget in characters (core §4 ``budgetChars``)."""
+"""Default budget in characters (docs/retrieval.md §4.8 ``budgetChars``)."""
 ARC_BUDGET = 9000
-"""Characters reserved at most for arcs (core §4 "arcs budget 9000")."""
+"""Characters reserved at most for arcs (docs/retrieval.md §4.8 "arcs budget 9000")."""
 PER_ENTITY_DISCLOSURES = 2
-"""At most two disclosures per entity name (core §4)."""
+"""At most two disclosures per entity name (docs/retrieval.md §4)."""
 UNCAPPED_ENTITY_TYPES = frozenset({"lang", "concept"})
-"""Entity types derived from article markup (core §3.5), not what a memory is about: they do not cap disclosures."""
+"""Entity types derived from article markup (docs/index.md §3.5), not what a memory is about: they do not cap
+disclosures."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def recall(
     now: str,
     mmr_lambda: float | None = None,
 ) -> RecallPack:
-    """Build the recall pack of ``query`` within ``budget`` characters (core §4 "Recall / disclosure").
+    """Build the recall pack of ``query`` within ``budget`` characters (docs/retrieval.md §4.8 "Recall / disclosure").
 
     Raises:
         UsageError: ``budget`` < 1. EmbedModelMismatch, StorageError: as :func:`search`.

@@ -1,7 +1,8 @@
-"""Hybrid retrieval over the index: four RRF-fused arms under one scope filter, then MMR (core §4, DESIGN §3.13).
+"""Hybrid retrieval over the index: four RRF-fused arms under one scope filter, then MMR (docs/retrieval.md §4,
+docs/design.md §3.13).
 
-``search`` only reads: it never bumps access counts (core §4 "Reinforcement"). The SQL comes from the pure
-builders of :mod:`git_memhtml.index.retrieval_sql`. An empty result carries the archived rows the same scope and
+``search`` only reads: it never bumps access counts (docs/retrieval.md §4.4 "Reinforcement"). The SQL comes from the
+pure builders of :mod:`git_memhtml.index.retrieval_sql`. An empty result carries the archived rows the same scope and
 query match (:mod:`git_memhtml.index.archived`).
 """
 
@@ -35,7 +36,7 @@ from git_memhtml.index.retrieval_sql import (
 __all__ = ["ArchivedMatch", "ArmWeights", "Hit", "Scope", "SearchResult", "search"]
 
 FUSE_FACTOR = 3
-"""Search fuses ``3 × limit`` candidates before MMR picks ``limit`` (core §4 "Search")."""
+"""Search fuses ``3 × limit`` candidates before MMR picks ``limit`` (docs/retrieval.md §4.6 "Search")."""
 
 
 @dataclass(frozen=True)
@@ -59,11 +60,11 @@ class Hit:
 @dataclass(frozen=True)
 class SearchResult:
     """Hits in MMR pick order; ``degraded`` when the vector arm was wanted but no embedder answered; ``arms`` the
-    arms that ran, in fusion order; ``scope_empty`` = the scope narrowed and nothing matched (core §4).
+    arms that ran, in fusion order; ``scope_empty`` = the scope narrowed and nothing matched (docs/retrieval.md §4).
 
     ``archived_matches`` is ``None`` when there are hits; on an empty result it is how many archived rows the same
     scope and query match (0 when the scope already admitted archived rows), and ``archived`` lists the first of
-    them with their ``superseded_by`` (seeds 004)."""
+    them with their ``superseded_by`` (docs/retrieval.md §4.5)."""
 
     hits: tuple[Hit, ...]
     degraded: bool
@@ -116,7 +117,7 @@ def search(
     now: str,
     mmr_lambda: float | None = None,
 ) -> SearchResult:
-    """Search the index for ``query`` (core §4).
+    """Search the index for ``query`` (docs/retrieval.md §4).
 
     Arms (40 candidates each): ``fts`` when the sanitised query keeps a token, ``vector`` when an embedder gives
     a non-zero query vector, ``recency`` and ``salience`` always; an arm with weight ≤ 0 is dropped. ``now`` (ISO
@@ -135,7 +136,7 @@ def search(
     if limit < 1:
         raise UsageError(f"limit must be at least 1, got {limit}", hint="pass --limit 1 or more")
     if mmr_lambda is not None and not 0.0 <= mmr_lambda <= 1.0:
-        raise UsageError(f"MMR lambda must be within [0, 1], got {mmr_lambda}", hint="use 0.5 (core §4)")
+        raise UsageError(f"MMR lambda must be within [0, 1], got {mmr_lambda}", hint="use 0.5 (docs/retrieval.md §4)")
     scope = scope or Scope()
     weights = weights or ArmWeights()
     check_space(db, embedder)

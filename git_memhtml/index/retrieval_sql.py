@@ -1,4 +1,5 @@
-"""Pure SQL builders of hybrid retrieval (core §4, DESIGN §3.13): query sanitising, scope filter, arms, fusion.
+"""Pure SQL builders of hybrid retrieval (docs/retrieval.md §4, docs/design.md §3.13): query sanitising, scope filter,
+arms, fusion.
 
 Every builder returns ``(sql, params)`` with *named* parameters; nothing here touches a database. The scope
 filter is built once (:func:`scope_sql`) and the same string is injected into every arm (a scope that holds on
@@ -18,23 +19,23 @@ from git_memhtml.domain.salience import SALIENCE_DECAY_PER_HOUR
 from git_memhtml.index.active import not_archived, not_task
 
 ARM_LIMIT = 40
-"""Candidates per arm (core §4 "Arms")."""
+"""Candidates per arm (docs/retrieval.md §4.2 "Arms")."""
 SNIPPET_CHARS = 700
-"""Longest snippet, ellipsis included (core §4 "Search")."""
+"""Longest snippet, ellipsis included (docs/retrieval.md §4.6 "Search")."""
 STOP_WORDS: frozenset[str] = frozenset(
     ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves"]
 )
-"""Short English stop-word list dropped from lexical queries (DESIGN §3.13, retrieval-baselines: OR over
+"""Short English stop-word list dropped from lexical queries (docs/design.md §3.13, docs/retrieval-tuning.md §1: OR over
 non-stop-word tokens). Negations (``no``, ``not``) are dropped too: bm25 cannot use them."""
 _TOKEN = re.compile(r"[^\W_]+")
-"""Runs of Unicode letters and digits (``[\\p{L}\\p{N}]+``, core §4 "Query sanitizing")."""
+"""Runs of Unicode letters and digits (``[\\p{L}\\p{N}]+``, docs/retrieval.md §4.2 "Query sanitizing")."""
 
 Params = dict[str, Any]
 
 
 @dataclass(frozen=True)
 class Scope:
-    """Narrowing of a search (core §4 "Scope grammar"); scopes never widen.
+    """Narrowing of a search (docs/retrieval.md §4.1 "Scope grammar"); scopes never widen.
 
     Attributes:
         memory_types: ANY-of; ``None``/empty → every type but ``task``. An explicit list is used verbatim.
@@ -62,7 +63,8 @@ class Scope:
 
 @dataclass(frozen=True)
 class ArmWeights:
-    """RRF weight per arm (core §4; DESIGN §3.13 says they are configuration). A weight ≤ 0 drops the arm."""
+    """RRF weight per arm (docs/retrieval.md §4; docs/design.md §3.13 says they are configuration). A weight ≤ 0 drops
+    the arm."""
 
     fts: float = 1.0
     vector: float = 1.0
@@ -121,7 +123,7 @@ def _ranked(inner: str, order: str) -> str:
 
 
 def fts_arm_sql(scope_filter: str) -> str:
-    """Lexical arm: ``files_fts MATCH :match`` + scope, by ``bm25`` ascending then path (core §4)."""
+    """Lexical arm: ``files_fts MATCH :match`` + scope, by ``bm25`` ascending then path (docs/retrieval.md §4)."""
     inner = (
         "SELECT f.path AS path, bm25(files_fts) AS score FROM files_fts JOIN files f ON f.id = files_fts.rowid "
         f"WHERE files_fts MATCH :match AND {scope_filter} ORDER BY score, f.path LIMIT :arm_limit"
@@ -131,7 +133,8 @@ def fts_arm_sql(scope_filter: str) -> str:
 
 def vector_arm_sql(scope_filter: str) -> str:
     """Vector arm: per path the smallest cosine distance (sqlite-vec ``vec_distance_cosine``, exact) between
-    ``:qvec`` and its chunks' vectors of space ``:space``; zero vectors (NULL distance) never rank (core §4)."""
+    ``:qvec`` and its chunks' vectors of space ``:space``; zero vectors (NULL distance) never rank (docs/retrieval.md
+    §4)."""
     inner = (
         "SELECT f.path AS path, min(vec_distance_cosine(e.vec, :qvec)) AS d FROM files f "
         "JOIN chunks c ON c.path = f.path JOIN embeddings e ON e.chunk_id = c.chunk_id "
@@ -142,7 +145,7 @@ def vector_arm_sql(scope_filter: str) -> str:
 
 
 def recency_arm_sql(scope_filter: str) -> str:
-    """Recency arm: ``coalesce(event_at, updated_at)`` DESC (string order), path ASC (core §4)."""
+    """Recency arm: ``coalesce(event_at, updated_at)`` DESC (string order), path ASC (docs/retrieval.md §4)."""
     inner = (
         "SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS t FROM files f "
         f"WHERE {scope_filter} ORDER BY t DESC, f.path LIMIT :arm_limit"
@@ -152,7 +155,7 @@ def recency_arm_sql(scope_filter: str) -> str:
 
 def salience_arm_sql(scope_filter: str) -> str:
     """Salience arm: ``exp(−0.01·hours since coalesce(last_accessed_at, updated_at)) + ln(1 + access_count) +
-    max(outcome_score, 0)`` DESC, path ASC; tasks and ``resources/people/`` never rank (core §4)."""
+    max(outcome_score, 0)`` DESC, path ASC; tasks and ``resources/people/`` never rank (docs/retrieval.md §4)."""
     hours = "max(0.0, (julianday(:now) - julianday(coalesce(a.last_accessed_at, f.updated_at))) * 24.0)"
     score = (
         f"coalesce(exp(-{SALIENCE_DECAY_PER_HOUR!r} * {hours}), 0.0) + ln(1 + coalesce(a.access_count, 0)) "
@@ -167,7 +170,7 @@ def salience_arm_sql(scope_filter: str) -> str:
 
 
 Arm = Literal["fts", "vector", "recency", "salience"]
-"""A retrieval arm (core §4 "Arms")."""
+"""A retrieval arm (docs/retrieval.md §4.2 "Arms")."""
 
 ARM_BUILDERS: dict[Arm, Callable[[str], str]] = {
     "fts": fts_arm_sql,
@@ -181,8 +184,8 @@ ARM_BUILDERS: dict[Arm, Callable[[str], str]] = {
 def rrf_sql(arm_names: Sequence[str]) -> str:
     """The RRF tail of :func:`fusion_sql`: over the ranked relations ``arm_names`` (each with columns ``path``,
     ``rank`` from 1; defined by the caller, e.g. as CTEs), ``Σ :w_<arm> / (rank + 60)`` per path, rows
-    ``(path, score)`` ordered ``score DESC, path ASC``, ``LIMIT :limit`` (core §4 "Fusion"). The caller binds
-    ``w_<arm>`` and ``limit``. ``domain.rrf.rrf_fuse`` is the same arithmetic in Python (compared in
+    ``(path, score)`` ordered ``score DESC, path ASC``, ``LIMIT :limit`` (docs/retrieval.md §4.3 "Fusion"). The caller
+    binds ``w_<arm>`` and ``limit``. ``domain.rrf.rrf_fuse`` is the same arithmetic in Python (compared in
     tests/index/test_sql_matches_domain.py)."""
     unions = " UNION ALL ".join(f"SELECT path, :w_{name} / (rank + {RRF_K}.0) AS w FROM {name}" for name in arm_names)
     return f"SELECT path, sum(w) AS score FROM ({unions}) GROUP BY path ORDER BY score DESC, path ASC LIMIT :limit"
@@ -200,7 +203,7 @@ def fusion_sql(
     arm_limit: int = ARM_LIMIT,
 ) -> tuple[str, Params]:
     """One statement fusing ``arms`` (name → weight) by RRF: ``Σ w/(rank + 60)`` per path, ``score DESC, path
-    ASC``, ``LIMIT :limit`` (core §4 "Fusion"). Returns ``(sql, params)``; rows are ``(path, score)``.
+    ASC``, ``LIMIT :limit`` (docs/retrieval.md §4.3 "Fusion"). Returns ``(sql, params)``; rows are ``(path, score)``.
 
     The caller passes ``match`` for ``fts``, ``qvec``/``space`` for ``vector``, ``now`` for ``salience``.
     """

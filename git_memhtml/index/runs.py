@@ -1,5 +1,5 @@
 """The run and phase rows of the state plane: ``state.sleep_runs`` and ``state.sleep_phases``
-(``spec/memhtml-sleep-eval.md`` §2 "Rows"; migration ``state_migrations/0004_sleep_runs.sql``).
+(docs/sleep.md §2.4 "Rows"; migration ``state_migrations/0004_sleep_runs.sql``).
 
 Plain reads and writes; every function raises ``StorageError`` when SQLite fails. Whether a failed write may fail a
 run is the caller's decision (``sleep.engine.runs`` swallows them). Instants are ISO-8601 UTC strings.

@@ -1,4 +1,5 @@
-"""Counts over the index for ``sleep plan`` (seed 001, seed 000 §17) and the preflight snapshot (sleep-eval §1).
+"""Counts over the index for ``sleep plan`` (docs/sleep.md §2.8, docs/sleep.md §2.9) and the preflight snapshot
+(docs/phases.md §1).
 
 Counts are row counts (≥ 0). "Live" and "active" are the predicates of :mod:`git_memhtml.index.active`. Every
 function raises ``StorageError`` when SQLite fails.

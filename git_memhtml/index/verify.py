@@ -1,4 +1,4 @@
-"""``index verify``: compare the index plane with a re-projection of the tree (issue 4 item 6; style-anchors §9).
+"""``index verify``: compare the index plane with a re-projection of the tree (issue 4 item 6; docs/style.md §4).
 
 The tree (HEAD overlaid with the work tree) is re-projected into a scratch in-memory index with the same
 ``rebuild`` the CLI uses, then both are compared path by path as row sets (``files`` without ``id``/
@@ -172,7 +172,8 @@ def tree_facts(repo: indexer._Repo, scratch: IndexDB, report: indexer.IndexRepor
 
 
 def verify(repo: indexer._Repo, db: IndexDB, *, now: str, parse: Parser | None = None) -> IndexDrift:
-    """Re-project the tree and compare it with ``db``; reads only (core §3.4: the index is a cache of the tree).
+    """Re-project the tree and compare it with ``db``; reads only (docs/index.md §3.4: the index is a cache of the
+    tree).
 
     Returns:
         :class:`IndexDrift`; ``clean`` when the index is exactly what a rebuild would write.

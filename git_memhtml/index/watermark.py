@@ -1,8 +1,8 @@
 """What the index describes: the ``index_state`` row (migration 0006) and the work-tree overlay count (0008).
 
-``head_sha`` is the commit the index was last brought up to (its watermark, core §3.7); ``embed_model`` the vector
-space of its embeddings, ``"<provider>:<model>@<dim>"`` (core §3.8). Both are ``None`` until first recorded.
-Every function raises ``StorageError`` when SQLite fails.
+``head_sha`` is the commit the index was last brought up to (its watermark, docs/index.md §3.7); ``embed_model`` the
+vector space of its embeddings, ``"<provider>:<model>@<dim>"`` (docs/index.md §3.8). Both are ``None`` until first
+recorded. Every function raises ``StorageError`` when SQLite fails.
 """
 
 from __future__ import annotations

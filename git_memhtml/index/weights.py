@@ -1,8 +1,8 @@
-"""Default RRF arm weights per embedder (DESIGN §3.13: retrieval is tuned by measurement; weights are config).
+"""Default RRF arm weights per embedder (docs/design.md §3.13: retrieval is tuned by measurement; weights are config).
 
 The weights of :class:`~git_memhtml.index.retrieval_sql.ArmWeights` (``fts 1.0, vector 1.0, recency 0.5,
-salience 0.4``, core §4) suit a strong embedder over a store whose access history means something. Measured on
-LoCoMo (``python bench/locomo.py recall``, docs/retrieval-tuning.md) they do not suit the embedders this version
+salience 0.4``, docs/retrieval.md §4) suit a strong embedder over a store whose access history means something. Measured
+on LoCoMo (``python bench/locomo.py recall``, docs/retrieval-tuning.md) they do not suit the embedders this version
 ships: a weak vector arm at equal weight pulls in near-misses, and recency/salience arms at 0.5/0.4 push the
 evidence of older events out of the top k. So each embedder gets its own defaults, used whenever the user set
 none (``git config memhtml.weight*`` / ``MEMHTML_WEIGHT_*`` override per key). Every default set here also
@@ -30,17 +30,17 @@ WORDLLAMA_WEIGHTS = ArmWeights(fts=1.0, vector=0.1, recency=TIEBREAK_WEIGHT, sal
 vector arm adds recall deeper in the list (turns R@50 0.868 → 0.890) without costing the head."""
 
 OFF_WEIGHTS = ArmWeights(fts=1.0, vector=0.0, recency=TIEBREAK_WEIGHT, salience=TIEBREAK_WEIGHT)
-"""No embedder: lexical arm plus tie-breakers. LoCoMo turns (context 2): R@5/R@10 0.683/0.768; with the core
-§4 recency/salience 0.5/0.4 instead: 0.376/0.681."""
+"""No embedder: lexical arm plus tie-breakers. LoCoMo turns (context 2): R@5/R@10 0.683/0.768; with the
+docs/retrieval.md §4 recency/salience 0.5/0.4 instead: 0.376/0.681."""
 
 FAKE_WEIGHTS = ArmWeights()
 """The fake (feature-hashing) embedder exists to exercise every arm deterministically in tests and in the
-discrimination gate, whose weights sleep-eval §8.4 pins to the core §4 values; its defaults stay those.
+discrimination gate, whose weights docs/gate.md §8.4 pins to the docs/retrieval.md §4 values; its defaults stay those.
 Measured, it is no retriever: LoCoMo turns (context 2) vector 0 → R@5 0.685, 0.3 → 0.607, 1.0 → 0.520."""
 
 REMOTE_WEIGHTS = ArmWeights(fts=1.0, vector=1.0, recency=TIEBREAK_WEIGHT, salience=TIEBREAK_WEIGHT)
 """``openai`` (any OpenAI-compatible endpoint) and any embedder without its own entry: a dense model the
-user chose on purpose gets the core §4 equal vector weight; NOT measured on LoCoMo here (no endpoint in the
+user chose on purpose gets the docs/retrieval.md §4 equal vector weight; NOT measured on LoCoMo here (no endpoint in the
 harness) — measure with ``bench/locomo.py recall`` and set ``memhtml.weightvector`` if it underperforms.
 Recency/salience take the embedder-independent tie-break weight measured above."""
 
@@ -56,7 +56,7 @@ DEFAULT_WEIGHTS: dict[str, ArmWeights] = {
 def default_weights(embedder: str | None) -> ArmWeights:
     """Default arm weights of the embedder called ``embedder`` (case-insensitive, trimmed).
 
-    ``None`` or empty means the default embedder (``wordllama``, DESIGN §3.6); an unknown name gets
+    ``None`` or empty means the default embedder (``wordllama``, docs/design.md §3.6); an unknown name gets
     :data:`REMOTE_WEIGHTS`. Never raises.
     """
     key = (embedder or DEFAULT_EMBEDDER).strip().lower() or DEFAULT_EMBEDDER

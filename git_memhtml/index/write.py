@@ -1,4 +1,4 @@
-"""Apply projections to the index plane: upsert, delete, rename (core §3.5, §3.7 step 5).
+"""Apply projections to the index plane: upsert, delete, rename (docs/index.md §3.5, §3.7 step 5).
 
 Every function runs its statements on ``db`` as given; the caller owns the transaction (``db.atomic()``).
 """
@@ -15,11 +15,12 @@ _UPSERT_FILE = (
     "ON CONFLICT(path) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in FILE_COLUMNS if c != "path")
 )
-"""Upsert on ``path`` — never delete+insert, which would cascade the file's chunks and vectors away (§3.5)."""
+"""Upsert on ``path`` — never delete+insert, which would cascade the file's chunks and vectors away (docs/index.md
+§3.5)."""
 
 
 def write_projection(db: IndexDB, proj: Projection, *, now: str) -> None:
-    """Replace the index rows of ``proj.path`` with ``proj`` (core §3.5).
+    """Replace the index rows of ``proj.path`` with ``proj`` (docs/index.md §3.5).
 
     Detail rows and the file's authored out-edges are replaced; chunks are deleted only when their content hash
     differs from the new one; chunks are inserted with ``ON CONFLICT(chunk_id)`` re-pointing the path, so a
@@ -27,7 +28,7 @@ def write_projection(db: IndexDB, proj: Projection, *, now: str) -> None:
 
     Raises:
         DuplicateContent: another active non-task file already holds this content hash (the partial unique
-            index of §3.2); nothing is written for this path.
+            index of docs/index.md §3.2); nothing is written for this path.
         StorageError: SQLite failed.
     """
     row = proj.file
@@ -81,8 +82,8 @@ def write_projection(db: IndexDB, proj: Projection, *, now: str) -> None:
 
 def settle_chunks(db: IndexDB, content_hash: str, *, exclude: str | None = None) -> None:
     """Point the chunks of ``content_hash`` at its preferred holder: live before archived, then the smallest
-    path, ``exclude`` (a path about to go) left out. Chunks are content-keyed (core §3.2), so files with the same
-    content share one chunk set; this rule makes its owner a function of the tree, not of the order of writes.
+    path, ``exclude`` (a path about to go) left out. Chunks are content-keyed (docs/index.md §3.2), so files with the
+    same content share one chunk set; this rule makes its owner a function of the tree, not of the order of writes.
     Nothing changes when no other file holds the content."""
     db.execute(
         "UPDATE chunks SET path = b.path FROM (SELECT path FROM files WHERE content_hash = ?1 "
@@ -105,7 +106,7 @@ def refuse(db: IndexDB, path: str, content_hash: str) -> None:
 
 def delete_path(db: IndexDB, path: str) -> bool:
     """Remove ``path`` from the index: its out-edges, then its ``files`` row (details, chunks and vectors
-    cascade). Returns whether a file row existed (core §3.7 step 5, D)."""
+    cascade). Returns whether a file row existed (docs/index.md §3.7 step 5, D)."""
     db.execute("DELETE FROM index_refusals WHERE path = ?", (path,))
     db.execute("DELETE FROM edges WHERE src_path = ?", (path,))
     held = db.query_one("SELECT content_hash FROM files WHERE path = ?", (path,))
@@ -118,7 +119,7 @@ def delete_path(db: IndexDB, path: str) -> bool:
 def rename_path(db: IndexDB, old: str, new: str) -> bool:
     """Move ``old`` to ``new`` in place: ``UPDATE files SET path`` and the path-derived columns (details and chunks follow by ``ON UPDATE
     CASCADE``, vectors stay attached to their chunks) and ``UPDATE edges SET src_path``. A stale row at ``new``
-    is removed first. Returns whether ``old`` was indexed (core §3.7 step 5, R).
+    is removed first. Returns whether ``old`` was indexed (docs/index.md §3.7 step 5, R).
 
     Raises:
         StorageError: e.g. un-archiving onto content another live file holds (the partial unique index).

@@ -1,4 +1,4 @@
-"""``apply --continue-on-error`` over a stream that may hold bad lines (core §5.2 ``continueOnError``).
+"""``apply --continue-on-error`` over a stream that may hold bad lines (docs/store.md §5.2 ``continueOnError``).
 
 The valid ops go through :func:`~git_memhtml.store.writer.apply_batch` with ``continue_on_error`` (one commit of
 the survivors); every bad line (not JSON, not an object, refused by the op model) is one failed result in its place,

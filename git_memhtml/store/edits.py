@@ -1,4 +1,4 @@
-"""Head stamps and archive moves on a work tree (``spec/memhtml-sleep-eval.md`` §0 "Edits", core §1.10, §2.4).
+"""Head stamps and archive moves on a work tree (docs/phases.md §0 "Edits", docs/format.md §1.10, docs/layout.md §2.4).
 
 Every edit is a byte splice of one head line, so the article bytes and the content hash never move. A file is
 written and staged only when its bytes change.
@@ -20,7 +20,7 @@ from git_memhtml.tree.paths import read_tree_file, symlink_problem, write_tree_f
 EditKind = Literal["set", "add", "remove", "link", "unlink"]
 
 MONOTONIC_STAMPS = frozenset({"updated", "archived"})
-"""Stamps that never go back in time: a sleep run stamps midnight of its date (seed 000 §17), which can precede a
+"""Stamps that never go back in time: a sleep run stamps midnight of its date (docs/sleep.md §2.9), which can precede a
 memory written later that day; the stamp then keeps the file's own ``created``/``updated`` (ISO strings compare
 in time order)."""
 

@@ -22,7 +22,7 @@ from git_memhtml.gitrepo.message import has_control
 from git_memhtml.pathnames import shown_name
 
 WRITABLE_TYPES = tuple(t for t in MEMORY_TYPES if t != "arc")
-"""Agents write the nine types without ``arc``, which only sleep synthesises (core §1.5)."""
+"""Agents write the nine types without ``arc``, which only sleep synthesises (docs/format.md §1.5)."""
 
 
 class LinkOp(BaseModel):
@@ -42,7 +42,7 @@ class LinkOp(BaseModel):
 
 
 class OpLine(BaseModel):
-    """One memory to write as an ``apply`` line gives it (``spec/memhtml-core.md`` §5.2, plus validity and links):
+    """One memory to write as an ``apply`` line gives it (docs/store.md §5.2, plus validity and links):
     the op's JSON shape, types, bounds and documentation (``apply -h``, docs/apply.md). Read into a
     :class:`WriteOp` by :meth:`WriteOp.from_json`."""
 

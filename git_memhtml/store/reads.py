@@ -1,4 +1,4 @@
-"""Reads of the store through the index: ``list`` (``spec/memhtml-core.md`` §4 "Other reads")."""
+"""Reads of the store through the index: ``list`` (docs/retrieval.md §4.9 "Other reads")."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.index.memories import list_page
 
 LIST_LIMIT_MAX = 500
-"""Largest page of ``list`` (core §4)."""
+"""Largest page of ``list`` (docs/retrieval.md §4)."""
 
 
 def list_memories(

@@ -1,4 +1,4 @@
-"""``git memhtml init``: scaffold a memory repository, convergently (``spec/memhtml-core.md`` §2.6).
+"""``git memhtml init``: scaffold a memory repository, convergently (docs/layout.md §2.6).
 
 Running it again changes nothing; running it in an existing repository adds only what is missing.
 """
@@ -25,7 +25,7 @@ from git_memhtml.tree.layout import (
 )
 
 KEEP_DIRS: tuple[str, ...] = (*PARA_BUCKETS, ARCS_DIR, PEOPLE_DIR, INBOX_DIR, STATE_DIR, REPORT_DIR)
-"""Folders that always exist, each held by a ``.gitkeep`` (core §2.6)."""
+"""Folders that always exist, each held by a ``.gitkeep`` (docs/layout.md §2.6)."""
 
 GITIGNORE_LINES: tuple[str, ...] = (
     ".memhtml/index.db",
@@ -33,7 +33,7 @@ GITIGNORE_LINES: tuple[str, ...] = (
     ".memhtml/index.db-*",
     ".memhtml/state.db-*",
 )
-"""Ignored cache names of stores written by the original tool; ours live in the git dir (DESIGN §3.2)."""
+"""Ignored cache names of stores written by the original tool; ours live in the git dir (docs/design.md §3.2)."""
 
 GITATTRIBUTES_LINES: tuple[str, ...] = (
     f"{INDEX_NAME} merge=memhtml linguist-generated",
@@ -41,8 +41,8 @@ GITATTRIBUTES_LINES: tuple[str, ...] = (
     f"{ACCESS_SIDECAR} merge=memhtml linguist-generated",
     "*.html diff=html",
 )
-"""Generated artifacts merge by their entries through ``git memhtml merge-driver`` (DESIGN §3.10) and are
-collapsed in forge reviews (``linguist-generated``, git-ecosystem §8)."""
+"""Generated artifacts merge by their entries through ``git memhtml merge-driver`` (docs/design.md §3.10) and are
+collapsed in forge reviews (``linguist-generated``, docs/git.md §8)."""
 
 UPGRADED_ATTRIBUTE_LINES: dict[str, str] = {
     "index.html merge=ours linguist-generated": "index.html merge=memhtml linguist-generated",

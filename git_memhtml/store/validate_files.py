@@ -3,7 +3,7 @@
 Path handling is the safety part: a path argument is resolved lexically against the caller's folder and must
 stay inside the repository; a symlink anywhere on the way is refused, never followed; directories, missing
 files and non-``.html`` names are one finding each. Generated artifacts (``index.html``, ``sitemap.xml``,
-``spec/memhtml-core.md`` §2.7) are skipped. Files are opened with ``O_NOFOLLOW`` and size-checked before reading,
+docs/layout.md §2.7) are skipped. Files are opened with ``O_NOFOLLOW`` and size-checked before reading,
 so a 5 GB file is refused without being read.
 """
 
@@ -26,10 +26,10 @@ from git_memhtml.tree.layout import GENERATED_NAMES, has_memory_suffix, is_index
 from git_memhtml.tree.paths import symlink_problem
 
 MEMORY_SUFFIX: Final[str] = ".html"
-"""Extension of every memory file (core §1)."""
+"""Extension of every memory file (docs/format.md §1)."""
 
 ROOT_SCAFFOLD: Final[frozenset[str]] = frozenset({"README.html"})
-"""Repository-root pages written by ``init`` (core §2.6) that are not memories; skipped like generated
+"""Repository-root pages written by ``init`` (docs/layout.md §2.6) that are not memories; skipped like generated
 artifacts (our decision, docs/format.md)."""
 
 
@@ -83,8 +83,8 @@ def _shown(argument: str) -> str:
 
 def default_memory_paths(repo: GitRepo) -> list[str]:
     """Every memory file of the work tree: tracked and untracked-but-not-ignored paths under the PARA buckets
-    that are indexable (``.html``, not generated; core §2.1), plus every symlink there whatever its name (a linked
-    folder is reported, never entered), sorted; tracked files deleted from disk are left
+    that are indexable (``.html``, not generated; docs/layout.md §2.1), plus every symlink there whatever its name (a
+    linked folder is reported, never entered), sorted; tracked files deleted from disk are left
     out (they are deletions, not files). Names are read as bytes and decoded with ``os.fsdecode``, so a name that
     is not UTF-8 is listed (with lone surrogates) for :func:`validate_files` to refuse.
 

@@ -1,4 +1,4 @@
-"""Writes: ``write``, ``apply``, ``correct`` and ``archive`` — one operation, one commit (``spec/memhtml-core.md`` §5).
+"""Writes: ``write``, ``apply``, ``correct`` and ``archive`` — one operation, one commit (docs/store.md §5).
 
 Each operation holds the repository-wide write lock from its first read of ``HEAD`` to its commit, computes every
 file's new bytes in memory, and hands them to :meth:`GitRepo.commit_files`, which commits them on the ``HEAD`` it
@@ -35,14 +35,14 @@ from git_memhtml.tree.layout import (
 from git_memhtml.tree.paths import Need, read_tree_file, resolve_memory_path, symlink_problem
 
 DedupeLookup = Callable[[str], "str | Sequence[str] | None"]
-"""Maps a content hash to the paths of active non-task memories the index says hold it (core §5.1). Only a path
+"""Maps a content hash to the paths of active non-task memories the index says hold it (docs/store.md §5.1). Only a path
 tracked in ``HEAD`` whose committed bytes have that hash counts: the index also covers uncommitted work-tree files,
 such as what a killed writer left, and those are never "already stored"."""
 
 
 @dataclass(frozen=True)
 class OpResult:
-    """Per-op outcome of a batch (core §5.2)."""
+    """Per-op outcome of a batch (docs/store.md §5.2)."""
 
     index: int
     ok: bool
@@ -130,7 +130,7 @@ def apply_batch(
     verb: str = "batch",
     dedupe_since: str | None = None,
 ) -> BatchResult:
-    """Validate every op, then write the survivors as one commit (core §5.2).
+    """Validate every op, then write the survivors as one commit (docs/store.md §5.2).
 
     Atomic by default: the first refusal fails the batch, every other op is reported ``skipped`` and nothing is
     written. ``continue_on_error`` commits the ops that passed. Tasks are exempt from content-hash dedup.
@@ -302,7 +302,7 @@ def _archived_bytes(html: bytes, *, at: str, extra: Sequence[Edit] = ()) -> byte
 
 
 def correct_memory(repo: GitRepo, target: str, op: WriteOp, *, reason: str | None, now: str) -> CorrectResult:
-    """Write ``op`` as a new memory that supersedes ``target``; archive the target; one commit (core §5.3).
+    """Write ``op`` as a new memory that supersedes ``target``; archive the target; one commit (docs/store.md §5.3).
 
     Unless the op says otherwise, the correction keeps the target's type, entities and tags and is written in the
     target's directory (our decision: a correction replaces the memory where it lived; docs/store.md).
@@ -396,7 +396,7 @@ def archive_memory(repo: GitRepo, path: str, *, reason: str, now: str) -> Archiv
 
 
 def link_memories(repo: GitRepo, src: str, rel: str, dst: str) -> str | None:
-    """Add head link ``rel`` → ``/dst`` to ``src`` and commit it when the bytes changed (core §5.5)."""
+    """Add head link ``rel`` → ``/dst`` to ``src`` and commit it when the bytes changed (docs/store.md §5.5)."""
     with repo.write_lock("link"):
         head = repo.head_sha()
         src = _live_file(repo, src, name="SRC")

@@ -1,4 +1,4 @@
-"""Where memories live: PARA placement, slugs with ordinals, and the archive algebra (``spec/memhtml-core.md`` §2).
+"""Where memories live: PARA placement, slugs with ordinals, and the archive algebra (docs/layout.md §2).
 
 Pure functions over repository paths (POSIX, no leading slash). The path is the id.
 """
@@ -12,31 +12,32 @@ from collections.abc import Callable, Sequence
 from git_memhtml.document.model import PARA_BUCKETS
 
 SLUG_MAX = 80
-"""Slug length cap (core §2.3)."""
+"""Slug length cap (docs/layout.md §2.3)."""
 MAX_ORDINAL = 1000
-"""Collision ordinals tried before giving up (core §2.3)."""
+"""Collision ordinals tried before giving up (docs/layout.md §2.3)."""
 INDEX_NAME = "index.html"
-"""The generated folder listing's file name (core §2.7)."""
+"""The generated folder listing's file name (docs/layout.md §2.7)."""
 SITEMAP_PATH = "sitemap.xml"
-"""The generated sitemap, at the repository root (core §2.7)."""
+"""The generated sitemap, at the repository root (docs/layout.md §2.7)."""
 GENERATED_NAMES = frozenset({INDEX_NAME, SITEMAP_PATH})
-"""File names that are generated, never memories (core §2.1)."""
+"""File names that are generated, never memories (docs/layout.md §2.1)."""
 ARCHIVE_MIRROR = re.compile(r"^archive/\d{4,}/")
-"""The archive mirror prefix ``archive/<YYYY>/`` of an archived memory (core §2.4); the one spelling of it."""
+"""The archive mirror prefix ``archive/<YYYY>/`` of an archived memory (docs/layout.md §2.4); the one spelling of it."""
 _ARCHIVE_RE = re.compile(ARCHIVE_MIRROR.pattern + r"(.+)$")
 
 INBOX_DIR = "areas/inbox"
-"""Where a memory with no better placement goes (core §2.2)."""
+"""Where a memory with no better placement goes (docs/layout.md §2.2)."""
 ARCS_DIR = "areas/arcs"
-"""Where arcs live (core §2.2)."""
+"""Where arcs live (docs/layout.md §2.2)."""
 PEOPLE_DIR = "resources/people"
-"""Person files: ``resources/people/<slugify(name)>.html`` (core §2.2, §2.5)."""
+"""Person files: ``resources/people/<slugify(name)>.html`` (docs/layout.md §2.2, §2.5)."""
 STATE_DIR = ".memhtml/state"
-"""The committed state folder (core §2.1, §2.6)."""
+"""The committed state folder (docs/layout.md §2.1, §2.6)."""
 ACCESS_SIDECAR = f"{STATE_DIR}/access.jsonl"
-"""The committed access sidecar, one JSON line per path (core §2.1, §3.8; DESIGN §3.2)."""
+"""The committed access sidecar, one JSON line per path (docs/layout.md §2.1, docs/index.md §3.8; docs/design.md
+§3.2)."""
 REPORT_DIR = ".memhtml/sleep"
-"""Where run reports and ledgers are committed (core §2.1)."""
+"""Where run reports and ledgers are committed (docs/layout.md §2.1)."""
 
 
 def slugify(text: str, *, cap: int = SLUG_MAX) -> str:
@@ -77,7 +78,8 @@ def is_valid_memory_path(path: str) -> bool:
 
 
 def is_indexable(path: str) -> bool:
-    """Return whether ``path`` is a memory the index holds (core §2.1: ``.html`` under a bucket, not generated)."""
+    """Return whether ``path`` is a memory the index holds (docs/layout.md §2.1: ``.html`` under a bucket, not
+    generated)."""
     return is_valid_memory_path(path)
 
 
@@ -87,7 +89,7 @@ def is_archived_path(path: str) -> bool:
 
 
 def archive_path_for(path: str, year: int | str) -> str:
-    """Return ``archive/<YYYY>/<path>`` (core §2.4)."""
+    """Return ``archive/<YYYY>/<path>`` (docs/layout.md §2.4)."""
     return f"archive/{int(year):04d}/{path}"
 
 
@@ -105,7 +107,7 @@ def placement_for(
     tags: Sequence[str] = (),
     entities: Sequence[str] = (),
 ) -> str:
-    """Return the directory a new memory goes to (core §2.2, total).
+    """Return the directory a new memory goes to (docs/layout.md §2.2, total).
 
     An explicit valid ``path`` returns its directory; then arc → ``areas/arcs``; task → the workspace's
     ``tasks/`` or ``areas/inbox/tasks``; semantic with a ``person:`` entity → ``resources/people``; a workspace →

@@ -11,7 +11,7 @@ from typing import Any
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-"""Real inputs beside the project (``../shared/data/README.md``); tests skip when absent."""
+"""Real inputs beside the project (docs/locomo.md); tests skip when absent."""
 LOCOMO_JSON = SHARED_DATA / "locomo" / "locomo-dev.json"
 DEMO_JSONL = PROJECT_ROOT / "git_memhtml" / "resources" / "demo" / "memories.jsonl"
 NOW = "2026-01-15T12:00:00Z"

@@ -33,7 +33,7 @@ bench = _load()
 def conv26_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, Any], Path]:
     """``main`` on conv-26's 184 observations with the fake embedder, kept under a work dir, JSON to --out."""
     if not LOCOMO_JSON.exists():
-        pytest.skip(f"LoCoMo data absent: {SHARED_DATA} (see ../shared/data/README.md)")
+        pytest.skip(f"LoCoMo data absent: {SHARED_DATA} (see docs/locomo.md)")
     base = tmp_path_factory.mktemp("bench")
     out = base / "figures.json"
     workdir = base / "work"

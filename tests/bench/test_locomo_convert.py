@@ -17,7 +17,7 @@ from tests.bench.bench_support import LOCOMO_JSON, PROJECT_ROOT, SHARED_DATA, lo
 
 locomo = load_locomo_module()
 needs_data = pytest.mark.skipif(
-    not LOCOMO_JSON.exists(), reason=f"LoCoMo data absent: {SHARED_DATA} (see ../shared/data/README.md)"
+    not LOCOMO_JSON.exists(), reason=f"LoCoMo data absent: {SHARED_DATA} (see docs/locomo.md)"
 )
 OP_FIELDS = {"op", "title", "type", "article_html", "workspace", "tags", "entities", "turn_uuid"}
 
@@ -25,7 +25,7 @@ OP_FIELDS = {"op", "title", "type", "article_html", "workspace", "tags", "entiti
 @pytest.fixture(scope="module")
 def data() -> list[dict[str, Any]]:
     if not LOCOMO_JSON.exists():
-        pytest.skip(f"LoCoMo data absent: {SHARED_DATA} (see ../shared/data/README.md)")
+        pytest.skip(f"LoCoMo data absent: {SHARED_DATA} (see docs/locomo.md)")
     loaded: list[dict[str, Any]] = locomo.load_data(LOCOMO_JSON)
     return loaded
 

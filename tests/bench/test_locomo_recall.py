@@ -22,7 +22,7 @@ locomo_recall: ModuleType = importlib.import_module("locomo_recall")
 @pytest.fixture(scope="module")
 def data() -> list[dict[str, Any]]:
     if not LOCOMO_JSON.exists():
-        pytest.skip(f"LoCoMo data absent: {SHARED_DATA} (see ../shared/data/README.md)")
+        pytest.skip(f"LoCoMo data absent: {SHARED_DATA} (see docs/locomo.md)")
     loaded: list[dict[str, Any]] = locomo.load_data(LOCOMO_JSON)
     return loaded
 

@@ -25,7 +25,7 @@ def _load() -> object:
 @pytest.mark.slow
 def test_rebase_bench_on_conv26_observations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if not LOCOMO_JSON.exists():
-        pytest.skip(f"LoCoMo data absent: {SHARED_DATA} (see ../shared/data/README.md)")
+        pytest.skip(f"LoCoMo data absent: {SHARED_DATA} (see docs/locomo.md)")
     monkeypatch.setenv("MEMHTML_EMBED", "fake")
     bench = _load()
     out = tmp_path / "rebase.json"

@@ -1,4 +1,4 @@
-"""Head editors (core §1.10): line splices only; article bytes and content hash never move."""
+"""Head editors (docs/format.md §1.10): line splices only; article bytes and content hash never move."""
 
 from __future__ import annotations
 

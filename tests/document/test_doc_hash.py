@@ -1,4 +1,4 @@
-"""Content hash and canonical text (core §1.6): golden cases reasoned by hand, invariances, sensitivities."""
+"""Content hash and canonical text (docs/format.md §1.6): golden cases reasoned by hand, invariances, sensitivities."""
 
 from __future__ import annotations
 

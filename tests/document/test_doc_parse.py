@@ -1,4 +1,5 @@
-"""parse_memory: extraction (core §1.4), typed metas (§1.2), task files (§1.8), bad inputs (speed: bench/validate_bench.py)."""
+"""parse_memory: extraction (docs/format.md §1.4), typed metas (§1.2), task files (§1.8), bad inputs (speed:
+bench/validate_bench.py)."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def test_concepts_langs_quotes_and_empty_repeatables() -> None:
     assert doc.langs == ("python", "rust")
     assert doc.citations == (Citation("Ship it", "https://example.org/q"),)
     assert doc.entities == () and doc.tags == ("t",)
-    # JS Number("") is 0, a finite value: the first <data value> wins (core §1.4)
+    # JS Number("") is 0, a finite value: the first <data value> wins (docs/format.md §1.4)
     assert doc.facets == (Facet("a", "1", None), Facet("a", "blankn", 0.0))  # <data> is inline: no word gap
     assert doc.gist == "A canary is a slice."
 

@@ -1,4 +1,4 @@
-"""Byte layout of a serialized memory (core §1.1) and parse → serialize → parse stability."""
+"""Byte layout of a serialized memory (docs/format.md §1.1) and parse → serialize → parse stability."""
 
 from __future__ import annotations
 

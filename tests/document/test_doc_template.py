@@ -1,4 +1,4 @@
-"""Authoring doors (core §1.9): prose rendering, fences, split_prose, render_memory and its gate."""
+"""Authoring doors (docs/format.md §1.9): prose rendering, fences, split_prose, render_memory and its gate."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every validation rule (core §1.2, §1.3, §1.7) with a failing case; all violations in one pass."""
+"""Every validation rule (docs/format.md §1.2, §1.3, §1.7) with a failing case; all violations in one pass."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Whole-file validation (WHATWG parse errors + format rules) and the golden example files of spec §1 / seeds."""
+"""Whole-file validation (WHATWG parse errors + format rules) and the golden example files of docs/format.md §1 /
+seeds."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fixed-point confidence decay (sleep-eval §4.3)."""
+"""Fixed-point confidence decay (docs/retention.md §4.3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Entity name normalisation, LCS ratio and the survivor union-find (sleep-eval §6; seed 000 §8)."""
+"""Entity name normalisation, LCS ratio and the survivor union-find (docs/entities.md §6; docs/entities.md §6)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def test_constants() -> None:
     assert (AUTO_MERGE_RATIO, REVIEW_RATIO) == (0.85, 0.75)
 
 
-def test_name_key_is_the_normalised_name() -> None:  # sleep-eval §6 step 2
+def test_name_key_is_the_normalised_name() -> None:  # docs/entities.md §6 step 2
     assert name_key("  Checkout   API\t") == "checkout api"
     assert name_key("Cafe\u0301") == "caf\u00e9"  # NFC composes
     assert name_key("Priya\n Raman") == "priya raman"
@@ -27,7 +27,7 @@ def test_lcs_examples() -> None:
     assert lcs_length("checkout-api", "checkout api") == 11
     assert round(lcs_ratio("checkout-api", "checkout api"), 2) == 0.92
     assert lcs_ratio("checkout-api", "checkout api") >= AUTO_MERGE_RATIO
-    # measured on the live corpus (seed 000 §8): a short name and its full form stay below the review band
+    # measured on the live corpus (docs/entities.md §6): a short name and its full form stay below the review band
     assert round(lcs_ratio("laith", "laith al-saadoon"), 3) == 0.476
     assert lcs_ratio("sanju", "sanju kumar") == 0.625
     assert lcs_ratio("sanju", "sanju kumar") < REVIEW_RATIO

@@ -1,4 +1,4 @@
-"""Frame key per sleep-eval §3 "Frame key" and core §5.2."""
+"""Frame key per docs/veto.md §3 "Frame key" and docs/store.md §5.2."""
 
 from __future__ import annotations
 

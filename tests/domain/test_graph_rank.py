@@ -1,4 +1,4 @@
-"""Graph normalisation, PageRank, label propagation and bridges (sleep-eval §5.1-5.4; seed 000 §11)."""
+"""Graph normalisation, PageRank, label propagation and bridges (docs/graph.md §5.1-5.4; docs/graph.md §5)."""
 
 from __future__ import annotations
 

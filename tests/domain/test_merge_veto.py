@@ -1,4 +1,5 @@
-"""Merge veto predicates, tokenizer, role guard, cap and components (sleep-eval §3; seed 000 §5, §7)."""
+"""Merge veto predicates, tokenizer, role guard, cap and components (docs/veto.md §3; docs/phases.md §0.4, docs/veto.md
+§3)."""
 
 from __future__ import annotations
 

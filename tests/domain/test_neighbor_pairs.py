@@ -1,4 +1,4 @@
-"""Exact cosine neighbour pairs (sleep-eval §5.5)."""
+"""Exact cosine neighbour pairs (docs/graph.md §5.5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reinforcement arithmetic (sleep-eval §4.5)."""
+"""Reinforcement arithmetic (docs/retention.md §4.5)."""
 
 from __future__ import annotations
 

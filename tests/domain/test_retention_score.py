@@ -1,4 +1,5 @@
-"""Retention signals, profiles, bands and reprieve (sleep-eval §4.1, §4.2, §4.4; seed 000 §5-6)."""
+"""Retention signals, profiles, bands and reprieve (docs/retention.md §4.1, §4.2, §4.4; docs/phases.md §0.4,
+docs/retention.md §4.1)."""
 
 from __future__ import annotations
 

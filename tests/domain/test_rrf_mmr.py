@@ -1,4 +1,4 @@
-"""RRF fusion (k=60), greedy MMR (λ=0.5) and salience (core §4)."""
+"""RRF fusion (k=60), greedy MMR (λ=0.5) and salience (docs/retrieval.md §4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Embedders: fake feature hashing per sleep-eval §8.3, registry, and one real wordllama load."""
+"""Embedders: fake feature hashing per docs/gate.md §8.3, registry, and one real wordllama load."""
 
 from __future__ import annotations
 

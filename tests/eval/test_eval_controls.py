@@ -1,4 +1,4 @@
-"""Controls are the merge veto read backwards; each must satisfy ITS OWN family's predicate (sleep-eval §8.2)."""
+"""Controls are the merge veto read backwards; each must satisfy ITS OWN family's predicate (docs/gate.md §8.2)."""
 
 from __future__ import annotations
 

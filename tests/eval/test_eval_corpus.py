@@ -1,4 +1,4 @@
-"""The fixture corpus is a pure, valid, rule-abiding function of the seed (sleep-eval §8.1)."""
+"""The fixture corpus is a pure, valid, rule-abiding function of the seed (docs/gate.md §8.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The gate over the real stack: real git repo, real indexer, real SQLite, fake embedder (sleep-eval §8.4)."""
+"""The gate over the real stack: real git repo, real indexer, real SQLite, fake embedder (docs/gate.md §8.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""mulberry32 must reproduce the JavaScript original bit for bit (sleep-eval §8.1)."""
+"""mulberry32 must reproduce the JavaScript original bit for bit (docs/gate.md §8.1)."""
 
 from __future__ import annotations
 

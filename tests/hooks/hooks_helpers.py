@@ -27,7 +27,7 @@ def memhtml(root: Path, *args: str, check: bool = True) -> subprocess.CompletedP
 
 
 def memory(title: str, claim: str, updated: str = "2026-01-02T00:00:00Z") -> str:
-    """A valid memory file (core §1.1 skeleton)."""
+    """A valid memory file (docs/format.md §1.1 skeleton)."""
     return "\n".join([
         "<!doctype html>", '<html lang="en">', "<head>", '<meta charset="utf-8">', f"<title>{title}</title>",
         '<meta name="memhtml-type" content="semantic">', '<meta name="memhtml-status" content="active">',

@@ -62,7 +62,7 @@ def test_a_real_commit_makes_the_memory_searchable(repo: Path) -> None:
 def test_reset_hard_converges_on_the_next_hook_or_the_next_command(repo: Path) -> None:
     _commit_memory(repo, "areas/ops/a.html", "Alpha", "Alpha fact about queues.")
     _commit_memory(repo, "areas/ops/b.html", "Beta", "Beta fact about caches.")
-    git(repo, "reset", "-q", "--hard", "HEAD~1")  # fires no hook (git-ecosystem §1.11)
+    git(repo, "reset", "-q", "--hard", "HEAD~1")  # fires no hook (docs/git.md §1.11)
     assert "areas/ops/b.html" in _indexed(repo)[0]
     git(repo, "checkout", "-q", "-b", "elsewhere")  # post-checkout
     paths, head = _indexed(repo)

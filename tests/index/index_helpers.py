@@ -24,7 +24,7 @@ def memory_html(
     extra_metas: Sequence[tuple[str, str]] = (),
     article_extra: str = "",
 ) -> str:
-    """Return a memory file in the serialized skeleton of core §1.1 (metas in META_ORDER for what we use)."""
+    """Return a memory file in the serialized skeleton of docs/format.md §1.1 (metas in META_ORDER for what we use)."""
     metas = [("type", memory_type), ("status", "active"), ("created", created), ("updated", updated)]
     if memory_type == "task":
         metas.append(("task-status", "todo"))

@@ -1,4 +1,5 @@
-"""Access plane: cooldown in SQL, outcome EWMA, rename, JSONL export (core §3.8, §4; sleep-eval §4.5)."""
+"""Access plane: cooldown in SQL, outcome EWMA, rename, JSONL export (docs/index.md §3.8, docs/retrieval.md §4;
+docs/retention.md §4.5)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Histories are generated on a real git repository (pygit2 through ``git_memhtml.g
 branch switches, merges and resets): writes, article edits, head-only edits, renames, archives, copies (identical
 content, so the duplicate-content rule is exercised), deletes, unparseable files, merges of two branches, hard /
 soft / mixed resets and uncommitted edits (which must be indexed and win). The index plane is compared as sorted
-row sets with ``indexed_at`` and ``created_at`` left out (core §3.4–§3.7, issue 4 item 6).
+row sets with ``indexed_at`` and ``created_at`` left out (docs/index.md §3.4–§3.7, issue 4 item 6).
 """
 
 from __future__ import annotations

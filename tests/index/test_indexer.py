@@ -1,4 +1,4 @@
-"""rebuild/update against real git history (core §3.6–3.7)."""
+"""rebuild/update against real git history (docs/index.md §3.6–3.7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Pure projection (core §3.5) and chunking (core §3.8)."""
+"""Pure projection (docs/index.md §3.5) and chunking (docs/index.md §3.8)."""
 
 from __future__ import annotations
 

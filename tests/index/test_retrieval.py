@@ -1,4 +1,5 @@
-"""Four-arm RRF retrieval: scope on every arm, archived/as-of, lexical sanitising, degradation (core §4)."""
+"""Four-arm RRF retrieval: scope on every arm, archived/as-of, lexical sanitising, degradation (docs/retrieval.md
+§4)."""
 
 from __future__ import annotations
 

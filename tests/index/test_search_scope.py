@@ -1,7 +1,7 @@
 """Scope on every arm for the archived and point-in-time fields, archivedMatches, MMR, recall and neighbours.
 
 Each scope test runs every arm *alone* (the other three weighted 0), so a filter missing from one arm's SQL makes
-exactly that arm's case fail (seeds 004: "a scope that holds on three of four arms is a leak").
+exactly that arm's case fail (docs/retrieval.md §4.1: "a scope that holds on three of four arms is a leak").
 """
 
 from __future__ import annotations

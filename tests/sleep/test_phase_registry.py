@@ -72,7 +72,7 @@ SPECS: list[tuple[str, bool, bool, bool, tuple[str, ...], list[str]]] = [
     ("state-export", False, True, True, PRE, ["rows", "bytes", "written"]),
     ("report", False, True, True, PRE, ["phases", "committed", "failed", "skipped", "bytes"]),
 ]
-"""The seed contract (seed 000 §1–§2, seed 001) and today's wire keys, pinned per phase."""
+"""The seed contract (docs/phases.md §1–§0.2, docs/sleep.md §2) and today's wire keys, pinned per phase."""
 
 
 def test_the_table_covers_every_phase_in_order() -> None:

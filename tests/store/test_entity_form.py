@@ -97,4 +97,5 @@ def test_validate_refuses_a_memhtml_entity_meta_that_is_not_type_name(repo: Path
     out, err = capsys.readouterr()
     assert "memhtml-entity" in out + err and "type:name" in out + err
     target.write_text(text.replace(f'content="{value}"', 'content=""'), encoding="utf-8")
-    assert main(["-C", str(repo), "validate", "areas/inbox/hand.html"]) == 0  # an empty one is ignored (core §1.2)
+    # an empty one is ignored (docs/format.md §1.2)
+    assert main(["-C", str(repo), "validate", "areas/inbox/hand.html"]) == 0

@@ -1,4 +1,4 @@
-"""Placement, slugs with ordinals, and the archive algebra (spec/memhtml-core.md §2.2–2.4)."""
+"""Placement, slugs with ordinals, and the archive algebra (docs/layout.md §2.2–2.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
--- Index plane: one row per indexed memory file (core §3.2). Rebuildable from the tree.
+-- Index plane: one row per indexed memory file (docs/index.md §3.2). Rebuildable from the tree.
 -- `id` is a stable integer rowid for the external-content FTS table (a bare rowid could be renumbered by VACUUM);
 -- `path` is the identity and the upsert key.
 CREATE TABLE files (

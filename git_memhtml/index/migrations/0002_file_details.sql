@@ -1,4 +1,4 @@
--- Per-file detail rows (core §3.2); they follow the file's path on rename and go with it on delete.
+-- Per-file detail rows (docs/index.md §3.2); they follow the file's path on rename and go with it on delete.
 CREATE TABLE file_tags (
   path TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE ON UPDATE CASCADE,
   tag TEXT NOT NULL,

@@ -1,5 +1,5 @@
--- Content-keyed chunks and their vectors (core §3.2, §3.8). chunk_id = hex(sha256("<content_hash>:<ordinal>")),
--- so a rename re-points chunks (ON CONFLICT) and keeps their vectors.
+-- Content-keyed chunks and their vectors (docs/index.md §3.2, §3.8). chunk_id =
+-- hex(sha256("<content_hash>:<ordinal>")), so a rename re-points chunks (ON CONFLICT) and keeps their vectors.
 CREATE TABLE chunks (
   chunk_id TEXT PRIMARY KEY,
   path TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE ON UPDATE CASCADE,

@@ -1,4 +1,4 @@
--- Typed edges (core §1.3, §3.2). No endpoint FK: an edge may name a file not (yet) indexed.
+-- Typed edges (docs/format.md §1.3, docs/index.md §3.2). No endpoint FK: an edge may name a file not (yet) indexed.
 CREATE TABLE edges (
   src_path TEXT NOT NULL,
   rel TEXT NOT NULL,

@@ -1,5 +1,5 @@
--- Lexical arm (core §3.2, DESIGN §3.13): external-content FTS5 over files.fts_text, kept in sync by triggers.
--- porter + unicode61 with diacritics folded (git-ecosystem §6.4: 'résumé' matches 'resume').
+-- Lexical arm (docs/index.md §3.2, docs/design.md §3.13): external-content FTS5 over files.fts_text, kept in sync by
+-- triggers. porter + unicode61 with diacritics folded (docs/git.md §6.4: 'résumé' matches 'resume').
 CREATE VIRTUAL TABLE files_fts USING fts5(
   fts_text,
   content='files',

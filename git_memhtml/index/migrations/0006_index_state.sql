@@ -1,4 +1,4 @@
--- Single-row watermark and vector space (core §3.2, §3.7).
+-- Single-row watermark and vector space (docs/index.md §3.2, §3.7).
 CREATE TABLE index_state (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   head_sha TEXT,

@@ -1,4 +1,4 @@
--- State plane (core §3.3): not rebuildable; exported to .memhtml/state/access.jsonl.
+-- State plane (docs/index.md §3.3): not rebuildable; exported to .memhtml/state/access.jsonl.
 CREATE TABLE state.access (
   path TEXT PRIMARY KEY,
   access_count INTEGER NOT NULL DEFAULT 0,

@@ -1,4 +1,4 @@
--- Two-night corroboration ledgers (core §3.3, sleep-eval §6).
+-- Two-night corroboration ledgers (docs/index.md §3.3, docs/entities.md §6).
 CREATE TABLE state.edge_corroboration (
   src_path TEXT NOT NULL,
   rel TEXT NOT NULL,

@@ -1,4 +1,4 @@
--- Sleep run and phase rows (sleep-eval §2 "Rows"). They live in the shared state plane because a run executes in
+-- Sleep run and phase rows (docs/sleep.md §2.4 "Rows"). They live in the shared state plane because a run executes in
 -- its own linked worktree (with its own index.db) while status, review and merge read them from any checkout.
 -- They are a convenience: resume reads the Memhtml-Phase trailers on the branch, never these rows.
 -- `owner` is <host>:<pid> of the process running the run, so a row left `running` by a killed process can be

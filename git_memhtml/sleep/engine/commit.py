@@ -1,4 +1,4 @@
-"""Phase commits with trailers (``spec/memhtml-sleep-eval.md`` §0 "commitPhase", DESIGN §3.4).
+"""Phase commits with trailers (docs/phases.md §0 "commitPhase", docs/design.md §3.4).
 
 Subject ``memhtml(sleep(<phase>)): <subject>``; every non-blank body line indented two spaces so untrusted memory
 text can never forge a trailer; trailers ``Memhtml-Run``, ``Memhtml-Phase``, ``Memhtml-Counts`` (one-line JSON).

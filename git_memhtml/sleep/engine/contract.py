@@ -4,7 +4,7 @@ The order is :data:`SLEEP_PHASES`; everything else about a phase (body, counts t
 commits, hard prerequisites) is its module's :class:`PhaseSpec`, passed to :func:`register` at import. Adding a
 phase is its module (under ``sleep/phases/``, which imports every module it holds), one line here, and its test.
 
-Source: ``seeds/000`` §1–§2 and ``seeds/001`` (v0.6.0: 17 phases, ``placement-triage`` deep-only, preflight a
+Source: docs/phases.md §1–§0.2 and docs/phases.md §1.14 (v0.6.0: 17 phases, ``placement-triage`` deep-only, preflight a
 hard prerequisite of every later phase, dedup-merge of compress and retention-triage).
 """
 
@@ -36,11 +36,11 @@ SLEEP_PHASES: tuple[str, ...] = (
     "state-export",
     "report",
 )
-"""Canonical order (seed 000 §1 table)."""
+"""Canonical order (docs/phases.md §1 table)."""
 
 PREFLIGHT = "preflight"
 GATED: tuple[str, ...] = (PREFLIGHT,)
-"""The hard prerequisites of every phase after preflight unless its spec says more (seed 000 §2: preflight gates
+"""The hard prerequisites of every phase after preflight unless its spec says more (docs/phases.md §0.2: preflight gates
 all sixteen after it)."""
 
 
@@ -52,11 +52,11 @@ class PhaseSpec:
         name: the phase name, one of :data:`SLEEP_PHASES`.
         body: ``run(env) -> PhaseOutcome``.
         counts: the :class:`~git_memhtml.sleep.engine.env.PhaseCounts` subclass the body returns.
-        model: the phase calls a model when one is bound (seed 000 §1: eight phases do).
-        commits: ``False`` for a phase that never commits by design (seed 001: preflight only refreshes the index;
-            mined edges are index-only).
-        sweep: a uniform sweep whose diff does not pin a path for placement-triage (seed 000 §16).
-        prerequisites: phases whose failure skips this one (seed 000 §2); each must come earlier in the order.
+        model: the phase calls a model when one is bound (docs/phases.md §1: eight phases do).
+        commits: ``False`` for a phase that never commits by design (docs/phases.md §0.3: preflight only refreshes the
+            index; mined edges are index-only).
+        sweep: a uniform sweep whose diff does not pin a path for placement-triage (docs/phases.md §1.14).
+        prerequisites: phases whose failure skips this one (docs/phases.md §0.2); each must come earlier in the order.
     """
 
     name: str
@@ -112,7 +112,7 @@ def phase_specs() -> Mapping[str, PhaseSpec]:
     if set(REGISTRY) != set(SLEEP_PHASES):
         for load in _LOADERS:
             load()
-    if set(REGISTRY) != set(SLEEP_PHASES):  # the total-mapping check (seed 000 §1)
+    if set(REGISTRY) != set(SLEEP_PHASES):  # the total-mapping check (docs/phases.md §1)
         missing = sorted(set(SLEEP_PHASES) - set(REGISTRY))
         extra = sorted(set(REGISTRY) - set(SLEEP_PHASES))
         raise ImportError(f"the phase registry is not total: missing {missing}, unknown {extra}")
@@ -120,28 +120,28 @@ def phase_specs() -> Mapping[str, PhaseSpec]:
 
 
 def model_phases() -> frozenset[str]:
-    """The phases that call a model when one is bound (seed 000 §1: eight)."""
+    """The phases that call a model when one is bound (docs/phases.md §1: eight)."""
     return frozenset(name for name, spec in phase_specs().items() if spec.model)
 
 
 def non_committing_phases() -> frozenset[str]:
-    """Phases that never commit, by design (seed 001)."""
+    """Phases that never commit, by design (docs/sleep.md §2)."""
     return frozenset(name for name, spec in phase_specs().items() if not spec.commits)
 
 
 def sweep_phases() -> frozenset[str]:
-    """Uniform sweeps whose diffs do not pin a path for placement-triage (seed 000 §16)."""
+    """Uniform sweeps whose diffs do not pin a path for placement-triage (docs/phases.md §1.14)."""
     return frozenset(name for name, spec in phase_specs().items() if spec.sweep)
 
 
 DETECTED_TASK_CAP = 10
-"""Detected tasks minted per night across all detectors (seed 000 §10)."""
+"""Detected tasks minted per night across all detectors (docs/tasks.md §7)."""
 
 MAX_SAME_DAY_RUNS = 100
-"""Run ids per date: ``sleep/<date>``, then ``-2`` … ``-100`` (sleep-eval §11 "Run abort")."""
+"""Run ids per date: ``sleep/<date>``, then ``-2`` … ``-100`` (docs/sleep.md §2.1 "Run abort")."""
 
 STALE_RUN_HOURS = 20
-"""A ``running`` row older than this is reaped as abandoned (seed 001 "reaped")."""
+"""A ``running`` row older than this is reaped as abandoned (docs/sleep.md §2.4 "reaped")."""
 
 
 def phase_ordinal(phase: str) -> int:

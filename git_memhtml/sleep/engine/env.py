@@ -1,4 +1,4 @@
-"""What a phase receives and returns (``spec/memhtml-sleep-eval.md`` §0 "PhaseEnv").
+"""What a phase receives and returns (docs/phases.md §0 "PhaseEnv").
 
 A phase body is ``def run(env: PhaseEnv) -> PhaseOutcome``. :class:`PhaseEnv` is its whole input, frozen: the
 run's work tree and index, the embedder, the run's identity and flags, and the reports of the phases before it.
@@ -29,7 +29,7 @@ from git_memhtml.sleep.engine.contract import DETECTED_TASK_CAP
 from git_memhtml.sleep.engine.ledger import PendingMark
 
 PhaseStatus = Literal["ok", "failed", "skipped"]
-"""A phase's status in a run report (seed 001): ran, raised, or was not run (prerequisite failed, resumed)."""
+"""A phase's status in a run report (docs/sleep.md §2): ran, raised, or was not run (prerequisite failed, resumed)."""
 
 PHASE_STATUSES: tuple[PhaseStatus, ...] = get_args(PhaseStatus)
 """Every status (the ``state.sleep_phases.status`` CHECK of state migration 0004 allows exactly these)."""
@@ -76,7 +76,7 @@ class PhaseCounts:
 class DetectionBudget:
     """Detected tasks left this run (shared by every detector) and the overflow count.
 
-    ``remaining`` starts at :data:`~git_memhtml.sleep.engine.contract.DETECTED_TASK_CAP` (10, seed 000 §10).
+    ``remaining`` starts at :data:`~git_memhtml.sleep.engine.contract.DETECTED_TASK_CAP` (10, docs/tasks.md §7).
     """
 
     remaining: int = DETECTED_TASK_CAP
@@ -86,7 +86,8 @@ class DetectionBudget:
 @dataclass
 class LlmBudget:
     """Model calls left this run: ``None`` is unlimited, the run's default (the CLI has no ``--max-llm-calls``
-    yet); ``spent`` counts the calls made. Decremented by the model phases once a model can be bound (DESIGN §3.7)."""
+    yet); ``spent`` counts the calls made. Decremented by the model phases once a model can be bound (docs/design.md
+    §3.7)."""
 
     remaining: int | None = None
     spent: int = 0
@@ -94,14 +95,14 @@ class LlmBudget:
 
 @dataclass
 class RailCounters:
-    """Model proposals each validation rail refused this run (rail name → count; seed 003: every rail-blocked
-    proposal is counted and logged, so a model that keeps proposing rule-violating actions is visible)."""
+    """Model proposals each validation rail refused this run (rail name → count): every rail-blocked proposal is
+    counted and logged, so a model that keeps proposing rule-violating actions is visible (docs/design.md §3.7)."""
 
     blocked: Counter[str] = field(default_factory=Counter)
 
 
 class ModelClient(Protocol):
-    """A bound model (DESIGN §3.7): one completion of ``prompt`` (UTF-8 text in, text out).
+    """A bound model (docs/design.md §3.7): one completion of ``prompt`` (UTF-8 text in, text out).
 
     Raises:
         ModelUnavailable: the model could not be reached.
@@ -118,7 +119,7 @@ class RunServices:
 
     Attributes:
         budget: detected-task budget shared by the detectors of this run.
-        ledger: pending state-plane marks earned this run (seed 000 §2); written by the report phase.
+        ledger: pending state-plane marks earned this run (docs/ledger.md §1); written by the report phase.
         model: the bound model client, or ``None`` when no model is bound (``memhtml.llm = off``, the only choice
             until models arrive): the model phases then report ``no model bound``.
         llm_budget: model calls left this run.
@@ -134,7 +135,7 @@ class RunServices:
 
 @dataclass(frozen=True)
 class PhaseReport:
-    """One phase's line in the run report (seed 001: status, counts, commitSha, llmCalls, detail).
+    """One phase's line in the run report (docs/sleep.md §2.3: status, counts, commitSha, llmCalls, detail).
 
     ``counts`` is the wire shape (:meth:`PhaseCounts.wire`); a failed or prerequisite-skipped phase has ``{}``,
     a resumed one the counts its state row or trailer recorded.
@@ -171,7 +172,7 @@ class PhaseEnv:
         base_sha: the commit of ``main`` the run was cut from.
         date: the run date ``YYYY-MM-DD``.
         at: midnight UTC of ``date`` as ``YYYY-MM-DDT00:00:00Z`` — the only instant phases stamp; no phase reads
-            the clock (seed 000 §17).
+            the clock (docs/sleep.md §2.9).
         dry_run: compute counts only; write nothing.
         deep: ``--deep`` was given.
         results: reports of the phases already run this run, in order (the report phase reads them).

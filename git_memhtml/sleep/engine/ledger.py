@@ -1,8 +1,9 @@
-"""Pending state-plane marks: the lines of ``.memhtml/sleep/<run>.pending.jsonl`` (seed 000 §2, seed 001).
+"""Pending state-plane marks: the lines of ``.memhtml/sleep/<run>.pending.jsonl`` (docs/phases.md §0.2, docs/sleep.md
+§2.8).
 
 A phase never writes ``state.db`` for a fact that must die with a dropped branch; it appends a mark to
 ``env.services.ledger`` instead, the report phase commits the marks, and ``sleep merge`` applies them
-(:func:`git_memhtml.sleep.landing.merge.apply_ledger`, which reads the same JSON keys). Four kinds (seed 000 §2):
+(:func:`git_memhtml.sleep.landing.merge.apply_ledger`, which reads the same JSON keys). Four kinds (docs/ledger.md §1):
 three deferred writes and one record.
 """
 
@@ -56,7 +57,7 @@ class EntityPromoted:
 @dataclass(frozen=True)
 class CommitmentBelowFloor:
     """A record, not a write: a commitment scored under the floor (0.7), kept whole so the refusal is reviewable;
-    ``done`` says whether its session showed it done (seed 000 §2)."""
+    ``done`` says whether its session showed it done (docs/phases.md §0.2)."""
 
     statement: str
     confidence: float

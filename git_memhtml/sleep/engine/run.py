@@ -1,9 +1,9 @@
-"""``sleep run`` and ``sleep resume``: execute the phases on a branch, in a linked work tree (DESIGN §3.3).
+"""``sleep run`` and ``sleep resume``: execute the phases on a branch, in a linked work tree (docs/design.md §3.3).
 
 The branch ``sleep/<date>[-N]`` is cut from the trunk (``main``) before any phase runs and worked in a linked
 worktree under the git dir, so the user's checkout is never touched. Every phase is isolated: a failure is a
-value, its writes are undone, later phases still run, except the hard prerequisites (seed 000 §2). Resume reads
-the ``Memhtml-Phase`` trailers of ``base..branch`` (seed 000 §3).
+value, its writes are undone, later phases still run, except the hard prerequisites (docs/phases.md §0.2). Resume reads
+the ``Memhtml-Phase`` trailers of ``base..branch`` (docs/sleep.md §2.5).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ landing rail, :mod:`sleep.landing.rail`, reads a resume's commits as a second ca
 
 @dataclass(frozen=True)
 class RunReport:
-    """The ``sleep.report`` envelope (seed 001): per-phase outcomes, commits, reaped rows."""
+    """The ``sleep.report`` envelope (docs/sleep.md §2.4): per-phase outcomes, commits, reaped rows."""
 
     run_id: str
     branch: str
@@ -402,7 +402,7 @@ def resume_sleep(
     run has a report commit, :data:`RESWEEP_PHASES`).
 
     Completed phases are reported ``skipped`` with detail ``already completed on this branch``; the report
-    accounts for all seventeen phases. Reaps nothing (seed 001).
+    accounts for all seventeen phases. Reaps nothing (docs/sleep.md §2.4).
 
     Raises:
         RunNotFound: no such run (``no-run``).

@@ -1,4 +1,5 @@
-"""Where a run's committed record lives: its report page and pending-mark ledger (core §2.1, seed 000 §2).
+"""Where a run's committed record lives: its report page and pending-mark ledger (docs/layout.md §2.1, docs/ledger.md
+§1).
 
 Pure and import-light, so hooks and reconciliation can name these files without loading the phases.
 """

@@ -1,8 +1,8 @@
-"""Run and phase rows in the state plane (``spec/memhtml-sleep-eval.md`` §2 "Rows"): the engine's policy over the
+"""Run and phase rows in the state plane (docs/sleep.md §2.4 "Rows"): the engine's policy over the
 queries of :mod:`git_memhtml.index.runs` (which also holds the plain reads: ``get_run``, ``latest_run``, …).
 
 The rows are a convenience for ``status`` and ``merge``; the branch's commits are the record. A failed row write
-never fails a run (seed 000 §3).
+never fails a run (docs/sleep.md §2.5).
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def phase_rows(db: IndexDB, run_id: str) -> list[PhaseReport]:
 def reap_stale(db: IndexDB, *, branch_exists: Callable[[str], bool], now: str) -> list[dict[str, str]]:
     """Stamp ``abandoned`` on unfinished rows whose branch is gone, or ``running`` ones started over 20 h ago.
 
-    Seed 001's reaping; an ``interrupted`` run whose branch exists is left for ``sleep resume``.
+    The reaping rule of docs/sleep.md §2.4; an ``interrupted`` run whose branch exists is left for ``sleep resume``.
 
     Returns:
         ``[{"runId", "reason"}]`` for each reaped row.

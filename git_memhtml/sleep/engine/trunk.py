@@ -1,4 +1,4 @@
-"""The trunk a sleep run is cut from and merged into (DESIGN §1: ``main``; configurable)."""
+"""The trunk a sleep run is cut from and merged into (docs/design.md §1: ``main``; configurable)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from git_memhtml.errors import RunRefused
 from git_memhtml.gitrepo import GitRepo
 
 TRUNK = "main"
-"""The default trunk (DESIGN §1, §3.3)."""
+"""The default trunk (docs/design.md §1, §3.3)."""
 
 
 def trunk_name(main: GitRepo) -> str:

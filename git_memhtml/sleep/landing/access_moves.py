@@ -1,4 +1,4 @@
-"""Access history follows a sleep run's moves when the run lands (core §3.3 ``onMove``; docs/store.md).
+"""Access history follows a sleep run's moves when the run lands (docs/index.md §3.3 ``onMove``; docs/store.md).
 
 A run archives on its own branch (retention triage, reprieve, dedup folds, task sweeps), but ``state.access`` is
 shared by every work tree, so a move is applied to it only when the run LANDS: ``sleep merge`` and

@@ -1,4 +1,4 @@
-"""``sleep pr``: push a run's branch and open (or update) its pull request (issue 5 item 3; git-ecosystem §8).
+"""``sleep pr``: push a run's branch and open (or update) its pull request (issue 5 item 3; docs/git.md §8).
 
 The body is the run's Markdown review (:mod:`sleep.review_markdown`), always written to
 ``<git common dir>/memhtml/pr/<run stem>.md`` first, so it survives whatever the forge does. Then:
@@ -39,7 +39,7 @@ from git_memhtml.sleep.presentation.review import review_run
 from git_memhtml.sleep.presentation.review_markdown import MarkdownBody, render_markdown
 
 PR_DIR = "memhtml/pr"
-"""Body files live under the git common dir, never in the work tree (DESIGN §3.2)."""
+"""Body files live under the git common dir, never in the work tree (docs/design.md §3.2)."""
 
 GH_TIMEOUT_S = 120
 """Seconds one ``gh`` call may take (it talks to the network)."""

@@ -1,4 +1,5 @@
-"""``sleep merge``: the gate, the fast-forward, the pending-mark ledger, the index update (seed 001, seed 000 §15).
+"""``sleep merge``: the gate, the fast-forward, the pending-mark ledger, the index update (docs/sleep.md §2.7,
+docs/sleep.md §2.6).
 
 Refusals are values and happen before anything moves: ``no-run`` (no such run), ``main-advanced`` (``main`` is
 not the run's base — including a run already merged —, or the fast-forward failed), ``gate-failed`` (the

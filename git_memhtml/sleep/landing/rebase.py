@@ -269,7 +269,7 @@ def rebase_run(
                 run_rows.rebase_run(db, run.run_id, base_sha=onto, head_sha=new_head,
                                     shas={str(c["from"]): str(c["to"]) for c in commits})
             except MemhtmlError:
-                pass  # rows are a convenience; the branch is the record (seed 000 §3)
+                pass  # rows are a convenience; the branch is the record (docs/sleep.md §2.5)
         report.new_head, report.commits, report.regenerated, report.rebased = new_head, commits, regenerated, True
         return report
 

@@ -1,6 +1,6 @@
-"""The model phases, as they run with no model bound (seed 001: they report ``ok`` and say why).
+"""The model phases, as they run with no model bound (docs/phases.md §0.5: they report ``ok`` and say why).
 
-Models arrive with a later issue (DESIGN §3.7); until then ``memhtml.llm`` has only ``off``, the runner binds no
+Models arrive with a later issue (docs/design.md §3.7); until then ``memhtml.llm`` has only ``off``, the runner binds no
 client (``env.services.model is None``), and these phases write nothing and spend no call. A bound client with no
 model path behind it is refused rather than ignored.
 """
@@ -39,7 +39,7 @@ class EdgeTypingCounts(PhaseCounts):
 
 
 def edge_typing(env: PhaseEnv) -> PhaseOutcome:
-    """edge-typing without a model: nothing judged (sleep-eval §1 phase 6 "Degraded modes")."""
+    """edge-typing without a model: nothing judged (docs/phases.md §1.6 "Degraded modes")."""
     return PhaseOutcome(EdgeTypingCounts(), detail=_unbound(env, "edge-typing"))
 
 
@@ -114,7 +114,7 @@ class PlacementTriageCounts(PhaseCounts):
 
 
 def placement_triage(env: PhaseEnv) -> PhaseOutcome:
-    """placement-triage: deep-only; the flag gates it before the credential does (seed 001)."""
+    """placement-triage: deep-only; the flag gates it before the credential does (docs/phases.md §1.14)."""
     if not env.deep:
         return PhaseOutcome(PlacementTriageCounts(), detail=DEEP_ONLY)
     return PhaseOutcome(PlacementTriageCounts(), detail=_unbound(env, "placement-triage"))

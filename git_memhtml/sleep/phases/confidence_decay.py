@@ -1,9 +1,9 @@
-"""Phase 7, confidence-decay: one decay step per elapsed week for every un-reinforced memory (sleep-eval §1 phase
-7, §4.3; seed 000 §1, §5, §17).
+"""Phase 7, confidence-decay: one decay step per elapsed week for every un-reinforced memory (docs/phases.md §1 phase
+7, §4.3; docs/phases.md §1, §0.4, docs/sleep.md §2.9).
 
 Decision (docs/sleep.md "Decay follows time, not runs"): the original applies one step per *run*, so a caller
 that runs sleep twice forgets twice as fast, and a second run over an unchanged corpus changes scores and can
-evict — contradicting seed 000 §17 ("a run over an unchanged corpus re-derives the same deterministic scores").
+evict — contradicting docs/sleep.md §2.9 ("a run over an unchanged corpus re-derives the same deterministic scores").
 Here the number of steps is ``floor(days from the file's memhtml-updated to the run instant / 7)``: the same
 EWMA step (1.0 → 0.92 → 0.848), applied per :data:`DECAY_PERIOD_DAYS` without a stamp, whatever the cadence.
 ``updated`` is read as the run's base commit has it, so a stamp an earlier phase of the same night made (an

@@ -1,9 +1,9 @@
 """Phase 2, dedup-merge, deterministic path: fold every near-duplicate a cosine can prove.
 
-(``spec/memhtml-sleep-eval.md`` §1 phase 2 "No-model path", §3; seed 000 §5, §7, §10.) First-chunk vectors of
-the active non-task, non-arc corpus are scanned for neighbour pairs at the 0.92 floor; each pair is oriented so
-the older file (lower corpus offset) keeps; the pairs go through ``merge_candidates`` (threshold, veto, self
-pair, role guard, cap). Each decision archives the dropped file (``superseded-by`` → keeper) and links the keeper
+(docs/phases.md §1.2 "No-model path", docs/veto.md §3; docs/phases.md §0.4, docs/veto.md §3, docs/tasks.md §7.)
+First-chunk vectors of the active non-task, non-arc corpus are scanned for neighbour pairs at the 0.92 floor; each pair
+is oriented so the older file (lower corpus offset) keeps; the pairs go through ``merge_candidates`` (threshold, veto,
+self pair, role guard, cap). Each decision archives the dropped file (``superseded-by`` → keeper) and links the keeper
 ``supersedes`` → the archive path. A pair the veto refused becomes a detected review task naming the predicates
 that fired. With no model the night never judged a component, so vanished veto tasks are not swept.
 """
@@ -33,16 +33,16 @@ from git_memhtml.store import edits
 
 DETECTOR = "dedup-merge"
 EXCLUDED_TYPES: tuple[str, ...] = ("arc", "task")
-"""Types dedup never reads (sleep-eval §1 phase 2)."""
+"""Types dedup never reads (docs/phases.md §1.2)."""
 
 NO_MODEL_FLOOR = NEAR_DUPLICATE_THRESHOLD
-"""Mining floor with no model bound: 0.92 (sleep-eval §1 phase 2 "Input")."""
+"""Mining floor with no model bound: 0.92 (docs/phases.md §1.2 "Input")."""
 
 PER_SOURCE_K = 5
-"""Neighbours kept per file (sleep-eval §1 phase 2, ``perSourceK``)."""
+"""Neighbours kept per file (docs/phases.md §1.2, ``perSourceK``)."""
 
 NO_MODEL_PAIR_LIMIT = 400
-"""Pairs mined with no model bound (sleep-eval §1 phase 2, ``DEDUP_PAIR_LIMIT`` note)."""
+"""Pairs mined with no model bound (docs/phases.md §1.2, ``DEDUP_PAIR_LIMIT`` note)."""
 
 NO_VECTORS = "no vectors"
 
@@ -77,7 +77,7 @@ class Candidates:
 def orient(pairs: Sequence[tuple[str, str, float]], rows: Sequence[CorpusRow]) -> list[MergeProposal]:
     """Orient mined pairs keeper = lower corpus offset, de-duplicated on ``keep drop``, in mined order.
 
-    Both sides carry their claim (gist) and article text (body_text) so the veto reads what sleep-eval §3 says.
+    Both sides carry their claim (gist) and article text (body_text) so the veto reads what docs/veto.md §3 says.
     Pairs naming a path outside ``rows`` are dropped.
     """
     offset = {row.path: i for i, row in enumerate(rows)}
@@ -133,7 +133,7 @@ def _fold(env: PhaseEnv, decision: MergeDecision) -> bool:
 
 
 def veto_finding(pair: VetoedPair) -> str:
-    """The finding of a vetoed pair: its two paths, sorted, space-separated (sleep-eval §7 detectors table)."""
+    """The finding of a vetoed pair: its two paths, sorted, space-separated (docs/tasks.md §7 detectors table)."""
     return " ".join(sorted((pair.keep, pair.drop)))
 
 
@@ -168,7 +168,7 @@ def _mint_veto_tasks(env: PhaseEnv, vetoed: Sequence[VetoedPair], floor: float) 
 
 
 def run(env: PhaseEnv) -> PhaseOutcome:
-    """Fold near-duplicates with no model bound (sleep-eval §1 phase 2).
+    """Fold near-duplicates with no model bound (docs/phases.md §1.2).
 
     Counts: ``candidates, components, llmGroups (0), vetoed, roleGuarded, merged, vanished, tasksMinted,
     tasksRefreshed, tasksFramed, tasksDismissed, tasksClosed (0: no sweep without a judged night),

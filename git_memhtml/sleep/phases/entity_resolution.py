@@ -1,6 +1,7 @@
 """Phase 3, entity-resolution, no-model stages: key, pairwise rule, complete linkage, alias oracle, union-find.
 
-(``spec/memhtml-sleep-eval.md`` §1 phase 3 and §6; seed 000 §8, §10; issue 8 item 4.) Per entity type (types
+(docs/phases.md §1.3 and docs/entities.md §6; docs/entities.md §6, docs/tasks.md §7; issue 8 item 4.) Per entity type
+(types
 compared by key), in sorted order: raw names group by their matching key (``domain.entities.name_key``: NFC, case
 folded, collapsed whitespace) and their counts add up; each key is written in its most-claimed display form (case
 kept, ties to the smaller string). Different keys are judged pairwise by ``domain.entities.pair_verdict``
@@ -57,7 +58,7 @@ UNREWRITABLE_TYPES: frozenset[str] = frozenset({"concept", "lang", "unknown"})
 
 @dataclass(frozen=True)
 class BandPair:
-    """A pair of keys the rule sends to review (sleep-eval §6 step 3, 7), with both display forms."""
+    """A pair of keys the rule sends to review (docs/entities.md §6 step 3, 7), with both display forms."""
 
     entity_type: str
     a: str
@@ -106,10 +107,10 @@ def _plain_file(root: Path, file: Path) -> bool:
 
 
 def person_file_subject(path: str, persons: Sequence[str]) -> str | None:
-    """The one person a person file is about, or ``None`` when the file does not say (sleep-eval §1 phase 4).
+    """The one person a person file is about, or ``None`` when the file does not say (docs/phases.md §1.4).
 
     A file naming one person is that person's file. A file naming several is the file of the one whose
-    ``slugify`` is the file's stem (core §2.5 ``resources/people/<slugify(name)>.html``; an archive collision
+    ``slugify`` is the file's stem (docs/layout.md §2.5 ``resources/people/<slugify(name)>.html``; an archive collision
     suffix ``-2``…``-1000`` is ignored); otherwise (say, a meeting note placement filed under
     ``resources/people/`` that names two people) it is nobody's person file and asserts no identity. Either way
     the other people a file names are never aliases of its subject.
@@ -124,7 +125,7 @@ def person_file_subject(path: str, persons: Sequence[str]) -> str | None:
 
 
 def alias_groups(repo: GitRepo) -> list[tuple[str, ...]]:
-    """Key groups the person files declare (sleep-eval §6 step 4), in path order.
+    """Key groups the person files declare (docs/entities.md §6 step 4), in path order.
 
     A group is the file's subject (:func:`person_file_subject`) plus its ``memhtml-alias`` values, as keys,
     de-duplicated and sorted; it counts only with at least two keys. Other people the file names are not aliases
@@ -167,7 +168,7 @@ def _display_forms(raw_counts: Mapping[str, int]) -> dict[str, str]:
 def resolve_type(
     entity_type: str, raw_counts: Mapping[str, int], groups: Iterable[Sequence[str]] = ()
 ) -> TypeResolution:
-    """Resolve one type's raw names (sleep-eval §6 steps 2-4, 7-8). Pure.
+    """Resolve one type's raw names (docs/entities.md §6 steps 2-4, 7-8). Pure.
 
     Args:
         raw_counts: file count per raw name.
@@ -251,7 +252,8 @@ def rewrite_claimants(env: PhaseEnv, plan: Mapping[str, list[tuple[str, str]]]) 
 
 
 def _review_detail(entity_type: str) -> str:
-    """What a reviewer does with the task: only a person file's ``memhtml-alias`` is alias evidence (§6 step 4)."""
+    """What a reviewer does with the task: only a person file's ``memhtml-alias`` is alias evidence (docs/entities.md §6
+    step 4)."""
     if entity_type == PERSON:
         return (
             "If they are one person, add the other name as a memhtml-alias in that person's file "
@@ -318,7 +320,7 @@ class EntityResolutionCounts(PhaseCounts):
 
 
 def run(env: PhaseEnv) -> PhaseOutcome:
-    """Normalise and merge entity names with no model bound (sleep-eval §1 phase 3, §6).
+    """Normalise and merge entity names with no model bound (docs/phases.md §1.3, docs/entities.md §6).
 
     Counts: ``entities`` (distinct type:raw names read), ``namesNormalized``, ``fuzzyMerges``, ``llmMerges`` (0),
     ``aliasMerges``, ``pendingCorroboration`` (0), ``reviewCandidates``, ``namesKeptApart`` (related pairs the

@@ -1,5 +1,5 @@
-"""Phase 15, integrity: repair dangling authored links, then regenerate the generated artifacts (sleep-eval §1
-phase 14; seed 000 §13, §14; core §2.7).
+"""Phase 15, integrity: repair dangling authored links, then regenerate the generated artifacts (docs/phases.md §1
+phase 14; docs/layout.md §2.7, docs/phases.md §1.15; docs/layout.md §2.7).
 
 A dangling link is an authored (``derived = 0``) head link whose target memory is gone. Two kinds are told apart:
 
@@ -33,7 +33,7 @@ from git_memhtml.store.edits import Edit, link, set_meta, stamp_file, unlink
 from git_memhtml.tree.layout import archive_path_for, is_valid_memory_path
 
 ARCHIVE_LOOKBACK_YEARS = 10
-"""Years tried before the run year when chasing an archived target, newest first (seed 000 §14)."""
+"""Years tried before the run year when chasing an archived target, newest first (docs/phases.md §1.15)."""
 
 
 @dataclass(frozen=True)

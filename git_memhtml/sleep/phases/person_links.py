@@ -1,6 +1,6 @@
 """Phase 4, person-links: one file per person, and an ``about_person`` link from every memory that names them.
 
-(``spec/memhtml-sleep-eval.md`` §1 phase 4; core §2.5; seed 000 §1.) Runs after entity-resolution, so aliases
+(docs/phases.md §1.4; docs/layout.md §2.5; docs/phases.md §1.) Runs after entity-resolution, so aliases
 have already collapsed. People and their claimants are read from the **tree** (the ``memhtml-entity`` lines of
 each active non-task file the index lists): the runner re-indexes between committing phases, but a stale index
 must not mint a person file under a name entity-resolution just rewrote away. A missing
@@ -37,13 +37,13 @@ class PersonLinksCounts(PhaseCounts):
 
 
 def person_path(name: str) -> str:
-    """``resources/people/<slugify(name)>.html`` (core §2.5)."""
+    """``resources/people/<slugify(name)>.html`` (docs/layout.md §2.5)."""
     return f"{PEOPLE_DIR}/{slugify(name)}.html"
 
 
 def render_person(name: str, now: str) -> str:
     """The minted person file: semantic, title = name, claim ``<name> appears in this agent's memory.``,
-    author ``agent:sleep``, entity ``person:<name>`` (core §2.5).
+    author ``agent:sleep``, entity ``person:<name>`` (docs/layout.md §2.5).
 
     Raises:
         InvalidMemory: the render gate refused the file.
@@ -107,7 +107,7 @@ def _link_claimants(env: PhaseEnv, people: Mapping[str, list[str]]) -> tuple[int
 
 
 def run(env: PhaseEnv) -> PhaseOutcome:
-    """Create missing person files and link their claimants (sleep-eval §1 phase 4).
+    """Create missing person files and link their claimants (docs/phases.md §1.4).
 
     Counts: ``people`` (distinct person names), ``filesCreated``, ``linksAdded``. Subject
     ``link <linked> memories to <people> people`` where ``linked`` is the number of files that gained a link.

@@ -1,6 +1,6 @@
 """Phase 1, preflight: a clean tree, a fresh index in the run's vector space, and a corpus snapshot.
 
-Source: ``spec/memhtml-sleep-eval.md`` §1 phase 1 and seed 000 §2 (v0.6: a hard prerequisite of every later
+Source: docs/phases.md §1.1 and docs/phases.md §0.2 (v0.6: a hard prerequisite of every later
 phase; vector coverage floor 0.5 hard, 0.95 warning, only when the vector plane is in use). Never commits.
 """
 
@@ -17,7 +17,7 @@ from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 
 VECTOR_COVERAGE_HARD_FLOOR = 0.5
 VECTOR_COVERAGE_WARN_FLOOR = 0.95
-"""Seed 000 §2: under 0.5 refuse; between 0.5 and 0.95 warn and continue."""
+"""docs/phases.md §1.1: under 0.5 refuse; between 0.5 and 0.95 warn and continue."""
 
 
 @dataclass(frozen=True)

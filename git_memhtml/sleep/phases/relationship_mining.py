@@ -1,13 +1,13 @@
-"""Phase 5, relationship-mining: derived ``relates_to`` edges in the index only (sleep-eval §1 phase 5; seed 000 §1,
-§4, §16).
+"""Phase 5, relationship-mining: derived ``relates_to`` edges in the index only (docs/phases.md §1.5; docs/phases.md §1,
+§0.1, §1.14).
 
 The exact neighbour scan over first-chunk vectors of active non-task memories proposes every pair at cosine
 >= 0.85 (top 5 per node, 2000 pairs at most). The previous night's derived edges are replaced in one transaction,
 so a crash leaves either the old set or the new one. The phase never commits (``NON_COMMITTING_PHASES``): mined
-edges are index rows, never file links. Tasks never enter (the graph firewall, seed 000 §4).
+edges are index rows, never file links. Tasks never enter (the graph firewall, docs/phases.md §0.1).
 
 Under ``--deep`` the grouping band ``[0.72, 0.85)`` is mined as derived ``laterally_related`` edges, which only
-the deep grouping reads (seed 000 §16); a night without ``--deep`` drops any left from an earlier deep night.
+the deep grouping reads (docs/phases.md §1.14); a night without ``--deep`` drops any left from an earlier deep night.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.phases.scoring import GROUPING_REL, active_rows
 
 MINING_FLOOR = 0.85
-"""Cosine floor of a mined ``relates_to`` edge (seed 000 §5 "Mining cosine / k / sample")."""
+"""Cosine floor of a mined ``relates_to`` edge (docs/phases.md §0.4 "Mining cosine / k / sample")."""
 MINING_K = 5
-"""Neighbours kept per memory (seed 000 §5)."""
+"""Neighbours kept per memory (docs/phases.md §0.4)."""
 MINING_LIMIT = 2000
-"""Pairs mined per night at most (seed 000 §5)."""
+"""Pairs mined per night at most (docs/phases.md §0.4)."""
 GROUPING_FLOOR = 0.72
-"""Lower bound of the deep-only grouping band ``[0.72, 0.85)`` (seed 000 §16)."""
+"""Lower bound of the deep-only grouping band ``[0.72, 0.85)`` (docs/phases.md §1.14)."""
 MINED_REL = "relates_to"
 
 @dataclass(frozen=True)

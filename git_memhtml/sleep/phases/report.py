@@ -1,5 +1,5 @@
-"""Phase 17, report: the committed run report and the run's pending-mark ledger (sleep-eval §1 phase 16; seed 000
-§2 "The pending-mark ledger"; DESIGN §3.2).
+"""Phase 17, report: the committed run report and the run's pending-mark ledger (docs/phases.md §1.17; docs/ledger.md §1
+"The pending-mark ledger"; docs/design.md §3.2).
 
 The page lists every phase the runner reported so far (``env.results``) plus the report's own line, so a resume
 that re-runs only the report still accounts for every phase. The pending marks the run earned

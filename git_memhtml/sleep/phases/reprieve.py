@@ -1,5 +1,5 @@
-"""Phase 11, reprieve: a memory whose ``valid-until`` has passed is extended or archived (sleep-eval §1 phase 11,
-§4.4; seed 000 §1, §5).
+"""Phase 11, reprieve: a memory whose ``valid-until`` has passed is extended or archived (docs/phases.md §1.11,
+docs/retention.md §4.4; docs/phases.md §1, §0.4).
 
 Selection: active non-arc, non-task memories with a ``valid_until`` at or before the run instant. Each gets the
 reprieve score ``0.4*importance/10 + 0.3*ln(1+access) + 0.2*max(0, outcome) + 0.1*exp(-0.01*hours)`` (hours
@@ -22,7 +22,7 @@ from git_memhtml.sleep.phases.scoring import active_rows
 from git_memhtml.store.edits import archive_file, set_meta, stamp_file
 
 EXEMPT_TYPES: frozenset[str] = frozenset({"arc", "task"})
-"""Types reprieve never selects (sleep-eval §1 phase 11)."""
+"""Types reprieve never selects (docs/phases.md §1.11)."""
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,8 @@ class ReprieveCounts(PhaseCounts):
 
 
 def extended_until(at: str, days: int = REPRIEVE_DAYS) -> str:
-    """The new ``valid-until``: the run instant (midnight UTC of the run date) plus ``days`` (14, sleep-eval §4.4)."""
+    """The new ``valid-until``: the run instant (midnight UTC of the run date) plus ``days`` (14, docs/retention.md
+    §4.4)."""
     start = parse_instant(at)
     if start is None:
         raise ValueError(f"run instant {at!r} is not ISO-8601")

@@ -1,5 +1,5 @@
-"""Phase 9, retention-triage: archive every memory in the evict band (sleep-eval §1 phase 9, §4; seed 000 §1, §4,
-§6).
+"""Phase 9, retention-triage: archive every memory in the evict band (docs/phases.md §1.9, docs/retention.md §4;
+docs/phases.md §1, §0.1, docs/retention.md §4.1).
 
 The retention pass (``sleep.scoring``) scores the active non-task corpus after confidence-decay and dedup-merge;
 every non-arc memory whose score is at or below 0.3 is moved to ``archive/<YYYY>/`` with ``git mv`` and stamped
@@ -20,7 +20,7 @@ from git_memhtml.sleep.phases.scoring import retention_pass
 from git_memhtml.store.edits import archive_file
 
 EXEMPT_TYPES: frozenset[str] = frozenset({"arc", "task"})
-"""Types retention-triage never archives (sleep-eval §1 phase 9)."""
+"""Types retention-triage never archives (docs/phases.md §1.9)."""
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     """Score and evict; counts ``scored, keep, compress, evict, evicted, unobserved``; body lists
     ``path -> archive path``.
 
-    ``evict`` is the band count (sleep-eval §1 phase 9); ``unobserved`` counts the non-arc evict-band memories held
+    ``evict`` is the band count (docs/phases.md §1.9); ``unobserved`` counts the non-arc evict-band memories held
     because their observed window is under 30 days; ``evicted`` the ones archived.
 
     Raises:

@@ -1,4 +1,5 @@
-"""The retention pass shared by retention-triage and reprieve (sleep-eval §4.1-4.2, §5; seed 000 §4, §6, §11).
+"""The retention pass shared by retention-triage and reprieve (docs/retention.md §4.1-4.2, docs/graph.md §5;
+docs/phases.md §0.1, docs/retention.md §4.1, docs/graph.md §5).
 
 One pass scores every active non-task memory: PageRank and bridge counts over the memory graph, inbound
 ``supports`` (derived included) and authored inbound ``contradicts`` counts, access counts from the state plane,
@@ -6,7 +7,7 @@ the projected confidence and the age from ``updated_at`` to the run instant; bes
 observed window (the days its disuse was being recorded, from ``state.observation``). The pass is recomputed by
 each consumer, so a phase always scores the corpus as the index holds it at that moment.
 
-The tree is authoritative (sleep-eval §0 "Exclusions and reads"): a row whose file an earlier phase moved away is
+The tree is authoritative (docs/phases.md §0 "Exclusions and reads"): a row whose file an earlier phase moved away is
 not active and takes no part in the graph.
 """
 
@@ -33,12 +34,12 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.index.edges import memory_edges as stored_memory_edges
 
 GROUPING_REL = "laterally_related"
-"""Deep-sleep grouping band rel; its derived edges never reach scoring, PageRank or bridges (seed 000 §16)."""
+"""Deep-sleep grouping band rel; its derived edges never reach scoring, PageRank or bridges (docs/phases.md §1.14)."""
 
 
 @dataclass(frozen=True)
 class Scored:
-    """One memory's retention score in [0, 1], its band (sleep-eval §4.2) and its observed window."""
+    """One memory's retention score in [0, 1], its band (docs/retention.md §4.2) and its observed window."""
 
     row: CorpusRow
     score: float
@@ -59,7 +60,7 @@ def active_rows(db: IndexDB, root: Path | None = None) -> list[CorpusRow]:
 
     Args:
         root: the work tree; when given, a row whose file is missing from it is dropped (the tree wins,
-            sleep-eval §0).
+            docs/phases.md §0).
 
     Raises:
         StorageError: the index cannot be read.
@@ -74,7 +75,7 @@ def memory_edges(db: IndexDB, active: set[str]) -> list[tuple[str, str, str, int
     """Memory-class edges with both ends in ``active`` as ``(src, rel, dst, derived, strength)``, sorted.
 
     Authored edges weigh 1.0; derived ones carry their mined strength; derived ``laterally_related`` edges (the
-    deep grouping band) are left out (sleep-eval §4.2 ``memoryEdges``; seed 000 §16).
+    deep grouping band) are left out (docs/retention.md §4.2 ``memoryEdges``; docs/phases.md §1.14).
     """
     out: list[tuple[str, str, str, int, float]] = []
     for e in stored_memory_edges(db, skip_derived_rel=GROUPING_REL):
@@ -84,7 +85,7 @@ def memory_edges(db: IndexDB, active: set[str]) -> list[tuple[str, str, str, int
 
 
 def retention_pass(db: IndexDB, *, at: str, root: Path | None = None) -> list[Scored]:
-    """Score every active non-task memory at instant ``at`` (sleep-eval §4.1-4.2), in corpus order.
+    """Score every active non-task memory at instant ``at`` (docs/retention.md §4.1-4.2), in corpus order.
 
     Args:
         at: the run instant (``env.at``); ages are days from ``updated_at`` to it, clamped at 0.

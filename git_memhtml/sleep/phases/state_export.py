@@ -1,5 +1,5 @@
-"""Phase 16, state-export: the committed access sidecar ``.memhtml/state/access.jsonl`` (sleep-eval §1 phase 15;
-DESIGN §3.2, §3.11).
+"""Phase 16, state-export: the committed access sidecar ``.memhtml/state/access.jsonl`` (docs/phases.md §1.16;
+docs/design.md §3.2, §3.11).
 
 ``state.access`` is not rebuildable and lives outside the tree, so each run exports it as one JSON line per path
 (path order) for clones to import. The bytes come from ``index.access.export_access_jsonl``; the file is written

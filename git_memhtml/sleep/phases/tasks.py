@@ -1,6 +1,6 @@
 """Detected tasks: the proposals a night declined to decide, filed as ordinary task files with evidence.
 
-(``spec/memhtml-sleep-eval.md`` §7; seed 000 §10.) One module holds what every detector shares:
+(docs/tasks.md §7; docs/tasks.md §7.) One module holds what every detector shares:
 
 - **The key is the path.** ``areas/inbox/tasks/det-<12 hex>-<slug>.html`` where the hex is
   ``sha256(norm(detector) + " " + norm(finding))[:12]``; a second night finds the open file and refreshes its
@@ -10,7 +10,7 @@
 - **A human dismissal sticks**: a done detected task under ``archive/<Y>/areas/inbox/tasks/`` that was not closed
   by the machine refuses the same key (ten years back from the run date).
 - **Ten a night** across detectors (``env.services.budget``); overflow is counted.
-- **No sweep yet**: the spec's sweep (sleep-eval §7 ``closeVanishedDetections``, tag ``machine-closed``) runs only
+- **No sweep yet**: the spec's sweep (docs/tasks.md §7 ``closeVanishedDetections``, tag ``machine-closed``) runs only
   on a model-bound night, and this version binds no model; its unused implementation was removed in issue 9. A
   task tagged ``machine-closed`` is still no human dismissal.
 
@@ -39,27 +39,27 @@ from git_memhtml.store import edits
 from git_memhtml.tree.layout import placement_for, slugify
 
 DETECTED_DIR = placement_for("task")
-"""Directory of detected tasks: ``areas/inbox/tasks`` (sleep-eval §7 "Path and key")."""
+"""Directory of detected tasks: ``areas/inbox/tasks`` (docs/tasks.md §7 "Path and key")."""
 
 KEY_HEX = 12
-"""Hex digits of the key digest (sleep-eval §7)."""
+"""Hex digits of the key digest (docs/tasks.md §7)."""
 
 SLUG_CAP = 80 - 4 - KEY_HEX - 1
-"""Slug budget after ``det-<hex>-``: 63 (sleep-eval §7)."""
+"""Slug budget after ``det-<hex>-``: 63 (docs/tasks.md §7)."""
 
 TITLE_CAP = 90
-"""Flattened title length cap (sleep-eval §7)."""
+"""Flattened title length cap (docs/tasks.md §7)."""
 
 DISMISSAL_YEARS = 10
-"""Archive years searched for a human dismissal, the run's year included (sleep-eval §7 "Mint order" step 2)."""
+"""Archive years searched for a human dismissal, the run's year included (docs/tasks.md §7 "Mint order" step 2)."""
 
 DETECTED_TAG = "detected"
 MACHINE_CLOSED_TAG = "machine-closed"
 SLEEP_AUTHOR = "agent:sleep"
-"""Author separation (seed 000 §10)."""
+"""Author separation (docs/tasks.md §7)."""
 
 KEY_RE = re.compile(r"^(det-[0-9a-f]{12})-")
-"""Recovers the key from a file name (sleep-eval §7)."""
+"""Recovers the key from a file name (docs/tasks.md §7)."""
 
 _WS = re.compile(r"\s+")
 
@@ -140,7 +140,7 @@ class TaskTally:
 
 
 def norm(text: str) -> str:
-    """NFC, lowercase, collapse whitespace runs, trim (sleep-eval §7 ``norm``)."""
+    """NFC, lowercase, collapse whitespace runs, trim (docs/tasks.md §7 ``norm``)."""
     return _WS.sub(" ", unicodedata.normalize("NFC", text).lower()).strip()
 
 
@@ -150,7 +150,7 @@ def flatten(text: str) -> str:
 
 
 def detection_key(detector: str, finding: str) -> str:
-    """``det-`` + ``sha256(norm(detector) + " " + norm(finding))[:12]`` (sleep-eval §7)."""
+    """``det-`` + ``sha256(norm(detector) + " " + norm(finding))[:12]`` (docs/tasks.md §7)."""
     digest = hashlib.sha256(f"{norm(detector)} {norm(finding)}".encode()).hexdigest()
     return f"det-{digest[:KEY_HEX]}"
 
@@ -181,7 +181,7 @@ def _is_detected(doc: MemoryDocument) -> bool:
 
 
 def open_detections(repo: GitRepo, detector: str | None = None) -> list[OpenDetection]:
-    """Open detected tasks in the tree, sorted by path (sleep-eval §7 ``openDetections``).
+    """Open detected tasks in the tree, sorted by path (docs/tasks.md §7 ``openDetections``).
 
     A file ``areas/inbox/tasks/det-*.html`` that parses as a task not marked done, with ``tags[0] == detected``
     and (when ``detector`` is given) ``tags[1] == detector``. Unparseable files are skipped.
@@ -207,7 +207,7 @@ def is_dismissed(repo: GitRepo, key: str, date: str) -> bool:
     """Whether a human closed this key: a done, detected, not ``machine-closed`` task in the archive or in place.
 
     Looks in ``archive/<Y>/areas/inbox/tasks/<key>-*.html`` for Y = the run year back :data:`DISMISSAL_YEARS`
-    years, and at a done ``areas/inbox/tasks/<key>-*.html`` still in place (sleep-eval §7 step 2).
+    years, and at a done ``areas/inbox/tasks/<key>-*.html`` still in place (docs/tasks.md §7 step 2).
     """
     year = int(date[:4])
     folders = [DETECTED_DIR] + [f"archive/{y:04d}/{DETECTED_DIR}" for y in range(year, year - DISMISSAL_YEARS, -1)]
@@ -226,7 +226,7 @@ def is_dismissed(repo: GitRepo, key: str, date: str) -> bool:
 
 def evidence_verified(repo: GitRepo, evidence: Evidence) -> bool:
     """A measurement needs a non-blank detail; a quote must occur (flattened, case-sensitive) in the flattened
-    article text of its source file on disk (sleep-eval §7 "Evidence kinds")."""
+    article text of its source file on disk (docs/tasks.md §7 "Evidence kinds")."""
     if isinstance(evidence, Measurement):
         return bool(evidence.detail.strip())
     quote = flatten(evidence.quote)
@@ -289,7 +289,7 @@ def mint_detected_task(
     *,
     detail: str | None = None,
 ) -> MintOutcome:
-    """Mint (or refresh, or refuse) the detected task of one finding (sleep-eval §7 "Mint order").
+    """Mint (or refresh, or refuse) the detected task of one finding (docs/tasks.md §7 "Mint order").
 
     In order: an open detection with this key is stamped ``updated = env.at`` → ``refreshed`` (no budget); a
     human dismissal → ``dismissed``; unverifiable evidence → ``unverified``; ``frame_key_of(claim)`` equal to the

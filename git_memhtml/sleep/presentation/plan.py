@@ -1,4 +1,5 @@
-"""``sleep plan``: would a run change anything? Index counts only; no phase runs (seed 001, seed 000 §17).
+"""``sleep plan``: would a run change anything? Index counts only; no phase runs (docs/sleep.md §2.8, docs/sleep.md
+§2.9).
 
 Verdict: ``would-change`` when a counted signal is non-zero; ``no-signal`` when every signal is zero, every
 uncountable input is empty and the index describes the checkout; ``unknown`` otherwise.
@@ -15,7 +16,7 @@ from git_memhtml.index.stats import plan_counts
 from git_memhtml.index.watermark import indexed_head
 
 SESSIONS_PER_RUN = 10
-"""Transcripts consolidated per night (seed 001)."""
+"""Transcripts consolidated per night (docs/phases.md §1.12)."""
 
 
 def plan(repo: GitRepo, db: IndexDB) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The run report page ``.memhtml/sleep/<run>.html`` (sleep-eval §1 phase 16; DESIGN §3.2).
+"""The run report page ``.memhtml/sleep/<run>.html`` (docs/phases.md §1.17; docs/design.md §3.2).
 
 Plain HTML with no memhtml head (it is not a memory and lives outside the PARA buckets): a summary ``<mark>``, a
 ``<dl>`` with run, branch, base, head and model calls, a ``<details>`` listing failed phases, and one table row
@@ -17,7 +17,7 @@ from git_memhtml.sleep.engine.contract import SLEEP_PHASES, phase_ordinal
 from git_memhtml.sleep.engine.env import PhaseReport
 
 SHA_WIDTH = 12
-"""Commit shas are shown abbreviated to 12 characters (sleep-eval §1 phase 16)."""
+"""Commit shas are shown abbreviated to 12 characters (docs/phases.md §1.17)."""
 
 
 def _esc(value: object) -> str:
@@ -34,7 +34,7 @@ def format_value(value: Any) -> str:
 
 
 def format_counts(counts: Mapping[str, Any]) -> str:
-    """``k=v`` pairs in insertion order, space-separated (sleep-eval §1 phase 16)."""
+    """``k=v`` pairs in insertion order, space-separated (docs/phases.md §1.17)."""
     return " ".join(f"{key}={format_value(value)}" for key, value in counts.items())
 
 

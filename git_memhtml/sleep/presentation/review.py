@@ -1,6 +1,7 @@
-"""``sleep review``: what a run changed, classified by article hash on both sides (seed 001, seed 000 §15).
+"""``sleep review``: what a run changed, classified by article hash on both sides (docs/sleep.md §2.6, docs/sleep.md
+§2.6).
 
-Classification of each changed file (``spec/memhtml-sleep-eval.md`` §2 "Review"): added → ``created``; deleted
+Classification of each changed file (docs/sleep.md §2.6 "Review"): added → ``created``; deleted
 → ``deleted``; renamed into ``archive/<YYYY>/`` → ``archived`` (``fromPath`` kept); renamed elsewhere →
 ``body-changed``; modified in its ``memhtml-`` metas and links only (every other byte identical, the article's
 among them) → ``entity-changed`` when its

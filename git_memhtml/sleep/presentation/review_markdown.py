@@ -4,7 +4,7 @@ Built from :func:`sleep.review.review_run`'s result, in reading order: a header 
 classification summary, the body-changed memories first (the only files whose article text changed), the
 entity-changed memories (an entity value rewritten: what the memory is about) with each removed and added value,
 the detected tasks the run filed with their claim and evidence, the per-phase table, then the other files and the
-commits inside ``<details>`` blocks so the body stays skimmable (``spec/git-ecosystem.md`` §8).
+commits inside ``<details>`` blocks so the body stays skimmable (docs/git.md §8).
 
 Memory text is untrusted: every value that is not our own constant text goes through :func:`md_text` (escaped
 inline text: no HTML, no links or autolinks, no @-mentions, no #-references, no emphasis, no table breaks) or
@@ -26,11 +26,11 @@ from git_memhtml.sleep.engine.runfiles import report_path
 from git_memhtml.tree.layout import placement_for  # the detected tasks' folder (sleep/phases/tasks.py)
 
 MAX_BODY_CHARS = 65_536
-"""A forge rejects a longer pull-request body: "body is too long (maximum is 65536 characters)" (git-ecosystem §8)."""
+"""A forge rejects a longer pull-request body: "body is too long (maximum is 65536 characters)" (docs/git.md §8)."""
 
 BODY_BUDGET_BYTES = 60_000
 """Our cap, in UTF-8 bytes, below :data:`MAX_BODY_CHARS` whether the forge counts bytes or characters
-(git-ecosystem §8 "cap at about 60,000 bytes, truncate at a line boundary")."""
+(docs/git.md §8 "cap at about 60,000 bytes, truncate at a line boundary")."""
 assert BODY_BUDGET_BYTES < MAX_BODY_CHARS, "the body budget must stay below the forge's limit"
 
 TEXT_CAP = 300
