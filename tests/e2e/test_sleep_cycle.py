@@ -448,19 +448,22 @@ def test_merge_refuses_when_the_checkout_has_conflicting_uncommitted_edits(
     assert victim.read_text().endswith("<!-- my uncommitted edit -->\n")
 
 
-def test_merge_prints_the_gate_figures(demo_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_merge_prints_the_gate_figures(demo_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Human output and --json both carry the gate's mrr, inversions and probes; its temp folder is gone."""
     import tempfile
 
     code, run = cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)
     assert code == 0
-    before = set(Path(tempfile.gettempdir()).glob("memhtml-gate-*"))
+    private = tmp_path / "tmp"  # this test's own temp folder: other suites' gate folders never show up in it
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
     capsys.readouterr()
     code = main(["-C", str(demo_repo), "sleep", "merge", run["data"]["runId"]])
     out = capsys.readouterr().out
     assert code == 0, out
     assert re.search(r"^gate passed: 36 probes, 0 inversions, mrr 1\.0000 \(floor 0\.85\)$", out, re.M), out
-    assert set(Path(tempfile.gettempdir()).glob("memhtml-gate-*")) == before
+    assert list(private.glob("memhtml-gate-*")) == []
 
 
 def test_merge_json_carries_the_gate_summary(demo_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
