@@ -58,6 +58,7 @@ from git_memhtml.errors import MemhtmlError, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
+from git_memhtml.index.memories import active_paths_with_hash
 from git_memhtml.output import emit, log, table
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.run import run_sleep
@@ -235,14 +236,12 @@ def _timed(sampler: RssSampler, name: str, action: Callable[[], dict[str, Any]])
     return _close(sampler, window)
 
 
-def _dedupe(db: IndexDB) -> Callable[[str], str | None]:
-    """The content-hash lookup ``git memhtml apply`` uses (active non-task memory holding the hash)."""
+def _dedupe(db: IndexDB) -> Callable[[str], list[str]]:
+    """The content-hash lookup ``git memhtml apply`` uses: the active memories holding the hash
+    (``index.memories.active_paths_with_hash``, the one active-memory predicate)."""
 
-    def lookup(digest: str) -> str | None:
-        row = db.query_one(
-            "SELECT path FROM files WHERE content_hash = ? AND archived = 0 AND memory_type <> 'task'", (digest,)
-        )
-        return None if row is None else str(row[0])
+    def lookup(digest: str) -> list[str]:
+        return active_paths_with_hash(db, digest)
 
     return lookup
 

@@ -34,6 +34,7 @@ from git_memhtml.embed.registry import get_embedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
+from git_memhtml.index.memories import active_paths_with_hash
 from git_memhtml.index.retrieval import ArmWeights, search
 from git_memhtml.index.weights import default_weights
 from git_memhtml.store.ops import parse_op_stream
@@ -157,11 +158,8 @@ def import_conversation(root: Path, stream: str, embedder: Embedder | None) -> t
     db = IndexDB.for_repo(repo)
     update(repo, db, embedder, now=IMPORT_NOW)
 
-    def dedupe(digest: str) -> str | None:
-        row = db.query_one(
-            "SELECT path FROM files WHERE content_hash = ? AND archived = 0 AND memory_type <> 'task'", (digest,)
-        )
-        return None if row is None else str(row[0])
+    def dedupe(digest: str) -> list[str]:  # what `git memhtml apply` asks the index (one active predicate)
+        return active_paths_with_hash(db, digest)
 
     result = apply_batch(repo, parse_op_stream(stream, source="locomo"), now=IMPORT_NOW, dedupe=dedupe)
     if not result.ok:
