@@ -14,10 +14,8 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 FIXED_DATE = "2026-01-15T12:00:00+00:00"
 
 
-@pytest.fixture(autouse=True)
-def hermetic_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Point HOME and XDG at a temporary folder, pin git identity and dates, scrub GIT_* and MEMHTML_*."""
-    home = tmp_path_factory.mktemp("home")
+def _pin_environment(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """Point HOME and XDG at ``home``, pin git identity and dates, scrub GIT_* and MEMHTML_*."""
     for key in list(os.environ):
         if key.startswith(("GIT_", "MEMHTML_")):
             monkeypatch.delenv(key, raising=False)
@@ -36,4 +34,20 @@ def hermetic_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     (home / ".gitconfig").write_text(
         "[user]\n\tname = Test Author\n\temail = author@example.invalid\n[init]\n\tdefaultBranch = main\n"
     )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def hermetic_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The same pinned environment for the whole session, so module- and session-scoped fixtures (which run
+    before any function-scoped one) never see the machine's HOME, identity or git state."""
+    patch = pytest.MonkeyPatch()
+    _pin_environment(patch, tmp_path_factory.mktemp("session-home"))
+    yield
+    patch.undo()
+
+
+@pytest.fixture(autouse=True)
+def hermetic_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Point HOME and XDG at a temporary folder, pin git identity and dates, scrub GIT_* and MEMHTML_*."""
+    _pin_environment(monkeypatch, tmp_path_factory.mktemp("home"))
     yield
