@@ -8,6 +8,7 @@ generated listing on both sides conflicts; with half a definition (a name but no
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,13 +39,13 @@ class _Repo(Protocol):
 
     def run_git(self, args: Sequence[str]) -> str: ...
 
+    @property
+    def env(self) -> Mapping[str, str]: ...
+
 
 class _RepoWithDirs(_Repo, Protocol):
     root: Path
     common_dir: Path
-
-    @property
-    def env(self) -> Mapping[str, str]: ...
 
 
 def _config(repo: _Repo, key: str) -> str | None:
@@ -81,7 +82,7 @@ def check_merge_driver(repo: _Repo) -> Check:
                      "travel with a clone): git falls back to a text merge and generated listings conflict",
                      "git memhtml install")
     program = driver.split()[0] if driver.split() else ""
-    if shutil.which(program) is None:
+    if shutil.which(program, path=repo.env.get("PATH", os.defpath)) is None:  # the PATH git will run it with
         return Check("merge-driver", False, f"the merge driver runs `{program}`, which is not on PATH",
                      "install git-memhtml where git can find it (pipx install git-memhtml)")
     return Check("merge-driver", True, f"generated files merge by their entries ({driver})")

@@ -92,11 +92,25 @@ CHOKE_POINTS: Mapping[str, tuple[str, ...]] = {
     "wordllama": ("embed/wordllama.py",),
     "html5lib": ("document/",),
     "click": ("cli/",),
+    "sqlite3": ("index/db.py",),
 }
 """Third-party module → the only package-relative paths (a trailing ``/``: a whole package) that may import it."""
 
-SUBPROCESS_ALLOWED: tuple[str, ...] = ("gitrepo/", "sleep/landing/forge.py")
-"""Where a child process may start: the git choke point and the forge (``gh``) client."""
+SUBPROCESS_ALLOWED: tuple[str, ...] = ("gitrepo/",)
+"""Where a child process may start: the git choke point (``gitrepo/process.py`` starts ``git`` and ``gh``)."""
+
+PROGRAM_RUNNER_NAMES: tuple[str, ...] = ("git_memhtml.gitrepo.process.run_program", "git_memhtml.gitrepo.run_program")
+"""``run_program`` starts any program; only the forge client may call it (for ``gh``)."""
+
+PROGRAM_RUNNER_ALLOWED: tuple[str, ...] = ("gitrepo/", "sleep/landing/forge.py")
+
+OS_SPAWN_ATTRIBUTES = frozenset({
+    "system", "popen", "startfile", "fork", "forkpty", "posix_spawn", "posix_spawnp",
+    *(f"spawn{s}" for s in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")),
+    *(f"exec{s}" for s in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")),
+})
+"""Attributes that start a program when read off anything named ``os`` (``shutil.os.system`` reaches ``os``
+through another module, which no alias table follows)."""
 
 SUBPROCESS_NAMES: tuple[str, ...] = (
     "subprocess", "_posixsubprocess", "pty", "multiprocessing", "webbrowser", "concurrent.futures.ProcessPoolExecutor",
@@ -118,6 +132,25 @@ ENVIRON_NAMES: tuple[str, ...] = (
 )
 """Reads of the environment, direct (``os.environ``) or through ``HOME``/``USER`` (``Path.home()``)."""
 
+ENVIRON_ATTRIBUTES = frozenset({"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"})
+"""Attribute names that read the environment off any object (``shutil.os.environ``, ``posixpath.os.getenv``)."""
+
+LIVE_ENV_NAMES: tuple[str, ...] = ("git_memhtml.config.live_env",)
+"""``config.live_env()`` is a live view of the process environment: the default of the library entry points."""
+
+LIVE_ENV_ALLOWED: tuple[str, ...] = (
+    "cli/", "config.py", "gitrepo/repo.py", "hooks/install.py", "hooks/gitconfig.py", "hooks/merge_driver.py",
+)
+"""Where ``live_env`` may stand as the default of an ``env`` parameter for library callers (a ``GitRepo`` opened
+without one, ``install()``, the merge driver); the CLI passes its own copy, so nothing else may read it."""
+
+EXIT_ALLOWED: tuple[str, ...] = ("cli/", "__main__.py")
+
+EXIT_NAMES: tuple[str, ...] = (
+    "sys.exit", "builtins.exit", "builtins.quit", "builtins.SystemExit", "os._exit", "os.abort",
+)
+"""Ending the process (``sys.exit("message")`` also prints the message): only the CLI edge exits."""
+
 TERMINAL_ALLOWED: tuple[str, ...] = ("output.py",)
 
 TERMINAL_NAMES: tuple[str, ...] = (
@@ -134,6 +167,7 @@ TERMINAL_NAMES: tuple[str, ...] = (
 
 FD_OPENERS: tuple[str, ...] = (
     "builtins.open", "io.open", "io.FileIO", "os.fdopen", "os.write", "os.writev", "os.pwrite", "os.dup", "os.dup2",
+    "os.sendfile",
 )
 """Calls whose first argument may be a file descriptor: with ``1`` or ``2`` they write to the terminal."""
 
@@ -168,10 +202,21 @@ _TABLE = r'[\w.?"%{}]+'
 """A table name after FROM/INTO/UPDATE: a word, dotted (``state.access``), quoted, or a hole (``?``, ``%s``, ``{}``)."""
 SQL_ANYWHERE = re.compile(r"\b(?:" + _sql_statement(_TABLE) + ")")
 """SQL in capitals anywhere in a string literal (the house spelling of SQL)."""
-SQL_LEADING = re.compile(r"^\s*\(?\s*(?:" + _sql_statement(f"(?!{_PROSE_WORDS}){_TABLE}") + ")", re.IGNORECASE)
+SQL_LEADING = re.compile(r"^\s*(?:--[^\n]*\n\s*)*\(?\s*(?:" + _sql_statement(f"(?!{_PROSE_WORDS}){_TABLE}") + ")",
+                         re.IGNORECASE)
 """SQL in any case when the literal starts with the statement (``"select path from files"``). The tuning against
 prose: a table name is never an article or pronoun (``"Select one memory from the list"`` is a sentence), keywords
 in the middle of a literal count only in capitals, and a docstring is never checked."""
+
+SQL_KEYWORD_START = re.compile(
+    r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*"
+    r"(?:SELECT|INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER|PRAGMA|BEGIN|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE"
+    r"|VACUUM|ATTACH|DETACH|ANALYZE|REINDEX|EXPLAIN|WITH)\b(?![-'])",
+    re.DOTALL,
+)
+"""A literal that opens, after whitespace and SQL comments, with a statement keyword in capitals is a statement
+(or its first half, when it is joined to another constant at run time: ``"SELECT count(*)"`` + ``" FROM files"``),
+whatever follows."""
 
 
 # ---- parsing ----
@@ -570,14 +615,50 @@ def _rule(sources: Mapping[str, str], places: Sequence[str], forbidden: Sequence
                   for v in name_uses(path, text, forbidden))
 
 
+def _last_name(node: ast.expr) -> str | None:
+    """The last identifier of a name or attribute chain (``shutil.os`` → ``"os"``)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _attribute_uses(sources: Mapping[str, str], places: Sequence[str], attributes: Collection[str],
+                    owner: str | None) -> list[str]:
+    """Attribute reads named in ``attributes`` off any object (off an object last named ``owner`` when given),
+    outside ``places``: ``"path:line .environ"``."""
+    out = set()
+    for path, text in sources.items():
+        if allowed(path, places):
+            continue
+        for node in ast.walk(parse(text)):
+            if isinstance(node, ast.Attribute) and node.attr in attributes \
+                    and (owner is None or _last_name(node.value) == owner):
+                out.add(f"{path}:{node.lineno} .{node.attr}")
+    return sorted(out)
+
+
 def subprocess_violations(sources: Mapping[str, str]) -> list[str]:
-    """Child processes started outside :data:`SUBPROCESS_ALLOWED` (``gitrepo/`` and the forge client)."""
-    return _rule(sources, SUBPROCESS_ALLOWED, SUBPROCESS_NAMES)
+    """Child processes started outside :data:`SUBPROCESS_ALLOWED` (``gitrepo/``), in any spelling, ``os`` reached
+    through another module included; and ``run_program`` called outside the forge client."""
+    return sorted(_rule(sources, SUBPROCESS_ALLOWED, SUBPROCESS_NAMES)
+                  + _attribute_uses(sources, SUBPROCESS_ALLOWED, OS_SPAWN_ATTRIBUTES, "os")
+                  + _rule(sources, PROGRAM_RUNNER_ALLOWED, PROGRAM_RUNNER_NAMES))
 
 
 def environ_violations(sources: Mapping[str, str]) -> list[str]:
-    """Environment reads outside :data:`ENVIRON_ALLOWED` (``cli/`` and ``config.py``)."""
-    return _rule(sources, ENVIRON_ALLOWED, ENVIRON_NAMES)
+    """Environment reads outside :data:`ENVIRON_ALLOWED` (``cli/`` and ``config.py``): the names of
+    :data:`ENVIRON_NAMES`, an ``environ``/``getenv`` attribute off any object, and ``config.live_env`` outside the
+    library defaults of :data:`LIVE_ENV_ALLOWED`."""
+    return sorted(_rule(sources, ENVIRON_ALLOWED, ENVIRON_NAMES)
+                  + _attribute_uses(sources, ENVIRON_ALLOWED, ENVIRON_ATTRIBUTES, None)
+                  + _rule(sources, LIVE_ENV_ALLOWED, LIVE_ENV_NAMES))
+
+
+def exit_violations(sources: Mapping[str, str]) -> list[str]:
+    """Ending the process outside the CLI edge (:data:`EXIT_NAMES`)."""
+    return _rule(sources, EXIT_ALLOWED, EXIT_NAMES)
 
 
 def _fd_writes(path: str, source: str) -> list[str]:
@@ -592,8 +673,8 @@ def _fd_writes(path: str, source: str) -> list[str]:
             # a bool is an int: os.write(True, …) writes to descriptor 1
             if isinstance(first, ast.Constant) and isinstance(first.value, int) and first.value in {1, 2}:
                 out.append(f"{path}:{node.lineno} {ast.unparse(node.func)}({first.value!r})")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in TERMINAL_DEVICES:
-            out.append(f"{path}:{node.lineno} {node.value!r}")
+        elif isinstance(node, ast.Constant | ast.BinOp | ast.JoinedStr) and _text(node) in TERMINAL_DEVICES:
+            out.append(f"{path}:{node.lineno} {_text(node)!r}")
     return out
 
 
@@ -607,9 +688,31 @@ DYNAMIC_CODE_NAMES: tuple[str, ...] = ("builtins.exec", "builtins.eval", "builti
 """Code run from a string: it would hide any import, spawn or write from every rule above, so no module runs any."""
 
 
+COMPUTED_IMPORT_ALLOWED: tuple[str, ...] = ("sleep/phases/__init__.py",)
+"""The one computed import: the phases package imports each module it holds (``pkgutil.iter_modules`` of its own
+folder), so a new phase is its module and nothing else."""
+
+COMPUTED_IMPORT_CALLS = frozenset({*IMPORT_CALLS, "pkgutil.resolve_name"})
+
+
 def dynamic_code_violations(sources: Mapping[str, str]) -> list[str]:
-    """``exec``/``eval``/``compile`` of a string (and ``runpy``) anywhere in the package."""
-    return _rule(sources, (), DYNAMIC_CODE_NAMES)
+    """``exec``/``eval``/``compile`` of a string (and ``runpy``) anywhere in the package; ``__builtins__`` (a way
+    to every builtin by a string key); an import of a computed name (its target no rule can see) outside
+    :data:`COMPUTED_IMPORT_ALLOWED`."""
+    out = _rule(sources, (), DYNAMIC_CODE_NAMES)
+    for path, text in sources.items():
+        tree = parse(text)
+        names = Names(path, tree)
+        for node, shadow in scoped_walk(tree):
+            if isinstance(node, ast.Name) and node.id == "__builtins__":
+                out.append(f"{path}:{node.lineno} __builtins__")
+            elif isinstance(node, ast.Call) and not allowed(path, COMPUTED_IMPORT_ALLOWED) \
+                    and set(names.candidates(node.func, shadow)) & COMPUTED_IMPORT_CALLS:
+                first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
+                if not (isinstance(first, ast.Constant) and isinstance(first.value, str)) or any(
+                        k.arg in {"package", "fromlist"} for k in node.keywords) or len(node.args) > 1:
+                    out.append(f"{path}:{node.lineno} import of a computed name: {ast.unparse(node)[:60]}")
+    return sorted(set(out))
 
 
 # ---- SQL ----
@@ -680,7 +783,7 @@ def sql_literal_violations(sources: Mapping[str, str]) -> list[str]:
             if text is None:
                 continue
             inner.update(id(child) for child in ast.walk(node) if child is not node)
-            match = SQL_ANYWHERE.search(text) or SQL_LEADING.search(text)
+            match = SQL_ANYWHERE.search(text) or SQL_LEADING.search(text) or SQL_KEYWORD_START.search(text)
             if match:
                 out.add(f"{path}:{node.lineno} SQL {' '.join(match.group(0).split())[:40]!r}")
     return sorted(out)

@@ -54,6 +54,8 @@ TERMINAL_PLANTED: list[tuple[str, str]] = [
     ("input prompt", "answer = input('continue? ')\n"),
     ("inside a function", "def f() -> None:\n    import sys\n    sys.stdout.flush()\n"),
     ("importlib", "import importlib\nimportlib.import_module('pprint').pprint(1)\n"),
+    ("device name joined at run time", "open('/dev/' + 'stdout', 'w')\n"),
+    ("os.sendfile(1)", "import os\nos.sendfile(1, 3, 0, 10)\n"),
 ]
 
 
@@ -97,6 +99,10 @@ SUBPROCESS_PLANTED: list[tuple[str, str]] = [
     ("getattr(os, 'system')", "import os\ngetattr(os, 'system')('ls')\n"),
     ("inside a function", "def f() -> None:\n    import subprocess\n"),
     ("TYPE_CHECKING", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import subprocess\n"),
+    ("os reached through shutil", "import shutil\nshutil.os.system('ls')\n"),
+    ("exec off os through posixpath", "import posixpath\nposixpath.os.execv('/bin/sh', ['sh'])\n"),
+    ("run_program outside the forge", "from git_memhtml.gitrepo.process import run_program\nrun_program(['sh'])\n"),
+    ("run_program via gitrepo", "import git_memhtml.gitrepo as g\ng.run_program(['sh'])\n"),
 ]
 
 
@@ -110,8 +116,10 @@ def test_subprocess_rule_passes_clean_code_and_its_places() -> None:
     assert rules.subprocess_violations(_one("hooks/clean.py", clean)) == []
     spawn = "import subprocess\nsubprocess.run(['gh'])\n"
     assert rules.subprocess_violations(_one("gitrepo/anything.py", spawn)) == []
-    assert rules.subprocess_violations(_one("sleep/landing/forge.py", spawn)) == []
-    assert rules.subprocess_violations(_one("sleep/landing/rail.py", spawn)) != []
+    assert rules.subprocess_violations(_one("sleep/landing/forge.py", spawn)) != []  # it asks gitrepo to run gh
+    runner = "from git_memhtml.gitrepo.process import run_program\nrun_program(['gh'])\n"
+    assert rules.subprocess_violations(_one("sleep/landing/forge.py", runner)) == []
+    assert rules.subprocess_violations(_one("sleep/landing/rail.py", runner)) != []
 
 
 # ---- environment ----
@@ -129,6 +137,10 @@ ENVIRON_PLANTED: list[tuple[str, str]] = [
     ("expanduser", "import os.path\nos.path.expanduser('~')\n"),
     ("getattr", "import os\ngetattr(os, 'environ')\n"),
     ("dict(os.environ)", "import os\ndef f() -> dict[str, str]:\n    return dict(os.environ)\n"),
+    ("os reached through shutil", "import shutil\nshutil.os.environ['HOME']\n"),
+    ("getenv off another module's os", "import posixpath\nposixpath.os.getenv('HOME')\n"),
+    ("config.live_env laundering", "from git_memhtml.config import live_env\nlive_env()['HOME']\n"),
+    ("config module live_env", "from git_memhtml import config\nconfig.live_env().get('HOME')\n"),
 ]
 
 
@@ -149,6 +161,10 @@ def test_environ_rule_passes_clean_code_and_its_places() -> None:
     assert rules.environ_violations(_one("cli/app.py", reads)) == []
     assert rules.environ_violations(_one("config.py", reads)) == []
     assert rules.environ_violations(_one("configs.py", reads)) != []
+    default = "from git_memhtml.config import live_env\nENV = live_env()\n"
+    assert rules.environ_violations(_one("gitrepo/repo.py", default)) == []  # the library default of GitRepo
+    assert rules.environ_violations(_one("gitrepo/lock.py", default)) != []
+    assert rules.environ_violations(_one("store/x.py", "def f(repo: object) -> object:\n    return repo.env\n")) == []
 
 
 # ---- SQL literals ----
@@ -172,6 +188,12 @@ SQL_PLANTED: list[tuple[str, str]] = [
     ("str.format", "db.query('SELECT {} FROM files'.format(cols))\n"),
     ("in the middle", "MESSAGE = 'run: SELECT count(*) FROM files'\n"),
     ("in a function", "def f(db: object) -> None:\n    q = 'SELECT 1 FROM files'\n"),
+    ("first half of a split statement", "HEAD = 'SELECT count(*)'\nTAIL = ' FROM files WHERE 1'\n"),
+    ("select without from", "Q = 'SELECT count(*) AS n'\n"),
+    ("begin immediate", "db.execute('BEGIN IMMEDIATE')\n"),
+    ("vacuum", "db.execute('VACUUM')\n"),
+    ("lower case after a comment", "Q = '-- how many\\nselect count(*) from files'\n"),
+    ("capitals after a comment", "Q = '-- how many\\nSELECT 1'\n"),
 ]
 
 
@@ -310,6 +332,7 @@ CHOKE_PLANTED: list[tuple[str, str, str]] = [
     ("click in the core", "store/a.py", "import click\n"),
     ("click through importlib", "doctor.py", "import importlib\nimportlib.import_module('click')\n"),
     ("html5lib outside document", "index/a.py", "from html5lib import HTMLParser\n"),
+    ("sqlite3 anywhere but db.py", "store/a.py", "import sqlite3\n"),
 ]
 
 
@@ -414,6 +437,12 @@ DYNAMIC_PLANTED: list[tuple[str, str]] = [
     ("compile", "code = compile('print(1)', 'x', 'exec')\n"),
     ("builtins.exec", "import builtins\nbuiltins.exec('x = 1')\n"),
     ("runpy", "import runpy\nrunpy.run_path('x.py')\n"),
+    ("__builtins__ by key", "__builtins__['print']('x')\n"),
+    ("import_module of a joined name", "import importlib\nimportlib.import_module('git_memhtml.' + 'sleep')\n"),
+    ("import_module of an f-string", "import importlib\nname = 'sleep'\nimportlib.import_module(f'git_memhtml.{name}')\n"),
+    ("relative import_module with a package", "import importlib\nimportlib.import_module('.engine', 'git_memhtml.sleep')\n"),
+    ("__import__ with a fromlist", "__import__('git_memhtml', fromlist=['sleep'])\n"),
+    ("pkgutil.resolve_name of a name", "import pkgutil\nname = 'git_memhtml.sleep'\npkgutil.resolve_name(name)\n"),
 ]
 
 
@@ -422,6 +451,31 @@ def test_dynamic_code_rule_catches(label: str, source: str) -> None:
     assert rules.dynamic_code_violations(_one("store/planted.py", source)), label
 
 
+EXIT_PLANTED: list[tuple[str, str]] = [
+    ("sys.exit with a message", "import sys\nsys.exit('bye')\n"),
+    ("raise SystemExit", "raise SystemExit('bye')\n"),
+    ("exit()", "exit(1)\n"),
+    ("os._exit", "import os\nos._exit(1)\n"),
+    ("from sys import exit", "from sys import exit as leave\nleave(2)\n"),
+]
+
+
+@pytest.mark.parametrize(("label", "source"), EXIT_PLANTED, ids=[r[0] for r in EXIT_PLANTED])
+def test_exit_rule_catches(label: str, source: str) -> None:
+    assert rules.exit_violations(_one("store/planted.py", source)), label
+
+
+def test_exit_rule_passes_the_cli_edge() -> None:
+    assert rules.exit_violations(_one("cli/main.py", "import sys\nsys.exit(1)\n")) == []
+    assert rules.exit_violations(_one("__main__.py", "raise SystemExit(0)\n")) == []
+    assert rules.exit_violations(_one("store/clean.py", "def exit_code() -> int:\n    return 0\n")) == []
+
+
 def test_dynamic_code_rule_passes_regex_compile_and_methods() -> None:
     clean = "import re\nPATTERN = re.compile('x')\n\nclass A:\n    def eval(self) -> None:\n        self.eval()\n"
     assert rules.dynamic_code_violations(_one("store/clean.py", clean)) == []
+    literal = "import importlib\nimportlib.import_module('git_memhtml.sleep.phases')\n"
+    assert rules.dynamic_code_violations(_one("store/clean.py", literal)) == []
+    computed = "import importlib\nfor m in ('a',):\n    importlib.import_module(f'{__name__}.{m}')\n"
+    assert rules.dynamic_code_violations(_one("sleep/phases/__init__.py", computed)) == []
+    assert rules.dynamic_code_violations(_one("sleep/engine/run.py", computed)) != []

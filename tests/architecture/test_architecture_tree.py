@@ -49,8 +49,12 @@ def test_external_systems_have_one_choke_point_each() -> None:
     assert rules.choke_point_violations(SOURCES, rules.CHOKE_POINTS) == []
 
 
-def test_only_gitrepo_and_the_forge_client_start_processes() -> None:
+def test_only_gitrepo_starts_processes_and_only_the_forge_client_asks_it_to_run_a_program() -> None:
     assert rules.subprocess_violations(SOURCES) == []
+
+
+def test_only_the_cli_ends_the_process() -> None:
+    assert rules.exit_violations(SOURCES) == []
 
 
 def test_only_cli_and_config_read_the_environment() -> None:

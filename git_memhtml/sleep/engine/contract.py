@@ -4,7 +4,7 @@ The order is :data:`SLEEP_PHASES`; everything else about a phase (body, counts t
 commits, hard prerequisites) is its module's :class:`PhaseSpec`, passed to :func:`register` at import. Adding a
 phase is its module (under ``sleep/phases/``, which imports every module it holds), one line here, and its test.
 
-Source: docs/phases.md §1–§0.2 and docs/phases.md §1.14 (v0.6.0: 17 phases, ``placement-triage`` deep-only, preflight a
+Source: docs/phases.md §0.2, §1.1–§1.17 and §1.14 (v0.6.0: 17 phases, ``placement-triage`` deep-only, preflight a
 hard prerequisite of every later phase, dedup-merge of compress and retention-triage).
 """
 

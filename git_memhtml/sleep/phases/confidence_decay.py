@@ -1,5 +1,5 @@
-"""Phase 7, confidence-decay: one decay step per elapsed week for every un-reinforced memory (docs/phases.md §1 phase
-7, §4.3; docs/phases.md §1, §0.4, docs/sleep.md §2.9).
+"""Phase 7, confidence-decay: one decay step per elapsed week for every un-reinforced memory (docs/phases.md §1.7,
+docs/retention.md §4.3; docs/phases.md §0.4, docs/sleep.md §2.9).
 
 Decision (docs/sleep.md "Decay follows time, not runs"): the original applies one step per *run*, so a caller
 that runs sleep twice forgets twice as fast, and a second run over an unchanged corpus changes scores and can
