@@ -105,7 +105,8 @@ def test_a_record_type_is_declared_in_its_home_only(name: str, fields: set[str],
     for path, (tree, _) in MODULES.items():
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
-                names = {s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+                names = {s.target.id for s in node.body
+                         if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
                 if len(names & fields) >= 2:
                     declared.add(f"{path}:{node.name}")
     assert len(declared) == 1 and next(iter(declared)).startswith(home + ":"), (name, sorted(declared))

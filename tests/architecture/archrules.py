@@ -229,7 +229,8 @@ def parse(source: str) -> ast.Module:
 
 
 def module_name(path: str) -> str:
-    """``"sleep/engine/run.py"`` → ``"git_memhtml.sleep.engine.run"``; ``"sleep/__init__.py"`` → ``"git_memhtml.sleep"``."""
+    """``"sleep/engine/run.py"`` → ``"git_memhtml.sleep.engine.run"``; ``"sleep/__init__.py"`` →
+    ``"git_memhtml.sleep"``."""
     parts = path.removesuffix(".py").split("/")
     if parts[-1] == "__init__":
         parts = parts[:-1]
@@ -684,7 +685,9 @@ def terminal_write_violations(sources: Mapping[str, str]) -> list[str]:
         v for path, text in sources.items() if not allowed(path, TERMINAL_ALLOWED) for v in _fd_writes(path, text)])
 
 
-DYNAMIC_CODE_NAMES: tuple[str, ...] = ("builtins.exec", "builtins.eval", "builtins.compile", "runpy", "code.InteractiveInterpreter")
+DYNAMIC_CODE_NAMES: tuple[str, ...] = (
+    "builtins.exec", "builtins.eval", "builtins.compile", "runpy", "code.InteractiveInterpreter",
+)
 """Code run from a string: it would hide any import, spawn or write from every rule above, so no module runs any."""
 
 

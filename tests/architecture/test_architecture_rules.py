@@ -350,7 +350,8 @@ def test_choke_point_rule_passes_the_choke_points() -> None:
 # ---- hostile spellings found while hardening ----
 
 HOSTILE: list[tuple[str, str, str]] = [
-    ("terminal", "a parameter elsewhere does not hide print", "def f(print: object) -> None:\n    pass\n\nprint('x')\n"),
+    ("terminal", "a parameter elsewhere does not hide print",
+     "def f(print: object) -> None:\n    pass\n\nprint('x')\n"),
     ("terminal", "a class attribute does not hide print in a method",
      "class A:\n    print = None\n\n    def f(self) -> None:\n        print('x')\n"),
     ("terminal", "module assigned to a name", "import sys\nout = sys\nout.stdout.write('x')\n"),
@@ -439,8 +440,10 @@ DYNAMIC_PLANTED: list[tuple[str, str]] = [
     ("runpy", "import runpy\nrunpy.run_path('x.py')\n"),
     ("__builtins__ by key", "__builtins__['print']('x')\n"),
     ("import_module of a joined name", "import importlib\nimportlib.import_module('git_memhtml.' + 'sleep')\n"),
-    ("import_module of an f-string", "import importlib\nname = 'sleep'\nimportlib.import_module(f'git_memhtml.{name}')\n"),
-    ("relative import_module with a package", "import importlib\nimportlib.import_module('.engine', 'git_memhtml.sleep')\n"),
+    ("import_module of an f-string",
+     "import importlib\nname = 'sleep'\nimportlib.import_module(f'git_memhtml.{name}')\n"),
+    ("relative import_module with a package",
+     "import importlib\nimportlib.import_module('.engine', 'git_memhtml.sleep')\n"),
     ("__import__ with a fromlist", "__import__('git_memhtml', fromlist=['sleep'])\n"),
     ("pkgutil.resolve_name of a name", "import pkgutil\nname = 'git_memhtml.sleep'\npkgutil.resolve_name(name)\n"),
 ]

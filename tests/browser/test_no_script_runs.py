@@ -2,8 +2,8 @@
 
 A loopback HTTP server (127.0.0.1, ephemeral port) serves, unmodified: every golden fixture
 (``tests/document/golden``), every file of a repository built by a real ``git memhtml demo`` run (the
-``the demo corpus (git_memhtml/resources/demo)`` memories plus one whose title, body, tag and entity are script markup kept as text, the
-``index.html`` listings, ``sitemap.xml``, ``README.html`` and the sleep report
+``the demo corpus (git_memhtml/resources/demo)`` memories plus one whose title, body, tag and entity are script
+markup kept as text, the ``index.html`` listings, ``sitemap.xml``, ``README.html`` and the sleep report
 page). Headless Chromium opens one harness page that frames each of them (the harness itself has no script; the
 pages get nothing injected) and runs with a virtual-time budget so timers, handlers and redirects have their
 chance. Any request to ``/beacon`` means a script (or a refresh, or a fetching element) ran. Positive controls in
@@ -123,8 +123,8 @@ HOSTILE_TEXT_OPS = [
 
 
 def _demo_repository(target: Path) -> Path:
-    """A real demo run (init, apply the demo corpus (git_memhtml/resources/demo) plus :data:`HOSTILE_TEXT_OPS`, sleep run, review, merge):
-    memories, listings, sitemap and the sleep report page."""
+    """A real demo run (init, apply the demo corpus (git_memhtml/resources/demo) plus :data:`HOSTILE_TEXT_OPS`,
+    sleep run, review, merge): memories, listings, sitemap and the sleep report page."""
     corpus = target.parent / "corpus.jsonl"
     corpus.write_text((ROOT / "git_memhtml" / "resources" / "demo" / "memories.jsonl").read_text(encoding="utf-8")
                       + "".join(json.dumps(op) + "\n" for op in HOSTILE_TEXT_OPS), encoding="utf-8")

@@ -56,7 +56,8 @@ def test_continue_on_error_commits_the_others_and_lists_the_failure(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: object) -> None:
     repo = _repo(tmp_path)
     head = _git(repo, "rev-parse", "HEAD")
-    good = [{"op": "write", "title": f"Fact {i}", "type": "semantic", "body": f"Fact number {i} holds."} for i in (1, 2)]
+    good = [{"op": "write", "title": f"Fact {i}", "type": "semantic", "body": f"Fact number {i} holds."}
+            for i in (1, 2)]
     lines = [json.dumps(good[0]), bad if isinstance(bad, str) else json.dumps(bad), "", json.dumps(good[1])]
     stream = tmp_path / "batch.jsonl"
     stream.write_text("\n".join(lines) + "\n")
@@ -113,7 +114,8 @@ def test_atomic_batch_with_a_path_naming_no_memory_is_refused_before_the_index_o
     repo = _repo(tmp_path)
     stream = tmp_path / "batch.jsonl"
     stream.write_text(json.dumps({"op": "write", "title": "Good", "type": "semantic", "body": "A good fact."}) + "\n"
-                      + json.dumps({"op": "write", "title": "Bad", "type": "semantic", "body": "x", "path": "../y.html"})
+                      + json.dumps({"op": "write", "title": "Bad", "type": "semantic", "body": "x",
+                                    "path": "../y.html"})
                       + "\n")
     head = _git(repo, "rev-parse", "HEAD")
     capsys.readouterr()

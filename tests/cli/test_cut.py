@@ -45,8 +45,8 @@ def _slices(path: Path) -> list[str]:
     return found
 
 
-DISPLAY_MODULES = sorted([*(PACKAGE / "cli").glob("*.py"), PACKAGE / "gitrepo" / "repo.py", PACKAGE / "sleep" / "landing" / "forge.py",
-                          PACKAGE / "sleep" / "engine" / "run.py"])
+DISPLAY_MODULES = sorted([*(PACKAGE / "cli").glob("*.py"), PACKAGE / "gitrepo" / "repo.py",
+                          PACKAGE / "sleep" / "landing" / "forge.py", PACKAGE / "sleep" / "engine" / "run.py"])
 
 
 @pytest.mark.parametrize("module", DISPLAY_MODULES, ids=lambda p: p.name)

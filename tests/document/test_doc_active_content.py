@@ -40,7 +40,8 @@ HEAD_ONLY = (
 
 HOSTILE: list[tuple[str, str, str, str]] = [
     # embedding and framing elements
-    ("iframe-srcdoc", "body", '<iframe srcdoc="&lt;script&gt;fetch(1)&lt;/script&gt;"></iframe>', "<iframe> is not allowed"),
+    ("iframe-srcdoc", "body", '<iframe srcdoc="&lt;script&gt;fetch(1)&lt;/script&gt;"></iframe>',
+     "<iframe> is not allowed"),
     ("iframe-src", "body", '<iframe src="/x.html"></iframe>', "<iframe> is not allowed"),
     ("object-data-url", "body", '<object data="data:text/html,&lt;script&gt;x()&lt;/script&gt;"></object>',
      "on <object> is a data: URL"),
@@ -174,7 +175,8 @@ def test_indexer_parse_refuses(where: str, snippet: str, needle: str) -> None:
 )
 def test_render_gate_refuses(where: str, snippet: str, needle: str) -> None:
     with pytest.raises(InvalidMemory):
-        render_memory(MemoryDraft(title="T", memory_type="semantic", article_html=MINIMAL_ARTICLE + snippet), now="2026-01-02T03:04:05Z")
+        render_memory(MemoryDraft(title="T", memory_type="semantic", article_html=MINIMAL_ARTICLE + snippet),
+                      now="2026-01-02T03:04:05Z")
 
 
 @pytest.fixture

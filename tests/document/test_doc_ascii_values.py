@@ -35,7 +35,8 @@ def test_due_with_unicode_digits_is_refused() -> None:
     metas = HEAD_METAS.replace('"semantic"', '"task"')
     html = memory_file(
         metas=metas,
-        extra_head=f'<meta name="memhtml-task-status" content="todo">\n<meta name="memhtml-due" content="{FULLWIDTH}">\n',
+        extra_head=(f'<meta name="memhtml-task-status" content="todo">\n'
+                    f'<meta name="memhtml-due" content="{FULLWIDTH}">\n'),
     )
     violations, _ = check_document(html)
     assert violations == [f'memhtml-due "{FULLWIDTH}" is not a valid ISO date or datetime']

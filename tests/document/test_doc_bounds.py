@@ -55,7 +55,8 @@ def test_deep_markup_is_refused_by_every_door_before_parsing(markup: str) -> Non
         parse_memory(html, path="areas/deep.html")
     assert parsed.value.violations == (REFUSAL,) and parsed.value.hint and "flatten" in parsed.value.hint
     with pytest.raises(InvalidMemory) as rendered:
-        render_memory(MemoryDraft(title="T", memory_type="semantic", article_html=MINIMAL_ARTICLE + markup), now="2026-01-02T03:04:05Z")
+        render_memory(MemoryDraft(title="T", memory_type="semantic", article_html=MINIMAL_ARTICLE + markup),
+                      now="2026-01-02T03:04:05Z")
     assert rendered.value.violations == (REFUSAL,)
     assert time.perf_counter() - start < 2.0
 
@@ -88,9 +89,12 @@ TOKENS = st.sampled_from([
     "</select>", "<svg>", "</svg>", "<math>", "<mi>", "</math>", "<title>", "</title>", "<foreignObject>",
     "<desc>", "<textarea>", "</textarea>", "<script>", "</script>", "<noscript>", "</noscript>", "<style>",
     "<template>", "</template>", "<!-->", "<!--", "-->", "--!>", '<a title=x"y>', "<h1>", "</h2>", "<button>",
-    "<nobr>", "<font>", "<font color=red>", "<path/>", "<g>", "<circle r=1/>", "<a title=x/>", "<em>", "</em>", "<strong>", "<code>", "</code>", "<pre>", "<section>", "<article>",
+    "<nobr>", "<font>", "<font color=red>", "<path/>", "<g>", "<circle r=1/>", "<a title=x/>", "<em>", "</em>",
+    "<strong>", "<code>", "</code>", "<pre>", "<section>", "<article>",
     "</body>", "<body>", "<html>", "<frameset>", "<xmp>", "<plaintext>", "<object>", "<applet>", "<marquee>",
-    "<image>", "<isindex>", '<a title="', '">', "'", '"', "<input>", "<keygen>", "<col>", "<colgroup>", "<iframe>", "</iframe>", "<annotation-xml>", '<annotation-xml encoding="text/html">', "<mtext>", "<mglyph>", "<br>", "</br>", "<hr/>", "<ruby>", "<rt>", "<rp>", "<form>", "</form>", "x", " ",
+    "<image>", "<isindex>", '<a title="', '">', "'", '"', "<input>", "<keygen>", "<col>", "<colgroup>", "<iframe>",
+    "</iframe>", "<annotation-xml>", '<annotation-xml encoding="text/html">', "<mtext>", "<mglyph>", "<br>", "</br>",
+    "<hr/>", "<ruby>", "<rt>", "<rp>", "<form>", "</form>", "x", " ",
 ])
 
 
@@ -100,7 +104,8 @@ def test_the_pre_scan_never_under_counts_html5lib(tokens: list[str]) -> None:
     text = "".join(tokens)
     try:
         tree = parse_document(text)
-    except (AssertionError, InvalidMemory):  # html5lib 1.1 asserts on a few foreign/select mixes; covered by test_parser_crash_*
+    except (AssertionError, InvalidMemory):
+        # html5lib 1.1 asserts on a few foreign/select mixes; covered by test_parser_crash_*
         assume(False)
     actual = _tree_depth(tree)
     assert nesting_depth(text) + 3 >= actual  # +3: an implied <html> and <body>, and a void leaf the scan skips
@@ -118,7 +123,8 @@ def test_parser_crash_is_a_violation_not_an_internal_error() -> None:
         parse_memory(html, path="areas/x.html")
     assert parsed.value.path == "areas/x.html" and parsed.value.violations == (violation,)
     with pytest.raises(InvalidMemory):
-        render_memory(MemoryDraft(title="T", memory_type="semantic", article_html=MINIMAL_ARTICLE + CRASHES_HTML5LIB), now="2026-01-02T03:04:05Z")
+        render_memory(MemoryDraft(title="T", memory_type="semantic", article_html=MINIMAL_ARTICLE + CRASHES_HTML5LIB),
+                      now="2026-01-02T03:04:05Z")
 
 
 def test_oversized_article_html_is_refused_before_any_parse() -> None:

@@ -80,13 +80,15 @@ def test_render_memory_round_trip() -> None:
 
 
 def test_task_defaults_to_todo() -> None:
-    doc = parse_memory(render_memory(MemoryDraft(title="T", memory_type="task", claim="Do it.", due="2026-02-01"), now=NOW))
+    doc = parse_memory(render_memory(MemoryDraft(title="T", memory_type="task", claim="Do it.", due="2026-02-01"),
+                                     now=NOW))
     assert (doc.task_status, doc.due) == ("todo", "2026-02-01")
 
 
 def test_article_html_door_is_canonicalised() -> None:
     text = render_memory(MemoryDraft(
-        title="T", memory_type="episodic", article_html='<p><mark>Met <time datetime="2026-01-02">Friday</time>.</mark></p>\n  <p title=2 id=1>x',
+        title="T", memory_type="episodic",
+        article_html='<p><mark>Met <time datetime="2026-01-02">Friday</time>.</mark></p>\n  <p title=2 id=1>x',
     ), now=NOW)
     doc = parse_memory(text)
     assert doc.event_at == "2026-01-02"

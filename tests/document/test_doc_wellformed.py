@@ -144,7 +144,8 @@ def _escape(text: str) -> str:
 
 
 @settings(max_examples=50, deadline=None, database=None)
-@given(claim=st.text(alphabet="abc xyz.", min_size=1, max_size=20).filter(str.strip), blocks=st.lists(BLOCK, max_size=4))
+@given(claim=st.text(alphabet="abc xyz.", min_size=1, max_size=20).filter(str.strip),
+       blocks=st.lists(BLOCK, max_size=4))
 def test_parse_serialize_parse_is_stable_on_generated_articles(claim: str, blocks: list[str]) -> None:
     article = f"<p><mark>{_escape(claim)}</mark></p>" + "".join(blocks)
     html = memory_file(article)

@@ -180,7 +180,9 @@ def test_marker_vocabularies_are_complete() -> None:
         "forbidden", "unsafe", "invalid", "false", "fail", "fails", "failed", "deny", "denied", "reject",
         "rejected",
     } == NEGATION_MARKERS
-    assert {"pro", "max", "beta", "alpha", "rc", "preview", "legacy", "deprecated", "experimental"} == VARIANT_QUALIFIERS
+    assert {
+        "pro", "max", "beta", "alpha", "rc", "preview", "legacy", "deprecated", "experimental",
+    } == VARIANT_QUALIFIERS
     for marker in sorted(NEGATION_MARKERS - {"cannot"}):
         assert negation_divergent(f"the step is {marker} here", "the step is here"), marker
     for qualifier in sorted(VARIANT_QUALIFIERS):

@@ -9,7 +9,9 @@ from git_memhtml.domain import neighbors
 from git_memhtml.domain.neighbors import top_neighbor_pairs
 
 
-def _brute_force(paths: list[str], vectors: np.ndarray, floor: float, k: int, limit: int) -> list[tuple[str, str, float]]:
+def _brute_force(
+    paths: list[str], vectors: np.ndarray, floor: float, k: int, limit: int
+) -> list[tuple[str, str, float]]:
     n = len(paths)
     unit = [v / np.linalg.norm(v) if np.linalg.norm(v) > 0 else None for v in vectors.astype(np.float64)]
     pairs: dict[tuple[str, str], float] = {}

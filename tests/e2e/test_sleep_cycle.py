@@ -242,7 +242,8 @@ def demo_repo(tmp_path: Path, capsys: pytest.CaptureFixture[str], env: None) -> 
     """A memory repository holding the shipped demo corpus."""
     repo = tmp_path / "memory"
     assert cli(capsys, "init", str(repo))[0] == 0
-    code, applied = cli(capsys, "-C", str(repo), "apply", "--file", str(ROOT / "git_memhtml" / "resources" / "demo" / "memories.jsonl"))
+    code, applied = cli(capsys, "-C", str(repo), "apply", "--file",
+                        str(ROOT / "git_memhtml" / "resources" / "demo" / "memories.jsonl"))
     assert code == 0, applied
     return repo
 
@@ -251,7 +252,8 @@ def test_malformed_file_is_reported_by_index_update_and_the_rest_indexed(
     demo_repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = demo_repo / "areas" / "inbox" / "broken.html"
-    bad.write_text("<!doctype html><html><head><title>x</title></head><body><article><p>no mark</p></article></body></html>")
+    bad.write_text("<!doctype html><html><head><title>x</title></head>"
+                   "<body><article><p>no mark</p></article></body></html>")
     good = demo_repo / "areas" / "inbox" / "fine.html"
     source = next((demo_repo / "resources").rglob("*.html"))
     good.write_bytes(source.read_bytes().replace(b"<article>", b"<article>\n<!-- copy -->", 1))

@@ -291,7 +291,8 @@ def test_unreachable_endpoint_degrades_search_and_update(memrepo: Path, capsys: 
 
 
 def test_reachable_endpoint_serves_the_vector_arm(memrepo: Path, capsys: pytest.CaptureFixture[str],
-                                                  monkeypatch: pytest.MonkeyPatch, serve: Callable[..., Server]) -> None:
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  serve: Callable[..., Server]) -> None:
     server = serve()
     monkeypatch.setenv("MEMHTML_EMBED", "openai")
     monkeypatch.setenv("MEMHTML_EMBED_URL", server.url)

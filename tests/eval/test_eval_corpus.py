@@ -141,7 +141,8 @@ def test_edges_part_of_next_twelve_and_authored_by() -> None:
     docs = {}
     for path, text in corpus.files.items():
         doc = parse_memory(text)
-        if path.startswith(("archive/", "resources/people/")) or doc.title.startswith(("Refuted", "Restated", "Qualified")):
+        if (path.startswith(("archive/", "resources/people/"))
+                or doc.title.startswith(("Refuted", "Restated", "Qualified"))):
             if doc.title.startswith(("Refuted", "Restated", "Qualified")):
                 assert doc.links == ()  # controls carry no links
             continue

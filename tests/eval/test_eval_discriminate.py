@@ -103,7 +103,8 @@ def test_temp_folder_gate_keeps_the_report_and_removes_its_folder(tmp_path: Path
     passing = TempFolderGate()
     report = passing()
     assert passing.report is report and report.passed
-    assert gate_figures(report) == f"gate passed: {len(report.probes)} probes, 0 inversions, mrr {report.mrr:.4f} (floor 0.85)"
+    assert gate_figures(report) == (f"gate passed: {len(report.probes)} probes, 0 inversions, "
+                                    f"mrr {report.mrr:.4f} (floor 0.85)")
     refusing = TempFolderGate(mrr_floor=1.01)  # no corpus reaches an MRR above 1
     with pytest.raises(DiscriminationFailed):
         refusing()

@@ -131,7 +131,8 @@ def test_sleep_merge_records_its_landing_and_reconcile_leaves_it(
     code, status = cli(capsys, "-C", str(repo), "sleep", "status")
     assert status["data"]["reconciled"] == []
     row = next(r for r in status["data"]["runs"] if r["runId"] == run)
-    assert row["landed"]["how"] == "sleep-merge" and row["landed"]["commitSha"] == git(repo, "rev-parse", "main").strip()
+    assert (row["landed"]["how"] == "sleep-merge"
+            and row["landed"]["commitSha"] == git(repo, "rev-parse", "main").strip())
     assert applied_at(repo, run) == [NOW]
 
 

@@ -44,7 +44,9 @@ def _stub_gh(folder: Path) -> Path:
 
 
 @pytest.fixture
-def pushed(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, str]:
+def pushed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, Path, str]:
     """A memory repo with one run and a local bare remote ``origin``."""
     monkeypatch.setenv("MEMHTML_NOW", NOW)
     repo = memory_repo(tmp_path, capsys)

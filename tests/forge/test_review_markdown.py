@@ -97,7 +97,9 @@ def test_body_changed_first_then_tasks_with_evidence(run_repo: GitRepo) -> None:
     assert text.count("<details>") == text.count("</details>")
 
 
-def test_memory_text_cannot_inject_html_links_or_mentions(run_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_memory_text_cannot_inject_html_links_or_mentions(
+    run_repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
     text = render_markdown(run_repo, _review(run_repo)).text
     for bad in FORBIDDEN:
         assert bad not in text, bad

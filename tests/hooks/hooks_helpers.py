@@ -9,7 +9,9 @@ from pathlib import Path
 from git_memhtml.artifacts.listings import PublishRow, render_artifacts
 
 
-def git(root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def git(
+    root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the real ``git`` in ``root`` with the (hermetic) process environment plus ``env``."""
     proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False,
                           env={**os.environ, **(env or {})})

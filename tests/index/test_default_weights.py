@@ -79,5 +79,7 @@ def test_config_command_shows_the_weights_in_force_and_their_source(
     assert main(["-C", str(root), "config", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)["data"]
     assert {k: data["memhtml.weightfts"][k] for k in ("value", "source")} == {"value": 2.0, "source": "env"}
-    assert {k: data["memhtml.weightvector"][k] for k in ("value", "source")} == {"value": 0.0, "source": "default (off)"}
-    assert {k: data["memhtml.weightrecency"][k] for k in ("value", "source")} == {"value": 0.05, "source": "default (off)"}
+    assert {k: data["memhtml.weightvector"][k] for k in ("value", "source")} == {
+        "value": 0.0, "source": "default (off)"}
+    assert {k: data["memhtml.weightrecency"][k] for k in ("value", "source")} == {
+        "value": 0.05, "source": "default (off)"}

@@ -117,7 +117,8 @@ def test_read_and_reinforce_bump_with_cooldown_and_salience_reads_it(mem: Path, 
     code, out, _ = cli(capsys, "-C", str(mem), "reinforce", deploy, "--signal", "negative")
     assert out["data"]["bumped"] == [deploy]
     rows, _ = _state(mem)
-    assert {r[0]: (r[1], r[2], round(r[3], 4)) for r in rows} == {deploy: (2, 1, -0.3), cache: (1, 1, 1.0)}  # EWMA 0.7·0 + 0.3·(−1)
+    # EWMA 0.7·0 + 0.3·(−1)
+    assert {r[0]: (r[1], r[2], round(r[3], 4)) for r in rows} == {deploy: (2, 1, -0.3), cache: (1, 1, 1.0)}
     # unknown paths are refused before anything is bumped
     monkeypatch.setenv("MEMHTML_NOW", "2026-02-02T00:00:00Z")
     code, out, _ = cli(capsys, "-C", str(mem), "reinforce", cache, "areas/inbox/nope.html")

@@ -45,7 +45,9 @@ class Venv:
         return env
 
 
-def _run(argv: list[str], *, cwd: Path, env: Mapping[str, str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def _run(
+    argv: list[str], *, cwd: Path, env: Mapping[str, str], timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, cwd=cwd, env=dict(env), capture_output=True, text=True, timeout=timeout, check=False)
 
 

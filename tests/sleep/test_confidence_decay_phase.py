@@ -60,7 +60,9 @@ def test_absent_confidence_decays_to_0_92_with_three_decimals(tmp_path: Path) ->
 
 
 def test_a_week_later_decays_from_the_file_value(tmp_path: Path) -> None:
-    env = make_env(make_repo(tmp_path, {"areas/inbox/a.html": memory("The build cache lives on disk two.", created=WEEK_AGO)}))
+    env = make_env(make_repo(tmp_path, {
+        "areas/inbox/a.html": memory("The build cache lives on disk two.", created=WEEK_AGO),
+    }))
     confidence_decay.run(env)
     commit_and_reindex(env)
     assert get_meta((env.repo.root / "areas/inbox/a.html").read_text(), "confidence") == "0.920"
@@ -70,7 +72,9 @@ def test_a_week_later_decays_from_the_file_value(tmp_path: Path) -> None:
 
 
 def test_a_second_run_the_same_day_decays_nothing(tmp_path: Path) -> None:
-    env = make_env(make_repo(tmp_path, {"areas/inbox/a.html": memory("The build cache lives on disk two.", created=WEEK_AGO)}))
+    env = make_env(make_repo(tmp_path, {
+        "areas/inbox/a.html": memory("The build cache lives on disk two.", created=WEEK_AGO),
+    }))
     confidence_decay.run(env)
     commit_and_reindex(env)
     before = (env.repo.root / "areas/inbox/a.html").read_bytes()
@@ -100,12 +104,17 @@ def test_dry_run_counts_and_writes_nothing(tmp_path: Path) -> None:
 def test_file_confidence_reads_absent_and_invalid_as_one() -> None:
     html = memory("A claim.")
     assert file_confidence(html) == 1.0
-    assert file_confidence(html.replace('<meta name="memhtml-type"', '<meta name="memhtml-confidence" content="x">\n<meta name="memhtml-type"')) == 1.0
-    assert file_confidence(render_memory(MemoryDraft(title="t", memory_type="semantic", claim="c.", confidence=0.5), now=OLD)) == 0.5
+    assert file_confidence(html.replace('<meta name="memhtml-type"',
+                                        '<meta name="memhtml-confidence" content="x">\n'
+                                        '<meta name="memhtml-type"')) == 1.0
+    assert file_confidence(render_memory(MemoryDraft(title="t", memory_type="semantic", claim="c.", confidence=0.5),
+                                         now=OLD)) == 0.5
 
 
 def test_a_stamp_earlier_the_same_night_does_not_reset_the_decay_clock(tmp_path: Path) -> None:
-    env = make_env(make_repo(tmp_path, {"areas/inbox/a.html": memory("The build cache lives on disk two.", created=WEEK_AGO)}))
+    env = make_env(make_repo(tmp_path, {
+        "areas/inbox/a.html": memory("The build cache lives on disk two.", created=WEEK_AGO),
+    }))
     path = env.repo.root / "areas/inbox/a.html"
     path.write_text(path.read_text().replace(f'content="{WEEK_AGO}">\n<meta name="memhtml-content-hash"',
                                              f'content="{AT}">\n<meta name="memhtml-content-hash"'))

@@ -75,7 +75,8 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_demo_corpus_two_nights_of_the_three_deterministic_phases(tmp_path: Path) -> None:
-    """git_memhtml/resources/demo: 5 folds, 3 vetoes, Priya merged by the alias oracle, storefront deferred; night two is quiet."""
+    """git_memhtml/resources/demo: 5 folds, 3 vetoes, Priya merged by the alias oracle, storefront deferred; night
+    two is quiet."""
     demo = Path(__file__).resolve().parents[2] / "git_memhtml" / "resources" / "demo" / "memories.jsonl"
     root = tmp_path / "demo"
     init_repo(root)

@@ -54,7 +54,8 @@ def test_every_stamped_file_is_staged_for_the_phase_commit(
 def test_stamp_file_without_stage_writes_but_leaves_staging_to_the_caller(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, _files()))
     root = env.repo.root
-    assert edits.stamp_file(env.repo, "areas/inbox/m0.html", [edits.set_meta("updated", "2026-03-10T00:00:00Z")], stage=False)
+    assert edits.stamp_file(env.repo, "areas/inbox/m0.html", [edits.set_meta("updated", "2026-03-10T00:00:00Z")],
+                            stage=False)
     assert _unstaged(root) == ["areas/inbox/m0.html"] and _staged(root) == []
     assert edits.stamp_file(env.repo, "areas/inbox/m1.html", [edits.set_meta("updated", "2026-03-10T00:00:00Z")])
     assert _staged(root) == ["areas/inbox/m1.html"]

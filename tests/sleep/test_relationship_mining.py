@@ -21,7 +21,8 @@ def _files() -> dict[str, str]:
         "areas/inbox/b.html": memory(TEXT + " every night."),
         "areas/inbox/c.html": memory("Coffee beans are stored in the left cupboard near the window."),
         "areas/inbox/d.html": render_memory(MemoryDraft(
-            title="d", memory_type="semantic", claim=TEXT + " at midnight.", links=[Link("relates_to", "/areas/inbox/a.html")],
+            title="d", memory_type="semantic", claim=TEXT + " at midnight.",
+            links=[Link("relates_to", "/areas/inbox/a.html")],
         ), now="2026-01-01T00:00:00Z"),
         "areas/inbox/tasks/t.html": render_memory(MemoryDraft(
             title="t", memory_type="task", claim=TEXT + " daily."

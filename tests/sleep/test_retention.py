@@ -87,8 +87,10 @@ def test_authored_contradiction_lowers_the_score(tmp_path: Path) -> None:
     (tmp_path / "p").mkdir()
     (tmp_path / "c").mkdir()
     base = {
-        "areas/inbox/a.html": render_memory(MemoryDraft(title="a", memory_type="semantic", claim="Alpha holds."), now=OLD),
-        "areas/inbox/b.html": render_memory(MemoryDraft(title="b", memory_type="semantic", claim="Beta holds."), now=OLD),
+        "areas/inbox/a.html": render_memory(MemoryDraft(title="a", memory_type="semantic", claim="Alpha holds."),
+                                            now=OLD),
+        "areas/inbox/b.html": render_memory(MemoryDraft(title="b", memory_type="semantic", claim="Beta holds."),
+                                            now=OLD),
     }
     plain = make_env(make_repo(tmp_path / "p", base))
     ref = {s.row.path: s.score for s in retention_pass(plain.db, at=AT)}["areas/inbox/a.html"]

@@ -64,7 +64,8 @@ def test_entity_rewrite_is_its_own_class(run_repo: GitRepo) -> None:
     assert base is not None and tip is not None
     classes = {f.path: f for f in classify(run_repo, base, tip)}
     assert classes[ENTITY].classification == "entity-changed"
-    assert classes[ENTITY].entities_removed == ("service:svc1",) and classes[ENTITY].entities_added == ("service:svc10",)
+    assert (classes[ENTITY].entities_removed == ("service:svc1",)
+            and classes[ENTITY].entities_added == ("service:svc10",))
     assert classes[STAMP].classification == "meta-only"
     assert classes[BODY].classification == "body-changed"
     assert classes[BOTH].classification == "body-changed"  # a text change outranks the entity change

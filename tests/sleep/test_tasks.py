@@ -1,4 +1,5 @@
-"""Detected tasks: key is the path, refresh, dismissal (a machine close is none), evidence, frame refusal, budget cap."""
+"""Detected tasks: key is the path, refresh, dismissal (a machine close is none), evidence, frame refusal, budget
+cap."""
 
 from __future__ import annotations
 

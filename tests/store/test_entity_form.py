@@ -88,8 +88,10 @@ def test_a_name_holding_colons_is_one_rule_for_write_and_search(repo: Path, caps
 @pytest.mark.parametrize("value", ["nocolon", ":", "person:", ":Priya"])
 def test_validate_refuses_a_memhtml_entity_meta_that_is_not_type_name(repo: Path, value: str,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    text = render_memory(MemoryDraft(title="Hand edited", memory_type="semantic", claim="The entity meta was edited by hand.", body=(),
-                         entities=("person:Priya", "placeholder:x")), now="2026-01-01T00:00:00Z").replace('"placeholder:x"', f'"{value}"')
+    text = render_memory(MemoryDraft(title="Hand edited", memory_type="semantic",
+                                     claim="The entity meta was edited by hand.", body=(),
+                                     entities=("person:Priya", "placeholder:x")),
+                         now="2026-01-01T00:00:00Z").replace('"placeholder:x"', f'"{value}"')
     target = repo / "areas" / "inbox" / "hand.html"
     target.write_text(text, encoding="utf-8")
     capsys.readouterr()

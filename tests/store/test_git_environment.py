@@ -2,9 +2,9 @@
 and dates come in as a parameter (docs/architecture.md "Environment and configuration").
 
 The scrub table runs each of our git-child paths with ``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_INDEX_FILE``,
-``GIT_OBJECT_DIRECTORY`` and ``GIT_NAMESPACE`` set in the parent to ANOTHER repository. A ``git`` wrapper first on ``PATH`` writes down which repository-locating
-variables each child received, then runs the real git: the operation must act on the right repository and the
-record must show children but no leaked variable.
+``GIT_OBJECT_DIRECTORY`` and ``GIT_NAMESPACE`` set in the parent to ANOTHER repository. A ``git`` wrapper
+first on ``PATH`` writes down which repository-locating variables each child received, then runs the real git:
+the operation must act on the right repository and the record must show children but no leaked variable.
 """
 
 from __future__ import annotations

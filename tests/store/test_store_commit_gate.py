@@ -28,8 +28,10 @@ GOOD = "areas/inbox/good.html"
 def repo(tmp_path: Path) -> GitRepo:
     init_repo(tmp_path / "memory")
     repo = GitRepo.discover(tmp_path / "memory")
-    good = render_memory(MemoryDraft(title="Good", memory_type="semantic", claim="The good claim holds.", body=()), now=NOW)
-    bad = render_memory(MemoryDraft(title="Bad", memory_type="semantic", claim="The bad claim parses.", body=()), now=NOW)
+    good = render_memory(MemoryDraft(title="Good", memory_type="semantic", claim="The good claim holds.", body=()),
+                         now=NOW)
+    bad = render_memory(MemoryDraft(title="Bad", memory_type="semantic", claim="The bad claim parses.", body=()),
+                        now=NOW)
     bad = bad.replace("</mark></p>", "</mark> stray</b></p>")
     parse_memory(bad)  # readable: only validation refuses it
     for path, text in ((GOOD, good), (BAD, bad)):

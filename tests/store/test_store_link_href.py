@@ -15,7 +15,9 @@ from git_memhtml.store.writer import apply_batch
 NOW = "2026-11-30T10:00:00Z"
 
 
-@pytest.mark.parametrize("href", ["/areas/../x.html", "/areas/%2e%2e/x.html", "/areas/%2E./x.html", "/areas/.%2e/x.html"])
+@pytest.mark.parametrize(
+    "href", ["/areas/../x.html", "/areas/%2e%2e/x.html", "/areas/%2E./x.html", "/areas/.%2e/x.html"]
+)
 def test_link_href_with_dot_segments_is_refused(tmp_path: Path, href: str) -> None:
     init_repo(tmp_path / "memory")
     repo = GitRepo.discover(tmp_path / "memory")

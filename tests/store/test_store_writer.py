@@ -158,8 +158,10 @@ def test_stamps_never_move_updated_back_in_time() -> None:
         '<meta name="memhtml-updated" content="2026-11-30T09:00:00Z">\n</head>\n<body>\n<article>\n'
         "<p><mark>c</mark></p>\n</article>\n</body>\n</html>\n"
     )
-    assert get_meta(apply_edits(html, [set_meta("updated", "2026-11-30T00:00:00Z")]), "updated") == "2026-11-30T09:00:00Z"
-    assert get_meta(apply_edits(html, [set_meta("updated", "2026-12-01T00:00:00Z")]), "updated") == "2026-12-01T00:00:00Z"
+    assert get_meta(apply_edits(html, [set_meta("updated", "2026-11-30T00:00:00Z")]),
+                    "updated") == "2026-11-30T09:00:00Z"
+    assert get_meta(apply_edits(html, [set_meta("updated", "2026-12-01T00:00:00Z")]),
+                    "updated") == "2026-12-01T00:00:00Z"
     assert get_links(html) == []
 
 

@@ -72,7 +72,8 @@ def world(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
     (tmp_path / "malformed.jsonl").write_text(
         json.dumps({"op": "write", "title": "ok", "type": "semantic", "body": "Fine."}) + "\n{not json\n")
     (tmp_path / "escape.jsonl").write_text(
-        json.dumps({"op": "write", "title": "out", "type": "semantic", "body": "Out.", "path": "../outside.html"}) + "\n")
+        json.dumps({"op": "write", "title": "out", "type": "semantic", "body": "Out.", "path": "../outside.html"})
+        + "\n")
     (tmp_path / "plain").mkdir()
     (tmp_path / "latin1.jsonl").write_bytes(b'{"op": "write", "title": "ok", "type": "semantic", "body": "Fine."}\n'
                                             b'{"op": "write", "title": "caf\xe9", "type": "semantic", "body": "x"}\n')

@@ -98,7 +98,8 @@ def link_to(value: str, root: Path) -> tuple[list[str], str | None]:
 TARGET = "areas/inbox/target.html"
 FIELDS = [
     Field("write", "--title", lambda v, _: (["write", "--type", "semantic", "--title", v, "--claim", "C holds.",
-                                             "--session-id", SESSION], None), lambda _: [("Memhtml-Session", SESSION)], in_file=True),
+                                             "--session-id", SESSION], None),
+          lambda _: [("Memhtml-Session", SESSION)], in_file=True),
     Field("write", "--session-id", lambda v, _: (["write", "--type", "semantic", "--title", "T", "--claim",
                                                   "C holds.", "--session-id", v], None),
           lambda v: [("Memhtml-Session", v)], is_id=True),

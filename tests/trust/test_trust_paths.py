@@ -146,7 +146,8 @@ def _memory(title: str, claim: str, tail: str = "") -> str:
     from git_memhtml.document.draft import MemoryDraft
     from git_memhtml.document.template import render_memory
 
-    text = render_memory(MemoryDraft(title=title, memory_type="semantic", claim=claim, body=()), now="2026-01-01T00:00:00Z")
+    text = render_memory(MemoryDraft(title=title, memory_type="semantic", claim=claim, body=()),
+                         now="2026-01-01T00:00:00Z")
     return text.replace("</mark></p>", f"</mark>{tail}</p>") if tail else text
 
 

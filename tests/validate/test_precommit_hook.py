@@ -21,10 +21,14 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "document" / "golden"
-SNAPSHOT = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "git_memhtml", "build_backend", "docs/git-memhtml.1")
+SNAPSHOT = (
+    "pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "git_memhtml", "build_backend", "docs/git-memhtml.1",
+)
 
 
-def sh(cwd: Path, *args: str, env: dict[str, str], check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def sh(
+    cwd: Path, *args: str, env: dict[str, str], check: bool = True, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     """Run a command; on an unexpected failure show its output in the assertion."""
     proc = subprocess.run(list(args), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     if check:
@@ -69,7 +73,8 @@ def test_git_commit_is_refused_for_a_bad_memory_and_accepted_for_a_good_one(tmp_
     env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"), PRE_COMMIT_COLOR="never")
     env.pop("SKIP", None)
     sha = snapshot_hook_repo(tmp_path / "hook", env)
-    sh(tmp_path, sys.executable, "-m", "pre_commit", "validate-manifest", str(tmp_path / "hook" / ".pre-commit-hooks.yaml"), env=env)
+    sh(tmp_path, sys.executable, "-m", "pre_commit", "validate-manifest",
+       str(tmp_path / "hook" / ".pre-commit-hooks.yaml"), env=env)
 
     repo = tmp_path / "memories"
     sh(tmp_path, "git", "init", "-q", "--template=", "-b", "main", str(repo), env=env)

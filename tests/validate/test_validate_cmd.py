@@ -74,7 +74,8 @@ def test_default_set_is_every_memory_file_and_skips_generated(repo: Path) -> Non
 
 
 BAD_INPUTS = [
-    ("non-utf8", GOOD.encode().replace(b"Prod rollbacks take", b"Prod \xff rollbacks"), "not UTF-8 (invalid byte at offset"),
+    ("non-utf8", GOOD.encode().replace(b"Prod rollbacks take", b"Prod \xff rollbacks"),
+     "not UTF-8 (invalid byte at offset"),
     ("empty", b"", "empty file"),
     ("5mb", b"<p>" + b"x" * (5 * 1024 * 1024) + b"</p>", f"over the {MAX_FILE_BYTES}-byte limit"),
     ("mark-in-details", GOOD.replace(CLAIM_P, f"<details>{CLAIM_P}</details>"), "<mark> inside <details>"),
@@ -111,7 +112,8 @@ def test_symlink_is_refused_not_followed(repo: Path, tmp_path: Path, capsys: pyt
     os.symlink(tmp_path, repo / "areas" / "linked-dir")
     code, out, _ = run(capsys, "areas/linked-dir/outside.html")
     assert code == 1
-    assert out == ["areas/linked-dir/outside.html: goes through the symlink linked-dir: refused, symlinks are never followed"]
+    assert out == ["areas/linked-dir/outside.html: goes through the symlink linked-dir: refused, "
+                   "symlinks are never followed"]
 
 
 def test_symlink_in_default_set_is_a_finding(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
