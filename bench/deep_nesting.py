@@ -1,15 +1,15 @@
 """Deep nesting is refused before html5lib parses it (issue 8 item 7): timings before and after the bound.
 
 ```sh
-python bench/deep_nesting.py                       # after: deep inputs refused; bound cost on git_memhtml/resources/demo
-python bench/deep_nesting.py --before 2000 20000   # also the unbounded path (html5lib + checks) at these depths
+python bench/deep_nesting.py  # after: deep inputs refused; bound cost on git_memhtml/resources/demo
+python bench/deep_nesting.py --before 2000 20000  # also the unbounded path (html5lib + checks) at these depths
 ```
 
 "after" is the real door: ``check_memory_bytes`` (``validate``, the pre-commit hook) and ``render_memory`` with
 ``article_html`` (``write``). "before" replays what those doors did without the pre-scan: the html5lib parse and
 the format checks (validate), and the canonicalising article parse followed by the render gate's parse (write).
-The normal-file cost is measured on every memory file of a real ``git memhtml demo`` run over ``git_memhtml/resources/demo``:
-files/s of ``check_memory_bytes`` and of the pre-scan alone.
+The normal-file cost is measured on every memory file of a real ``git memhtml demo`` run over
+``git_memhtml/resources/demo``: files/s of ``check_memory_bytes`` and of the pre-scan alone.
 """
 
 from __future__ import annotations

@@ -193,8 +193,8 @@ def _mib(kib: int) -> float:
 
 def _close(sampler: RssSampler, w: _Window) -> Stage:
     peak, growth = sampler.window(w.start, w.end)
-    return Stage(w.name, w.status, round(w.end - w.start, 6), round(w.cpu, 6), _mib(peak), _mib(growth), _mib(w.max_rss_kib),
-                 w.counts, w.detail)
+    return Stage(w.name, w.status, round(w.end - w.start, 6), round(w.cpu, 6), _mib(peak), _mib(growth),
+                 _mib(w.max_rss_kib), w.counts, w.detail)
 
 
 class PhaseTimer:
@@ -402,7 +402,9 @@ def render(result: dict[str, Any]) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     locomo_default = BENCH_DIR.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
-    p = argparse.ArgumentParser(prog="import_sleep.py", description="LoCoMo import + index, then sleep run: time and RSS")
+    p = argparse.ArgumentParser(
+        prog="import_sleep.py", description="LoCoMo import + index, then sleep run: time and RSS"
+    )
     p.add_argument("--embed", choices=EMBED_CHOICES, default="wordllama", help="embedder (default: wordllama)")
     p.add_argument("--units", choices=UNIT_CHOICES, default="turns", help="one memory per turn or observation")
     p.add_argument("--conversation", default="all", help="sample id (e.g. conv-26) or all (default)")

@@ -100,7 +100,14 @@ def incremental(root: Path, reps: int = 5) -> float:
         indexer.update(repo, db, EMBEDDER, now=NOW)
         for rep in range(reps):
             path = "areas/area001/m000600.html"
-            html = render_memory(MemoryDraft(title=f"Edited {rep} {time.time_ns()}", memory_type="semantic", claim=f"Edited claim number {time.time_ns()}."), now=NOW)
+            html = render_memory(
+                MemoryDraft(
+                    title=f"Edited {rep} {time.time_ns()}",
+                    memory_type="semantic",
+                    claim=f"Edited claim number {time.time_ns()}.",
+                ),
+                now=NOW,
+            )
             (root / path).write_text(html, encoding="utf-8")
             repo.stage([path])
             repo.commit(f"bench: edit {path}")

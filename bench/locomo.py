@@ -382,7 +382,9 @@ def _recall(data: Sequence[Mapping[str, Any]], args: argparse.Namespace) -> str:
         try:
             fts, vector, recency, salience = (float(v) for v in args.weights.split(","))
         except ValueError as exc:
-            raise UsageError(f"bad --weights {args.weights!r}", hint="give four numbers: fts,vector,recency,salience") from exc
+            raise UsageError(
+                f"bad --weights {args.weights!r}", hint="give four numbers: fts,vector,recency,salience"
+            ) from exc
         weights = ArmWeights(fts=fts, vector=vector, recency=recency, salience=salience)
     ids = [str(item["sample_id"]) for item in data] if args.conversation == "all" else [args.conversation]
     for sample_id in ids:

@@ -115,7 +115,9 @@ def summarise(results: Sequence[QuestionResult]) -> Summary:
     return Summary(n, recall, sum(r.reciprocal_rank for r in results) / n)
 
 
-def score_question(evidence: Sequence[str], ranked_ids: Sequence[frozenset[str]]) -> tuple[dict[int, float], int | None]:
+def score_question(
+    evidence: Sequence[str], ranked_ids: Sequence[frozenset[str]]
+) -> tuple[dict[int, float], int | None]:
     """Recall at every k of :data:`KS` and the first relevant rank, from the hits' dialogue ids in rank order.
 
     ``evidence`` must be non-empty (questions without evidence are skipped upstream).

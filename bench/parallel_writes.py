@@ -7,9 +7,9 @@ each run ``--per-writer`` real ``git-memhtml write`` subprocesses one after anot
 processes run at any time), and prints one JSON line: writes acknowledged, refused, wall seconds, writes per
 second, the median and 95th-percentile latency of one write process, and ``lockHeldMedianSeconds``: the median
 time one in-process ``apply_batch`` of one memory holds the lock on the resulting repository (what serialises
-the writers; the rest of a write process is start-up and the index catch-up, which run in parallel). It then checks the trust rule: every
-acknowledged write is in HEAD and ``git status`` is empty (``"verified": true``). Uses the deterministic
-``fake`` embedder and this checkout's code (``PYTHONPATH``). Exit 1 when the check fails.
+the writers; the rest of a write process is start-up and the index catch-up, which run in parallel). It then
+checks the trust rule: every acknowledged write is in HEAD and ``git status`` is empty (``"verified": true``).
+Uses the deterministic ``fake`` embedder and this checkout's code (``PYTHONPATH``). Exit 1 when the check fails.
 """
 
 from __future__ import annotations

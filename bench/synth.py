@@ -1,8 +1,9 @@
 """Synthetic memory corpus for the index benchmarks (issue 4 "Measure").
 
 ``python bench/synth.py --size 10000`` writes ``size`` memory files made from
-``git_memhtml.document.template.render_memory`` output (:func:`render`) into a new repository under ``/tmp/memhtml-bench/corpus-<size>``,
-commits them in one commit through ``git_memhtml.gitrepo`` and rebuilds the index with the fake embedder
+``git_memhtml.document.template.render_memory`` output (:func:`render`) into a new repository under
+``/tmp/memhtml-bench/corpus-<size>``, commits them in one commit through ``git_memhtml.gitrepo`` and rebuilds the
+index with the fake embedder
 (``fake:hash@256``: deterministic, offline, the dimension of wordllama), recording the rebuild time. A corpus that
 is already built is reused (delete the folder to rebuild it). Content is deterministic for a given size.
 

@@ -36,7 +36,11 @@ from git_memhtml.document.template import render_memory
 from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.store.validate_files import validate_files
 
-WORDS = ["checkout", "api", "timeout", "rollback", "deploy", "canary", "alarm", "paging", "latency", "retry", "budget", "cache", "shard", "replica", "quorum", "ticket", "owner", "runbook", "incident", "upstream", "pool", "socket", "region", "failover", "queue", "worker", "cron", "metric", "dashboard"]
+WORDS = [
+    "checkout", "api", "timeout", "rollback", "deploy", "canary", "alarm", "paging", "latency", "retry", "budget",
+    "cache", "shard", "replica", "quorum", "ticket", "owner", "runbook", "incident", "upstream", "pool", "socket",
+    "region", "failover", "queue", "worker", "cron", "metric", "dashboard",
+]
 TYPES = ("semantic", "procedural", "episodic", "error_pattern", "user_preference", "agent_insight")
 
 
@@ -52,13 +56,19 @@ def generate(count: int, seed: int) -> list[tuple[str, bytes]]:
     for index in range(count):
         body = [" ".join(_sentence(rng, 6, 14) for _ in range(rng.randint(1, 4))) for _ in range(rng.randint(2, 6))]
         if index % 3 == 0:
-            body.append("```sh\n" + "\n".join(f"kubectl {rng.choice(WORDS)} {rng.choice(WORDS)}" for _ in range(4)) + "\n```")
+            body.append(
+                "```sh\n" + "\n".join(f"kubectl {rng.choice(WORDS)} {rng.choice(WORDS)}" for _ in range(4)) + "\n```"
+            )
         claim = _sentence(rng, 5, 12)
         kwargs: dict[str, object] = {"claim": claim, "body": body}
         if index % 5 == 0:
-            facets = "".join(f"<dt>{rng.choice(WORDS)}</dt><dd><data value=\"{rng.randint(1, 99)}\">{rng.choice(WORDS)}</data></dd>" for _ in range(3))
+            facets = "".join(
+                f"<dt>{rng.choice(WORDS)}</dt><dd><data value=\"{rng.randint(1, 99)}\">{rng.choice(WORDS)}</data></dd>"
+                for _ in range(3)
+            )
             kwargs = {
-                "article_html": f'<p><mark>{claim}</mark> Seen <time datetime="2026-01-{1 + index % 28:02d}">then</time>.</p>'
+                "article_html": f'<p><mark>{claim}</mark> Seen '
+                f'<time datetime="2026-01-{1 + index % 28:02d}">then</time>.</p>'
                 + "".join(f"<p>{paragraph}</p>" for paragraph in body[:2])
                 + f"<dl>{facets}</dl>"
             }

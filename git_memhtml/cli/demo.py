@@ -79,16 +79,20 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
         verdict = plan(repo, db)
         emit(f"3. plan      verdict {verdict['verdict']}")
         run = run_sleep(repo, db, date=utc_now()[:10], embedder=app.embedder(), clock=utc_now)
-        emit(f"4. run       {run.run_id}: {len(run.commits)} commits, "
-             f"{'failed: ' + ', '.join(run.failed_phases) if run.failed_phases else f'all {len(run.phases)} phases ok'}")
+        outcome = "failed: " + ", ".join(run.failed_phases) if run.failed_phases else f"all {len(run.phases)} phases ok"
+        emit(f"4. run       {run.run_id}: {len(run.commits)} commits, {outcome}")
         for phase in run.phases:
             shown = phase.detail or " ".join(f"{k}={v}" for k, v in phase.counts.items())
             emit(f"            {phase.phase:<20} {phase.status:<7} {clip(shown, 80)}")
         review = review_run(repo, db, run.run_id)
-        emit("5. review    " + ", ".join(f"{k} {v}" for k, v in review["summary"].items()) + f"; artifacts {review['artifacts']}")
+        emit("5. review    " + ", ".join(f"{k} {v}" for k, v in review["summary"].items())
+             + f"; artifacts {review['artifacts']}")
         gate = TempFolderGate()
         merged = merge_run(repo, db, run.run_id, gate=gate, embedder=app.embedder(), clock=utc_now)
-        emit(f"6. merge     {'merged: main is at ' + str(merged.head_sha)[:12] if merged.merged else 'refused: ' + str(merged.refusal)}")
+        landing = (
+            "merged: main is at " + str(merged.head_sha)[:12] if merged.merged else "refused: " + str(merged.refusal)
+        )
+        emit(f"6. merge     {landing}")
         if gate.report is not None:
             emit(f"            {gate_figures(gate.report)}")
         hits = search(db, query, limit=3, embedder=app.embedder(), weights=app.weights(), now=utc_now())

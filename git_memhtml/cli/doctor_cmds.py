@@ -24,7 +24,8 @@ from git_memhtml.sleep.engine.runs import mark_interrupted
 def drift_data(drift: IndexDrift) -> dict[str, Any]:
     """JSON shape of an :class:`IndexDrift` (camelCase keys, ``clean`` and ``driftedPaths`` included)."""
     return {
-        "clean": drift.clean, "notBuilt": drift.not_built, "indexedHead": drift.indexed_head, "head": drift.head, "stale": drift.stale,
+        "clean": drift.clean, "notBuilt": drift.not_built, "indexedHead": drift.indexed_head, "head": drift.head,
+        "stale": drift.stale,
         "missing": list(drift.missing), "extra": list(drift.extra),
         "differing": [{"path": p, "tables": list(t)} for p, t in drift.differing],
         "ftsOk": drift.fts_ok, "missingVectors": drift.missing_vectors, "driftedPaths": list(drift.drifted_paths),
@@ -73,7 +74,10 @@ def _human(report: DoctorReport, extra: int = 0) -> str:
     lines += [f"leftover: {f.path} ({f.state}, not as HEAD has it; --fix-leftovers commit|remove)"
               for f in report.leftovers]
     problems = report.problems + extra
-    hint = "" if report.fixed or not report.problems else "; `git memhtml doctor --fix` repairs the index, runs and worktrees"
+    hint = (
+        "" if report.fixed or not report.problems
+        else "; `git memhtml doctor --fix` repairs the index, runs and worktrees"
+    )
     lines.append(f"{problems} problem(s){hint}" if problems else "no problems")
     return "\n".join(lines)
 

@@ -36,7 +36,8 @@ def discriminate_cmd(seed: int, size: int, probes: int, mrr_floor: float, as_jso
         ]
         if report.inverted:
             lines.append(table(["target", "rank", "controls"], [
-                [p.target_path, p.target_rank, ", ".join(f"{k}={v}" for k, v in p.control_ranks)] for p in report.inverted
+                [p.target_path, p.target_rank, ", ".join(f"{k}={v}" for k, v in p.control_ranks)]
+                for p in report.inverted
             ]))
         return "\n".join(lines)
 

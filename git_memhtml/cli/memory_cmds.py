@@ -67,7 +67,8 @@ def init_cmd(ctx: click.Context, path: Path | None, as_json: bool) -> int:
         "repo.init",
         asdict(report),
         lambda: f"{'created' if report.created_repo else 'scaffolded'} {report.root}"
-        + (f" ({len(report.written)} files, commit {report.commit_sha[:12]})" if report.commit_sha else " (nothing to add)"),
+        + (f" ({len(report.written)} files, commit {report.commit_sha[:12]})" if report.commit_sha
+           else " (nothing to add)"),
     )
     return 0
 
@@ -102,7 +103,8 @@ def _op(ctx: click.Context, flags: Mapping[str, object], *, path: str | None = N
             for e in exc.errors()
         )
         raise UsageError(f"invalid memory: {reasons}",
-                         hint="fix the named flag; a memory needs --title and --claim (or --article-html FILE)") from exc
+                         hint="fix the named flag; a memory needs --title and --claim "
+                              "(or --article-html FILE)") from exc
 
 
 def _read_html(source: str | None) -> str | None:
@@ -352,7 +354,8 @@ def list_cmd(
             include_archived=include_archived, limit=limit, cursor=cursor,
         )
     respond(as_json, "memory.list", {"files": rows, "nextCursor": next_cursor}, lambda: table(
-        ["path", "type", "updated", "title"], [[r["path"], r["memoryType"], r["updatedAt"], clip(r["title"], 60)] for r in rows]
+        ["path", "type", "updated", "title"],
+        [[r["path"], r["memoryType"], r["updatedAt"], clip(r["title"], 60)] for r in rows],
     ) + (f"\nmore: --cursor {next_cursor}" if next_cursor else ""))
     return 0
 

@@ -68,10 +68,12 @@ def _reconcile(repo: GitRepo, db: IndexDB, *, quiet: bool = False) -> list[Recon
 
 def _run_table(report: RunReport) -> str:
     rows = [
-        [i + 1, p.phase, p.status, (p.commit_sha or "")[:12], clip(p.detail or " ".join(f"{k}={v}" for k, v in p.counts.items()), 90)]
+        [i + 1, p.phase, p.status, (p.commit_sha or "")[:12],
+         clip(p.detail or " ".join(f"{k}={v}" for k, v in p.counts.items()), 90)]
         for i, p in enumerate(report.phases)
     ]
-    head = f"run {report.run_id}{' (dry run)' if report.dry_run else ''}: base {report.base_sha[:12]} → head {report.head_sha[:12]}"
+    head = (f"run {report.run_id}{' (dry run)' if report.dry_run else ''}: "
+            f"base {report.base_sha[:12]} → head {report.head_sha[:12]}")
     tail = f"failed: {', '.join(report.failed_phases)}" if report.failed_phases else "all phases ok"
     hint = "" if report.dry_run else f"\nnext: git memhtml sleep review {report.run_id}"
     return head + "\n" + table(["#", "phase", "status", "commit", "detail / counts"], rows) + "\n" + tail + hint
@@ -87,7 +89,8 @@ def plan_cmd(ctx: click.Context, as_json: bool) -> int:
         result = plan(app.repo(), db)
 
     def human() -> str:
-        lines = [f"verdict: {result['verdict']}", f"index fresh: {result['indexFresh']} (indexed {str(result['indexedCommit'])[:12]})"]
+        lines = [f"verdict: {result['verdict']}",
+                 f"index fresh: {result['indexFresh']} (indexed {str(result['indexedCommit'])[:12]})"]
         if result["dirty"]:
             lines.append(f"checkout has {len(result['dirty'])} uncommitted path(s): {clip_join(result['dirty'], 5)}"
                          " — sleep runs on committed main only")
@@ -182,7 +185,8 @@ def status_cmd(ctx: click.Context, as_json: bool) -> int:
     }
     respond(as_json, "sleep.status", data, lambda: "no sleep run yet" if not runs else table(
         ["run", "status", "landed", "started", "head"],
-        [[r.run_id, r.status, _landed_text(landed[r.run_id].how, landed[r.run_id].commit_sha) if r.run_id in landed else "",
+        [[r.run_id, r.status,
+          _landed_text(landed[r.run_id].how, landed[r.run_id].commit_sha) if r.run_id in landed else "",
           r.started_at, (r.head_sha or "")[:12]] for r in runs]))
     return 0
 
@@ -221,9 +225,10 @@ def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, fmt: str
         lines = [f"run {result['runId']} ({result['status']}): {result['baseSha'][:12]}..{result['headSha'][:12]}",
                  "memories: " + ", ".join(f"{k} {v}" for k, v in result["summary"].items())
                  + f"; artifacts {result['artifacts']}"]
-        lines.append(table(["class", "kind", "path", "from"], [[f["classification"], f["kind"], f["path"], f["fromPath"] or ""]
-                                                             for f in result["files"]]))
-        lines.append(table(["commit", "phase", "subject"], [[c["sha"][:12], c["phase"], c["subject"]] for c in result["commits"]]))
+        lines.append(table(["class", "kind", "path", "from"],
+                           [[f["classification"], f["kind"], f["path"], f["fromPath"] or ""] for f in result["files"]]))
+        lines.append(table(["commit", "phase", "subject"],
+                           [[c["sha"][:12], c["phase"], c["subject"]] for c in result["commits"]]))
         if with_diff:
             lines.append(result["diff"])
         return "\n".join(lines)
@@ -271,7 +276,8 @@ _REFUSAL_ERRORS: dict[str, type[MemhtmlError]] = {
     "no-run": RunNotFound, "not-a-run": RunNotFound, "gate-failed": DiscriminationFailed, "dirty-checkout": DirtyTree,
     "main-advanced": GitError,
 }
-"""The error class (so the ``--json`` code) of each ``sleep merge`` refusal (sleep/landing/merge.py); others: GitError."""
+"""The error class (so the ``--json`` code) of each ``sleep merge`` refusal (sleep/landing/merge.py); others:
+GitError."""
 
 
 def _refusal_error(result: MergeReport, data: dict[str, Any]) -> MemhtmlError:

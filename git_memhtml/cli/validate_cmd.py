@@ -53,7 +53,8 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_js
             "violations": report.violation_count,
             "warnings": report.warning_count,
             "findings": [
-                {"path": finding.path, "reason": finding.reason, "severity": "warning" if finding.warning else "violation"}
+                {"path": finding.path, "reason": finding.reason,
+                 "severity": "warning" if finding.warning else "violation"}
                 for finding in report.findings
             ],
         }

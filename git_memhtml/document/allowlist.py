@@ -112,13 +112,16 @@ def attribute_allowed(tag: str, key: str) -> bool:
     if key.startswith("{"):
         return False  # a namespaced attribute only exists on foreign elements or as xml:/xlink: adjustments
     name = key.lower()
-    return name in GLOBAL_ATTRIBUTES or name in ELEMENT_ATTRIBUTES.get(tag, ()) or DATA_ATTRIBUTE.match(name) is not None
+    return (
+        name in GLOBAL_ATTRIBUTES or name in ELEMENT_ATTRIBUTES.get(tag, ()) or DATA_ATTRIBUTE.match(name) is not None
+    )
 
 
 def refused_link_rels(rel: str) -> list[str]:
     """The tokens of a ``<link rel>`` value that are neither ``memhtml-…`` (any case) nor inert."""
     return [
-        token for token in rel.split() if not token.lower().startswith("memhtml-") and token.lower() not in INERT_LINK_RELS
+        token for token in rel.split()
+        if not token.lower().startswith("memhtml-") and token.lower() not in INERT_LINK_RELS
     ]
 
 

@@ -2,22 +2,22 @@
 
 html5lib checks "has an element in scope" by walking the stack of open elements on many tokens, so its cost
 grows with depth × tokens: 20,000 nested ``<div>`` took 67 s to validate and 190 s to write. A memory is one fact;
-its real markup nests a handful of levels (``git_memhtml/resources/demo`` and the golden files: at most 6). So every door that
-parses (``validate``, the pre-commit hook, the indexer's :func:`~git_memhtml.document.parse.parse_memory` and the
-render gate) first runs :func:`nesting_depth`, one linear pass of a regular-expression tag scanner, and refuses a
-file deeper than :data:`MAX_DEPTH`.
+its real markup nests a handful of levels (``git_memhtml/resources/demo`` and the golden files: at most 6). So every
+door that parses (``validate``, the pre-commit hook, the indexer's :func:`~git_memhtml.document.parse.parse_memory`
+and the render gate) first runs :func:`nesting_depth`, one linear pass of a regular-expression tag scanner, and
+refuses a file deeper than :data:`MAX_DEPTH`.
 
-The scan is an upper estimate of the depth html5lib builds (so nothing deeper gets through), tuned so that real
-markup is not over-counted. It tokenizes like the HTML tokenizer (tags with quoted and unquoted attribute values,
-comments including ``<!-->`` and ``--!>``, bogus comments, the raw-text content of ``script``/``style``/``title``/
-``textarea``/``noscript`` … where the parser switches the tokenizer — not inside ``<select>``, where it ignores
-those tags and their content stays markup) and keeps a stack of open elements that pops only where the parser certainly pops
-too: an end tag closes its element when every element above it is one the parser would close on the way (no
-formatting element, which the parser could reopen, and no scope boundary); a ``<p>``, ``<li>``, ``<dt>``/``<dd>``,
-``<tr>``, ``<td>``/``<th>`` or ``<option>`` start closes the same element on top of the stack, and a block start
-an open ``<p>`` on top. Void elements do not nest; ``<div/>`` nests, as in HTML. Misnested markup is therefore
-over-counted, never under-counted. Inside ``<svg>``/``<math>`` every start tag nests unless it self-closes, until
-a breakout tag (``<p>``, ``<div>`` …) returns to HTML; table cells, rows and columns count their implied wrappers.
+The scan is an upper estimate of the depth html5lib builds (so nothing deeper gets through), tuned so that real markup
+is not over-counted. It tokenizes like the HTML tokenizer (tags with quoted and unquoted attribute values, comments
+including ``<!-->`` and ``--!>``, bogus comments, the raw-text content of ``script``/``style``/``title``/
+``textarea``/``noscript`` … where the parser switches the tokenizer — not inside ``<select>``, where it ignores those
+tags and their content stays markup) and keeps a stack of open elements that pops only where the parser certainly pops
+too: an end tag closes its element when every element above it is one the parser would close on the way (no formatting
+element, which the parser could reopen, and no scope boundary); a ``<p>``, ``<li>``, ``<dt>``/``<dd>``, ``<tr>``,
+``<td>``/``<th>`` or ``<option>`` start closes the same element on top of the stack, and a block start an open ``<p>``
+on top. Void elements do not nest; ``<div/>`` nests, as in HTML. Misnested markup is therefore over-counted, never
+under-counted. Inside ``<svg>``/``<math>`` every start tag nests unless it self-closes, until a breakout tag (``<p>``,
+``<div>`` …) returns to HTML; table cells, rows and columns count their implied wrappers.
 """
 
 from __future__ import annotations
@@ -130,7 +130,8 @@ INTEGRATION_POINTS: Final[frozenset[tuple[str, str]]] = frozenset(
 ``<annotation-xml>`` whose ``encoding`` is ``text/html`` or ``application/xhtml+xml`` (the only HTML one)."""
 
 _HTML_ENCODING: Final = re.compile(
-    r"(?:\A|[\t\n\f\r /])encoding[\t\n\f\r ]*=[\t\n\f\r ]*([\"']?)(?:text/html|application/xhtml\+xml)\1(?:[\t\n\f\r /]|\Z)",
+    r"(?:\A|[\t\n\f\r /])encoding[\t\n\f\r ]*=[\t\n\f\r ]*([\"']?)"
+    r"(?:text/html|application/xhtml\+xml)\1(?:[\t\n\f\r /]|\Z)",
     re.IGNORECASE,
 )
 
@@ -160,7 +161,10 @@ def _end_tag(stack: list[tuple[str, str]], name: str) -> None:
             else:
                 del stack[index:]
             return
-        if current in FORMATTING_ELEMENTS or current in SCOPE_BOUNDARIES or (not special and current in SPECIAL_ELEMENTS):
+        if (
+            current in FORMATTING_ELEMENTS or current in SCOPE_BOUNDARIES
+            or (not special and current in SPECIAL_ELEMENTS)
+        ):
             return
 
 
@@ -168,8 +172,8 @@ def nesting_depth(text: str, *, stop_at: int | None = None) -> int:
     """The deepest element nesting of a document, an upper estimate of the tree html5lib builds.
 
     One left-to-right scan, bounded work per tag once ``stop_at`` is given (it returns as soon as that depth is
-    reached: the refusal needs no more). The stack holds ``(name, namespace)`` (``""`` for HTML); inside SVG/MathML every start tag
-    nests unless it self-closes, and none of the HTML void/implied/raw-text rules apply.
+    reached: the refusal needs no more). The stack holds ``(name, namespace)`` (``""`` for HTML); inside SVG/MathML
+    every start tag nests unless it self-closes, and none of the HTML void/implied/raw-text rules apply.
     """
     stack: list[tuple[str, str]] = []
     deepest = 0

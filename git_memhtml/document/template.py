@@ -207,5 +207,6 @@ def render_memory(draft: MemoryDraft, *, now: str) -> str:
     check = check_memory_bytes(text.encode("utf-8"))  # what `validate` and the pre-commit hook will say of it
     if check.violations:
         raise InvalidMemory("rendered memory would not validate: " + "; ".join(check.violations),
-                            violations=check.violations, hint="fix the article HTML; `git memhtml validate` explains each")
+                            violations=check.violations,
+                            hint="fix the article HTML; `git memhtml validate` explains each")
     return text

@@ -299,7 +299,9 @@ def _near_miss_warnings(root: Element) -> list[str]:
     for meta in iter_elements(head, "meta"):
         name = meta.get("name")
         if name is not None and not name.startswith(META_PREFIX) and js_trim(name).lower().startswith(META_PREFIX):
-            warnings.append(f'<meta name={show(name)}> is ignored: format meta names are lower-case "memhtml-…" exactly')
+            warnings.append(
+                f'<meta name={show(name)}> is ignored: format meta names are lower-case "memhtml-…" exactly'
+            )
     for link in iter_elements(head, "link"):
         rel = link.get("rel")
         if rel is None or rel.startswith(META_PREFIX):

@@ -90,7 +90,12 @@ some templates carry no negation anchor and no variant anchor, so the fallbacks 
 too."""
 
 STOPWORDS: frozenset[str] = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "he", "her", "his", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "so", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "up", "was", "we", "were", "what", "when", "where", "which", "who", "will", "with", "you", "your"]
+    [
+        "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "he", "her", "his", "i",
+        "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "so", "than", "that", "the",
+        "their", "them", "then", "there", "these", "they", "this", "those", "to", "up", "was", "we", "were", "what",
+        "when", "where", "which", "who", "will", "with", "you", "your",
+    ]
 )
 """English stop words removed from a probe query (docs/gate.md §8.2)."""
 

@@ -398,7 +398,8 @@ class GitRepo(CommitPath):
         proc = run_git(args, cwd=self.root, env=self.env, text=False)
         if proc.returncode != 0:
             raise GitError(
-                f"git {args[0]} failed (exit {proc.returncode}): {clip(proc.stderr.decode('utf-8', 'replace').strip(), 300)}",
+                f"git {args[0]} failed (exit {proc.returncode}): "
+                f"{clip(proc.stderr.decode('utf-8', 'replace').strip(), 300)}",
                 hint="run the same git command by hand to see the full message",
             )
         return proc.stdout

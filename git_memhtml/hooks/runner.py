@@ -157,7 +157,8 @@ def _catch_up(repo: GitRepo, now: str, embedder_factory: Callable[[], Embedder |
 
 def _landed_runs(repo: GitRepo, db: IndexDB, now: str) -> list[str]:
     """Sleep runs merged on a forge that this pull brought to ``main``: ledger applied once, landing recorded
-    (:func:`git_memhtml.sleep.landing.reconcile.reconcile_landed_runs`, docs/forge-ci.md §3). Raises nothing expected."""
+    (:func:`git_memhtml.sleep.landing.reconcile.reconcile_landed_runs`, docs/forge-ci.md §3). Raises nothing
+    expected."""
     from git_memhtml.sleep.landing.reconcile import reconcile_landed_runs  # noqa: PLC0415
 
     try:

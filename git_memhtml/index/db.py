@@ -408,8 +408,9 @@ def open_index(index_path: str | Path, state_path: str | Path) -> IndexDB:
             conn.execute("SELECT count(*) FROM state.sqlite_schema").fetchall()
         except apsw.Error as exc:
             raise _wrap(exc, f"the state database {state_s} is unreadable",
-                        hint=f"restore {state_s} from a backup, or move it aside: the next command starts an empty state "
-                             "plane (access counts and run rows are lost; git memhtml doctor lists stale runs)") from exc
+                        hint=f"restore {state_s} from a backup, or move it aside: the next command starts an empty "
+                             "state plane (access counts and run rows are lost; git memhtml doctor lists stale runs)"
+                        ) from exc
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         try:

@@ -87,7 +87,10 @@ def unfinished_runs(db: IndexDB) -> list[RunRow]:
 
 def unfinished_runs_stored(db: IndexDB) -> list[RunRow]:
     """Runs left ``running`` or ``interrupted`` in SQLite's storage order (no ``ORDER BY``; the reaper's read)."""
-    return [_run(r) for r in db.query(f"SELECT {_COLUMNS} FROM state.sleep_runs WHERE status IN ('running', 'interrupted')")]
+    return [
+        _run(r)
+        for r in db.query(f"SELECT {_COLUMNS} FROM state.sleep_runs WHERE status IN ('running', 'interrupted')")
+    ]
 
 
 def running_runs(db: IndexDB) -> list[RunRow]:

@@ -57,11 +57,13 @@ def plan_counts(db: IndexDB, *, since: str) -> PlanCounts:
     return PlanCounts(
         memories_since=_count(db, f"SELECT count(*) FROM files WHERE {ACTIVE_MEMORY} AND updated_at >= ?", (since,)),
         unembedded_chunks=_count(
-            db, "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.chunk_id)"
+            db,
+            "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.chunk_id)",
         ),
         dangling_authored_links=_count(
             db,
-            "SELECT count(*) FROM edges e WHERE e.derived = 0 AND NOT EXISTS (SELECT 1 FROM files f WHERE f.path = e.dst_path)",
+            "SELECT count(*) FROM edges e WHERE e.derived = 0 AND NOT EXISTS "
+            "(SELECT 1 FROM files f WHERE f.path = e.dst_path)",
         ),
         pending_entity_merges=pending_entity_merges(db),
         ttl_passed=_count(

@@ -117,9 +117,9 @@ def delete_path(db: IndexDB, path: str) -> bool:
 
 
 def rename_path(db: IndexDB, old: str, new: str) -> bool:
-    """Move ``old`` to ``new`` in place: ``UPDATE files SET path`` and the path-derived columns (details and chunks follow by ``ON UPDATE
-    CASCADE``, vectors stay attached to their chunks) and ``UPDATE edges SET src_path``. A stale row at ``new``
-    is removed first. Returns whether ``old`` was indexed (docs/index.md §3.7 step 5, R).
+    """Move ``old`` to ``new`` in place: ``UPDATE files SET path`` and the path-derived columns (details and chunks
+    follow by ``ON UPDATE CASCADE``, vectors stay attached to their chunks) and ``UPDATE edges SET src_path``. A
+    stale row at ``new`` is removed first. Returns whether ``old`` was indexed (docs/index.md §3.7 step 5, R).
 
     Raises:
         StorageError: e.g. un-archiving onto content another live file holds (the partial unique index).

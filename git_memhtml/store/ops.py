@@ -204,7 +204,9 @@ def op_schema_text() -> str:
 def op_schema_markdown() -> str:
     """The op schema as the Markdown table of ``docs/apply.md`` (regenerated and compared by a test)."""
     lines = ["| field | type | meaning |", "| --- | --- | --- |"]
-    lines += [f"| `{name}` | {kind} | {text.replace('|', '/').replace('<', '&lt;')} |" for name, kind, text in op_schema()]
+    lines += [
+        f"| `{name}` | {kind} | {text.replace('|', '/').replace('<', '&lt;')} |" for name, kind, text in op_schema()
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -104,7 +104,10 @@ def _check_workspace(workspace: str | None) -> None:
     """Refuse a workspace that is not one folder name (it becomes ``projects/<slug>/``)."""
     if workspace is None:
         return
-    if "/" in workspace or "\\" in workspace or workspace.strip() in ("", ".", "..") or slugify(workspace) == "untitled":
+    if (
+        "/" in workspace or "\\" in workspace or workspace.strip() in ("", ".", "..")
+        or slugify(workspace) == "untitled"
+    ):
         raise UsageError(
             f"workspace {workspace!r} is not a folder name",
             hint="use a name like checkout-v2 (letters, digits, hyphens); it becomes projects/<name>/",
@@ -388,7 +391,9 @@ def archive_memory(repo: GitRepo, path: str, *, reason: str, now: str) -> Archiv
         if target is None:
             raise WriteConflict(f"no free archive path for {path}", hint="inspect archive/ for stale copies")
         _placed(repo, target)
-        changes: dict[str, bytes | None] = {path: None, target: _archived_bytes(read_tree_file(repo.root, path), at=now)}
+        changes: dict[str, bytes | None] = {
+            path: None, target: _archived_bytes(read_tree_file(repo.root, path), at=now)
+        }
         _gate_bytes(changes)
         sha = repo.commit_files(changes, commit_subject("archive", f"{path} — {reason}"), parent=head,
                                 purpose="archive")

@@ -41,7 +41,8 @@ REPORT_DIR = ".memhtml/sleep"
 
 
 def slugify(text: str, *, cap: int = SLUG_MAX) -> str:
-    """NFKD, drop combining marks, lowercase, non-``[a-z0-9]`` runs → ``-``, trim, cap (re-trim); empty → ``untitled``."""
+    """NFKD, drop combining marks, lowercase, non-``[a-z0-9]`` runs → ``-``, trim, cap (re-trim); empty →
+    ``untitled``."""
     decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
     slug = re.sub(r"[^a-z0-9]+", "-", stripped).strip("-")

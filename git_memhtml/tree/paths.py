@@ -10,9 +10,10 @@ with the :class:`Need` of its verb (:data:`VERB_NEEDS`). The rules (docs/store.m
 2. It is resolved the way git resolves a path: relative to ``base`` (the CLI's current folder, or ``-C``;
    the work-tree root for callers without one), an absolute path as it stands, ``.``/``..`` folded lexically.
    The result must lie inside the work tree.
-3. The repository path must be a memory path: ``.html`` (any case, as validate and the index read it) under a PARA bucket with at least two segments, no
-   segment starting with ``.`` (so never ``.git/``, ``.memhtml/``, a dotfile or dot-folder), not a generated
-   listing (``index.html``; ``sitemap.xml`` and the root ``README.html`` fail the bucket rule).
+3. The repository path must be a memory path: ``.html`` (any case, as validate and the index read it) under a PARA
+   bucket with at least two segments, no segment starting with ``.`` (so never ``.git/``, ``.memhtml/``, a dotfile or
+   dot-folder), not a generated listing (``index.html``; ``sitemap.xml`` and the root ``README.html`` fail the bucket
+   rule).
 4. ``archive/`` is accepted only by verbs that read (:data:`Need.EXISTING`).
 5. No component of the path on disk may be a symlink (``lstat`` each one, the folders too); an existing
    memory must be a regular file, a new one must not exist.

@@ -17,9 +17,10 @@ branch exist.
 
 Then the run's **state** is judged (:data:`STATES`): ``running`` (a live process owns it: the sleep lock, which
 every run, resume and rebase holds throughout, names it and its process lives), ``interrupted`` (a
-``running``/``interrupted`` row without such a process; without a row, a branch with no ``report`` commit), ``failed``, ``review``, ``merged`` (or the tip is on
-the trunk), ``abandoned``. Each verb accepts only the states in :data:`VERB_STATES`; ``failed`` is accepted by the
-verbs that lead to a merge only with ``allow_failed`` (``--allow-failed``).
+``running``/``interrupted`` row without such a process; without a row, a branch with no ``report`` commit), ``failed``,
+``review``, ``merged`` (or the tip is on the trunk), ``abandoned``. Each verb accepts only the states in
+:data:`VERB_STATES`; ``failed`` is accepted by the verbs that lead to a merge only with ``allow_failed``
+(``--allow-failed``).
 
 Refusals raise :class:`RunNotFound` (``no-run``: nothing of that name) or :class:`RunVerbRefused` (with a
 ``refusal`` code), both exit 1, and both name the branch. Nothing is written while resolving.

@@ -98,8 +98,8 @@ def record_phase(db: IndexDB, run_id: str, report: PhaseReport, *, started_at: s
         run_rows.upsert_phase(
             db,
             run_id,
-            run_rows.PhaseRow(report.phase, report.status, json.dumps(report.counts), report.commit_sha, report.llm_calls,
-                          report.detail),
+            run_rows.PhaseRow(report.phase, report.status, json.dumps(report.counts), report.commit_sha,
+                          report.llm_calls, report.detail),
             ordinal=phase_ordinal(report.phase),
             started_at=started_at,
             ended_at=ended_at,

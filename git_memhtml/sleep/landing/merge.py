@@ -164,7 +164,9 @@ def merge_run(
             gate()
         except DiscriminationFailed as exc:
             report.refusal, report.reason = "gate-failed", exc.message
-            report.hint = f"git memhtml eval discriminate --json shows the inverted probes; then git memhtml sleep abort {name}"
+            report.hint = (
+                f"git memhtml eval discriminate --json shows the inverted probes; then git memhtml sleep abort {name}"
+            )
             return report
     repo.remove_worktree(worktree_name(name))
     try:

@@ -242,7 +242,8 @@ def rebase_run(
 
     Raises:
         RunNotFound / RunVerbRefused: not a finished run (:mod:`sleep.runref`), or failed phases without
-            ``allow_failed``; ``not-sleep-output`` (:class:`sleep.landing_rail.NotSleepOutput`). RunRefused: another sleep run holds the lock; the run is already merged.
+            ``allow_failed``; ``not-sleep-output`` (:class:`sleep.landing_rail.NotSleepOutput`). RunRefused: another
+            sleep run holds the lock; the run is already merged.
         RebaseConflict: a real conflict (the memories are named). DiscriminationFailed: the gate refused.
         GitError: the branch moved meanwhile, or its ref is locked.
     """

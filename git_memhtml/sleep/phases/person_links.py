@@ -61,8 +61,8 @@ def people_in_tree(env: PhaseEnv) -> dict[str, list[str]]:
     """``{person name: [claimant paths, sorted]}`` from the head metas of the active non-task files on disk.
 
     Names are grouped by key (``domain.entities.name_key``) and shown in display case (the first spelling met in
-    corpus order, which after entity-resolution is the only one); the type matches case-insensitively. Candidates are the index's active non-task paths; a file gone from the tree, archived on disk or a task on
-    disk is skipped.
+    corpus order, which after entity-resolution is the only one); the type matches case-insensitively. Candidates are
+    the index's active non-task paths; a file gone from the tree, archived on disk or a task on disk is skipped.
     """
     people: dict[str, set[str]] = {}
     shown: dict[str, str] = {}

@@ -81,7 +81,8 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         counts = replace(counts, vector_coverage=round(coverage, 4))
         if coverage < VECTOR_COVERAGE_HARD_FLOOR:
             raise IndexStale(
-                f"vector coverage {coverage:.2f} is below {VECTOR_COVERAGE_HARD_FLOOR}: cosine phases would see a sample",
+                f"vector coverage {coverage:.2f} is below {VECTOR_COVERAGE_HARD_FLOOR}: "
+                "cosine phases would see a sample",
                 hint="run `git memhtml index rebuild`, or set MEMHTML_EMBED=off for a lexical-only store",
             )
         if coverage < VECTOR_COVERAGE_WARN_FLOOR:

@@ -6,8 +6,8 @@ every non-arc memory whose score is at or below 0.3 is moved to ``archive/<YYYY>
 archived — unless its disuse was observed for less than ``domain.retention.OBSERVATION_WINDOW_DAYS`` (30) days:
 disuse is evidence only over a window in which use was being recorded, from the later of the memory's creation and
 the store's first recorded read (issue 8 item 4). Such a memory is held and counted ``unobserved``; a store that
-never recorded a read evicts nothing. Scores and bands stay the spec's. Tasks are never scored (a neglected task scores at the floor and is exactly the one still owed); arcs
-are never evicted here. Nothing is deleted.
+never recorded a read evicts nothing. Scores and bands stay the spec's. Tasks are never scored (a neglected task scores
+at the floor and is exactly the one still owed); arcs are never evicted here. Nothing is deleted.
 """
 
 from __future__ import annotations

@@ -76,5 +76,8 @@ def plan(repo: GitRepo, db: IndexDB) -> dict[str, Any]:
         "headSha": head,
         "indexFresh": fresh,
         "dirty": dirty,
-        "lastRun": None if last is None else {"runId": last.run_id, "status": last.status, "startedAt": last.started_at},
+        "lastRun": (
+            None if last is None
+            else {"runId": last.run_id, "status": last.status, "startedAt": last.started_at}
+        ),
     }

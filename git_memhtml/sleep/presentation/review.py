@@ -6,8 +6,9 @@ Classification of each changed file (docs/sleep.md §2.6 "Review"): added → ``
 ``body-changed``; modified in its ``memhtml-`` metas and links only (every other byte identical, the article's
 among them) → ``entity-changed`` when its
 ``memhtml-entity`` values differ (an entity rewrite changes what the memory is about, so it is never hidden
-among stamp-only changes; issue 8 item 4), else ``meta-only``; modified otherwise → ``body-changed``. Each entry also says whether it is a ``memory`` or a generated/run ``artifact``
-(``index.html``, ``sitemap.xml``, ``.memhtml/…``), so a reviewer can skip artifacts.
+among stamp-only changes; issue 8 item 4), else ``meta-only``; modified otherwise → ``body-changed``. Each entry also
+says whether it is a ``memory`` or a generated/run ``artifact`` (``index.html``, ``sitemap.xml``, ``.memhtml/…``), so a
+reviewer can skip artifacts.
 """
 
 from __future__ import annotations
@@ -92,8 +93,8 @@ def modified_class(path: str, before: bytes | None, after: bytes | None) -> Chan
     Only a change of format metas and links may be ``meta-only`` or ``entity-changed``: every other byte
     (:func:`document.editors.without_format_tags`: the article, the body, the rest of the head) must be identical,
     not just the article's canonical text, since markup added without text (an ``<iframe>``, an ``<a href>``, a
-    ``<base>`` in the head) leaves the content hash unchanged (issue 8 item 1). Non-HTML files and unreadable HTML are ``body-changed`` (nothing proves
-    their text unchanged).
+    ``<base>`` in the head) leaves the content hash unchanged (issue 8 item 1). Non-HTML files and unreadable HTML are
+    ``body-changed`` (nothing proves their text unchanged).
     """
     if not has_memory_suffix(path):
         return "body-changed"
@@ -153,7 +154,8 @@ def review_run(repo: GitRepo, db: IndexDB, run_id: str | None, *, verb: str = "r
         except json.JSONDecodeError:
             parsed = {}
         commits.append(
-            {"sha": sha, "subject": repo.commit_message(sha).split("\n", 1)[0], "phase": phases[0] if phases else None, "counts": parsed}
+            {"sha": sha, "subject": repo.commit_message(sha).split("\n", 1)[0],
+             "phase": phases[0] if phases else None, "counts": parsed}
         )
     files = classify(repo, base, tip)
     summary = Counter(f.classification for f in files if f.kind == "memory")

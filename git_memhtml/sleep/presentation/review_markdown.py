@@ -215,13 +215,16 @@ def render_lines(repo: GitRepo, review: dict[str, Any]) -> list[str]:
             lines.append(f"  - {md_text(task.evidence, EVIDENCE_CAP)}")
     lines += ["", "### Phases", "", "| # | phase | status | commit | counts / detail |", "|---|---|---|---|---|"]
     for i, (phase, status, sha, counts) in enumerate(phases, 1):
-        lines.append(f"| {i} | {md_text(phase)} | {md_text(status)} | {md_code(sha) if sha else ''} | {md_text(counts)} |")
+        lines.append(
+            f"| {i} | {md_text(phase)} | {md_text(status)} | {md_code(sha) if sha else ''} | {md_text(counts)} |"
+        )
     lines += ["", "### Other changed files", ""]
     for label in ("created", "archived", "deleted", "meta-only"):
         group = [f for f in memories if f["classification"] == label]
         if group:
             lines += _details(f"{label} ({len(group)})", [
-                f"- {md_code(f['path'])}" + (f" (from {md_code(f['fromPath'])})" if f["fromPath"] else "") for f in group])
+                f"- {md_code(f['path'])}" + (f" (from {md_code(f['fromPath'])})" if f["fromPath"] else "")
+                for f in group])
     if artifacts:
         lines += _details(f"generated artifacts ({len(artifacts)})",
                           [f"- {md_code(f['path'])} ({md_text(f['classification'])})" for f in artifacts])
