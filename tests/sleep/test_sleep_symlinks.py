@@ -8,11 +8,21 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from git_memhtml.artifacts.listings import publish, scan_tree
+from git_memhtml.artifacts.listings import PublishResult, publish, scan_tree
+from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import open_index
 from tests.sleep.sleep_corpus_helpers import make_repo, memory
 
 REFUSED = "is a symlink: refused, symlinks are never followed"
+
+
+def _publish(repo: GitRepo) -> PublishResult:
+    """The listings and sitemap regenerated from an empty throwaway index (every file is re-read from the tree)."""
+    db = open_index(":memory:", ":memory:")
+    try:
+        return publish(repo, db)
+    finally:
+        db.close()
 
 
 def _outside(tmp_path: Path) -> Path:
@@ -32,11 +42,7 @@ def test_linked_files_and_folders_are_reported_and_never_listed(tmp_path: Path) 
     tree = scan_tree(repo.root, refused=refused)
     assert sorted(tree) == ["areas/inbox/a.html"]
     assert sorted(refused) == [("areas/inbox/link.html", REFUSED), ("areas/linked", REFUSED)]
-    db = open_index(":memory:", ":memory:")
-    try:
-        result = publish(repo, db)
-    finally:
-        db.close()
+    result = _publish(repo)
     assert ("areas/inbox/link.html", REFUSED) in result.refused
     for path in result.paths:
         if (repo.root / path).is_file():
@@ -49,11 +55,7 @@ def test_a_linked_listing_is_not_written_through(tmp_path: Path) -> None:
     victim = outside / "victim.html"
     victim.write_text("untouched", encoding="utf-8")
     os.symlink(victim, repo.root / "areas/inbox/index.html")
-    db = open_index(":memory:", ":memory:")
-    try:
-        result = publish(repo, db)
-    finally:
-        db.close()
+    result = _publish(repo)
     assert victim.read_text(encoding="utf-8") == "untouched"
     assert ("areas/inbox/index.html", REFUSED) in result.refused
     assert (repo.root / "areas/index.html").is_file()  # the other listings are still regenerated
@@ -74,11 +76,7 @@ def test_a_hard_linked_listing_is_replaced_not_written_through(tmp_path: Path) -
     victim = _outside(tmp_path) / "victim.html"
     victim.write_text("untouched", encoding="utf-8")
     os.link(victim, repo.root / "areas/inbox/index.html")
-    db = open_index(":memory:", ":memory:")
-    try:
-        result = publish(repo, db)
-    finally:
-        db.close()
+    result = _publish(repo)
     assert victim.read_text(encoding="utf-8") == "untouched"
     assert "areas/inbox/index.html" in result.paths
     assert "Alpha" in (repo.root / "areas/inbox/index.html").read_text(encoding="utf-8")

@@ -59,15 +59,13 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     report = update(env.repo, env.db, env.embedder, now=env.at)
     space = env.embedder.space if env.embedder is not None else None
     snapshot = corpus_counts(env.db, space=space)
-    active, archived, chunks = snapshot.live, snapshot.archived, snapshot.chunks
-    embedded, edges, derived = snapshot.embeddings, snapshot.edges, snapshot.derived_edges
     counts = PreflightCounts(
-        active=active,
-        archived=archived,
-        chunks=chunks,
-        embeddings=embedded,
-        edges=edges,
-        derived_edges=derived,
+        active=snapshot.live,
+        archived=snapshot.archived,
+        chunks=snapshot.chunks,
+        embeddings=snapshot.embeddings,
+        edges=snapshot.edges,
+        derived_edges=snapshot.derived_edges,
         indexed_added=report.added,
         indexed_modified=report.modified,
         indexed_removed=report.removed,
@@ -76,8 +74,8 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         index_skipped=report.skipped,
     )
     detail = None
-    if env.embedder is not None and chunks:
-        coverage = embedded / chunks
+    if env.embedder is not None and snapshot.chunks:
+        coverage = snapshot.embeddings / snapshot.chunks
         counts = replace(counts, vector_coverage=round(coverage, 4))
         if coverage < VECTOR_COVERAGE_HARD_FLOOR:
             raise IndexStale(
