@@ -168,7 +168,8 @@ def test_forge_ci_example_runs_the_gate_on_sleep_branches() -> None:
     job = flow["jobs"]["gate"]
     assert "sleep/" in job["if"]
     scripts = "\n".join(step.get("run", "") for step in job["steps"])
-    assert "git memhtml eval discriminate" in scripts
+    assert "git memhtml eval discriminate" in scripts and 'git memhtml eval run "$RUN"' in scripts
+    assert job["env"]["MEMHTML_EMBED"] == "fake"
     for call in re.findall(r"git memhtml [a-z][a-z -]*[a-z]", scripts):
         command: click.Command = root
         for word in call.split()[2:]:

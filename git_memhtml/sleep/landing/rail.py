@@ -27,7 +27,6 @@ paths or commits and their count.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from git_memhtml.artifacts.entries import parse_access, parse_listing, parse_sitemap
@@ -39,7 +38,7 @@ from git_memhtml.sleep.engine.commit import TRAILER_PHASE, TRAILER_RUN
 from git_memhtml.sleep.engine.contract import SLEEP_PHASES, phase_ordinal
 from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
 from git_memhtml.sleep.engine.runref import RunVerbRefused
-from git_memhtml.tree.layout import ACCESS_SIDECAR, INDEX_NAME, SITEMAP_PATH, is_valid_memory_path, unarchive_path
+from git_memhtml.tree.layout import ACCESS_SIDECAR, INDEX_NAME, SITEMAP_PATH, archive_sources, is_valid_memory_path
 
 REFUSAL = "not-sleep-output"
 """The refusal code of every rail violation."""
@@ -50,7 +49,6 @@ LISTED = 5
 REGULAR_MODES: frozenset[int] = frozenset({0o100644, 0o100755})
 """Git file modes of a regular file; a symlink (``120000``) or submodule (``160000``) is never sleep output."""
 
-_ORDINAL = re.compile(r"^(?P<stem>.+)-\d+(?P<ext>\.[^./]+)$")
 _HINT = ("a sleep run only edits, archives and lists memories; this branch holds other changes (made by hand or "
          "by another tool). Inspect it with git log -p {base}..{name}; merge it with plain git if you mean it, or "
          "drop it: git memhtml sleep abort {name}")
@@ -77,15 +75,6 @@ def _is_listing(path: str) -> bool:
     return len(parts) == 1 or _is_memory("/".join([*parts[:-1], "x.html"]))
 
 
-def _archive_sources(added: str) -> tuple[str, ...]:
-    """The live paths whose archive move lands at ``added`` (itself and its de-ordinaled form), or ``()``."""
-    rest = unarchive_path(added)
-    if rest == added:  # not under archive/<YYYY>/
-        return ()
-    ordinal = _ORDINAL.match(rest)
-    return (rest, ordinal.group("stem") + ordinal.group("ext")) if ordinal else (rest,)
-
-
 def _named(items: Sequence[str]) -> str:
     return clip_join(list(items), LISTED, "; ") + f" ({len(items)} in all)"
 
@@ -96,7 +85,7 @@ def path_violations(run_id: str, changes: Sequence[TreeChange]) -> list[str]:
     added = [c.path for c in changes if c.old_sha is None and c.new_sha is not None]
     archived_from: dict[str, int] = {}
     for path in added:
-        for source in _archive_sources(path):
+        for source in archive_sources(path):
             archived_from[source] = archived_from.get(source, 0) + 1
     out: list[str] = []
     for change in sorted(changes, key=lambda c: c.path):

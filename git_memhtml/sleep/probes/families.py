@@ -1,0 +1,128 @@
+"""The three probe families (docs/gate.md §9.1).
+
+- **claim**: a sampled memory's claim is the query; it passes when the memory, or what the run says replaced it,
+  is in the top k on the tip.
+- **entity**: one probe per (entity value, memory carrying it) on the base; it passes when the memory, or its
+  replacement, still carries the value on the tip, or a name the run renamed it to under an accepted rename
+  (:mod:`git_memhtml.sleep.probes.pointers`).
+- **control**: for each memory pair the merge veto refused to fold, each memory stays findable by its own claim and
+  never through its twin; for each pair of names the entity rule kept apart, each name keeps its own memories and
+  none of them is moved to the other name.
+
+A probe that fails on the base is ``not-found-before`` and is not counted (we measure the run, not the retriever).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from git_memhtml.domain.entities import entity_key
+from git_memhtml.index.probe_rows import ClaimCandidate
+from git_memhtml.sleep.probes.pointers import RunPointers, Target
+from git_memhtml.sleep.probes.ranker import Ranker
+from git_memhtml.sleep.probes.verdict import Family, ProbeResult
+
+
+def _why_unfound(path: str, targets: Sequence[Target], pointers: RunPointers, k: int, twin: str | None) -> str:
+    if not targets:
+        archived = pointers.archived_at.get(path)
+        if twin is not None and archived is not None and twin in pointers.keepers.get(archived, []):
+            return f"folded into {twin}, the memory the merge veto kept it apart from"
+        if archived is None:
+            return "gone from the tip with no archive copy and no pointer"
+        return f"archived to {archived}, which the tip does not index as archived"
+    shown = ", ".join(f"{t.path} ({t.how})" for t in targets[:3])
+    return f"its claim ranks none of {shown} in the top {k} on the tip"
+
+
+def claim_result(family: Family, label: str, path: str, query: str, qvec: bytes | None, *, base: Ranker,
+                 tip: Ranker, pointers: RunPointers, twin: str | None = None) -> ProbeResult:
+    """The probe of one memory ``path`` by ``query`` (its claim); ``twin`` is never accepted as its replacement."""
+    before = base.rank(path, query, qvec)
+    if before is None:
+        return ProbeResult(family, label, path, "not-found-before")
+    targets = pointers.targets(path, exclude=frozenset({twin}) if twin else frozenset())
+    best: tuple[Target, int] | None = None
+    for target in targets:
+        rank = tip.rank(target.path, query, qvec, archived=target.archived)
+        if rank is None:
+            continue
+        if target.how == "self":
+            return ProbeResult(family, label, path, "found", before, rank)
+        if best is None or rank < best[1]:
+            best = (target, rank)
+    if best is None:
+        return ProbeResult(family, label, path, "lost", before,
+                           why=_why_unfound(path, targets, pointers, tip.k, twin))
+    target, rank = best
+    return ProbeResult(family, label, path, "explained", before, rank, via=target.path, how=target.how)
+
+
+def claim_family(sample: Sequence[ClaimCandidate], vectors: Mapping[str, bytes | None], *, base: Ranker,
+                 tip: Ranker, pointers: RunPointers) -> list[ProbeResult]:
+    """One claim probe per sampled memory, in sample order."""
+    return [claim_result("claim", c.path, c.path, c.gist, vectors.get(c.gist), base=base, tip=tip,
+                         pointers=pointers) for c in sample]
+
+
+def _entity_result(family: Family, shown: str, key: str, path: str, names: frozenset[str],
+                   tip_keys: Mapping[str, frozenset[str]], pointers: RunPointers,
+                   foreign: str | None = None) -> ProbeResult:
+    targets = pointers.targets(path)
+    for target in targets:
+        carried = tip_keys.get(target.path, frozenset())
+        if foreign is not None and foreign in carried and key not in carried:
+            return ProbeResult(family, shown, path, "lost", via=target.path,
+                               why=f"now carries the name the entity rule kept apart from {shown}")
+        if target.how == "self" and key in carried:
+            return ProbeResult(family, shown, path, "found")
+        if carried & names:
+            how = target.how if key in carried else f"renamed ({', '.join(sorted(carried & names - {key}))})"
+            return ProbeResult(family, shown, path, "explained", via=target.path, how=how)
+    if not targets:
+        why = "gone from the tip with no archive copy and no pointer"
+    else:
+        why = f"{targets[0].path} no longer carries {shown}"
+        refused = pointers.refused.get(key, [])
+        if refused:
+            why += "; the run journals " + "; ".join(
+                f"a rename to {r.new} that the identity veto refuses ({', '.join(r.reasons)})" for r in refused[:3])
+        elif key not in pointers.renames:
+            why += " and the run records no rename of it"
+    return ProbeResult(family, shown, path, "lost", why=why)
+
+
+def entity_family(reach: Mapping[str, tuple[str, frozenset[str]]], tip_keys: Mapping[str, frozenset[str]],
+                  pointers: RunPointers) -> list[ProbeResult]:
+    """One probe per (entity value, memory) of the base, by key then path."""
+    out: list[ProbeResult] = []
+    for key in sorted(reach):
+        shown, paths = reach[key]
+        names = pointers.entity_names(key)
+        out.extend(_entity_result("entity", shown, key, path, names, tip_keys, pointers) for path in sorted(paths))
+    return out
+
+
+def control_family(claims: Mapping[str, str], vectors: Mapping[str, bytes | None],
+                   reach: Mapping[str, tuple[str, frozenset[str]]], tip_keys: Mapping[str, frozenset[str]], *,
+                   base: Ranker, tip: Ranker, pointers: RunPointers) -> list[ProbeResult]:
+    """Both members of every vetoed pair by their own claims; both names of every kept-apart pair by their own
+    memories (module docstring)."""
+    out: list[ProbeResult] = []
+    for keep, drop in pointers.vetoed:
+        for member, twin in ((keep, drop), (drop, keep)):
+            claim = claims.get(member)
+            label = f"{member} ⟂ {twin}"
+            if not claim:
+                out.append(ProbeResult("control", label, member, "not-found-before"))
+                continue
+            out.append(claim_result("control", label, member, claim, vectors.get(claim), base=base, tip=tip,
+                                    pointers=pointers, twin=twin))
+    for a, b in pointers.kept_apart:
+        for value, other in ((a, b), (b, a)):
+            key, foreign = entity_key(value), entity_key(other)
+            shown, paths = reach.get(key, (value, frozenset()))
+            names = pointers.entity_names(key) - {foreign}
+            out.extend(_entity_result("control", f"{shown} ⟂ {other}", key, path, names, tip_keys, pointers,
+                                      foreign=foreign) for path in sorted(paths))
+    return out

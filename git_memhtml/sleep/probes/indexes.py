@@ -1,0 +1,99 @@
+"""The two indexes a verdict reads: the base's and the tip's (docs/gate.md §9.4).
+
+An index is reused only when it is a clean projection of exactly that commit in the probe's vector space, with a
+vector for every chunk (:func:`git_memhtml.index.snapshot.describes_commit` plus
+:func:`git_memhtml.index.probe_rows.unembedded_chunks`): the user's own index for the base (it lags or carries
+uncommitted edits otherwise), the run's worktree index for the tip (it is brought up to each phase commit). Anything
+else is built from the commit alone in a folder of the caller's, which is what forge CI always does; the two paths
+give the same rankings, so the verdict does not depend on which was taken.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from git_memhtml.embed.base import Embedder
+from git_memhtml.errors import MemhtmlError
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index.db import IndexDB
+from git_memhtml.index.probe_rows import unembedded_chunks
+from git_memhtml.index.snapshot import build_commit_index, describes_commit
+from git_memhtml.sleep.engine.run import worktree_name
+
+Source = Literal["main", "run worktree", "built"]
+"""Where a probe index came from."""
+
+
+@dataclass
+class ProbeIndex:
+    """An open index of one commit; ``owned`` indexes are closed by :meth:`close` (reused ones belong to others)."""
+
+    db: IndexDB
+    source: Source
+    seconds: float
+    owned: bool
+
+    def close(self) -> None:
+        """Close the connection when this verdict opened it."""
+        if self.owned:
+            self.db.close()
+
+    def timing(self) -> dict[str, object]:
+        """``{"source", "seconds"}`` (seconds to open or build, 3 dp)."""
+        return {"source": self.source, "seconds": round(self.seconds, 3)}
+
+
+def reusable(db: IndexDB, sha: str, embedder: Embedder | None) -> bool:
+    """``db`` is a clean, fully embedded projection of ``sha`` in ``embedder``'s space (module docstring)."""
+    space = embedder.space if embedder is not None else None
+    try:
+        return describes_commit(db, sha, space) and (space is None or unembedded_chunks(db, space) == 0)
+    except MemhtmlError:
+        return False
+
+
+def _build(repo: GitRepo, sha: str, folder: Path, embedder: Embedder | None, now: str) -> ProbeIndex:
+    started = time.perf_counter()
+    folder.mkdir(parents=True, exist_ok=True)
+    db = build_commit_index(repo, sha, folder, embedder, now=now)
+    return ProbeIndex(db, "built", time.perf_counter() - started, owned=True)
+
+
+def base_index(repo: GitRepo, main_db: IndexDB | None, base: str, embedder: Embedder | None, folder: Path, *,
+               now: str) -> ProbeIndex:
+    """The user's index when it describes ``base`` exactly, else one built in ``folder``.
+
+    Raises:
+        StorageError / GitError: the index cannot be built.
+    """
+    started = time.perf_counter()
+    if main_db is not None and reusable(main_db, base, embedder):
+        return ProbeIndex(main_db, "main", time.perf_counter() - started, owned=False)
+    return _build(repo, base, folder, embedder, now)
+
+
+def tip_index(repo: GitRepo, run_id: str, tip: str, embedder: Embedder | None, folder: Path, *,
+              now: str) -> ProbeIndex:
+    """The run worktree's index when it describes ``tip`` exactly, else one built in ``folder``.
+
+    Raises:
+        StorageError / GitError: the index cannot be built.
+    """
+    started = time.perf_counter()
+    where = repo.worktree_path(worktree_name(run_id))
+    if where is not None and where.is_dir():
+        db: IndexDB | None = None
+        try:
+            tree = GitRepo.discover(where, env=repo.env)
+            if (tree.git_dir / "memhtml" / "index.db").is_file():
+                db = IndexDB.for_repo(tree)
+                if reusable(db, tip, embedder):
+                    return ProbeIndex(db, "run worktree", time.perf_counter() - started, owned=True)
+        except MemhtmlError:
+            pass
+        if db is not None:
+            db.close()
+    return _build(repo, tip, folder, embedder, now)

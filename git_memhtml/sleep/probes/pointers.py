@@ -1,0 +1,220 @@
+"""What a run says replaced what: the pointers a probe may follow from a base memory to the tip (docs/gate.md §9.2).
+
+Read from git and the tip's index only, so forge CI reads the same thing:
+
+- **archive moves**: a live memory ``P`` of the base that is gone on the tip while ``archive/<YYYY>/P`` (or its
+  ordinal form) appeared, over the tree diff ``base..tip``;
+- **successors**: the keeper an archived copy names, by its own ``memhtml-superseded-by`` meta, by an authored
+  ``supersedes`` link of another file into it (a fold's keeper, a compress canonical), or by the run journal's
+  ``folded`` line; a live memory another file ``supersedes`` has that file as a successor too;
+- **entity renames**: the journal's ``entity-renamed`` lines, each re-judged by the identity veto: a rename of
+  two names the identity veto calls distinct (``numeric``, ``variant``: ``svc-amber-20`` → ``svc-amber-2``) is
+  *refused* as an explanation, whoever wrote the line (the check is the identity veto of the names, whatever their
+  similarity: a numeric or variant divergence means two things).
+
+:meth:`RunPointers.targets` turns a base path into the places a probe looks on the tip, each with how it got there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from git_memhtml.document.editors import get_metas
+from git_memhtml.domain.entities import entity_key, split_entity
+from git_memhtml.domain.merge import identity_veto_reasons
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.sleep.engine.journal import EntityRenamed, Folded, JournalEntry, MergeVetoed, NamesKeptApart
+from git_memhtml.tree.layout import archive_sources
+
+How = Literal["self", "superseded", "folded", "archived"]
+"""How a probe reached its target: the memory itself, a live successor of a live memory, the live keeper of an
+archived memory, or the archived copy itself (searched with archived files admitted)."""
+
+MAX_HOPS = 8
+"""Successor links followed from one memory before the chain counts as broken (a cycle or a runaway chain)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One place a probe looks on the tip: ``path``, reached ``how``; ``archived`` targets are searched with archived
+    files admitted."""
+
+    path: str
+    how: How
+    archived: bool = False
+
+
+@dataclass(frozen=True)
+class RefusedRename:
+    """A journaled rename the identity veto refuses: ``old`` → ``new`` (``type:name`` values) and the veto's
+    reasons."""
+
+    old: str
+    new: str
+    reasons: tuple[str, ...]
+
+
+def _key(entity_type: str, name: str) -> str:
+    return entity_key(f"{entity_type}:{name}")
+
+
+@dataclass
+class RunPointers:
+    """The pointers of one run (module docstring). Build with :func:`read_pointers`."""
+
+    archived_at: dict[str, str]
+    """live base path → its archive path on the tip."""
+    keepers: dict[str, list[str]]
+    """path (archived copy or live memory) → the files the run says replace it, sorted."""
+    status: Mapping[str, bool]
+    """tip path → archived (every indexed file of the tip)."""
+    renames: dict[str, set[str]] = field(default_factory=dict)
+    """entity key → the keys the journal renamed it to and the rule accepts (transitively closed)."""
+    refused: dict[str, list[RefusedRename]] = field(default_factory=dict)
+    """entity key → journaled renames of it the identity veto refuses."""
+    vetoed: tuple[tuple[str, str], ...] = ()
+    """Memory pairs the merge veto refused to fold, ``(keep, drop)``, sorted."""
+    kept_apart: tuple[tuple[str, str], ...] = ()
+    """Entity values (``type:name``) the entity rule kept apart, ``(a, b)``, sorted."""
+
+    def live(self, path: str) -> bool:
+        """``path`` is an indexed, non-archived file of the tip."""
+        return self.status.get(path) is False
+
+    def targets(self, path: str, *, exclude: frozenset[str] = frozenset()) -> list[Target]:
+        """Where a probe of base memory ``path`` looks on the tip, best first; ``[]`` when the run left nothing.
+
+        A live memory is its own target, then its live successors. An archived one is followed through its keepers
+        (up to :data:`MAX_HOPS` links) to the live memories that replace it; with none, its archived copy is the
+        target. Paths in ``exclude`` are never a target (a control probe excludes its vetoed twin).
+        """
+        if self.live(path):
+            out = [Target(path, "self")]
+            out += [Target(k, "superseded") for k in self.keepers.get(path, []) if self.live(k) and k not in exclude]
+            return out
+        archived = self.archived_at.get(path)
+        if archived is None or self.status.get(archived) is not True:
+            return []
+        live = self._live_keepers(archived, exclude)
+        return [Target(k, "folded") for k in live] or [Target(archived, "archived", archived=True)]
+
+    def _live_keepers(self, start: str, exclude: frozenset[str]) -> list[str]:
+        seen = {start}
+        frontier = [start]
+        found: list[str] = []
+        for _ in range(MAX_HOPS):
+            step: list[str] = []
+            for node in frontier:
+                for keeper in self.keepers.get(node, []):
+                    if keeper in seen or keeper in exclude:
+                        continue
+                    seen.add(keeper)
+                    (found if self.live(keeper) else step).append(keeper)
+            if not step:
+                break
+            frontier = step
+        return sorted(set(found))
+
+    def entity_names(self, key: str) -> frozenset[str]:
+        """``key`` and every key the run renamed it to under an accepted rename."""
+        return frozenset({key, *self.renames.get(key, set())})
+
+
+def archive_moves(repo: GitRepo, base: str, tip: str) -> dict[str, str]:
+    """``{live path on the base: its archive path on the tip}`` over the tree diff ``base..tip`` (deletion of ``P`` +
+    addition of ``archive/<YYYY>/P`` or its ordinal form; the first addition in path order wins)."""
+    changes = repo.tree_changes(base, tip)
+    deleted = {c.path for c in changes if c.new_sha is None and c.old_sha is not None}
+    moves: dict[str, str] = {}
+    for change in sorted(changes, key=lambda c: c.path):
+        if change.old_sha is not None or change.new_sha is None:
+            continue
+        for source in archive_sources(change.path):
+            if source in deleted and source not in moves:
+                moves[source] = change.path
+                break
+    return moves
+
+
+def _meta_keepers(repo: GitRepo, tip: str, archived: Iterable[str]) -> dict[str, list[str]]:
+    """``{archived path: the keepers its own superseded-by metas name}`` (leading ``/`` dropped), read from the tip."""
+    out: dict[str, list[str]] = {}
+    for path in archived:
+        data = repo.read_path_at(tip, path)
+        if data is None:
+            continue
+        try:
+            values = get_metas(data.decode("utf-8"), "superseded-by")
+        except (UnicodeDecodeError, ValueError):
+            continue
+        named = [v.strip().lstrip("/") for v in values if v.strip().lstrip("/")]
+        if named:
+            out[path] = named
+    return out
+
+
+def _renames(entries: Sequence[JournalEntry]) -> tuple[dict[str, set[str]], dict[str, list[RefusedRename]]]:
+    direct: dict[str, set[str]] = {}
+    refused: dict[str, list[RefusedRename]] = {}
+    for entry in entries:
+        if not isinstance(entry, EntityRenamed):
+            continue
+        old, new = _key(entry.entity_type, entry.old), _key(entry.entity_type, entry.new)
+        if old == new:
+            continue
+        _, old_name = split_entity(old)
+        _, new_name = split_entity(new)
+        vetoes = identity_veto_reasons(old_name, new_name)
+        if vetoes:
+            refused.setdefault(old, []).append(RefusedRename(
+                f"{entry.entity_type}:{entry.old}", f"{entry.entity_type}:{entry.new}", vetoes))
+            continue
+        direct.setdefault(old, set()).add(new)
+    closed: dict[str, set[str]] = {}
+    for start in direct:
+        reach: set[str] = set()
+        frontier = list(direct[start])
+        while frontier:
+            key = frontier.pop()
+            if key in reach or key == start:
+                continue
+            reach.add(key)
+            frontier.extend(direct.get(key, ()))
+        closed[start] = reach
+    return closed, refused
+
+
+def read_pointers(repo: GitRepo, base: str, tip: str, *, status: Mapping[str, bool],
+                  supersedes: Mapping[str, Sequence[str]], journal: Sequence[JournalEntry]) -> RunPointers:
+    """Assemble :class:`RunPointers` from the tree diff, the tip's ``{path: archived}`` and ``{superseded: [sources]}``
+    (:mod:`git_memhtml.index.probe_rows`) and the run journal read from the tip.
+
+    Raises:
+        GitError: a commit cannot be read.
+    """
+    moves = archive_moves(repo, base, tip)
+    keepers: dict[str, set[str]] = {}
+    for dst, sources in supersedes.items():
+        keepers.setdefault(dst, set()).update(s for s in sources if s != dst)
+    for path, named in _meta_keepers(repo, tip, moves.values()).items():
+        keepers.setdefault(path, set()).update(n for n in named if n != path)
+    for entry in journal:
+        if isinstance(entry, Folded):
+            archived = moves.get(entry.drop, entry.archived)
+            if archived != entry.keep:
+                keepers.setdefault(archived, set()).add(entry.keep)
+    renames, refused = _renames(journal)
+    vetoed = sorted({(e.keep, e.drop) for e in journal if isinstance(e, MergeVetoed) and e.keep != e.drop})
+    apart = sorted({tuple(sorted((f"{e.entity_type}:{e.a}", f"{e.entity_type}:{e.b}")))
+                    for e in journal if isinstance(e, NamesKeptApart)})
+    return RunPointers(
+        archived_at=moves,
+        keepers={path: sorted(found) for path, found in keepers.items()},
+        status=status,
+        renames=renames,
+        refused=refused,
+        vetoed=tuple(vetoed),
+        kept_apart=tuple((a, b) for a, b in apart),
+    )
