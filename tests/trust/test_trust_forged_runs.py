@@ -5,7 +5,8 @@ resolver; the landing rail (git_memhtml/sleep/landing/rail.py) must refuse it in
 rebase`` before anything moves. Rows: each way to forge the branch × each verb → exit 1, refusal
 ``not-sleep-output``, a message naming the offending path or commit, and main, every ref, the worktree list and the
 work tree unchanged. A forge joins by adding a builder to ``FORGES``; a verb by adding to ``VERBS``. A real run of
-the demo corpus still merges, and archive moves (sleep's only way to make a memory vanish) pass the rail.
+the demo corpus still merges (its journal with it), and archive moves (sleep's only way to make a memory vanish)
+pass the rail.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 from git_memhtml.cli.demo import DEMO_CORPUS
 from git_memhtml.cli.main import main
 from git_memhtml.gitrepo.values import TreeChange
+from git_memhtml.sleep.engine.journal import parse_journal
 from git_memhtml.sleep.engine.runfiles import journal_file
 from git_memhtml.sleep.landing.rail import path_violations
 
@@ -222,6 +224,8 @@ def test_a_real_run_of_the_demo_corpus_still_merges(tmp_path: Path, capsys: pyte
     code, merged, err = cli(capsys, "-C", str(repo), "sleep", "merge", run_id, "--skip-gate")
     assert code == 0 and merged["data"]["merged"], err
     assert git(repo, "rev-parse", "main").strip() == ran["data"]["headSha"]
+    landed = parse_journal(git(repo, "show", f"main:{journal_file(run_id)}").encode("utf-8"))
+    assert landed is not None and {"folded", "merge-vetoed", "entity-renamed"} <= {e.kind for e in landed}
 
 
 def change(path: str, *, deleted: bool = False, added: bool = False, mode: int = 0o100644) -> TreeChange:
