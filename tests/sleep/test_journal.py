@@ -3,13 +3,12 @@ own commit, read back from git alone; and a parser that hostile bytes never make
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from git_memhtml.embed.fake import FakeEmbedder
-from git_memhtml.errors import PathRefused
+from git_memhtml.errors import PathRefused, RunRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.journal import (
@@ -187,9 +186,7 @@ def test_the_journal_is_never_written_through_a_symlink(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, {"areas/inbox/a.html": memory("A fact.")}))
     outside = tmp_path / "outside"
     outside.mkdir()
-    (env.repo.root / ".memhtml").mkdir(exist_ok=True)
-    if (env.repo.root / ".memhtml" / "sleep").exists():
-        subprocess.run(["rm", "-rf", str(env.repo.root / ".memhtml" / "sleep")], check=True)
+    (env.repo.root / ".memhtml").mkdir()
     (env.repo.root / ".memhtml" / "sleep").symlink_to(outside)
     with pytest.raises(PathRefused) as refused:
         record_journal(env, [EntityRenamed("service", "a_b", "a-b")])
@@ -237,3 +234,70 @@ def test_a_run_commits_each_phase_s_lines_in_that_phase_s_own_commit(tmp_path: P
         assert repo.read_path_at("main", path) is None
     finally:
         db.close()
+
+
+@pytest.mark.slow
+def test_a_failed_phase_s_lines_are_undone_and_a_resume_appends_to_the_committed_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A phase that records and then fails leaves no line for a later phase's commit to carry; the resume that
+    re-runs it appends its lines after the committed ones, in its own commit, and the rail lets the run land. A
+    ``*.jsonl`` ignore rule (here the repository's own) does not keep the journal out of the phase commits."""
+    from dataclasses import replace
+
+    from git_memhtml.sleep.engine.contract import REGISTRY, phase_specs
+    from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome
+    from git_memhtml.sleep.engine.run import resume_sleep
+
+    forged = Folded("areas/inbox/c1.html", "areas/inbox/c2.html", "archive/2026/areas/inbox/c2.html")
+    real = phase_specs()["dedup-merge"]
+
+    def failing(env: PhaseEnv) -> PhaseOutcome:
+        record_journal(env, [forged])
+        raise RuntimeError("the model timed out")
+
+    repo = make_repo(tmp_path, {**ENTITY_FILES, **DEDUP_FILES, ".gitignore": "*.jsonl\n"})
+
+    def clock() -> str:
+        return f"{DATE}T09:00:00Z"
+
+    db = IndexDB.for_repo(repo)
+    try:
+        monkeypatch.setitem(REGISTRY, "dedup-merge", replace(real, body=failing))
+        first = run_sleep(repo, db, date=DATE, embedder=FakeEmbedder(dim=256), clock=clock)
+        assert first.failed_phases == ["dedup-merge"]
+        entity_sha = _trailer_sha(repo, first.run_id, "entity-resolution")
+        assert read_journal(repo, entity_sha, first.run_id) == ENTITY_JOURNAL
+        assert read_journal(repo, first.head_sha, first.run_id) == ENTITY_JOURNAL
+        monkeypatch.setitem(REGISTRY, "dedup-merge", real)
+        resumed = resume_sleep(repo, db, first.run_id, embedder=FakeEmbedder(dim=256), clock=clock)
+    finally:
+        db.close()
+    assert resumed.failed_phases == []
+    dedup_sha = _trailer_sha(repo, first.run_id, "dedup-merge")
+    assert read_journal(repo, dedup_sha, first.run_id) == ENTITY_JOURNAL + DEDUP_JOURNAL
+    assert read_journal(repo, resumed.head_sha, first.run_id) == ENTITY_JOURNAL + DEDUP_JOURNAL
+    check_sleep_output(repo, first.run_id, first.base_sha, resumed.head_sha)
+
+
+UNREADABLE: list[tuple[str, JournalEntry]] = [
+    ("blank-type", EntityRenamed(" ", "a_b", "a-b")),
+    ("blank-new-name", EntityRenamed("service", "a_b", "\t")),
+    ("lone-surrogate", EntityRenamed("service", "a\udcffb", "a-b")),
+    ("reason-blank", NamesKeptApart("host", "node-1", "node-10", ("",))),
+    ("path-not-a-memory", MergeVetoed("README.html", "areas/inbox/b.html", ("negation",))),
+    ("archived-outside-archive", Folded("areas/inbox/a.html", "areas/inbox/b.html", "areas/inbox/b-2.html")),
+]
+"""(label, entry) no journal line can carry: recording refuses them all, before writing any line."""
+
+
+@pytest.mark.parametrize(("label", "entry"), UNREADABLE, ids=[u[0] for u in UNREADABLE])
+def test_an_entry_that_would_not_read_back_is_refused_and_nothing_is_written(
+    tmp_path: Path, label: str, entry: JournalEntry
+) -> None:
+    env = make_env(make_repo(tmp_path, {"areas/inbox/a.html": memory("A fact.")}))
+    good = EntityRenamed("service", "a_b", "a-b")
+    with pytest.raises(RunRefused) as refused:
+        record_journal(env, [good, entry])
+    assert refused.value.path == journal_file(env.run_id) and refused.value.hint, label
+    assert not (env.repo.root / journal_file(env.run_id)).exists()

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from git_memhtml.errors import PathRefused
+from git_memhtml.errors import PathRefused, RunRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.engine.runfiles import journal_file
@@ -208,6 +208,27 @@ def parse_journal(data: bytes) -> list[JournalEntry] | None:
     return entries
 
 
+def _checked_line(entry: JournalEntry, path: str) -> bytes:
+    """``entry``'s line as UTF-8 bytes, once it reads back as ``entry``.
+
+    Raises:
+        RunRefused: it does not (the message names the journal file and the entry).
+    """
+    text = render_entry(entry)
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        data = b""
+    if not data or _entry(text) != entry:
+        shown = text if len(text) <= 200 else text[:200] + "…"
+        raise RunRefused(
+            f"{path}: the {entry.kind} entry {shown} would not read back as a journal entry",
+            hint="the phase's input holds a name or path no journal line can carry; fix that memory and run again",
+            path=path,
+        )
+    return data
+
+
 def record_journal(env: PhaseEnv, entries: Sequence[JournalEntry]) -> int:
     """Append each entry's line once to the run's journal in the run's work tree and stage it; return lines added.
 
@@ -215,13 +236,19 @@ def record_journal(env: PhaseEnv, entries: Sequence[JournalEntry]) -> int:
     nothing; existing bytes are kept as they are. The runner commits what the phase staged, so the lines land in
     the phase's own commit (docs/ledger.md §2). Nothing is written on a dry run or when no line is new.
 
+    Every line must read back as its entry (:func:`parse_journal`'s rules), checked before anything is written: a
+    journal the landing rail would refuse is never recorded, and the phase fails instead (its writes undone).
+
     Raises:
+        RunRefused: an entry would not read back (a blank name, a path that is not a memory path, text that is not
+            encodable as UTF-8); nothing is written.
         PathRefused: the journal path is, or goes through, a symlink, or is not a regular file.
         OSError / GitError: the file cannot be written or staged.
     """
     if env.dry_run or not entries:
         return 0
     path = journal_file(env.run_id)
+    lines = [_checked_line(entry, path) for entry in entries]
     problem = tree_file_problem(env.repo.root, path)
     if problem is not None:
         raise PathRefused(f"{path}: {problem}", hint="remove it from the run's branch and resume the run", path=path)
@@ -229,8 +256,7 @@ def record_journal(env: PhaseEnv, entries: Sequence[JournalEntry]) -> int:
     existing = target.read_bytes() if target.is_file() else b""
     seen = set(existing.split(b"\n"))
     added: list[bytes] = []
-    for entry in entries:
-        line = render_entry(entry).encode("utf-8")
+    for line in lines:
         if line not in seen:
             seen.add(line)
             added.append(line)
