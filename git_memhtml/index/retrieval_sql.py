@@ -129,6 +129,13 @@ def scope_sql(scope: Scope, alias: str = "f") -> tuple[str, Params]:
     return " AND ".join(f"({c})" for c in clauses), params
 
 
+def eligible_paths_sql(scope: Scope) -> tuple[str, Params]:
+    """``(path)`` of every ``files`` row the filter of :func:`scope_sql` admits: the paths any arm may rank under
+    ``scope`` (the resident vector arm, index/resident.py, ranks among them)."""
+    scope_filter, params = scope_sql(scope)
+    return f"SELECT f.path FROM files f WHERE {scope_filter}", params
+
+
 def _ranked(inner: str, order: str) -> str:
     return f"SELECT path, row_number() OVER (ORDER BY {order}) AS rank FROM ({inner})"
 
@@ -192,6 +199,16 @@ ARM_BUILDERS: dict[Arm, Callable[[str], str]] = {
 """Arm name → SQL builder, in fusion order."""
 
 
+def ranked_values_sql(paths: Sequence[str], prefix: str) -> tuple[str, Params]:
+    """A ranked relation ``(path, rank)`` holding ``paths`` in order, ranks from 1 (a ``VALUES`` list bound as
+    ``:<prefix>0``, ``:<prefix>1``, …); no paths gives a relation with no rows."""
+    if not paths:
+        return "SELECT NULL AS path, NULL AS rank WHERE 0", {}
+    names = {f"{prefix}{i}": p for i, p in enumerate(paths)}
+    rows = ", ".join(f"(:{n}, {i})" for i, n in enumerate(names, start=1))
+    return f"SELECT column1 AS path, column2 AS rank FROM (VALUES {rows})", names
+
+
 def rrf_sql(arm_names: Sequence[str]) -> str:
     """The RRF tail of :func:`fusion_sql`: over the ranked relations ``arm_names`` (each with columns ``path``,
     ``rank`` from 1; defined by the caller, e.g. as CTEs), ``Σ :w_<arm> / (rank + 60)`` per path, rows
@@ -212,22 +229,38 @@ def fusion_sql(
     now: str | None = None,
     limit: int = 10,
     arm_limit: int = ARM_LIMIT,
+    vector_ranks: Sequence[str] | None = None,
 ) -> tuple[str, Params]:
     """One statement fusing ``arms`` (name → weight) by RRF: ``Σ w/(rank + 60)`` per path, ``score DESC, path
     ASC``, ``LIMIT :limit`` (docs/retrieval.md §4.3 "Fusion"). Returns ``(sql, params)``; rows are ``(path, score)``.
 
-    The caller passes ``match`` for ``fts``, ``qvec``/``space`` for ``vector``, ``now`` for ``salience``.
+    The caller passes ``match`` for ``fts``, ``qvec``/``space`` for ``vector``, ``now`` for ``salience``. With
+    ``vector_ranks`` (the vector arm's paths, best first, already scoped and cut, e.g. from index/resident.py) the
+    ``vector`` relation is those paths ranked from 1 (:func:`ranked_values_sql`) instead of the SQL scan, and
+    ``qvec``/``space`` are not used.
+
+    Raises:
+        ValueError: no arm, or ``vector_ranks`` without a ``vector`` arm.
     """
     if not arms:
         raise ValueError("fusion needs at least one arm")
+    if vector_ranks is not None and "vector" not in arms:
+        raise ValueError("vector_ranks given without a vector arm")
     scope_filter, params = scope_sql(scope)
-    ctes = [f"{name} AS ({ARM_BUILDERS[name](scope_filter)})" for name in arms]
+    ctes = []
+    for name in arms:
+        if name == "vector" and vector_ranks is not None:
+            body, ranks = ranked_values_sql(vector_ranks, "vr")
+            params.update(ranks)
+        else:
+            body = ARM_BUILDERS[name](scope_filter)
+        ctes.append(f"{name} AS ({body})")
     sql = f"WITH {', '.join(ctes)} {rrf_sql(list(arms))}"
     params.update({f"w_{name}": float(w) for name, w in arms.items()})
     params.update({"limit": limit, "arm_limit": arm_limit})
     if "fts" in arms:
         params["match"] = match
-    if "vector" in arms:
+    if "vector" in arms and vector_ranks is None:
         params["qvec"] = qvec
         params["space"] = space
     if "salience" in arms:
