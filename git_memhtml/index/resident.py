@@ -18,15 +18,16 @@ sqlite-vec way; all-zero rows are left out, as their distance is NULL for every 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Collection, Set
+from collections.abc import Callable, Collection, Set
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from git_memhtml.errors import EmbedModelMismatch, IndexStale, StorageError
 from git_memhtml.index.db import IndexDB
-from git_memhtml.index.retrieval_sql import ARM_LIMIT, Scope, eligible_paths_sql
+from git_memhtml.index.retrieval_sql import ARM_LIMIT, Arm, Scope, arm_ranks_sql, eligible_paths_sql
 
 F32_UNIT_ROUNDOFF = 2.0**-24
 """``u`` of IEEE binary32 (round to nearest): the relative error of one float32 operation."""
@@ -39,9 +40,10 @@ LOAD_BLOCK_ROWS = 4096
 """Rows per block when the float32 squared norms are computed at load (bounds the temporary array)."""
 MASK_CACHE = 8
 """Eligible-path masks kept per :class:`ResidentVectors` (keyed by the frozenset a caller passes again)."""
-ELIGIBLE_CACHE = 16
-"""Scopes whose eligible paths :func:`eligible_paths` keeps per open index."""
+ANSWER_CACHE = 32
+"""Answers of :func:`eligible_paths` and :func:`fixed_arm_ranks` kept per open index (scopes × arms × instants)."""
 
+T = TypeVar("T")
 F64 = npt.NDArray[np.float64]
 F32 = npt.NDArray[np.float32]
 
@@ -72,8 +74,8 @@ def sqlite_vec_cosine(rows: F32, row_mags: F32, query: F32, query_mag: np.float3
     ``row_mags`` and ``query_mag`` are the float32 squared norms from :func:`squared_norms_f32`. sqlite-vec 0.1.x
     ``distance_cosine_float``: ``1 - (dot / (sqrt(aMag) * sqrt(bMag)))`` with ``dot``/``aMag``/``bMag`` float32
     accumulators, ``sqrt`` and the division in double, the result returned as float32 (a NaN is SQL NULL)."""
-    dot = _f32_sums(rows, np.broadcast_to(query, rows.shape))
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # overflow, 0/0 and inf/inf are part of the arithmetic being repeated
+        dot = _f32_sums(rows, np.broadcast_to(query, rows.shape))
         value = 1.0 - dot.astype(np.float64) / (np.sqrt(row_mags.astype(np.float64)) * np.sqrt(np.float64(query_mag)))
     out: F64 = value.astype(np.float32).astype(np.float64)
     return out
@@ -164,7 +166,8 @@ class ResidentVectors:
         return self._db() is db and db.change_stamp() == self._stamp
 
     def check(self, db: IndexDB, space: str | None) -> None:
-        """Refuse to stand in for ``db``'s vector arm in ``space`` when it cannot.
+        """Refuse to stand in for ``db``'s vector arm in ``space`` when it cannot (``space`` ``None``: only the
+        index is checked, no vector arm runs).
 
         Raises:
             IndexStale: loaded from another index, or ``db`` changed since the load (hint: load it again).
@@ -173,7 +176,7 @@ class ResidentVectors:
         if not self.current(db):
             raise IndexStale(f"the resident vectors of {self.space} were loaded from another index, or before "
                              f"{db.index_path} changed", hint="load them again: ResidentVectors.load(db, space)")
-        if space != self.space:
+        if space is not None and space != self.space:
             raise EmbedModelMismatch(f"the resident vectors are of {self.space}, the query of {space}",
                                      hint="load the vectors of the embedder's space")
 
@@ -251,9 +254,25 @@ def _group(names: list[str], raw: F32) -> _Rows:
     return _Rows(paths, owner, starts.astype(np.intp), raw, mags, unit, regular, path_irregular)
 
 
-_ELIGIBLE: weakref.WeakKeyDictionary[IndexDB, dict[tuple[tuple[int, int], Scope], frozenset[str]]] = (
-    weakref.WeakKeyDictionary()
-)
+_CACHE: weakref.WeakKeyDictionary[IndexDB, dict[tuple[object, ...], object]] = weakref.WeakKeyDictionary()
+"""Per open index: ``(change stamp, what, …) → answer`` of :func:`eligible_paths` and :func:`fixed_arm_ranks`."""
+
+
+def _cached(db: IndexDB, key: tuple[object, ...], compute: Callable[[], T]) -> T:
+    """``compute()`` once per ``key`` while ``db``'s change stamp holds; answers from before a change are dropped,
+    and at most :data:`ANSWER_CACHE` are kept per index."""
+    stamp = db.change_stamp()
+    cache = _CACHE.setdefault(db, {})
+    full = (stamp, *key)
+    if full in cache:
+        return cast(T, cache[full])
+    for old in [k for k in cache if k[0] != stamp]:  # the index changed: every older answer is stale
+        del cache[old]
+    if len(cache) >= ANSWER_CACHE:
+        del cache[next(iter(cache))]
+    found = compute()
+    cache[full] = found
+    return found
 
 
 def eligible_paths(db: IndexDB, scope: Scope) -> frozenset[str]:
@@ -264,15 +283,31 @@ def eligible_paths(db: IndexDB, scope: Scope) -> frozenset[str]:
     Raises:
         StorageError: SQLite failed.
     """
-    key = (db.change_stamp(), scope)
-    cache = _ELIGIBLE.setdefault(db, {})
-    found = cache.get(key)
-    if found is None:
+    def read() -> frozenset[str]:
         sql, params = eligible_paths_sql(scope)
-        found = frozenset(str(r[0]) for r in db.query(sql, params))
-        for old in [k for k in cache if k[0] != key[0]]:  # the index changed: every older answer is stale
-            del cache[old]
-        if len(cache) >= ELIGIBLE_CACHE:
-            del cache[next(iter(cache))]
-        cache[key] = found
-    return found
+        return frozenset(str(r[0]) for r in db.query(sql, params))
+
+    return _cached(db, ("eligible", scope), read)
+
+
+FIXED_ARMS: tuple[Arm, ...] = ("recency", "salience")
+"""The arms whose ranking does not depend on the query: for one scope and one ``now`` they rank the same paths for
+every query (docs/retrieval.md §4.2)."""
+
+
+def fixed_arm_ranks(db: IndexDB, arm: Arm, scope: Scope, *, now: str, arm_limit: int = ARM_LIMIT) -> list[str]:
+    """The ranking of a query-independent arm (:data:`FIXED_ARMS`) under ``scope`` at ``now``: the rows of its SQL
+    (``retrieval_sql.arm_ranks_sql``), read once per open index, scope and instant until the index or the state
+    plane changes.
+
+    Raises:
+        ValueError: ``arm`` depends on the query. StorageError: SQLite failed.
+    """
+    if arm not in FIXED_ARMS:
+        raise ValueError(f"the {arm} arm depends on the query")
+
+    def read() -> list[str]:
+        sql, params = arm_ranks_sql(arm, scope, now=now, arm_limit=arm_limit)
+        return [str(r[0]) for r in db.query(sql, params)]
+
+    return list(_cached(db, ("arm", arm, scope, now, arm_limit), read))

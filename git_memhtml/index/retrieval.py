@@ -18,7 +18,7 @@ from git_memhtml.errors import UsageError
 from git_memhtml.index.archived import ArchivedMatch, archived_matches
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import check_space
-from git_memhtml.index.resident import ResidentVectors, eligible_paths
+from git_memhtml.index.resident import FIXED_ARMS, ResidentVectors, eligible_paths, fixed_arm_ranks
 from git_memhtml.index.retrieval_sql import (
     ARM_LIMIT,
     SNIPPET_CHARS,
@@ -130,8 +130,9 @@ def search(
     docs/retrieval.md) returns the fused order cut at ``limit``. ``Hit.score`` stays the fused RRF score, so
     scores need not decrease down an MMR-ordered list. With ``resident`` (the index's vectors of the embedder's
     space, loaded once by the caller) the vector arm is ranked in memory (``ResidentVectors.ranked`` over
-    ``eligible_paths(db, scope)``) instead of by the SQL scan: the same paths, ranks and scores (docs/retrieval.md
-    §4.11).
+    ``eligible_paths(db, scope)``) instead of by the SQL scan, and the query-independent recency and salience
+    arms are read once per scope and ``now`` (``fixed_arm_ranks``): the same paths, ranks and scores
+    (docs/retrieval.md §4.11).
 
     Raises:
         UsageError: ``limit`` < 1, or ``mmr_lambda`` outside [0, 1].
@@ -164,13 +165,17 @@ def search(
     fused: list[tuple[str, float]] = []
     space = embedder.space if embedder is not None else None
     if arms:
-        vector_ranks = None
-        if resident is not None and qvec is not None and "vector" in arms:
-            resident.check(db, space)
-            vector_ranks = resident.ranked(qvec, eligible_paths(db, scope), ARM_LIMIT)
+        given: dict[Arm, list[str]] = {}
+        if resident is not None:
+            resident.check(db, space if "vector" in arms else None)
+            if qvec is not None and "vector" in arms:
+                given["vector"] = resident.ranked(qvec, eligible_paths(db, scope), ARM_LIMIT)
+            for arm in FIXED_ARMS:
+                if arm in arms:
+                    given[arm] = fixed_arm_ranks(db, arm, scope, now=now, arm_limit=ARM_LIMIT)
         sql, params = fusion_sql(arms, scope, match=match, qvec=qvec, space=space, now=now,
                                  limit=limit * FUSE_FACTOR if mmr_lambda is not None else limit, arm_limit=ARM_LIMIT,
-                                 vector_ranks=vector_ranks)
+                                 given_ranks=given)
         fused = [(str(p), float(sc)) for p, sc in db.query(sql, params)]
     if not fused:
         count, archived = archived_matches(db, query, scope)

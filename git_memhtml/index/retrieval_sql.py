@@ -9,7 +9,7 @@ three of four arms is a leak). Arms rank from 1 and return at most ``:arm_limit`
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -230,6 +230,7 @@ def fusion_sql(
     limit: int = 10,
     arm_limit: int = ARM_LIMIT,
     vector_ranks: Sequence[str] | None = None,
+    given_ranks: Mapping[Arm, Sequence[str]] | None = None,
 ) -> tuple[str, Params]:
     """One statement fusing ``arms`` (name → weight) by RRF: ``Σ w/(rank + 60)`` per path, ``score DESC, path
     ASC``, ``LIMIT :limit`` (docs/retrieval.md §4.3 "Fusion"). Returns ``(sql, params)``; rows are ``(path, score)``.
@@ -237,20 +238,27 @@ def fusion_sql(
     The caller passes ``match`` for ``fts``, ``qvec``/``space`` for ``vector``, ``now`` for ``salience``. With
     ``vector_ranks`` (the vector arm's paths, best first, already scoped and cut, e.g. from index/resident.py) the
     ``vector`` relation is those paths ranked from 1 (:func:`ranked_values_sql`) instead of the SQL scan, and
-    ``qvec``/``space`` are not used.
+    ``qvec``/``space`` are not used. ``given_ranks`` does the same for any arm (``vector_ranks`` is
+    ``given_ranks={"vector": …}``): e.g. the query-independent ``recency`` and ``salience`` arms computed once by
+    :func:`arm_ranks_sql`; the parameters of a given arm are not used.
 
     Raises:
-        ValueError: no arm, or ``vector_ranks`` without a ``vector`` arm.
+        ValueError: no arm, a given ranking for an arm that is not fused, or ``vector`` given twice.
     """
     if not arms:
         raise ValueError("fusion needs at least one arm")
-    if vector_ranks is not None and "vector" not in arms:
-        raise ValueError("vector_ranks given without a vector arm")
+    given: dict[Arm, Sequence[str]] = dict(given_ranks or {})
+    if vector_ranks is not None:
+        if "vector" in given:
+            raise ValueError("the vector ranking is given twice")
+        given["vector"] = vector_ranks
+    if not set(given) <= set(arms):
+        raise ValueError(f"rankings given without their arm: {sorted(set(given) - set(arms))}")
     scope_filter, params = scope_sql(scope)
     ctes = []
     for name in arms:
-        if name == "vector" and vector_ranks is not None:
-            body, ranks = ranked_values_sql(vector_ranks, "vr")
+        if name in given:
+            body, ranks = ranked_values_sql(given[name], f"r_{name}_")
             params.update(ranks)
         else:
             body = ARM_BUILDERS[name](scope_filter)
@@ -258,14 +266,32 @@ def fusion_sql(
     sql = f"WITH {', '.join(ctes)} {rrf_sql(list(arms))}"
     params.update({f"w_{name}": float(w) for name, w in arms.items()})
     params.update({"limit": limit, "arm_limit": arm_limit})
+    params.update(_arm_params({a for a in arms if a not in given}, match=match, qvec=qvec, space=space, now=now))
+    return sql, params
+
+
+def _arm_params(arms: Collection[Arm], *, match: str | None, qvec: bytes | None, space: str | None,
+                now: str | None) -> Params:
+    """The parameters the SQL of ``arms`` reads besides the scope's and ``:arm_limit``."""
+    params: Params = {}
     if "fts" in arms:
         params["match"] = match
-    if "vector" in arms and vector_ranks is None:
+    if "vector" in arms:
         params["qvec"] = qvec
         params["space"] = space
     if "salience" in arms:
         params["now"] = now
-    return sql, params
+    return params
+
+
+def arm_ranks_sql(arm: Arm, scope: Scope, *, match: str | None = None, qvec: bytes | None = None,
+                  space: str | None = None, now: str | None = None, arm_limit: int = ARM_LIMIT) -> tuple[str, Params]:
+    """``(path)`` of one arm alone under ``scope``, best first: the rows its CTE gives inside :func:`fusion_sql`, in
+    rank order, so the ranking can be computed once and handed back as ``given_ranks``."""
+    scope_filter, params = scope_sql(scope)
+    params["arm_limit"] = arm_limit
+    params.update(_arm_params((arm,), match=match, qvec=qvec, space=space, now=now))
+    return f"SELECT path FROM ({ARM_BUILDERS[arm](scope_filter)}) ORDER BY rank", params
 
 
 def hydrate_sql(paths: list[str]) -> tuple[str, Params]:

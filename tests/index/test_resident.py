@@ -22,10 +22,26 @@ from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.errors import EmbedModelMismatch, IndexStale
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index import indexer
+from git_memhtml.index.access import reinforce
 from git_memhtml.index.db import IndexDB, open_index
-from git_memhtml.index.resident import ResidentVectors, eligible_paths, sqlite_vec_cosine, squared_norms_f32
+from git_memhtml.index.resident import (
+    FIXED_ARMS,
+    ResidentVectors,
+    eligible_paths,
+    fixed_arm_ranks,
+    sqlite_vec_cosine,
+    squared_norms_f32,
+)
 from git_memhtml.index.retrieval import search
-from git_memhtml.index.retrieval_sql import ARM_LIMIT, Scope, fusion_sql, scope_sql, vector_arm_sql
+from git_memhtml.index.retrieval_sql import (
+    ARM_LIMIT,
+    ArmWeights,
+    Scope,
+    arm_ranks_sql,
+    fusion_sql,
+    scope_sql,
+    vector_arm_sql,
+)
 from git_memhtml.store.ops import parse_op_stream
 from git_memhtml.store.writer import apply_batch
 from tests.index.index_helpers import NOW, Repo, memory_html
@@ -101,6 +117,10 @@ def _generated(root: Path, dim: int) -> Corpus:
     assert multi is not None and multi[0] >= 3
     zero = db.query_one("SELECT count(*) FROM embeddings WHERE vec = zeroblob(length(vec))")
     assert zero is not None and zero[0] >= 2
+    for k, path in enumerate(paths[::4]):  # access counts and outcomes, so the salience arm is not recency again
+        for n in range(1 + k % 3):
+            reinforce(db, [path], signal=("positive", "negative", "neutral")[k % 3],
+                      now=f"2026-01-{10 + n:02d}T00:00:00Z")
     return Corpus(db, embedder, _queries(claims, random.Random(dim)), ResidentVectors.load(db, embedder.space))
 
 
@@ -312,11 +332,141 @@ def test_eligible_paths_is_read_once_per_scope_until_the_index_changes(
 
 
 def test_fusion_with_a_given_ranking(crafted: tuple[IndexDB, FakeEmbedder, list[str]]) -> None:
-    """The vector relation is the ranking given, ranks from 1; an empty ranking adds no row."""
+    """The vector relation is the ranking given, ranks from 1; an empty ranking adds no row; any arm may be given."""
     db, _embedder, paths = crafted
     sql, params = fusion_sql({"vector": 1.0}, Scope(), vector_ranks=[])
     assert db.query(sql, params) == []
     sql, params = fusion_sql({"vector": 2.0}, Scope(), vector_ranks=[paths[3], paths[1]])
     assert db.query(sql, params) == [(paths[3], 2.0 / 61), (paths[1], 2.0 / 62)]
-    with pytest.raises(ValueError, match="without a vector arm"):
+    sql, params = fusion_sql({"vector": 1.0, "recency": 1.0}, Scope(), vector_ranks=[paths[3]],
+                             given_ranks={"recency": [paths[1], paths[3]]})
+    assert db.query(sql, params) == [(paths[3], 1 / 61 + 1 / 62), (paths[1], 1 / 61)]
+    with pytest.raises(ValueError, match="without their arm"):
         fusion_sql({"fts": 1.0}, Scope(), match='"alpha"', vector_ranks=[])
+    with pytest.raises(ValueError, match="twice"):
+        fusion_sql({"vector": 1.0}, Scope(), vector_ranks=[], given_ranks={"vector": []})
+
+
+@pytest.mark.parametrize(("corpus_name", "scope_name"), ROWS)
+def test_fixed_arms_equal_their_sql_inside_the_fusion(corpora: dict[str, Corpus], corpus_name: str,
+                                                      scope_name: str) -> None:
+    """Each query-independent arm alone, read once and handed back, fuses to the hits of its SQL CTE."""
+    corpus, scope = corpora[corpus_name], SCOPES[scope_name]
+    for arm in FIXED_ARMS:
+        ranks = fixed_arm_ranks(corpus.db, arm, scope, now=NOW)
+        sql, params = arm_ranks_sql(arm, scope, now=NOW)
+        assert ranks == [str(r[0]) for r in corpus.db.query(sql, params)]
+        alone = ArmWeights(**{name: float(name == arm) for name in ("fts", "vector", "recency", "salience")})
+        plain = search(corpus.db, "anything", scope=scope, embedder=corpus.embedder, now=NOW, weights=alone,
+                       limit=40)
+        fast = search(corpus.db, "anything", scope=scope, embedder=corpus.embedder, now=NOW, weights=alone,
+                      limit=40, resident=corpus.resident)
+        assert [h.path for h in plain.hits] == ranks[:40] and fast == plain
+    with pytest.raises(ValueError, match="depends on the query"):
+        fixed_arm_ranks(corpus.db, "fts", scope, now=NOW)
+
+
+def test_a_state_change_makes_the_copy_stale(crafted: tuple[IndexDB, FakeEmbedder, list[str]]) -> None:
+    """A reinforce changes the salience arm's input (state.access): the cached rankings and the copy are stale."""
+    db, embedder, paths = crafted
+    resident = ResidentVectors.load(db, embedder.space)
+    before = fixed_arm_ranks(db, "salience", Scope(), now=NOW)
+    reinforce(db, [paths[5]], signal="positive", now=NOW)
+    assert fixed_arm_ranks(db, "salience", Scope(), now=NOW) != before
+    with pytest.raises(IndexStale):
+        search(db, "alpha", embedder=embedder, now=NOW, resident=resident)
+    with pytest.raises(IndexStale):
+        search(db, "alpha", embedder=None, now=NOW, resident=resident)
+
+
+# ---- hostile vectors: many ties, near-ties, extreme magnitudes, non-finite values -------------------------------
+
+KINDS = ("ternary", "near-ties", "magnitudes", "non-finite")
+"""How a case draws its vectors: components in {-1, 0, 1} (exact ties and zero rows), one vector nudged by one
+float32 step per row (float32 near-ties), Gaussian rows scaled by 10^±30 (rows outside the error bound), and
+Gaussian rows with NaN and ±inf sprinkled in."""
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[IndexDB, str, list[str], list[str]]]:
+    """60 memories (three of them several chunks long) indexed under a 6-dimensional fake space."""
+    repo = Repo(tmp_path_factory.mktemp("many") / "mem")
+    paths = [f"areas/inbox/h{i:02d}.html" for i in range(60)]
+    for i, path in enumerate(paths):
+        body = " ".join(f"Sentence {n} of memory {i} about the ledger." for n in range(150)) if i % 20 == 0 else ""
+        repo.write(path, memory_html(f"Hostile {i}", f"Hostile memory {i} alpha.", body=body))
+    repo.commit("hostile", *paths)
+    embedder = FakeEmbedder(dim=6)
+    db = open_index(":memory:", ":memory:")
+    assert indexer.rebuild(repo.git, db, embedder, now=NOW).errors == ()
+    chunks = [str(r[0]) for r in db.query("SELECT chunk_id FROM chunks ORDER BY chunk_id")]
+    assert len(chunks) > len(paths)
+    yield db, embedder.space, paths, chunks
+    db.close()
+
+
+def _draw(kind: str, rng: np.random.Generator, count: int) -> np.ndarray:
+    if kind == "ternary":
+        return rng.integers(-1, 2, size=(count, 6)).astype(np.float32)
+    if kind == "near-ties":
+        base = rng.standard_normal(6).astype(np.float32)
+        out = np.repeat(base[None, :], count, axis=0)
+        for row in out:
+            k = rng.integers(0, 6)
+            for _ in range(int(rng.integers(0, 4))):
+                row[k] = np.nextafter(row[k], np.float32(np.inf) if rng.random() < 0.5 else np.float32(-np.inf))
+        return out
+    if kind == "magnitudes":
+        return (rng.standard_normal((count, 6)) * 10.0 ** rng.uniform(-30, 30, size=(count, 1))).astype(np.float32)
+    out = rng.standard_normal((count, 6)).astype(np.float32)
+    mask = rng.random((count, 6)) < 0.05
+    out[mask] = rng.choice(np.array([np.nan, np.inf, -np.inf], dtype=np.float32), size=int(mask.sum()))
+    return out
+
+
+@pytest.mark.parametrize(("kind", "seed"), [(kind, seed) for kind in KINDS for seed in range(8)])
+def test_hostile_vectors_rank_as_in_sql(many: tuple[IndexDB, str, list[str], list[str]], kind: str,
+                                        seed: int) -> None:
+    db, space, paths, chunks = many
+    rng = np.random.default_rng(seed)
+    vectors = _draw(kind, rng, len(chunks))
+    with db.atomic():
+        db.executemany("UPDATE embeddings SET vec = ? WHERE chunk_id = ?",
+                       [(v.astype("<f4").tobytes(), c) for v, c in zip(vectors, chunks, strict=True)])
+    resident = ResidentVectors.load(db, space)
+    subset = sorted(rng.choice(paths, size=25, replace=False).tolist())
+    for query in _draw(kind, rng, 4):
+        qvec = query.astype("<f4").tobytes()
+        for eligible in (None, subset):
+            names = {f"e{i}": p for i, p in enumerate(eligible or [])}
+            where = f"f.path IN ({', '.join(':' + n for n in names)})" if eligible else "1"
+            for limit in (1, 7, 40):
+                sql = [str(r[0]) for r in db.query(vector_arm_sql(where),
+                                                   {**names, "qvec": qvec, "space": space, "arm_limit": limit})]
+                assert resident.ranked(qvec, eligible, limit) == sql, (kind, seed, limit)
+
+
+@pytest.mark.parametrize("plane", ["index", "state"])
+def test_a_commit_by_another_connection_makes_the_copy_stale(repo: Repo, tmp_path: Path, plane: str) -> None:
+    """Another process writing ``index.db`` (a re-index) or ``state.db`` (a reinforce) is seen through SQLite's
+    ``data_version`` of that file."""
+    path = "areas/inbox/one.html"
+    repo.write(path, memory_html("One", "Alpha deploys on Mondays."))
+    repo.commit("one", path)
+    embedder = FakeEmbedder(dim=8)
+    files = (tmp_path / "index.db", tmp_path / "state.db")
+    reader, writer = open_index(*files), open_index(*files)
+    try:
+        indexer.rebuild(repo.git, reader, embedder, now=NOW)
+        resident = ResidentVectors.load(reader, embedder.space)
+        assert search(reader, "alpha", embedder=embedder, now=NOW, resident=resident).hits
+        if plane == "index":
+            with writer.atomic():
+                writer.execute("UPDATE files SET title = 'Renamed' WHERE path = ?", (path,))
+        else:
+            reinforce(writer, [path], signal="positive", now=NOW)
+        with pytest.raises(IndexStale):
+            search(reader, "alpha", embedder=embedder, now=NOW, resident=resident)
+    finally:
+        reader.close()
+        writer.close()
