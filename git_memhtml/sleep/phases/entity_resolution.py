@@ -14,6 +14,9 @@ active claimant's head. ``review`` pairs (the [0.75, 0.85) band, and ≥ 0.85 pa
 did not merge become detected review tasks; ``distinct`` pairs (numeric or variant divergence) are counted as
 ``namesKeptApart`` and never asked about. With no model there is no sweep of vanished review tasks.
 
+The run journal (docs/ledger.md §2) gets one ``entity-renamed`` entry per name rewrite made in at least one file and
+one ``names-kept-apart`` entry per ``distinct`` pair, in the phase's own commit.
+
 Only names that can be rewritten are read: the ``concept`` and ``lang`` rows of ``file_entities`` are projections
 of article markup (``<dfn>``, ``lang``) and ``unknown`` rows have no ``type:`` prefix, so none of them has a
 ``memhtml-entity`` line to splice.
@@ -41,11 +44,13 @@ from git_memhtml.domain.entities import (
     pair_verdicts,
     resolve_names,
 )
+from git_memhtml.domain.merge import identity_veto_reasons
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.corpus import EntityCount, active_entities
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.engine.journal import EntityRenamed, NamesKeptApart, record_journal
 from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task
 from git_memhtml.store import edits
 from git_memhtml.tree.layout import PEOPLE_DIR, slugify
@@ -73,7 +78,9 @@ class BandPair:
 class TypeResolution:
     """The resolution of one entity type: ``{raw: final display}`` for every raw name, plus pair statistics.
 
-    ``normalized`` is each raw name's own key written in that key's display form; ``counts`` is per key.
+    ``normalized`` is each raw name's own key written in that key's display form; ``counts`` is per key;
+    ``apart`` holds the ``distinct`` pairs (display forms, with the veto predicates that fired), ``kept_apart``
+    their number.
     """
 
     entity_type: str
@@ -83,6 +90,7 @@ class TypeResolution:
     alias_pairs: int = 0
     kept_apart: int = 0
     band: list[BandPair] = field(default_factory=list)
+    apart: list[NamesKeptApart] = field(default_factory=list)
 
 
 def person_file_paths(repo: GitRepo) -> list[str]:
@@ -196,8 +204,12 @@ def resolve_type(
         for v in verdicts
         if v.verdict == REVIEW and survivors.get(v.a, v.a) != survivors.get(v.b, v.b)
     ]
-    apart = sum(1 for v in verdicts if v.verdict == DISTINCT)
-    return TypeResolution(entity_type, final, normalized, counts, len(alias_pairs), apart, pending)
+    apart = [
+        NamesKeptApart(entity_type, shown[v.a], shown[v.b], identity_veto_reasons(v.a, v.b))
+        for v in verdicts
+        if v.verdict == DISTINCT
+    ]
+    return TypeResolution(entity_type, final, normalized, counts, len(alias_pairs), len(apart), pending, apart)
 
 
 def _by_type(entities: Sequence[EntityCount]) -> dict[str, list[EntityCount]]:
@@ -211,13 +223,18 @@ def _by_type(entities: Sequence[EntityCount]) -> dict[str, list[EntityCount]]:
     return {t: grouped[t] for t in sorted(grouped)}
 
 
-def _rewrite_edits(html: str, rewrites: Sequence[tuple[str, str]]) -> list[edits.Edit]:
-    """Edits turning each ``old`` entity value present in ``html`` into ``new`` (old removed; new added once)."""
+def _rewrite_edits(
+    html: str, rewrites: Sequence[tuple[str, str]], made: list[tuple[str, str]] | None = None
+) -> list[edits.Edit]:
+    """Edits turning each ``old`` entity value present in ``html`` into ``new`` (old removed; new added once); each
+    ``(old, new)`` that yields an edit is appended to ``made``."""
     present = set(editors.get_metas(html, "entity"))
     out: list[edits.Edit] = []
     for old, new in rewrites:
         if old not in present:
             continue
+        if made is not None:
+            made.append((old, new))
         out.append(edits.remove_meta("entity", old))
         present.discard(old)
         if new not in present:
@@ -226,11 +243,14 @@ def _rewrite_edits(html: str, rewrites: Sequence[tuple[str, str]]) -> list[edits
     return out
 
 
-def rewrite_claimants(env: PhaseEnv, plan: Mapping[str, list[tuple[str, str]]]) -> int:
+def rewrite_claimants(
+    env: PhaseEnv, plan: Mapping[str, list[tuple[str, str]]], made: set[tuple[str, str]] | None = None
+) -> int:
     """Apply ``{path: [(old 'type:raw', new 'type:final')]}`` to the tree (plus ``updated``); return files changed.
 
     A claimant missing from the tree, or no longer carrying the old line, is skipped (the tree is authoritative).
-    On a dry run the number of files that would change is returned and nothing is written.
+    Every ``(old, new)`` written into at least one file is added to ``made``. On a dry run the number of files
+    that would change is returned and nothing is written (``made`` then holds the rewrites that would be made).
     """
     changed = 0
     stamped: list[str] = []
@@ -238,17 +258,38 @@ def rewrite_claimants(env: PhaseEnv, plan: Mapping[str, list[tuple[str, str]]]) 
         target: Path = env.repo.root / path
         if not target.is_file():
             continue
-        splice = _rewrite_edits(target.read_text(encoding="utf-8"), plan[path])
+        pairs: list[tuple[str, str]] = []
+        splice = _rewrite_edits(target.read_text(encoding="utf-8"), plan[path], pairs)
         if not splice:
             continue
         if env.dry_run:
+            written = True
+        else:
+            written = edits.stamp_file(env.repo, path, [*splice, edits.set_meta("updated", env.at)], stage=False)
+            if written:
+                stamped.append(path)
+        if written:
             changed += 1
-        elif edits.stamp_file(env.repo, path, [*splice, edits.set_meta("updated", env.at)], stage=False):
-            changed += 1
-            stamped.append(path)
+            if made is not None:
+                made.update(pairs)
     if stamped:
         env.repo.stage(stamped)  # once: each stage call rewrites the whole git index
     return changed
+
+
+def renames(made: Iterable[tuple[str, str]]) -> list[EntityRenamed]:
+    """The journal entries of the rewrites made (``(old 'type:raw', new 'type:final')``), sorted and de-duplicated.
+
+    The type is the new line's prefix (its key); a rewrite of the prefix alone (``Person:Ann`` → ``person:Ann``)
+    renames no name, matches by the same key before and after, and is left out.
+    """
+    out: set[EntityRenamed] = set()
+    for old, new in made:
+        etype, _, new_name = new.partition(":")
+        old_name = old.partition(":")[2]
+        if old_name != new_name:
+            out.add(EntityRenamed(etype, old_name, new_name))
+    return sorted(out, key=lambda e: (e.entity_type, e.old, e.new))
 
 
 def _review_detail(entity_type: str) -> str:
@@ -335,6 +376,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     plan: dict[str, list[tuple[str, str]]] = {}
     names_normalized = fuzzy = alias = apart = 0
     band: list[BandPair] = []
+    kept_apart: list[NamesKeptApart] = []
     type_counts: dict[str, dict[str, int]] = {}
     total = 0
     for etype, all_rows in by_type.items():
@@ -347,6 +389,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         type_counts[etype] = resolution.counts
         alias += resolution.alias_pairs
         apart += resolution.kept_apart
+        kept_apart.extend(resolution.apart)
         band.extend(resolution.band)
         for row in rows:
             raw = row.entity_name
@@ -359,8 +402,10 @@ def run(env: PhaseEnv) -> PhaseOutcome:
                 continue
             for path in row.paths:
                 plan.setdefault(path, []).append((old, new))
-    rewritten = rewrite_claimants(env, plan)
+    made: set[tuple[str, str]] = set()
+    rewritten = rewrite_claimants(env, plan, made)
     tally = _mint_review_tasks(env, band, type_counts)
+    record_journal(env, [*renames(made), *kept_apart])
     counts = EntityResolutionCounts(
         entities=total,
         names_normalized=names_normalized,
