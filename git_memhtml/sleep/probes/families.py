@@ -77,7 +77,8 @@ def _entity_result(family: Family, shown: str, key: str, path: str, names: froze
         if target.how == "self" and key in carried:
             return ProbeResult(family, shown, path, "found")
         if carried & names:
-            how = target.how if key in carried else f"renamed ({', '.join(sorted(carried & names - {key}))})"
+            renamed = sorted(pointers.shown.get(k, k) for k in carried & names - {key})
+            how = target.how if key in carried else f"renamed to {', '.join(renamed)}"
             return ProbeResult(family, shown, path, "explained", via=target.path, how=how)
     if not targets:
         why = "gone from the tip with no archive copy and no pointer"

@@ -78,6 +78,8 @@ class RunPointers:
     """Memory pairs the merge veto refused to fold, ``(keep, drop)``, sorted."""
     kept_apart: tuple[tuple[str, str], ...] = ()
     """Entity values (``type:name``) the entity rule kept apart, ``(a, b)``, sorted."""
+    shown: dict[str, str] = field(default_factory=dict)
+    """entity key → the ``type:name`` a journaled rename wrote it as (for messages)."""
 
     def live(self, path: str) -> bool:
         """``path`` is an indexed, non-archived file of the tip."""
@@ -156,6 +158,7 @@ def _meta_keepers(repo: GitRepo, tip: str, archived: Iterable[str]) -> dict[str,
 
 
 def _renames(entries: Sequence[JournalEntry]) -> tuple[dict[str, set[str]], dict[str, list[RefusedRename]]]:
+    """Accepted renames (transitively closed) and refused ones, by the old name's key (module docstring)."""
     direct: dict[str, set[str]] = {}
     refused: dict[str, list[RefusedRename]] = {}
     for entry in entries:
@@ -206,6 +209,7 @@ def read_pointers(repo: GitRepo, base: str, tip: str, *, status: Mapping[str, bo
             if archived != entry.keep:
                 keepers.setdefault(archived, set()).add(entry.keep)
     renames, refused = _renames(journal)
+    shown = {_key(e.entity_type, e.new): f"{e.entity_type}:{e.new}" for e in journal if isinstance(e, EntityRenamed)}
     vetoed = sorted({(e.keep, e.drop) for e in journal if isinstance(e, MergeVetoed) and e.keep != e.drop})
     apart = sorted({tuple(sorted((f"{e.entity_type}:{e.a}", f"{e.entity_type}:{e.b}")))
                     for e in journal if isinstance(e, NamesKeptApart)})
@@ -217,4 +221,5 @@ def read_pointers(repo: GitRepo, base: str, tip: str, *, status: Mapping[str, bo
         refused=refused,
         vetoed=tuple(vetoed),
         kept_apart=tuple((a, b) for a, b in apart),
+        shown=shown,
     )
