@@ -3,6 +3,8 @@ losses and the fold the acceptance tests of issue 10 judge."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -93,3 +95,21 @@ def test_the_sampled_runs_are_one_content_under_three_run_ids(sampled: list[Buil
         check_sleep_output(GitRepo.discover(run.root), run.run_id, run.base, run.tip)
         assert not any(p.startswith("resources/services/") for p in
                        git(run.root, "ls-tree", "-r", "--name-only", run.tip).split())
+
+
+@pytest.mark.parametrize("name", ["crafted", "demo"])
+def test_the_forge_ci_steps_find_the_run_in_a_fresh_clone(
+    request: pytest.FixtureRequest, tmp_path: Path, name: str
+) -> None:
+    """docs/forge-ci.md §4's steps on a fresh clone (no index, no state): the run branch made from the fetched
+    one, ``sleep review`` (a subprocess, as CI runs it) resolves the run to the same base and tip."""
+    run: BuiltRun = request.getfixturevalue(name)
+    clone = tmp_path / "ci"
+    subprocess.run(["git", "clone", "-q", str(run.root), str(clone)], check=True, capture_output=True)
+    assert not (clone / ".git" / "memhtml").exists()
+    git(clone, "branch", "-f", run.run_id, f"origin/{run.run_id}")
+    done = subprocess.run(["git", "memhtml", "sleep", "review", run.run_id, "--json"], cwd=clone,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)["data"]
+    assert (data["runId"], data["baseSha"], data["headSha"]) == (run.run_id, run.base, run.tip)
