@@ -69,3 +69,9 @@ def evicted(tmp_path_factory: pytest.TempPathFactory) -> BuiltRun:
 def sampled(tmp_path_factory: pytest.TempPathFactory) -> list[BuiltRun]:
     """One repository, three hand-made runs of the same content under three run ids (the sample's seed)."""
     return runs.archive_everything_branches(tmp_path_factory.mktemp("sampled"))
+
+
+@pytest.fixture(scope="package")
+def forged_pointer(tmp_path_factory: pytest.TempPathFactory) -> BuiltRun:
+    """A hand-made fold whose superseded-by names an unrelated memory."""
+    return runs.forged_pointer_branch(tmp_path_factory.mktemp("forged-pointer"))

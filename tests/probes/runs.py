@@ -11,7 +11,10 @@ naming what a probe gate must find: the memories the run lost, and the ones it a
   entity metas into a sibling name, no journal, then a ``report`` commit.
 - :func:`fault_hook_false_merge_run` makes the same false merges with a real ``sleep run``, the entity rule
   forced to the old behaviour (the phase then journals its false renames).
-- :func:`archive_with_pointer_run`: a real run whose dedup-merge folds a near-duplicate into its keeper.
+- :func:`archive_with_pointer_run`: a real run whose dedup-merge folds a near-duplicate into its keeper;
+  :func:`forged_pointer_branch`: a hand-made "fold" whose pointer names an unrelated memory;
+  :func:`retention_archive_run`: a real run whose retention-triage evicts two stale memories (no pointer).
+- :func:`archive_everything_branches`: one content under three run ids (the sample's seed made visible).
 - :func:`demo_run`, :func:`conv26_run`: benign real runs of the shipped demo corpus and LoCoMo conv-26.
 
 The caller provides the hermetic environment (tests/conftest.py pins HOME, identity, dates and MEMHTML_EMBED);
@@ -38,6 +41,7 @@ from git_memhtml.cli.main import main
 from git_memhtml.document import editors
 from git_memhtml.domain.entities import MERGE, PairVerdict, lcs_ratio
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.store import edits
 from git_memhtml.store.edits import archive_file
 from tests.conftest import SHARED_DATA
 
@@ -196,30 +200,44 @@ def rename_entity(html: str, old: str, new: str, at: str) -> str:
     return editors.set_meta(html, "updated", at)
 
 
+Phase = tuple[str, str, Callable[[GitRepo], dict[str, int]]]
+"""One hand-made phase commit: (phase, subject, edit); the edit changes the crafting worktree and returns the
+commit's counts."""
+
+
+def craft_branch(root: Path, folder: Path, run_id: str, phases: Sequence[Phase]) -> str:
+    """Make run branch ``run_id`` from ``main`` by hand, the way a forger (or a buggy phase) would: in a linked
+    worktree at ``folder`` (removed afterwards, so the user's checkout never leaves ``main``), one commit per
+    ``phases`` row with sleep's trailers, then a ``report`` commit. Returns the tip."""
+    git(root, "worktree", "add", "-q", "-b", run_id, str(folder), "main")
+    repo = GitRepo.discover(folder)
+    for phase, subject, edit in phases:
+        phase_commit(folder, run_id, phase, subject, edit(repo))
+    phase_commit(folder, run_id, "report", f"record run {run_id}", {"phases": 17, "committed": len(phases) + 1})
+    tip = git(folder, "rev-parse", "HEAD").strip()
+    git(root, "worktree", "remove", str(folder))
+    return tip
+
+
 def false_entity_merge_branch(tmp: Path) -> BuiltRun:
     """The svc-amber corpus and a hand-made run branch :data:`CRAFTED_RUN` (issue 10 acceptance 1, "build the
     branch in the test"): an ``entity-resolution`` commit rewriting the entity metas of the 31 memories of
     :data:`FALSE_MERGES` (``service:svc-amber-20`` → ``service:svc-amber-2``, …), no journal, then a ``report``
-    commit. Made in a linked worktree removed afterwards, so the user's checkout never leaves ``main``."""
+    commit."""
     root = amber_corpus(tmp)
     base = git(root, "rev-parse", "main").strip()
-    work = tmp / "crafting"
-    git(root, "worktree", "add", "-q", "-b", CRAFTED_RUN, str(work), "main")
-    lost: list[str] = []
-    for n in range(1, AMBER + 1):
-        old = f"svc-amber-{n}"
-        if old not in FALSE_MERGES:
-            continue
-        file = work / amber_path(n)
-        file.write_text(rename_entity(file.read_text(encoding="utf-8"), f"service:{old}",
-                                      f"service:{FALSE_MERGES[old]}", f"{DATE}T00:00:00Z"), encoding="utf-8")
-        lost.append(amber_path(n))
-    phase_commit(work, CRAFTED_RUN, "entity-resolution", f"normalize 0 entity names, merge {len(lost)} aliases",
-                 {"fuzzyMerges": len(lost), "filesRewritten": len(lost)})
-    phase_commit(work, CRAFTED_RUN, "report", f"record run {CRAFTED_RUN}", {"phases": 17, "committed": 2})
-    tip = git(work, "rev-parse", "HEAD").strip()
-    git(root, "worktree", "remove", str(work))
-    return BuiltRun(root, CRAFTED_RUN, base, tip, lost=tuple(sorted(lost)), renamed=dict(FALSE_MERGES),
+    lost = sorted(amber_path(int(old.rsplit("-", 1)[1])) for old in FALSE_MERGES)
+
+    def merge_falsely(repo: GitRepo) -> dict[str, int]:
+        for old, new in FALSE_MERGES.items():
+            file = repo.root / amber_path(int(old.rsplit("-", 1)[1]))
+            file.write_text(rename_entity(file.read_text(encoding="utf-8"), f"service:{old}", f"service:{new}",
+                                          f"{DATE}T00:00:00Z"), encoding="utf-8")
+        return {"fuzzyMerges": len(lost), "filesRewritten": len(lost)}
+
+    tip = craft_branch(root, tmp / "crafting", CRAFTED_RUN, [
+        ("entity-resolution", f"normalize 0 entity names, merge {len(lost)} aliases", merge_falsely)])
+    return BuiltRun(root, CRAFTED_RUN, base, tip, lost=tuple(lost), renamed=dict(FALSE_MERGES),
                     phase="entity-resolution")
 
 
@@ -336,21 +354,47 @@ def archive_everything_branches(tmp: Path, run_ids: Sequence[str] = SAMPLED_RUNS
     of its verdict — the sample made visible."""
     root = amber_corpus(tmp)
     base = git(root, "rev-parse", "main").strip()
-    built: list[BuiltRun] = []
-    for index, run_id in enumerate(run_ids):
-        work = tmp / f"crafting-{index}"
-        git(root, "worktree", "add", "-q", "-b", run_id, str(work), "main")
-        repo = GitRepo.discover(work)
-        paths = [amber_path(n) for n in range(1, AMBER + 1)]
+    paths = tuple(amber_path(n) for n in range(1, AMBER + 1))
+
+    def evict_all(repo: GitRepo) -> dict[str, int]:
         for path in paths:
             assert archive_file(repo, path, at=f"{DATE}T00:00:00Z") is not None
-        phase_commit(work, run_id, "retention-triage", f"evict {AMBER} memories below the retention floor",
-                     {"evicted": AMBER})
-        phase_commit(work, run_id, "report", f"record run {run_id}", {"phases": 17, "committed": 2})
-        tip = git(work, "rev-parse", "HEAD").strip()
-        git(root, "worktree", "remove", str(work))
-        built.append(BuiltRun(root, run_id, base, tip, lost=tuple(sorted(paths)), phase="retention-triage"))
-    return built
+        return {"evicted": len(paths)}
+
+    return [BuiltRun(root, run_id, base, craft_branch(root, tmp / f"crafting-{index}", run_id, [
+                ("retention-triage", f"evict {len(paths)} memories below the retention floor", evict_all)]),
+                     lost=tuple(sorted(paths)), phase="retention-triage")
+            for index, run_id in enumerate(run_ids)]
+
+
+FORGED_RUN = f"sleep/{DATE}-f0f0f0"
+"""The run id of :func:`forged_pointer_branch`."""
+UNRELATED = "areas/inbox/coffee.html"
+"""The keeper a forged fold points at: a memory that shares no subject with the one it claims to replace."""
+FORGED_DROP = amber_path(7)
+
+
+def forged_pointer_branch(tmp: Path) -> BuiltRun:
+    """The svc-amber corpus plus :data:`UNRELATED`, and a hand-made run whose ``dedup-merge`` commit "folds"
+    svc-amber-7 into the coffee memory: archived with ``superseded-by`` → :data:`UNRELATED`, the coffee memory
+    given the ``supersedes`` link back, exactly the shape of a real fold. The pointer is there, but the memory it
+    names does not answer svc-amber-7's claim or carry its entity: the loss is not explained."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    coffee = {"op": "write", "title": "Coffee", "type": "semantic", "path": UNRELATED,
+              "claim": "Coffee beans are stored in the left cupboard above the sink."}
+    root = init_and_apply(tmp, [(write_ops(tmp, [*amber_ops(), coffee]), NOW)])
+    base = git(root, "rev-parse", "main").strip()
+
+    def fold_into_coffee(repo: GitRepo) -> dict[str, int]:
+        archived = archive_file(repo, FORGED_DROP, at=f"{DATE}T00:00:00Z",
+                                extra=[edits.set_meta("superseded-by", "/" + UNRELATED)])
+        assert archived is not None
+        assert edits.stamp_file(repo, UNRELATED, [edits.link("supersedes", "/" + archived)])
+        return {"merged": 1}
+
+    tip = craft_branch(root, tmp / "crafting", FORGED_RUN, [
+        ("dedup-merge", "fold 1 near-duplicates into canonicals", fold_into_coffee)])
+    return BuiltRun(root, FORGED_RUN, base, tip, lost=(FORGED_DROP,), phase="dedup-merge")
 
 
 def demo_run(tmp: Path) -> BuiltRun:
@@ -376,4 +420,4 @@ def conv26_run(tmp: Path) -> BuiltRun:
 
 
 __all__ = ["BuiltRun", "archive_everything_branches", "archive_with_pointer_run", "conv26_run", "demo_run",
-           "false_entity_merge_branch", "fault_hook_false_merge_run", "retention_archive_run"]
+           "false_entity_merge_branch", "fault_hook_false_merge_run", "forged_pointer_branch", "retention_archive_run"]

@@ -16,7 +16,7 @@ from git_memhtml.sleep.landing.rail import check_sleep_output
 from tests.probes.conftest import copy_of
 from tests.probes.runs import AMBER, FALSE_MERGES, BuiltRun, amber_path, cli_json, git
 
-RUNS = ["crafted", "fault_hooked", "folded", "evicted", "demo", "conv26"]
+RUNS = ["crafted", "fault_hooked", "folded", "forged_pointer", "evicted", "demo", "conv26"]
 """Fixture names of every built run; a new run joins by adding its fixture name."""
 
 
