@@ -1,0 +1,115 @@
+"""The runs of tests/probes/runs.py are what they claim: finished runs the landing rail lets land, holding the
+losses and the fold the acceptance tests of issue 10 judge."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from git_memhtml.document import editors
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.sleep.engine.contract import SLEEP_PHASES
+from git_memhtml.sleep.landing.rail import check_sleep_output
+from tests.probes.conftest import copy_of
+from tests.probes.runs import AMBER, FALSE_MERGES, BuiltRun, amber_path, cli_json, git
+
+RUNS = ["crafted", "fault_hooked", "folded", "forged_pointer", "evicted", "demo", "conv26"]
+"""Fixture names of every built run; a new run joins by adding its fixture name."""
+
+
+def phases_of(run: BuiltRun) -> list[str]:
+    """The ``Memhtml-Phase`` trailer of every commit of ``base..tip``, oldest first."""
+    out = git(run.root, "log", "--reverse", "--format=%(trailers:key=Memhtml-Phase,valueonly)",
+              f"{run.base}..{run.tip}")
+    return out.split()
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_each_run_is_a_finished_run_the_rail_accepts(request: pytest.FixtureRequest, name: str) -> None:
+    run: BuiltRun = request.getfixturevalue(name)
+    repo = GitRepo.discover(run.root)
+    assert git(run.root, "rev-parse", "main").strip() == run.base
+    assert git(run.root, "rev-parse", run.run_id).strip() == run.tip
+    assert git(run.root, "symbolic-ref", "--short", "HEAD").strip() == "main"
+    assert git(run.root, "status", "--porcelain") == ""
+    phases = phases_of(run)
+    assert phases[-1] == "report" and phases == sorted(phases, key=SLEEP_PHASES.index), phases
+    check_sleep_output(repo, run.run_id, run.base, run.tip)  # raises NotSleepOutput when the rail refuses
+
+
+@pytest.mark.parametrize("name", ["crafted", "fault_hooked"])
+def test_the_false_merges_rewrite_31_of_50_entities_in_one_entity_resolution_commit(
+    request: pytest.FixtureRequest, name: str
+) -> None:
+    run: BuiltRun = request.getfixturevalue(name)
+    assert len(run.lost) == len(FALSE_MERGES) == 31 and run.phase == "entity-resolution"
+    commits = git(run.root, "log", "--format=%H", f"{run.base}..{run.tip}", "--", *run.lost).split()
+    assert len(commits) == 1
+    assert "Memhtml-Phase: entity-resolution" in git(run.root, "show", "-s", "--format=%B", commits[0])
+    for n in range(1, AMBER + 1):
+        old = f"svc-amber-{n}"
+        head = git(run.root, "show", f"{run.tip}:{amber_path(n)}")
+        expected = f"service:{FALSE_MERGES.get(old, old)}"
+        assert editors.get_metas(head, "entity") == [expected], (n, editors.get_metas(head, "entity"))
+
+
+def test_the_fault_hook_is_gone_once_the_run_is_built(fault_hooked: BuiltRun) -> None:
+    from git_memhtml.domain.entities import DISTINCT, pair_verdict
+
+    verdict = pair_verdict("svc-amber-2", "svc-amber-20", "service")
+    assert verdict is not None and verdict.verdict == DISTINCT
+
+
+def test_the_folded_run_archives_the_duplicate_with_a_pointer(folded: BuiltRun) -> None:
+    (dropped,) = folded.explained
+    archived = git(folded.root, "show", f"{folded.tip}:archive/2026/{dropped}")
+    assert editors.get_meta(archived, "status") == "archived"
+    keeper = editors.get_meta(archived, "superseded-by")
+    assert keeper is not None
+    assert f"/archive/2026/{dropped}" in {link.href for link in editors.get_links(
+        git(folded.root, "show", f"{folded.tip}:{keeper.lstrip('/')}")) if link.rel == "supersedes"}
+
+
+def test_merged_without_a_gate_the_crafted_branch_loses_the_entity_search(crafted: BuiltRun, tmp_path: Path) -> None:
+    """What the outside review saw (issue 10 "Why"): before the run, ``search --entity service:svc-amber-20``
+    finds its memory; merged past every gate (``--skip-gate``, in a copy), the rail lets it land and the search
+    finds nothing."""
+    run = copy_of(crafted, tmp_path)
+    found = cli_json("-C", str(run.root), "search", "--entity", "service:svc-amber-20", "svc-amber")
+    assert found[0] == 0 and [r["path"] for r in found[1]["data"]["hits"]] == [amber_path(20)], found
+    code, merged = cli_json("-C", str(run.root), "sleep", "merge", run.run_id, "--skip-gate")
+    assert code == 0 and merged["data"]["merged"], merged
+    assert git(run.root, "rev-parse", "main").strip() == run.tip
+    found = cli_json("-C", str(run.root), "search", "--entity", "service:svc-amber-20", "svc-amber")
+    assert found[0] == 0 and found[1]["data"]["hits"] == [], found
+
+
+def test_the_sampled_runs_are_one_content_under_three_run_ids(sampled: list[BuiltRun]) -> None:
+    trees = {git(run.root, "rev-parse", f"{run.tip}^{{tree}}").strip() for run in sampled}
+    assert len(trees) == 1 and len({run.run_id for run in sampled}) == len(sampled) == 3
+    for run in sampled:
+        assert phases_of(run) == ["retention-triage", "report"]
+        check_sleep_output(GitRepo.discover(run.root), run.run_id, run.base, run.tip)
+        assert not any(p.startswith("resources/services/") for p in
+                       git(run.root, "ls-tree", "-r", "--name-only", run.tip).split())
+
+
+@pytest.mark.parametrize("name", ["crafted", "demo"])
+def test_the_forge_ci_steps_find_the_run_in_a_fresh_clone(
+    request: pytest.FixtureRequest, tmp_path: Path, name: str
+) -> None:
+    """docs/forge-ci.md §4's steps on a fresh clone (no index, no state): the run branch made from the fetched
+    one, ``sleep review`` (a subprocess, as CI runs it) resolves the run to the same base and tip."""
+    run: BuiltRun = request.getfixturevalue(name)
+    clone = tmp_path / "ci"
+    subprocess.run(["git", "clone", "-q", str(run.root), str(clone)], check=True, capture_output=True)
+    assert not (clone / ".git" / "memhtml").exists()
+    git(clone, "branch", "-f", run.run_id, f"origin/{run.run_id}")
+    done = subprocess.run(["git", "memhtml", "sleep", "review", run.run_id, "--json"], cwd=clone,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)["data"]
+    assert (data["runId"], data["baseSha"], data["headSha"]) == (run.run_id, run.base, run.tip)
