@@ -24,6 +24,12 @@ def crafted(tmp_path_factory: pytest.TempPathFactory) -> BuiltRun:
 
 
 @pytest.fixture(scope="package")
+def journaled(tmp_path_factory: pytest.TempPathFactory) -> BuiltRun:
+    """The hand-made false-merge branch with a journal that claims every false rename."""
+    return runs.journaled_false_merge_branch(tmp_path_factory.mktemp("journaled"))
+
+
+@pytest.fixture(scope="package")
 def fault_hooked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BuiltRun]:
     """A real run with the old entity rule forced through a fault hook (issue 10 acceptance 1, second way)."""
     patch = pytest.MonkeyPatch()

@@ -9,6 +9,7 @@ naming what a probe gate must find: the memories the run lost, and the ones it a
 - :func:`false_entity_merge_branch` crafts the branch by hand, the way the false merges of the outside review
   were made (issue 10 "Why"): one ``entity-resolution`` commit rewriting 31 of 50 ``service:svc-amber-<n>``
   entity metas into a sibling name, no journal, then a ``report`` commit.
+- :func:`journaled_false_merge_branch`: the same branch with a journal claiming the renames.
 - :func:`fault_hook_false_merge_run` makes the same false merges with a real ``sleep run``, the entity rule
   forced to the old behaviour (the phase then journals its false renames).
 - :func:`archive_with_pointer_run`: a real run whose dedup-merge folds a near-duplicate into its keeper;
@@ -41,6 +42,8 @@ from git_memhtml.cli.main import main
 from git_memhtml.document import editors
 from git_memhtml.domain.entities import MERGE, PairVerdict, lcs_ratio
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.sleep.engine.journal import EntityRenamed, render_entry
+from git_memhtml.sleep.engine.runfiles import journal_file
 from git_memhtml.store import edits
 from git_memhtml.store.edits import archive_file
 from tests.conftest import SHARED_DATA
@@ -241,6 +244,36 @@ def false_entity_merge_branch(tmp: Path) -> BuiltRun:
                     phase="entity-resolution")
 
 
+JOURNALED_RUN = f"sleep/{DATE}-a3b0e2"
+"""The run id of :func:`journaled_false_merge_branch`."""
+
+
+def journaled_false_merge_branch(tmp: Path) -> BuiltRun:
+    """:func:`false_entity_merge_branch` with the excuse written in: the ``entity-resolution`` commit also carries
+    the run journal (git_memhtml/sleep/engine/journal.py) with one ``entity-renamed`` line per false merge, as a
+    buggy phase or a forger would write it. The gate re-judges each journaled rename with the current identity
+    veto (docs/gate.md §9.2), so the journal explains none of the 31 losses."""
+    root = amber_corpus(tmp)
+    base = git(root, "rev-parse", "main").strip()
+    lost = sorted(amber_path(int(old.rsplit("-", 1)[1])) for old in FALSE_MERGES)
+
+    def merge_and_journal(repo: GitRepo) -> dict[str, int]:
+        for old, new in FALSE_MERGES.items():
+            file = repo.root / amber_path(int(old.rsplit("-", 1)[1]))
+            file.write_text(rename_entity(file.read_text(encoding="utf-8"), f"service:{old}", f"service:{new}",
+                                          f"{DATE}T00:00:00Z"), encoding="utf-8")
+        journal = repo.root / journal_file(JOURNALED_RUN)
+        journal.parent.mkdir(parents=True, exist_ok=True)
+        journal.write_text("".join(render_entry(EntityRenamed("service", old, new)) + "\n"
+                                   for old, new in FALSE_MERGES.items()), encoding="utf-8")
+        return {"fuzzyMerges": len(lost), "filesRewritten": len(lost)}
+
+    tip = craft_branch(root, tmp / "crafting", JOURNALED_RUN, [
+        ("entity-resolution", f"normalize 0 entity names, merge {len(lost)} aliases", merge_and_journal)])
+    return BuiltRun(root, JOURNALED_RUN, base, tip, lost=tuple(lost), renamed=dict(FALSE_MERGES),
+                    phase="entity-resolution")
+
+
 def _stem(key: str) -> str | None:
     """``svc-amber-<first digit>`` of a svc-amber key whose number starts with 2 … 5, else ``None``."""
     prefix = "svc-amber-"
@@ -371,18 +404,33 @@ FORGED_RUN = f"sleep/{DATE}-f0f0f0"
 """The run id of :func:`forged_pointer_branch`."""
 UNRELATED = "areas/inbox/coffee.html"
 """The keeper a forged fold points at: a memory that shares no subject with the one it claims to replace."""
-FORGED_DROP = amber_path(7)
+FORGED_DROP = "areas/inbox/db-snapshot.html"
+"""The memory the forged fold drops: its own vocabulary and entity, so its claim finds it first on the base."""
 
 
 def forged_pointer_branch(tmp: Path) -> BuiltRun:
-    """The svc-amber corpus plus :data:`UNRELATED`, and a hand-made run whose ``dedup-merge`` commit "folds"
-    svc-amber-7 into the coffee memory: archived with ``superseded-by`` → :data:`UNRELATED`, the coffee memory
+    """A corpus where the staging snapshot memory :data:`FORGED_DROP` has a dozen neighbours that share its words
+    (staging database replicas), the coffee memory :data:`UNRELATED` (written a year earlier, so it ranks last on
+    recency too) and the 50 svc-amber memories; and a hand-made run whose ``dedup-merge`` commit "folds" the
+    snapshot memory into the coffee memory: archived with ``superseded-by`` → :data:`UNRELATED`, the coffee memory
     given the ``supersedes`` link back, exactly the shape of a real fold. The pointer is there, but the memory it
-    names does not answer svc-amber-7's claim or carry its entity: the loss is not explained."""
+    names neither answers the dropped memory's claim (its neighbours fill the top 10) nor carries its entity: the
+    loss is not explained."""
     tmp.mkdir(parents=True, exist_ok=True)
+    older, newer = tmp / "older", tmp / "newer"
+    older.mkdir()
+    newer.mkdir()
     coffee = {"op": "write", "title": "Coffee", "type": "semantic", "path": UNRELATED,
               "claim": "Coffee beans are stored in the left cupboard above the sink."}
-    root = init_and_apply(tmp, [(write_ops(tmp, [*amber_ops(), coffee]), NOW)])
+    snapshot = {"op": "write", "title": "Staging snapshot", "type": "semantic", "path": FORGED_DROP,
+                "claim": "The staging database snapshot is taken nightly at two o'clock and kept for nine days.",
+                "entities": ["service:staging-db"]}
+    replicas = [{"op": "write", "title": f"Staging replica {i}", "type": "semantic",
+                 "path": f"areas/inbox/staging-replica-{i}.html",
+                 "claim": f"The staging database replica {i} serves the {_WORK[i]} reports of the "
+                          f"{_TEAMS[i % len(_TEAMS)]} office."} for i in range(1, 13)]
+    root = init_and_apply(tmp, [(write_ops(older, [coffee]), "2025-11-30T09:00:00Z"),
+                                (write_ops(newer, [*amber_ops(), snapshot, *replicas]), NOW)])
     base = git(root, "rev-parse", "main").strip()
 
     def fold_into_coffee(repo: GitRepo) -> dict[str, int]:
@@ -420,4 +468,5 @@ def conv26_run(tmp: Path) -> BuiltRun:
 
 
 __all__ = ["BuiltRun", "archive_everything_branches", "archive_with_pointer_run", "conv26_run", "demo_run",
-           "false_entity_merge_branch", "fault_hook_false_merge_run", "forged_pointer_branch", "retention_archive_run"]
+           "false_entity_merge_branch", "fault_hook_false_merge_run", "forged_pointer_branch",
+           "journaled_false_merge_branch", "retention_archive_run"]

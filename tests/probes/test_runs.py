@@ -12,11 +12,13 @@ import pytest
 from git_memhtml.document import editors
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.sleep.engine.contract import SLEEP_PHASES
+from git_memhtml.sleep.engine.journal import EntityRenamed, read_journal
+from git_memhtml.sleep.engine.runfiles import journal_file
 from git_memhtml.sleep.landing.rail import check_sleep_output
 from tests.probes.conftest import copy_of
 from tests.probes.runs import AMBER, FALSE_MERGES, BuiltRun, amber_path, cli_json, git
 
-RUNS = ["crafted", "fault_hooked", "folded", "forged_pointer", "evicted", "demo", "conv26"]
+RUNS = ["crafted", "journaled", "fault_hooked", "folded", "forged_pointer", "evicted", "demo", "conv26"]
 """Fixture names of every built run; a new run joins by adding its fixture name."""
 
 
@@ -40,7 +42,7 @@ def test_each_run_is_a_finished_run_the_rail_accepts(request: pytest.FixtureRequ
     check_sleep_output(repo, run.run_id, run.base, run.tip)  # raises NotSleepOutput when the rail refuses
 
 
-@pytest.mark.parametrize("name", ["crafted", "fault_hooked"])
+@pytest.mark.parametrize("name", ["crafted", "journaled", "fault_hooked"])
 def test_the_false_merges_rewrite_31_of_50_entities_in_one_entity_resolution_commit(
     request: pytest.FixtureRequest, name: str
 ) -> None:
@@ -54,6 +56,19 @@ def test_the_false_merges_rewrite_31_of_50_entities_in_one_entity_resolution_com
         head = git(run.root, "show", f"{run.tip}:{amber_path(n)}")
         expected = f"service:{FALSE_MERGES.get(old, old)}"
         assert editors.get_metas(head, "entity") == [expected], (n, editors.get_metas(head, "entity"))
+
+
+@pytest.mark.parametrize("name", ["journaled", "fault_hooked"])
+def test_the_journal_claims_every_false_rename_in_the_entity_resolution_commit(
+    request: pytest.FixtureRequest, name: str
+) -> None:
+    run: BuiltRun = request.getfixturevalue(name)
+    repo = GitRepo.discover(run.root)
+    (sha,) = git(run.root, "log", "--format=%H", "--grep=^Memhtml-Phase: entity-resolution$",
+                 f"{run.base}..{run.tip}").split()
+    assert journal_file(run.run_id) in git(run.root, "show", "--name-only", "--format=", sha).split()
+    renamed = {(e.old, e.new) for e in read_journal(repo, run.tip, run.run_id) if isinstance(e, EntityRenamed)}
+    assert renamed == set(FALSE_MERGES.items())
 
 
 def test_the_fault_hook_is_gone_once_the_run_is_built(fault_hooked: BuiltRun) -> None:
