@@ -94,7 +94,7 @@ def probe_commits(repo: GitRepo, run_id: str, base_sha: str, tip_sha: str, *, ba
     results = [
         *claim_family(sample, vectors, base=before, tip=after, pointers=pointers),
         *entity_family(reach, tip_keys, pointers),
-        *control_family(claims, vectors, reach, tip_keys, base=before, tip=after, pointers=pointers),
+        *control_family(claims, vectors, base=before, tip=after, pointers=pointers),
     ]
     lost_results = [r for r in results if r.status == "lost"]
     lost: list[LostMemory] = []

@@ -25,7 +25,7 @@ from git_memhtml.document.editors import get_metas
 from git_memhtml.domain.entities import entity_key, split_entity
 from git_memhtml.domain.merge import identity_veto_reasons
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.sleep.engine.journal import EntityRenamed, Folded, JournalEntry, MergeVetoed, NamesKeptApart
+from git_memhtml.sleep.engine.journal import EntityRenamed, Folded, JournalEntry, MergeVetoed
 from git_memhtml.tree.layout import archive_sources
 
 How = Literal["self", "superseded", "folded", "archived"]
@@ -76,8 +76,6 @@ class RunPointers:
     """entity key → journaled renames of it the identity veto refuses."""
     vetoed: tuple[tuple[str, str], ...] = ()
     """Memory pairs the merge veto refused to fold, ``(keep, drop)``, sorted."""
-    kept_apart: tuple[tuple[str, str], ...] = ()
-    """Entity values (``type:name``) the entity rule kept apart, ``(a, b)``, sorted."""
     shown: dict[str, str] = field(default_factory=dict)
     """entity key → the ``type:name`` a journaled rename wrote it as (for messages)."""
 
@@ -211,8 +209,6 @@ def read_pointers(repo: GitRepo, base: str, tip: str, *, status: Mapping[str, bo
     renames, refused = _renames(journal)
     shown = {_key(e.entity_type, e.new): f"{e.entity_type}:{e.new}" for e in journal if isinstance(e, EntityRenamed)}
     vetoed = sorted({(e.keep, e.drop) for e in journal if isinstance(e, MergeVetoed) and e.keep != e.drop})
-    apart = sorted({tuple(sorted((f"{e.entity_type}:{e.a}", f"{e.entity_type}:{e.b}")))
-                    for e in journal if isinstance(e, NamesKeptApart)})
     return RunPointers(
         archived_at=moves,
         keepers={path: sorted(found) for path, found in keepers.items()},
@@ -220,6 +216,5 @@ def read_pointers(repo: GitRepo, base: str, tip: str, *, status: Mapping[str, bo
         renames=renames,
         refused=refused,
         vetoed=tuple(vetoed),
-        kept_apart=tuple((a, b) for a, b in apart),
         shown=shown,
     )
