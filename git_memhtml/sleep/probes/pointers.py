@@ -88,7 +88,8 @@ class RunPointers:
 
         A live memory is its own target, then its live successors. An archived one is followed through its keepers
         (up to :data:`MAX_HOPS` links) to the live memories that replace it; with none, its archived copy is the
-        target. Paths in ``exclude`` are never a target (a control probe excludes its vetoed twin).
+        target. Paths in ``exclude`` are never a target (a control probe excludes its vetoed twin), and a memory folded
+        only into excluded paths has no target at all.
         """
         if self.live(path):
             out = [Target(path, "self")]
@@ -97,10 +98,13 @@ class RunPointers:
         archived = self.archived_at.get(path)
         if archived is None or self.status.get(archived) is not True:
             return []
-        live = self._live_keepers(archived, exclude)
+        every = self._live_keepers(archived)
+        live = [k for k in every if k not in exclude]
+        if every and not live:  # folded only into what it must never be replaced by (a control's twin)
+            return []
         return [Target(k, "folded") for k in live] or [Target(archived, "archived", archived=True)]
 
-    def _live_keepers(self, start: str, exclude: frozenset[str]) -> list[str]:
+    def _live_keepers(self, start: str) -> list[str]:
         seen = {start}
         frontier = [start]
         found: list[str] = []
@@ -108,7 +112,7 @@ class RunPointers:
             step: list[str] = []
             for node in frontier:
                 for keeper in self.keepers.get(node, []):
-                    if keeper in seen or keeper in exclude:
+                    if keeper in seen:
                         continue
                     seen.add(keeper)
                     (found if self.live(keeper) else step).append(keeper)
