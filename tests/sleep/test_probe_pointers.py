@@ -112,10 +112,12 @@ def test_journaled_renames_are_rejudged_by_the_identity_veto(tmp_path: Path, lab
 
 def test_renames_close_transitively_and_folds_and_vetoes_are_read(tmp_path: Path) -> None:
     repo, base, tip = _repo(tmp_path)
-    journal: list[JournalEntry] = [EntityRenamed("tool", "observablity", "observability"), EntityRenamed("tool", "observbility",
-                                                                                     "observablity"),
-               Folded("areas/x/k.html", "areas/x/a.html", "archive/2026/areas/x/a.html"),
-               MergeVetoed("areas/x/k.html", "areas/x/b.html", ("numeric",))]
+    journal: list[JournalEntry] = [
+        EntityRenamed("tool", "observablity", "observability"),
+        EntityRenamed("tool", "observbility", "observablity"),
+        Folded("areas/x/k.html", "areas/x/a.html", "archive/2026/areas/x/a.html"),
+        MergeVetoed("areas/x/k.html", "areas/x/b.html", ("numeric",)),
+    ]
     pointers = read_pointers(repo, base, tip, status={}, supersedes={}, journal=journal)
     assert pointers.entity_names("tool:observbility") == {"tool:observbility", "tool:observablity",
                                                           "tool:observability"}
