@@ -12,6 +12,7 @@ give the same rankings, so the verdict does not depend on which was taken.
 from __future__ import annotations
 
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -64,15 +65,23 @@ def _build(repo: GitRepo, sha: str, folder: Path, embedder: Embedder | None, now
 
 
 def base_index(repo: GitRepo, main_db: IndexDB | None, base: str, embedder: Embedder | None, folder: Path, *,
-               now: str) -> ProbeIndex:
+               now: str, stack: ExitStack) -> ProbeIndex:
     """The user's index when it describes ``base`` exactly, else one built in ``folder``.
+
+    The user's index is checked and then read inside one read snapshot, entered on ``stack`` (the caller's block):
+    a writer committing on ``main`` meanwhile (its hook updates that index) can neither change the rankings half way
+    nor make a stale index pass the check.
 
     Raises:
         StorageError / GitError: the index cannot be built.
     """
     started = time.perf_counter()
-    if main_db is not None and reusable(main_db, base, embedder):
-        return ProbeIndex(main_db, "main", time.perf_counter() - started, owned=False)
+    if main_db is not None:
+        with ExitStack() as trial:
+            trial.enter_context(main_db.read_snapshot())
+            if reusable(main_db, base, embedder):
+                stack.enter_context(trial.pop_all())
+                return ProbeIndex(main_db, "main", time.perf_counter() - started, owned=False)
     return _build(repo, base, folder, embedder, now)
 
 
