@@ -206,6 +206,27 @@ class IndexDB:
                 raise _wrap(exc, "cannot begin an index transaction") from exc
 
     @contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        """Every read inside sees one snapshot of both planes: a deferred transaction, whose first read pins the WAL
+        snapshot, so commits by other connections (a hook's index update) stay invisible until the block ends. Read
+        only: nothing may be written inside. Inside a transaction already, it adds nothing. Raises ``StorageError``.
+        """
+        if self._depth > 0 or not self._conn.getautocommit():
+            yield
+            return
+        try:
+            self._conn.execute("BEGIN DEFERRED")
+        except apsw.Error as exc:
+            raise _wrap(exc, "cannot begin a read snapshot of the index") from exc
+        try:
+            yield
+        finally:
+            try:
+                self._conn.execute("ROLLBACK")
+            except apsw.Error:
+                pass
+
+    @contextmanager
     def atomic(self) -> Iterator[None]:
         """All-or-nothing block. The outermost level is ``BEGIN IMMEDIATE … COMMIT``; nested levels are savepoints
         (an exception rolls back only the inner level, then propagates). Raises ``StorageError``."""

@@ -25,7 +25,7 @@ from git_memhtml.index.corroboration import promote_edge, promote_entity
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
 from git_memhtml.index.landings import ledger_applied, mark_ledger_applied, record_landing
-from git_memhtml.sleep.engine.run import worktree_name
+from git_memhtml.sleep.engine.run import drop_run_index, worktree_name
 from git_memhtml.sleep.engine.runfiles import ledger_file
 from git_memhtml.sleep.engine.runref import RunVerbRefused, resolve_sleep_run
 from git_memhtml.sleep.engine.runs import set_status
@@ -196,6 +196,7 @@ def merge_run(
         return report
     now = clock()
     report.merged = True
+    drop_run_index(repo, name)  # the tip's index, kept for the run gate, is main's to rebuild now
     set_status(db, name, "merged", head_sha=tip, now=now)
     try:
         record_landing(db, name, "sleep-merge", tip, now=now)

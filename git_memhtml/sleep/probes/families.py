@@ -6,8 +6,8 @@
   replacement, still carries the value on the tip, or a name the run renamed it to under an accepted rename
   (:mod:`git_memhtml.sleep.probes.pointers`).
 - **control**: for each memory pair the merge veto refused to fold, each memory stays findable by its own claim and
-  never through its twin; for each pair of names the entity rule kept apart, each name keeps its own memories and
-  none of them is moved to the other name.
+  never through its twin. (Names the entity rule kept apart need no family of their own: every one of them is an
+  entity probe, and a journaled rename between them is refused by the identity veto, docs/gate.md §9.2.)
 
 A probe that fails on the base is ``not-found-before`` and is not counted (we measure the run, not the retriever).
 """
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from git_memhtml.domain.entities import entity_key
 from git_memhtml.index.probe_rows import ClaimCandidate
 from git_memhtml.sleep.probes.pointers import RunPointers, Target
 from git_memhtml.sleep.probes.ranker import Ranker
@@ -66,14 +65,10 @@ def claim_family(sample: Sequence[ClaimCandidate], vectors: Mapping[str, bytes |
 
 
 def _entity_result(family: Family, shown: str, key: str, path: str, names: frozenset[str],
-                   tip_keys: Mapping[str, frozenset[str]], pointers: RunPointers,
-                   foreign: str | None = None) -> ProbeResult:
+                   tip_keys: Mapping[str, frozenset[str]], pointers: RunPointers) -> ProbeResult:
     targets = pointers.targets(path)
     for target in targets:
         carried = tip_keys.get(target.path, frozenset())
-        if foreign is not None and foreign in carried and key not in carried:
-            return ProbeResult(family, shown, path, "lost", via=target.path,
-                               why=f"now carries the name the entity rule kept apart from {shown}")
         if target.how == "self" and key in carried:
             return ProbeResult(family, shown, path, "found")
         if carried & names:
@@ -104,11 +99,9 @@ def entity_family(reach: Mapping[str, tuple[str, frozenset[str]]], tip_keys: Map
     return out
 
 
-def control_family(claims: Mapping[str, str], vectors: Mapping[str, bytes | None],
-                   reach: Mapping[str, tuple[str, frozenset[str]]], tip_keys: Mapping[str, frozenset[str]], *,
-                   base: Ranker, tip: Ranker, pointers: RunPointers) -> list[ProbeResult]:
-    """Both members of every vetoed pair by their own claims; both names of every kept-apart pair by their own
-    memories (module docstring)."""
+def control_family(claims: Mapping[str, str], vectors: Mapping[str, bytes | None], *, base: Ranker, tip: Ranker,
+                   pointers: RunPointers) -> list[ProbeResult]:
+    """Both members of every vetoed pair, each by its own claim, never through its twin (module docstring)."""
     out: list[ProbeResult] = []
     for keep, drop in pointers.vetoed:
         for member, twin in ((keep, drop), (drop, keep)):
@@ -119,11 +112,4 @@ def control_family(claims: Mapping[str, str], vectors: Mapping[str, bytes | None
                 continue
             out.append(claim_result("control", label, member, claim, vectors.get(claim), base=base, tip=tip,
                                     pointers=pointers, twin=twin))
-    for a, b in pointers.kept_apart:
-        for value, other in ((a, b), (b, a)):
-            key, foreign = entity_key(value), entity_key(other)
-            shown, paths = reach.get(key, (value, frozenset()))
-            names = pointers.entity_names(key) - {foreign}
-            out.extend(_entity_result("control", f"{shown} ⟂ {other}", key, path, names, tip_keys, pointers,
-                                      foreign=foreign) for path in sorted(paths))
     return out

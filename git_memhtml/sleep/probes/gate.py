@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from git_memhtml.sleep.engine.journal import read_journal
 from git_memhtml.sleep.engine.runref import RUN_ID, resolve_sleep_run
 from git_memhtml.sleep.probes.attribution import Touches
 from git_memhtml.sleep.probes.families import claim_family, control_family, entity_family
-from git_memhtml.sleep.probes.indexes import ProbeIndex, base_index, tip_index
+from git_memhtml.sleep.probes.indexes import base_index, tip_index
 from git_memhtml.sleep.probes.pointers import read_pointers
 from git_memhtml.sleep.probes.ranker import DEFAULT_K, Ranker, query_vectors
 from git_memhtml.sleep.probes.sample import DEFAULT_SAMPLE, claim_sample
@@ -94,7 +95,7 @@ def probe_commits(repo: GitRepo, run_id: str, base_sha: str, tip_sha: str, *, ba
     results = [
         *claim_family(sample, vectors, base=before, tip=after, pointers=pointers),
         *entity_family(reach, tip_keys, pointers),
-        *control_family(claims, vectors, reach, tip_keys, base=before, tip=after, pointers=pointers),
+        *control_family(claims, vectors, base=before, tip=after, pointers=pointers),
     ]
     lost_results = [r for r in results if r.status == "lost"]
     lost: list[LostMemory] = []
@@ -127,21 +128,16 @@ def probe_run(repo: GitRepo, main_db: IndexDB | None, run_id: str, *, embedder: 
             raise ValueError("probe_run needs main_db to resolve a run, or base_sha and tip_sha")
         run = resolve_sleep_run(repo, main_db, run_id, "review", allow_failed=True)
         run_id, base_sha, tip_sha = run.run_id, run.base_sha, run.tip_sha
-    with tempfile.TemporaryDirectory(prefix="memhtml-probes-", dir=workdir) as folder:
+    with tempfile.TemporaryDirectory(prefix="memhtml-probes-", dir=workdir) as folder, ExitStack() as stack:
         now = run_instant(run_id, clock_now)
-        opened: list[ProbeIndex] = []
-        try:
-            base = base_index(repo, main_db, base_sha, embedder, Path(folder) / "base", now=now)
-            opened.append(base)
-            tip = tip_index(repo, run_id, tip_sha, embedder, Path(folder) / "tip", now=now)
-            opened.append(tip)
-            started = time.perf_counter()
-            verdict = probe_commits(repo, run_id, base_sha, tip_sha, base=base.db, tip=tip.db, embedder=embedder,
-                                    settings=settings)
-            seconds = time.perf_counter() - started
-        finally:
-            for index in opened:
-                index.close()
+        base = base_index(repo, main_db, base_sha, embedder, Path(folder) / "base", now=now, stack=stack)
+        stack.callback(base.close)
+        tip = tip_index(repo, run_id, tip_sha, embedder, Path(folder) / "tip", now=now)
+        stack.callback(tip.close)
+        started = time.perf_counter()
+        verdict = probe_commits(repo, run_id, base_sha, tip_sha, base=base.db, tip=tip.db, embedder=embedder,
+                                settings=settings)
+        seconds = time.perf_counter() - started
     return ProbeReport(verdict, {"baseIndex": base.timing(), "tipIndex": tip.timing(),
                                  "probeSeconds": round(seconds, 3)})
 

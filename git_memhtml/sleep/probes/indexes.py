@@ -3,7 +3,8 @@
 An index is reused only when it is a clean projection of exactly that commit in the probe's vector space, with a
 vector for every chunk (:func:`git_memhtml.index.snapshot.describes_commit` plus
 :func:`git_memhtml.index.probe_rows.unembedded_chunks`): the user's own index for the base (it lags or carries
-uncommitted edits otherwise), the run's worktree index for the tip (it is brought up to each phase commit). Anything
+uncommitted edits otherwise), for the tip the run's own index (brought up to each phase commit and kept when the
+run's worktree goes, ``sleep.engine.run.run_index_path``) or, while the run is live, its worktree's. Anything
 else is built from the commit alone in a folder of the caller's, which is what forge CI always does; the two paths
 give the same rankings, so the verdict does not depend on which was taken.
 """
@@ -11,6 +12,7 @@ give the same rankings, so the verdict does not depend on which was taken.
 from __future__ import annotations
 
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -18,12 +20,12 @@ from typing import Literal
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import MemhtmlError
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.index.db import IndexDB
+from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.probe_rows import unembedded_chunks
 from git_memhtml.index.snapshot import build_commit_index, describes_commit
-from git_memhtml.sleep.engine.run import worktree_name
+from git_memhtml.sleep.engine.run import run_index_path, worktree_name
 
-Source = Literal["main", "run worktree", "built"]
+Source = Literal["main", "run index", "run worktree", "built"]
 """Where a probe index came from."""
 
 
@@ -63,37 +65,55 @@ def _build(repo: GitRepo, sha: str, folder: Path, embedder: Embedder | None, now
 
 
 def base_index(repo: GitRepo, main_db: IndexDB | None, base: str, embedder: Embedder | None, folder: Path, *,
-               now: str) -> ProbeIndex:
+               now: str, stack: ExitStack) -> ProbeIndex:
     """The user's index when it describes ``base`` exactly, else one built in ``folder``.
+
+    The user's index is checked and then read inside one read snapshot, entered on ``stack`` (the caller's block):
+    a writer committing on ``main`` meanwhile (its hook updates that index) can neither change the rankings half way
+    nor make a stale index pass the check.
 
     Raises:
         StorageError / GitError: the index cannot be built.
     """
     started = time.perf_counter()
-    if main_db is not None and reusable(main_db, base, embedder):
-        return ProbeIndex(main_db, "main", time.perf_counter() - started, owned=False)
+    if main_db is not None:
+        with ExitStack() as trial:
+            trial.enter_context(main_db.read_snapshot())
+            if reusable(main_db, base, embedder):
+                stack.enter_context(trial.pop_all())
+                return ProbeIndex(main_db, "main", time.perf_counter() - started, owned=False)
     return _build(repo, base, folder, embedder, now)
 
 
 def tip_index(repo: GitRepo, run_id: str, tip: str, embedder: Embedder | None, folder: Path, *,
               now: str) -> ProbeIndex:
-    """The run worktree's index when it describes ``tip`` exactly, else one built in ``folder``.
+    """The run's kept index (or its live worktree's) when it describes ``tip`` exactly, else one built in ``folder``.
 
     Raises:
         StorageError / GitError: the index cannot be built.
     """
     started = time.perf_counter()
+    kept = run_index_path(repo, run_id)
+    if kept.is_file():
+        try:
+            db = open_index(kept, repo.common_dir / "memhtml" / "state.db")
+        except MemhtmlError:
+            pass
+        else:
+            if reusable(db, tip, embedder):
+                return ProbeIndex(db, "run index", time.perf_counter() - started, owned=True)
+            db.close()
     where = repo.worktree_path(worktree_name(run_id))
     if where is not None and where.is_dir():
-        db: IndexDB | None = None
+        opened: IndexDB | None = None
         try:
             tree = GitRepo.discover(where, env=repo.env)
             if (tree.git_dir / "memhtml" / "index.db").is_file():
-                db = IndexDB.for_repo(tree)
-                if reusable(db, tip, embedder):
-                    return ProbeIndex(db, "run worktree", time.perf_counter() - started, owned=True)
+                opened = IndexDB.for_repo(tree)
+                if reusable(opened, tip, embedder):
+                    return ProbeIndex(opened, "run worktree", time.perf_counter() - started, owned=True)
         except MemhtmlError:
             pass
-        if db is not None:
-            db.close()
+        if opened is not None:
+            opened.close()
     return _build(repo, tip, folder, embedder, now)

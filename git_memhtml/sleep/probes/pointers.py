@@ -25,7 +25,7 @@ from git_memhtml.document.editors import get_metas
 from git_memhtml.domain.entities import entity_key, split_entity
 from git_memhtml.domain.merge import identity_veto_reasons
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.sleep.engine.journal import EntityRenamed, Folded, JournalEntry, MergeVetoed, NamesKeptApart
+from git_memhtml.sleep.engine.journal import EntityRenamed, Folded, JournalEntry, MergeVetoed
 from git_memhtml.tree.layout import archive_sources
 
 How = Literal["self", "superseded", "folded", "archived"]
@@ -76,8 +76,6 @@ class RunPointers:
     """entity key → journaled renames of it the identity veto refuses."""
     vetoed: tuple[tuple[str, str], ...] = ()
     """Memory pairs the merge veto refused to fold, ``(keep, drop)``, sorted."""
-    kept_apart: tuple[tuple[str, str], ...] = ()
-    """Entity values (``type:name``) the entity rule kept apart, ``(a, b)``, sorted."""
     shown: dict[str, str] = field(default_factory=dict)
     """entity key → the ``type:name`` a journaled rename wrote it as (for messages)."""
 
@@ -90,7 +88,8 @@ class RunPointers:
 
         A live memory is its own target, then its live successors. An archived one is followed through its keepers
         (up to :data:`MAX_HOPS` links) to the live memories that replace it; with none, its archived copy is the
-        target. Paths in ``exclude`` are never a target (a control probe excludes its vetoed twin).
+        target. Paths in ``exclude`` are never a target (a control probe excludes its vetoed twin), and a memory folded
+        only into excluded paths has no target at all.
         """
         if self.live(path):
             out = [Target(path, "self")]
@@ -99,10 +98,13 @@ class RunPointers:
         archived = self.archived_at.get(path)
         if archived is None or self.status.get(archived) is not True:
             return []
-        live = self._live_keepers(archived, exclude)
+        every = self._live_keepers(archived)
+        live = [k for k in every if k not in exclude]
+        if every and not live:  # folded only into what it must never be replaced by (a control's twin)
+            return []
         return [Target(k, "folded") for k in live] or [Target(archived, "archived", archived=True)]
 
-    def _live_keepers(self, start: str, exclude: frozenset[str]) -> list[str]:
+    def _live_keepers(self, start: str) -> list[str]:
         seen = {start}
         frontier = [start]
         found: list[str] = []
@@ -110,7 +112,7 @@ class RunPointers:
             step: list[str] = []
             for node in frontier:
                 for keeper in self.keepers.get(node, []):
-                    if keeper in seen or keeper in exclude:
+                    if keeper in seen:
                         continue
                     seen.add(keeper)
                     (found if self.live(keeper) else step).append(keeper)
@@ -211,8 +213,6 @@ def read_pointers(repo: GitRepo, base: str, tip: str, *, status: Mapping[str, bo
     renames, refused = _renames(journal)
     shown = {_key(e.entity_type, e.new): f"{e.entity_type}:{e.new}" for e in journal if isinstance(e, EntityRenamed)}
     vetoed = sorted({(e.keep, e.drop) for e in journal if isinstance(e, MergeVetoed) and e.keep != e.drop})
-    apart = sorted({tuple(sorted((f"{e.entity_type}:{e.a}", f"{e.entity_type}:{e.b}")))
-                    for e in journal if isinstance(e, NamesKeptApart)})
     return RunPointers(
         archived_at=moves,
         keepers={path: sorted(found) for path, found in keepers.items()},
@@ -220,6 +220,5 @@ def read_pointers(repo: GitRepo, base: str, tip: str, *, status: Mapping[str, bo
         renames=renames,
         refused=refused,
         vetoed=tuple(vetoed),
-        kept_apart=tuple((a, b) for a, b in apart),
         shown=shown,
     )
