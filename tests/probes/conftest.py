@@ -46,6 +46,12 @@ def folded(tmp_path_factory: pytest.TempPathFactory) -> BuiltRun:
 
 
 @pytest.fixture(scope="package")
+def bookkeeping(tmp_path_factory: pytest.TempPathFactory) -> BuiltRun:
+    """A hand-made run that only stamps ``updated`` and ``confidence`` on 40 of 50 memories: benign."""
+    return runs.bookkeeping_only_branch(tmp_path_factory.mktemp("bookkeeping"))
+
+
+@pytest.fixture(scope="package")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> BuiltRun:
     """The demo corpus and a full real run (issue 10 acceptance 2)."""
     return runs.demo_run(tmp_path_factory.mktemp("demo"))

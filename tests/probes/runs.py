@@ -16,6 +16,7 @@ naming what a probe gate must find: the memories the run lost, and the ones it a
   :func:`forged_pointer_branch`: a hand-made "fold" whose pointer names an unrelated memory;
   :func:`retention_archive_run`: a real run whose retention-triage evicts two stale memories (no pointer).
 - :func:`archive_everything_branches`: one content under three run ids (the sample's seed made visible).
+- :func:`bookkeeping_only_branch`: a hand-made run that only stamps ``updated`` and ``confidence``: benign.
 - :func:`demo_run`, :func:`conv26_run`: benign real runs of the shipped demo corpus and LoCoMo conv-26.
 
 The caller provides the hermetic environment (tests/conftest.py pins HOME, identity, dates and MEMHTML_EMBED);
@@ -445,6 +446,30 @@ def forged_pointer_branch(tmp: Path) -> BuiltRun:
     return BuiltRun(root, FORGED_RUN, base, tip, lost=(FORGED_DROP,), phase="dedup-merge")
 
 
+BOOKKEEPING_RUN = f"sleep/{DATE}-b00c0e"
+"""The run id of :func:`bookkeeping_only_branch`."""
+STAMPED = tuple(amber_path(n) for n in range(11, AMBER + 1))
+"""The 40 svc-amber memories the bookkeeping run stamps; svc-amber-1 … 10 it leaves alone."""
+
+
+def bookkeeping_only_branch(tmp: Path) -> BuiltRun:
+    """The svc-amber corpus and a hand-made run whose one ``confidence-decay`` commit does what that phase does to
+    a memory it decays: stamps ``updated`` (the run's instant) and a lower ``confidence`` in the head of 40 of the
+    50 memories (:data:`STAMPED`). No claim, entity, link or file changes: a benign run that loses nothing."""
+    root = amber_corpus(tmp)
+    base = git(root, "rev-parse", "main").strip()
+
+    def decay(repo: GitRepo) -> dict[str, int]:
+        for path in STAMPED:
+            assert edits.stamp_file(repo, path, [edits.set_meta("updated", f"{DATE}T00:00:00Z"),
+                                                 edits.set_meta("confidence", "0.9")])
+        return {"decayed": len(STAMPED)}
+
+    tip = craft_branch(root, tmp / "crafting", BOOKKEEPING_RUN, [
+        ("confidence-decay", f"decay confidence on {len(STAMPED)} un-reinforced memories", decay)])
+    return BuiltRun(root, BOOKKEEPING_RUN, base, tip)
+
+
 def demo_run(tmp: Path) -> BuiltRun:
     """The shipped demo corpus (git_memhtml/cli/demo.py ``DEMO_CORPUS``) applied and a full real run: benign."""
     tmp.mkdir(parents=True, exist_ok=True)
@@ -467,6 +492,16 @@ def conv26_run(tmp: Path) -> BuiltRun:
     return BuiltRun(root, run_id, base, tip)
 
 
-__all__ = ["BuiltRun", "archive_everything_branches", "archive_with_pointer_run", "conv26_run", "demo_run",
-           "false_entity_merge_branch", "fault_hook_false_merge_run", "forged_pointer_branch",
-           "journaled_false_merge_branch", "retention_archive_run"]
+__all__ = [
+    "BuiltRun",
+    "archive_everything_branches",
+    "archive_with_pointer_run",
+    "bookkeeping_only_branch",
+    "conv26_run",
+    "demo_run",
+    "false_entity_merge_branch",
+    "fault_hook_false_merge_run",
+    "forged_pointer_branch",
+    "journaled_false_merge_branch",
+    "retention_archive_run",
+]

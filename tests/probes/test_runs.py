@@ -3,8 +3,6 @@ losses and the fold the acceptance tests of issue 10 judge."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,9 +14,9 @@ from git_memhtml.sleep.engine.journal import EntityRenamed, read_journal
 from git_memhtml.sleep.engine.runfiles import journal_file
 from git_memhtml.sleep.landing.rail import check_sleep_output
 from tests.probes.conftest import copy_of
-from tests.probes.runs import AMBER, FALSE_MERGES, BuiltRun, amber_path, cli_json, git
+from tests.probes.runs import AMBER, FALSE_MERGES, STAMPED, BuiltRun, amber_path, cli_json, git
 
-RUNS = ["crafted", "journaled", "fault_hooked", "folded", "forged_pointer", "evicted", "demo", "conv26"]
+RUNS = ["crafted", "journaled", "fault_hooked", "folded", "forged_pointer", "evicted", "bookkeeping", "demo", "conv26"]
 """Fixture names of every built run; a new run joins by adding its fixture name."""
 
 
@@ -112,19 +110,12 @@ def test_the_sampled_runs_are_one_content_under_three_run_ids(sampled: list[Buil
                        git(run.root, "ls-tree", "-r", "--name-only", run.tip).split())
 
 
-@pytest.mark.parametrize("name", ["crafted", "demo"])
-def test_the_forge_ci_steps_find_the_run_in_a_fresh_clone(
-    request: pytest.FixtureRequest, tmp_path: Path, name: str
-) -> None:
-    """docs/forge-ci.md §4's steps on a fresh clone (no index, no state): the run branch made from the fetched
-    one, ``sleep review`` (a subprocess, as CI runs it) resolves the run to the same base and tip."""
-    run: BuiltRun = request.getfixturevalue(name)
-    clone = tmp_path / "ci"
-    subprocess.run(["git", "clone", "-q", str(run.root), str(clone)], check=True, capture_output=True)
-    assert not (clone / ".git" / "memhtml").exists()
-    git(clone, "branch", "-f", run.run_id, f"origin/{run.run_id}")
-    done = subprocess.run(["git", "memhtml", "sleep", "review", run.run_id, "--json"], cwd=clone,
-                          capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
-    data = json.loads(done.stdout)["data"]
-    assert (data["runId"], data["baseSha"], data["headSha"]) == (run.run_id, run.base, run.tip)
+def test_the_bookkeeping_run_changes_head_metas_only(bookkeeping: BuiltRun) -> None:
+    changed = git(bookkeeping.root, "diff", "--name-only", f"{bookkeeping.base}..{bookkeeping.tip}").split()
+    assert changed == sorted(STAMPED)
+    for path in changed:
+        before = git(bookkeeping.root, "show", f"{bookkeeping.base}:{path}")
+        after = git(bookkeeping.root, "show", f"{bookkeeping.tip}:{path}")
+        assert editors.without_format_tags(before) == editors.without_format_tags(after)
+        assert editors.get_metas(before, "entity") == editors.get_metas(after, "entity")
+        assert editors.get_links(before) == editors.get_links(after)
