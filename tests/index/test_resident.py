@@ -19,7 +19,7 @@ import pytest
 
 from git_memhtml.cli.common import init_memory
 from git_memhtml.embed.fake import FakeEmbedder
-from git_memhtml.errors import EmbedModelMismatch, IndexStale
+from git_memhtml.errors import EmbedModelMismatch, IndexStale, StorageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index import indexer
 from git_memhtml.index.access import reinforce
@@ -315,6 +315,9 @@ def test_a_changed_or_foreign_index_is_refused(crafted: tuple[IndexDB, FakeEmbed
         search(db, "alpha", embedder=FakeEmbedder(dim=8), now=NOW, resident=resident)
     with pytest.raises(EmbedModelMismatch):
         resident.ranked(b"\0" * 12, None)
+    for bad_space in ("fake:hash", "fake:hash@0", "fake:hash@x"):
+        with pytest.raises(EmbedModelMismatch):
+            ResidentVectors.load(db, bad_space)
     with db.atomic():
         db.execute("DELETE FROM embeddings WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE path = ?)",
                    (paths[0],))
@@ -324,6 +327,12 @@ def test_a_changed_or_foreign_index_is_refused(crafted: tuple[IndexDB, FakeEmbed
     assert paths[0] not in fresh.paths
     assert search(db, "alpha", embedder=embedder, now=NOW, resident=fresh).hits == \
         search(db, "alpha", embedder=embedder, now=NOW).hits
+    with db.atomic():
+        db.execute("UPDATE embeddings SET vec = x'00000000', dim = 1 "
+                   "WHERE chunk_id = (SELECT min(chunk_id) FROM chunks)")
+    with pytest.raises(StorageError, match="not 4 float32 components") as caught:
+        ResidentVectors.load(db, embedder.space)
+    assert caught.value.hint and caught.value.path in paths
 
 
 def test_eligible_paths_is_read_once_per_scope_until_the_index_changes(
