@@ -75,3 +75,25 @@ def test_a_stale_kept_index_is_not_reused(run_repo: tuple[GitRepo, str], capsys:
     code, second = _cli(capsys, "-C", str(repo.root), "eval", "run", run)
     assert code == 0 and second["data"]["timing"]["tipIndex"]["source"] == "built"  # type: ignore[index]
     assert second["data"]["verdict"] == first["data"]["verdict"]  # type: ignore[index]
+
+
+@pytest.mark.slow
+def test_a_review_whose_probes_cannot_run_still_reviews_and_says_why(
+    run_repo: tuple[GitRepo, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An embedder that does not answer (a closed loopback port): no index of the commits can be built in its
+    space, so the review warns naming why and shows the rest; the merge refuses rather than land unprobed."""
+    repo, run = run_repo
+    monkeypatch.setenv("MEMHTML_EMBED", "openai")
+    monkeypatch.setenv("MEMHTML_EMBED_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("MEMHTML_EMBED_TIMEOUT", "2")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    capsys.readouterr()
+    code = main(["-C", str(repo.root), "sleep", "review", run, "--json"])
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)["data"]
+    assert code == 0 and data["probes"] is None and data["probesError"]
+    assert "run gate's probes could not run" in captured.err
+    main_before = repo.branch_sha("main")
+    assert main(["-C", str(repo.root), "sleep", "merge", run]) == 1
+    assert repo.branch_sha("main") == main_before
