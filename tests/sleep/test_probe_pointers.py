@@ -91,6 +91,8 @@ RENAMES = [
     ("a version is refused", EntityRenamed("service", "payments-v1", "payments-v2"), False),
     ("a variant qualifier is refused", EntityRenamed("product", "checkout-service-pro", "checkout-service"), False),
     ("a case change is no rename at all", EntityRenamed("org", "DGIA", "dgia"), None),
+    ("two unrelated names are refused", EntityRenamed("service", "ledger-sync", "billing-core"), False),
+    ("an unrelated person is refused without a person file", EntityRenamed("person", "Bob", "Robert Smith"), False),
 ]
 
 
@@ -110,6 +112,22 @@ def test_journaled_renames_are_rejudged_by_the_identity_veto(tmp_path: Path, lab
         assert [r.new for r in pointers.refused[old]] == [f"{entry.entity_type}:{entry.new}"]
 
 
+def test_a_person_file_on_the_tip_backs_an_alias_rename(tmp_path: Path) -> None:
+    repo, base, tip = _repo(tmp_path)
+    entry = EntityRenamed("person", "Bob", "Robert Smith")
+    backed = read_pointers(repo, base, tip, status={}, supersedes={}, journal=[entry],
+                           groups=[("bob", "robert smith")])
+    assert backed.entity_names("person:bob") == {"person:bob", "person:robert smith"}
+    elsewhere = read_pointers(repo, base, tip, status={}, supersedes={}, journal=[entry],
+                              groups=[("bob", "bobby")])  # a group that does not join the two names
+    assert elsewhere.entity_names("person:bob") == {"person:bob"}
+    assert elsewhere.refused["person:bob"][0].why.startswith("neither the entity rule nor a person file")
+    service = read_pointers(repo, base, tip, status={}, supersedes={},
+                            journal=[EntityRenamed("service", "ledger-sync", "billing-core")],
+                            groups=[("billing-core", "ledger-sync")])  # alias groups speak for persons only
+    assert service.entity_names("service:ledger-sync") == {"service:ledger-sync"}
+
+
 def test_renames_close_transitively_vetoes_are_read_and_journaled_folds_are_not_pointers(tmp_path: Path) -> None:
     repo, base, tip = _repo(tmp_path)
     journal: list[JournalEntry] = [
@@ -123,3 +141,23 @@ def test_renames_close_transitively_vetoes_are_read_and_journaled_folds_are_not_
                                                           "tool:observability"}
     assert "archive/2026/areas/x/a.html" not in pointers.keepers  # a folded line alone is a claim, not a pointer
     assert pointers.vetoed == (("areas/x/k.html", "areas/x/b.html"),)
+
+
+def test_tip_alias_groups_are_read_from_the_commit_not_the_work_tree(tmp_path: Path) -> None:
+    from git_memhtml.sleep.probes.pointers import tip_alias_groups
+    from tests.sleep.sleep_corpus_helpers import memory
+
+    repo, _, tip = _repo(tmp_path)
+    root = repo.root
+    person = root / "resources/people/priya-raman.html"
+    person.parent.mkdir(parents=True)
+    person.write_text(memory("Priya Raman runs the payments team.", entities=["person:Priya Raman"],
+                             aliases=["Priya", "P. Raman"]))
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(root), "commit", "-qm", "person"], check=True)
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], check=True, capture_output=True,
+                          text=True).stdout.strip()
+    person.write_text(memory("Priya Raman runs the payments team.", entities=["person:Priya Raman"],
+                             aliases=["Someone Else"]))  # an uncommitted edit is never read
+    assert tip_alias_groups(repo, head) == [("p. raman", "priya", "priya raman")]
+    assert tip_alias_groups(repo, tip) == []

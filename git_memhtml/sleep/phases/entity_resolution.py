@@ -28,10 +28,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from git_memhtml.document import editors
-from git_memhtml.document.parse import parse_memory
 from git_memhtml.domain.entities import (
     AUTO_MERGE_RATIO,
     DISTINCT,
@@ -45,7 +44,6 @@ from git_memhtml.domain.entities import (
     pair_verdicts,
     resolve_names,
 )
-from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.corpus import EntityCount, active_entities
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
@@ -53,8 +51,9 @@ from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.engine.journal import EntityRenamed, record_journal
 from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task
 from git_memhtml.store import edits
-from git_memhtml.tree.layout import PEOPLE_DIR, slugify
+from git_memhtml.tree.layout import PEOPLE_DIR
 from git_memhtml.tree.paths import tree_file_problem
+from git_memhtml.tree.people import alias_group
 
 DETECTOR = "entity-resolution"
 UNREWRITABLE_TYPES: frozenset[str] = frozenset({"concept", "lang", "unknown"})
@@ -111,48 +110,18 @@ def _plain_file(root: Path, file: Path) -> bool:
     return file.is_file() and tree_file_problem(root, file.relative_to(root).as_posix()) is None
 
 
-def person_file_subject(path: str, persons: Sequence[str]) -> str | None:
-    """The one person a person file is about, or ``None`` when the file does not say (docs/phases.md §1.4).
-
-    A file naming one person is that person's file. A file naming several is the file of the one whose
-    ``slugify`` is the file's stem (docs/layout.md §2.5 ``resources/people/<slugify(name)>.html``; an archive collision
-    suffix ``-2``…``-1000`` is ignored); otherwise (say, a meeting note placement filed under
-    ``resources/people/`` that names two people) it is nobody's person file and asserts no identity. Either way
-    the other people a file names are never aliases of its subject.
-    """
-    names = sorted({display_name(p) for p in persons if name_key(p)}, key=name_key)
-    if len({name_key(n) for n in names}) == 1:
-        return names[0]
-    stem = PurePosixPath(path).stem
-    base = stem.rsplit("-", 1)[0] if stem.rsplit("-", 1)[-1].isdigit() else stem
-    matches = {name_key(n): n for n in names if slugify(n) in (stem, base)}
-    return next(iter(matches.values())) if len(matches) == 1 else None
-
-
 def alias_groups(repo: GitRepo) -> list[tuple[str, ...]]:
     """Key groups the person files declare (docs/entities.md §6 step 4), in path order.
 
-    A group is the file's subject (:func:`person_file_subject`) plus its ``memhtml-alias`` values, as keys,
-    de-duplicated and sorted; it counts only with at least two keys. Other people the file names are not aliases
+    Each is :func:`git_memhtml.tree.people.alias_group` of a person file: its subject plus its ``memhtml-alias``
+    values, as keys, de-duplicated and sorted, with at least two keys. Other people the file names are not aliases
     of its subject. Unparseable files and files with no subject are skipped.
     """
     groups: list[tuple[str, ...]] = []
     for path in person_file_paths(repo):
-        try:
-            doc = parse_memory((repo.root / path).read_bytes(), path=path)
-        except InvalidMemory:
-            continue
-        persons = []
-        for value in doc.entities:
-            kind, colon, name = value.partition(":")
-            if colon and name_key(kind) == PERSON and name_key(name):
-                persons.append(name)
-        subject = person_file_subject(path, persons)
-        if subject is None:
-            continue
-        names = sorted({name_key(n) for n in (subject, *doc.aliases) if name_key(n)})
-        if len(names) >= 2:
-            groups.append(tuple(names))
+        group = alias_group(path, (repo.root / path).read_bytes())
+        if group is not None:
+            groups.append(group)
     return groups
 
 

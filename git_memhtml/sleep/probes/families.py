@@ -81,8 +81,7 @@ def _entity_result(family: Family, shown: str, key: str, path: str, names: froze
         why = f"{targets[0].path} no longer carries {shown}"
         refused = pointers.refused.get(key, [])
         if refused:
-            why += "; the run journals " + "; ".join(
-                f"a rename to {r.new} that the identity veto refuses ({', '.join(r.reasons)})" for r in refused[:3])
+            why += "; the run journals " + "; ".join(f"a rename to {r.new} that {r.why}" for r in refused[:3])
         elif key not in pointers.renames:
             why += " and the run records no rename of it"
     return ProbeResult(family, shown, path, "lost", why=why)

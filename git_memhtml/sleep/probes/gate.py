@@ -33,7 +33,7 @@ from git_memhtml.sleep.engine.runref import RUN_ID, resolve_sleep_run
 from git_memhtml.sleep.probes.attribution import Touches
 from git_memhtml.sleep.probes.families import claim_family, control_family, entity_family
 from git_memhtml.sleep.probes.indexes import base_index, tip_index
-from git_memhtml.sleep.probes.pointers import read_pointers
+from git_memhtml.sleep.probes.pointers import read_pointers, tip_alias_groups
 from git_memhtml.sleep.probes.ranker import DEFAULT_K, Ranker, query_vectors
 from git_memhtml.sleep.probes.sample import DEFAULT_SAMPLE, claim_sample
 from git_memhtml.sleep.probes.verdict import LostMemory, Verdict, build_verdict
@@ -84,7 +84,7 @@ def probe_commits(repo: GitRepo, run_id: str, base_sha: str, tip_sha: str, *, ba
     now = run_instant(run_id, "1970-01-01T00:00:00Z")
     sample = claim_sample(claim_candidates(base), run_id, settings.sample_size)
     pointers = read_pointers(repo, base_sha, tip_sha, status=path_status(tip), supersedes=supersedes_pointers(tip),
-                             journal=read_journal(repo, tip_sha, run_id))
+                             journal=read_journal(repo, tip_sha, run_id), groups=tip_alias_groups(repo, tip_sha))
     control_paths = sorted({p for pair in pointers.vetoed for p in pair})
     claims = claims_of(base, control_paths)
     vectors, degraded = query_vectors(embedder, [c.gist for c in sample] + [claims[p] for p in sorted(claims)])

@@ -8,10 +8,12 @@ Read from git and the tip's index only, so forge CI reads the same thing:
   ``supersedes`` link of another file into it (a fold's keeper, a compress canonical); a live memory another file
   ``supersedes`` has that file as a successor too. The journal's ``folded`` lines are not read: they say no more
   than those files, and a line is a claim, the files are what search sees (docs/ledger.md §2);
-- **entity renames**: the journal's ``entity-renamed`` lines, each re-judged by the identity veto: a rename of
-  two names the identity veto calls distinct (``numeric``, ``variant``: ``svc-amber-20`` → ``svc-amber-2``) is
-  *refused* as an explanation, whoever wrote the line (the check is the identity veto of the names, whatever their
-  similarity: a numeric or variant divergence means two things).
+- **entity renames**: the journal's ``entity-renamed`` lines, each a claim checked against evidence, whoever wrote
+  it. A rename is *refused* as an explanation when the identity veto calls the two names distinct (``numeric``,
+  ``variant``: ``svc-amber-20`` → ``svc-amber-2``; whatever their similarity, a numeric or variant divergence means
+  two things), or when nothing joins them (``unbacked``): neither the entity rule (``domain.entities.may_merge``,
+  directly or through the other names the run renamed, as the resolver's clusters do) nor, for persons, an alias
+  group a person file on the tip declares (``ledger-sync`` → ``billing-core`` is refused).
 
 :meth:`RunPointers.targets` turns a base path into the places a probe looks on the tip, each with how it got there.
 """
@@ -23,11 +25,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from git_memhtml.document.editors import get_metas
-from git_memhtml.domain.entities import entity_key, split_entity
+from git_memhtml.domain.entities import PERSON, entity_key, may_merge, name_key, split_entity
 from git_memhtml.domain.merge import identity_veto_reasons
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.sleep.engine.journal import EntityRenamed, JournalEntry, MergeVetoed
-from git_memhtml.tree.layout import archive_sources
+from git_memhtml.tree.layout import PEOPLE_DIR, archive_sources
+from git_memhtml.tree.people import alias_group, is_person_file
 
 How = Literal["self", "superseded", "folded", "archived"]
 """How a probe reached its target: the memory itself, a live successor of a live memory, the live keeper of an
@@ -49,12 +52,19 @@ class Target:
 
 @dataclass(frozen=True)
 class RefusedRename:
-    """A journaled rename the identity veto refuses: ``old`` → ``new`` (``type:name`` values) and the veto's
-    reasons."""
+    """A journaled rename the gate does not accept: ``old`` → ``new`` (``type:name`` values) and why: the identity
+    veto's reasons, or ``unbacked``."""
 
     old: str
     new: str
     reasons: tuple[str, ...]
+
+    @property
+    def why(self) -> str:
+        """Why the rename explains nothing, for a lost probe's message."""
+        if self.reasons == (UNBACKED,):
+            return "neither the entity rule nor a person file on the tip makes one name"
+        return f"the identity veto refuses ({', '.join(self.reasons)})"
 
 
 def _key(entity_type: str, name: str) -> str:
@@ -160,22 +170,54 @@ def _meta_keepers(repo: GitRepo, tip: str, archived: Iterable[str]) -> dict[str,
     return out
 
 
-def _renames(entries: Sequence[JournalEntry]) -> tuple[dict[str, set[str]], dict[str, list[RefusedRename]]]:
+UNBACKED = "unbacked"
+"""The refusal reason of a journaled rename that no evidence on the tip backs (module docstring)."""
+
+
+def _backed(old: str, new: str, names: set[str], groups: Sequence[tuple[str, ...]], entity_type: str) -> bool:
+    """``old`` and ``new`` (name keys) are joined by the entity rule (:func:`domain.entities.may_merge`) or by a
+    person file's alias group, directly or through other names of ``names`` (the cluster the resolver built)."""
+    mates: dict[str, set[str]] = {}
+    for group in groups:
+        for key in group:
+            mates.setdefault(key, set()).update(group)
+    seen, frontier = {old}, [old]
+    pool = names | set(mates)
+    while frontier:
+        here = frontier.pop()
+        if here == new:
+            return True
+        for there in pool - seen:
+            if there in mates.get(here, ()) or may_merge(here, there, entity_type):
+                seen.add(there)
+                frontier.append(there)
+    return False
+
+
+def _renames(entries: Sequence[JournalEntry], groups: Sequence[tuple[str, ...]]
+             ) -> tuple[dict[str, set[str]], dict[str, list[RefusedRename]]]:
     """Accepted renames (transitively closed) and refused ones, by the old name's key (module docstring)."""
+    wanted = [e for e in entries if isinstance(e, EntityRenamed)]
+    names_of: dict[str, set[str]] = {}
+    for entry in wanted:
+        for name in (entry.old, entry.new):
+            names_of.setdefault(name_key(entry.entity_type), set()).add(name_key(name))
     direct: dict[str, set[str]] = {}
     refused: dict[str, list[RefusedRename]] = {}
-    for entry in entries:
-        if not isinstance(entry, EntityRenamed):
-            continue
+    for entry in wanted:
         old, new = _key(entry.entity_type, entry.old), _key(entry.entity_type, entry.new)
         if old == new:
             continue
+        etype = name_key(entry.entity_type)
         _, old_name = split_entity(old)
         _, new_name = split_entity(new)
-        vetoes = identity_veto_reasons(old_name, new_name)
-        if vetoes:
+        reasons = identity_veto_reasons(old_name, new_name)
+        people = groups if etype == PERSON else ()
+        if not reasons and not _backed(old_name, new_name, names_of.get(etype, set()), people, etype):
+            reasons = (UNBACKED,)
+        if reasons:
             refused.setdefault(old, []).append(RefusedRename(
-                f"{entry.entity_type}:{entry.old}", f"{entry.entity_type}:{entry.new}", vetoes))
+                f"{entry.entity_type}:{entry.old}", f"{entry.entity_type}:{entry.new}", reasons))
             continue
         direct.setdefault(old, set()).add(new)
     closed: dict[str, set[str]] = {}
@@ -192,10 +234,24 @@ def _renames(entries: Sequence[JournalEntry]) -> tuple[dict[str, set[str]], dict
     return closed, refused
 
 
+def tip_alias_groups(repo: GitRepo, tip: str) -> list[tuple[str, ...]]:
+    """The alias groups the person files of ``tip`` declare (:func:`git_memhtml.tree.people.alias_group`), by path;
+    read from the commit's blobs, never from a work tree."""
+    groups: list[tuple[str, ...]] = []
+    for path, sha in sorted(repo.tree_blobs(tip, (PEOPLE_DIR + "/", "archive/")).items()):
+        if is_person_file(path):
+            group = alias_group(path, repo.read_blob(sha))
+            if group is not None:
+                groups.append(group)
+    return groups
+
+
 def read_pointers(repo: GitRepo, base: str, tip: str, *, status: Mapping[str, bool],
-                  supersedes: Mapping[str, Sequence[str]], journal: Sequence[JournalEntry]) -> RunPointers:
+                  supersedes: Mapping[str, Sequence[str]], journal: Sequence[JournalEntry],
+                  groups: Sequence[tuple[str, ...]] = ()) -> RunPointers:
     """Assemble :class:`RunPointers` from the tree diff, the tip's ``{path: archived}`` and ``{superseded: [sources]}``
-    (:mod:`git_memhtml.index.probe_rows`) and the run journal read from the tip.
+    (:mod:`git_memhtml.index.probe_rows`), the run journal read from the tip and the alias groups of the tip's person
+    files (:func:`tip_alias_groups`).
 
     Raises:
         GitError: a commit cannot be read.
@@ -206,7 +262,7 @@ def read_pointers(repo: GitRepo, base: str, tip: str, *, status: Mapping[str, bo
         keepers.setdefault(dst, set()).update(s for s in sources if s != dst)
     for path, named in _meta_keepers(repo, tip, moves.values()).items():
         keepers.setdefault(path, set()).update(n for n in named if n != path)
-    renames, refused = _renames(journal)
+    renames, refused = _renames(journal, groups)
     shown = {_key(e.entity_type, e.new): f"{e.entity_type}:{e.new}" for e in journal if isinstance(e, EntityRenamed)}
     vetoed = sorted({(e.keep, e.drop) for e in journal if isinstance(e, MergeVetoed) and e.keep != e.drop})
     return RunPointers(
