@@ -16,6 +16,7 @@ naming what a probe gate must find: the memories the run lost, and the ones it a
   :func:`forged_pointer_branch`: a hand-made "fold" whose pointer names an unrelated memory;
   :func:`retention_archive_run`: a real run whose retention-triage evicts two stale memories (no pointer).
 - :func:`archive_everything_branches`: one content under three run ids (the sample's seed made visible).
+- :func:`true_alias_run`: a real run whose entity-resolution merges a separator variant (a true alias).
 - :func:`bookkeeping_only_branch`: a hand-made run that only stamps ``updated`` and ``confidence``: benign.
 - :func:`demo_run`, :func:`conv26_run`: benign real runs of the shipped demo corpus and LoCoMo conv-26.
 
@@ -446,6 +447,35 @@ def forged_pointer_branch(tmp: Path) -> BuiltRun:
     return BuiltRun(root, FORGED_RUN, base, tip, lost=(FORGED_DROP,), phase="dedup-merge")
 
 
+ALIAS_HOLDER = "resources/services/checkout-retries.html"
+"""The one memory that spells the checkout service ``checkout_api``; two others spell it ``checkout-api``."""
+
+
+def true_alias_run(tmp: Path) -> BuiltRun:
+    """The svc-amber corpus plus three checkout memories, one naming ``service:checkout_api`` and two
+    ``service:checkout-api``, and a real run: entity-resolution merges the separator variant (the same letters
+    and digits, docs/entities.md §6), rewrites :data:`ALIAS_HOLDER`'s entity to ``service:checkout-api`` and
+    journals the rename. The rename passes the identity veto, so the entity probe ``service:checkout_api`` is
+    explained by it; ``renamed`` holds it."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    checkout = [
+        {"op": "write", "title": "Checkout retries", "type": "semantic", "path": ALIAS_HOLDER,
+         "claim": "The checkout service retries a declined card twice before it gives up.",
+         "entities": ["service:checkout_api"]},
+        {"op": "write", "title": "Checkout replicas", "type": "semantic",
+         "path": "resources/services/checkout-replicas.html",
+         "claim": "The checkout service runs six replicas in every region.", "entities": ["service:checkout-api"]},
+        {"op": "write", "title": "Checkout owner", "type": "semantic", "path": "resources/services/checkout-owner.html",
+         "claim": "Tomas owns the checkout service codebase and reviews its pull requests.",
+         "entities": ["service:checkout-api"]},
+    ]
+    root = init_and_apply(tmp, [(write_ops(tmp, [*amber_ops(), *checkout]), NOW)])
+    run_id, base, tip = sleep_run(root)
+    after = editors.get_metas(git(root, "show", f"{tip}:{ALIAS_HOLDER}"), "entity")
+    assert after == ["service:checkout-api"], after
+    return BuiltRun(root, run_id, base, tip, renamed={"checkout_api": "checkout-api"})
+
+
 BOOKKEEPING_RUN = f"sleep/{DATE}-b00c0e"
 """The run id of :func:`bookkeeping_only_branch`."""
 STAMPED = tuple(amber_path(n) for n in range(11, AMBER + 1))
@@ -504,4 +534,5 @@ __all__ = [
     "forged_pointer_branch",
     "journaled_false_merge_branch",
     "retention_archive_run",
+    "true_alias_run",
 ]

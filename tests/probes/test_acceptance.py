@@ -29,7 +29,7 @@ import pytest
 
 from git_memhtml.cli.main import main
 from tests.probes.conftest import copy_of
-from tests.probes.runs import DROPPED, KEEPER, STALE, BuiltRun, git
+from tests.probes.runs import ALIAS_HOLDER, DROPPED, KEEPER, STALE, BuiltRun, git
 
 FAMILIES = ("claim", "entity", "control")
 FIGURES = ("run", "foundBefore", "foundAfter", "lost", "explained", "meanRankChange")
@@ -218,6 +218,19 @@ def test_sleep_merge_lands_a_benign_run(
     code, out, err = cli(capsys, "-C", str(run.root), "sleep", "merge", run.run_id)
     assert code == 0 and out["data"]["merged"], (out, err)
     assert git(run.root, "rev-parse", "main").strip() == run.tip
+
+
+def test_a_true_alias_merge_is_explained_by_its_journaled_rename(
+    true_alias: BuiltRun, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The other side of the veto's re-judgement: a rename the current rule accepts (a separator variant) explains
+    the entity probe of the old spelling; the run passes."""
+    code, verdict = verdict_of(capsys, true_alias)
+    assert code == 0 and verdict["passed"] is True, verdict["lost"]
+    check_shape(verdict, true_alias)
+    rows = [row for row in verdict["explained"] if row["family"] == "entity" and row["path"] == ALIAS_HOLDER]
+    assert rows and all("checkout_api" in row["probe"] and "checkout-api" in f"{row['via']} {row['how']}"
+                        for row in rows), verdict["explained"]
 
 
 def test_a_run_that_only_stamps_bookkeeping_metas_loses_nothing(

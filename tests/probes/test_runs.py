@@ -16,7 +16,8 @@ from git_memhtml.sleep.landing.rail import check_sleep_output
 from tests.probes.conftest import copy_of
 from tests.probes.runs import AMBER, FALSE_MERGES, STAMPED, BuiltRun, amber_path, cli_json, git
 
-RUNS = ["crafted", "journaled", "fault_hooked", "folded", "forged_pointer", "evicted", "bookkeeping", "demo", "conv26"]
+RUNS = ["crafted", "journaled", "fault_hooked", "folded", "forged_pointer", "evicted", "true_alias", "bookkeeping",
+        "demo", "conv26"]
 """Fixture names of every built run; a new run joins by adding its fixture name."""
 
 
