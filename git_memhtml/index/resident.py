@@ -142,15 +142,20 @@ class ResidentVectors:
 
         Raises:
             StorageError: SQLite failed, or a stored vector is not ``4·dim`` bytes (hint: rebuild the index).
+            EmbedModelMismatch: ``space`` does not end in ``@<dim>`` with a positive ``dim``.
         """
-        dim = int(space.rsplit("@", 1)[1]) if "@" in space else 0
+        _, _, tail = space.rpartition("@")
+        dim = int(tail) if tail.isdigit() else 0
+        if dim < 1:
+            raise EmbedModelMismatch(f"{space!r} is not a vector space <provider>:<model>@<dim>",
+                                     hint="pass the embedder's space (Embedder.space)")
         found = db.query(
             "SELECT c.path, e.vec FROM chunks c JOIN embeddings e ON e.chunk_id = c.chunk_id "
             "WHERE e.model = ? ORDER BY c.path, c.ordinal",
             (space,),
         )
         width = 4 * dim
-        bad = next((path for path, vec in found if not isinstance(vec, bytes) or len(vec) != width or not width), None)
+        bad = next((path for path, vec in found if not isinstance(vec, bytes) or len(vec) != width), None)
         if bad is not None:
             raise StorageError(f"a vector of {bad} in space {space} is not {dim} float32 components",
                                hint="git memhtml index rebuild", path=str(bad))

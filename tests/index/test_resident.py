@@ -19,7 +19,7 @@ import pytest
 
 from git_memhtml.cli.common import init_memory
 from git_memhtml.embed.fake import FakeEmbedder
-from git_memhtml.errors import EmbedModelMismatch, IndexStale
+from git_memhtml.errors import EmbedModelMismatch, IndexStale, StorageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index import indexer
 from git_memhtml.index.access import reinforce
@@ -128,12 +128,18 @@ CORPORA = {"demo@64": (_demo, 64), "generated@8": (_generated, 8), "generated@64
 SCOPES = {
     "default": Scope(),
     "include_archived": Scope(include_archived=True),
-    "entity": Scope(entity="service:alpha"),
-    "entity-demo": Scope(entity="service:checkout-api"),
     "type-task": Scope(memory_types=("task",)),
     "type-semantic-episodic": Scope(memory_types=("semantic", "episodic"), include_archived=True),
+    "tags": Scope(tags=("alpha", "cache", "services")),
+    "as-of": Scope(as_of="2026-01-05T00:00:00Z"),
 }
-ROWS = [(corpus, scope) for corpus in CORPORA for scope in SCOPES]
+OWN_SCOPES = {
+    "demo@64": {"entity": Scope(entity="service:checkout-api"), "workspace": Scope(workspace="checkout-v2")},
+    "generated@8": {"entity": Scope(entity="service:alpha"), "workspace": Scope(workspace="web")},
+    "generated@64": {"entity": Scope(entity="SERVICE:Alpha"), "workspace": Scope(workspace="web")},
+}
+"""Scopes whose value names something of one corpus (the entity key is case-insensitive: ``SERVICE:Alpha``)."""
+ROWS = [(corpus, scope) for corpus in CORPORA for scope in [*SCOPES, *OWN_SCOPES[corpus]]]
 """One row per (corpus, scope): a new corpus or scope joins by adding a key."""
 
 
@@ -154,23 +160,24 @@ def _sql_arm(db: IndexDB, qvec: bytes, space: str, scope: Scope) -> list[str]:
 
 @pytest.mark.parametrize(("corpus_name", "scope_name"), ROWS)
 def test_resident_search_equals_sql_search(corpora: dict[str, Corpus], corpus_name: str, scope_name: str) -> None:
-    corpus, scope = corpora[corpus_name], SCOPES[scope_name]
+    corpus, scope = corpora[corpus_name], {**SCOPES, **OWN_SCOPES[corpus_name]}[scope_name]
     ranked_any = False
     for query in corpus.queries:
         qvec = np.asarray(corpus.embedder.embed([query])[0], dtype="<f4").tobytes()
         sql_arm = _sql_arm(corpus.db, qvec, corpus.embedder.space, scope)
         assert corpus.resident.ranked(qvec, eligible_paths(corpus.db, scope)) == sql_arm, query
         ranked_any = ranked_any or bool(sql_arm)
-        for limit in (10, 40):
-            plain = search(corpus.db, query, scope=scope, embedder=corpus.embedder, now=NOW, limit=limit)
+        for limit, mmr_lambda in ((10, None), (40, None), (10, 0.9)):
+            plain = search(corpus.db, query, scope=scope, embedder=corpus.embedder, now=NOW, limit=limit,
+                           mmr_lambda=mmr_lambda)
             fast = search(corpus.db, query, scope=scope, embedder=corpus.embedder, now=NOW, limit=limit,
-                          resident=corpus.resident)
+                          mmr_lambda=mmr_lambda, resident=corpus.resident)
             assert fast.arms == plain.arms and fast.degraded == plain.degraded
             assert [h.path for h in fast.hits] == [h.path for h in plain.hits], query
             assert [h.score for h in fast.hits] == pytest.approx([h.score for h in plain.hits], abs=1e-9, rel=0)
             assert fast.hits == plain.hits
             assert (fast.archived_matches, fast.archived) == (plain.archived_matches, plain.archived)
-    assert ranked_any or scope_name.startswith("entity")
+    assert ranked_any, "this row never exercises the vector arm"
 
 
 def test_ties_of_shared_chunk_texts_break_by_path(corpora: dict[str, Corpus]) -> None:
@@ -308,6 +315,9 @@ def test_a_changed_or_foreign_index_is_refused(crafted: tuple[IndexDB, FakeEmbed
         search(db, "alpha", embedder=FakeEmbedder(dim=8), now=NOW, resident=resident)
     with pytest.raises(EmbedModelMismatch):
         resident.ranked(b"\0" * 12, None)
+    for bad_space in ("fake:hash", "fake:hash@0", "fake:hash@x"):
+        with pytest.raises(EmbedModelMismatch):
+            ResidentVectors.load(db, bad_space)
     with db.atomic():
         db.execute("DELETE FROM embeddings WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE path = ?)",
                    (paths[0],))
@@ -317,6 +327,12 @@ def test_a_changed_or_foreign_index_is_refused(crafted: tuple[IndexDB, FakeEmbed
     assert paths[0] not in fresh.paths
     assert search(db, "alpha", embedder=embedder, now=NOW, resident=fresh).hits == \
         search(db, "alpha", embedder=embedder, now=NOW).hits
+    with db.atomic():
+        db.execute("UPDATE embeddings SET vec = x'00000000', dim = 1 "
+                   "WHERE chunk_id = (SELECT min(chunk_id) FROM chunks)")
+    with pytest.raises(StorageError, match="not 4 float32 components") as caught:
+        ResidentVectors.load(db, embedder.space)
+    assert caught.value.hint and caught.value.path in paths
 
 
 def test_eligible_paths_is_read_once_per_scope_until_the_index_changes(
@@ -351,7 +367,7 @@ def test_fusion_with_a_given_ranking(crafted: tuple[IndexDB, FakeEmbedder, list[
 def test_fixed_arms_equal_their_sql_inside_the_fusion(corpora: dict[str, Corpus], corpus_name: str,
                                                       scope_name: str) -> None:
     """Each query-independent arm alone, read once and handed back, fuses to the hits of its SQL CTE."""
-    corpus, scope = corpora[corpus_name], SCOPES[scope_name]
+    corpus, scope = corpora[corpus_name], {**SCOPES, **OWN_SCOPES[corpus_name]}[scope_name]
     for arm in FIXED_ARMS:
         ranks = fixed_arm_ranks(corpus.db, arm, scope, now=NOW)
         sql, params = arm_ranks_sql(arm, scope, now=NOW)

@@ -203,3 +203,17 @@ def test_build_errors(tmp_path: Path) -> None:
         build_commit_index(repo.git, sha, tmp_path / "file" / "sub", None, now=NOW)
     with pytest.raises(ModelUnavailable, match="endpoint is down"):
         build_commit_index(repo.git, sha, tmp_path / "down", _Failing(), now=NOW)
+
+
+def test_a_commit_without_memories(tmp_path: Path) -> None:
+    """A commit holding no memory gives an empty index that still describes it, vectors of the space included."""
+    repo = Repo(tmp_path / "mem")
+    repo.write("README.md", "# notes\n")
+    sha = repo.commit("readme", "README.md")
+    embedder = FakeEmbedder(dim=8)
+    db = build_commit_index(repo.git, "main", tmp_path / "empty", embedder, now=NOW)
+    try:
+        assert db.query("SELECT count(*) FROM files") == [(0,)]
+        assert describes_commit(db, sha, embedder.space) and not describes_commit(db, "main", embedder.space)
+    finally:
+        db.close()
