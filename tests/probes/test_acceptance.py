@@ -351,7 +351,8 @@ def test_the_forge_ci_job_of_a_fresh_clone_gives_the_local_verdict(
 ) -> None:
     """docs/forge-ci.md §4: a fresh clone (no index, no state.db), the run branch made from its remote-tracking
     branch, ``git memhtml eval run <run> --json`` as a subprocess there: the same exit code and the same verdict
-    bytes as in the repository that made the run."""
+    bytes as in the repository that made the run, and, for a refused run, as the local ``sleep merge`` refusal
+    carries (its ``probes``)."""
     run: BuiltRun = request.getfixturevalue(name)
     local_code, local = verdict_of(capsys, run)
     clone = tmp_path / "ci"
@@ -364,3 +365,9 @@ def test_the_forge_ci_job_of_a_fresh_clone_gives_the_local_verdict(
     remote = json.loads(done.stdout)["data"]["verdict"]
     assert canonical(remote) == canonical(local), name
     assert git(clone, "status", "--porcelain") == ""
+    if local_code == 1:  # the local merge refuses with the very same verdict
+        before = snapshot(run.root)
+        code, refused, err = cli(capsys, "-C", str(run.root), "sleep", "merge", run.run_id)
+        assert code == 1 and refused["refusal"] == REFUSAL, err
+        assert canonical(refused["probes"]) == canonical(remote), name
+        assert snapshot(run.root) == before
