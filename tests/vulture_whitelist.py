@@ -34,7 +34,6 @@ from git_memhtml.eval.corpus import FixtureCorpus, Probe
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import IndexStatus
 from git_memhtml.index.project import FileRow
-from git_memhtml.index.snapshot import build_commit_index, describes_commit
 from git_memhtml.sleep.engine import contract
 from git_memhtml.sleep.engine.env import DetectionBudget, ModelClient, RunServices
 from git_memhtml.sleep.phases._nomodel import (
@@ -57,7 +56,6 @@ __all__ = [
     "CLICK_COMMANDS",
     "CONTRACT_VIEWS",
     "MODEL_LAYER_SLOTS",
-    "PROBE_INDEX_API",
     "PYDANTIC_HOOKS",
     "TEST_ORACLES",
     "detection_budget",
@@ -179,10 +177,6 @@ def phase_counts_fields(
         c10.evicted,
     )
 
-
-PROBE_INDEX_API = (build_commit_index, describes_commit)
-"""The index side of issue 10's gate (docs/index.md §3.10): the probes of ``sleep/probes/``, written beside this
-branch, build and check a commit's index through them; delete this entry once they call them."""
 
 MODEL_LAYER_SLOTS = (RunServices.llm_budget, RunServices.rails, ModelClient.complete)
 

@@ -227,8 +227,8 @@ def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, fmt: str
             raise UsageError("--diff cannot be combined with --format markdown", hint="drop --diff")
         with app.index(catch_up=False) as db:
             review = review_run(app.repo(), db, run_id)
-            if not no_probes:
-                review["probes"] = _review_probes(app, db, review)["verdict"]
+            probed = None if no_probes else _review_probes(app, db, review)
+            review["probes"] = None if probed is None else probed["verdict"]
             body = render_markdown(app.repo(), review)
         respond(as_json, "sleep.review.markdown", body.as_json(), lambda: body.text.rstrip("\n"))
         return 0
@@ -257,10 +257,16 @@ def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, fmt: str
     return 0
 
 
-def _review_probes(app: App, db: IndexDB, review: dict[str, Any]) -> dict[str, Any]:
-    """The run gate's verdict of a reviewed run, over the commits the review read."""
-    report = run_probes(app, db, str(review["runId"]), probe_settings(app), base_sha=str(review["baseSha"]),
-                        tip_sha=str(review["headSha"]))
+def _review_probes(app: App, db: IndexDB, review: dict[str, Any]) -> dict[str, Any] | None:
+    """The run gate's verdict of a reviewed run, over the commits the review read; ``None`` (with a warning naming
+    why and ``probesError`` set on ``review``) when it cannot be computed: a review still shows what changed."""
+    try:
+        report = run_probes(app, db, str(review["runId"]), probe_settings(app), base_sha=str(review["baseSha"]),
+                            tip_sha=str(review["headSha"]))
+    except MemhtmlError as exc:
+        review["probesError"] = exc.message
+        warn(f"the run gate's probes could not run: {exc.message}" + (f" (hint: {exc.hint})" if exc.hint else ""))
+        return None
     return report.as_json()
 
 

@@ -1,5 +1,5 @@
 """What the run gate reads of one index (docs/gate.md §9): the claim candidates, the entity reach, the live and
-archived paths, the ``supersedes`` pointers, and whether every chunk has a vector.
+archived paths and the ``supersedes`` pointers.
 
 Every function reads only; each raises ``StorageError`` when SQLite fails.
 """
@@ -84,13 +84,3 @@ def supersedes_pointers(db: IndexDB) -> dict[str, list[str]]:
     ):
         out.setdefault(str(dst), []).append(str(src))
     return out
-
-
-def unembedded_chunks(db: IndexDB, space: str) -> int:
-    """Chunks of the index with no vector in ``space`` (an embedding that failed leaves one)."""
-    row = db.query_one(
-        "SELECT count(*) FROM chunks c WHERE NOT EXISTS "
-        "(SELECT 1 FROM embeddings e WHERE e.chunk_id = c.chunk_id AND e.model = :space)",
-        {"space": space},
-    )
-    return int(row[0]) if row else 0

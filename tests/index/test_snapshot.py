@@ -16,18 +16,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from git_memhtml.cli.common import init_memory
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.errors import GitError, ModelUnavailable, StorageError
+from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.indexer import COMMITTED_LINK
 from git_memhtml.index.retrieval import search
 from git_memhtml.index.retrieval_sql import Scope
 from git_memhtml.index.snapshot import CommitView, build_commit_index, describes_commit, rebuild_commit
+from git_memhtml.store.ops import parse_op_stream
+from git_memhtml.store.writer import apply_batch
 from tests.index.index_helpers import NOW, Repo, memory_html
 from tests.index.test_incremental_property import plane
 
 PROJECT = Path(__file__).resolve().parents[2]
+DEMO = PROJECT / "git_memhtml" / "resources" / "demo" / "memories.jsonl"
 CLI_EMBEDDER = FakeEmbedder()
 """``MEMHTML_EMBED=fake`` (tests/conftest.py) is the fake embedder at its default 1024 dimensions."""
 BAD = "areas/inbox/bad.html"
@@ -74,9 +79,9 @@ def scenario(tmp_path: Path) -> Iterator[tuple[Repo, str, IndexDB]]:
     db.close()
 
 
-def _checkout_rebuild(repo: Repo, sha: str, where: Path) -> IndexDB:
+def _checkout_rebuild(repo: GitRepo, sha: str, where: Path) -> IndexDB:
     """``git memhtml index rebuild`` (the console script, a subprocess) in a clean detached checkout of ``sha``."""
-    checkout = repo.git.add_detached_worktree("checkout", where / "checkout", sha)
+    checkout = repo.add_detached_worktree("checkout", where / "checkout", sha)
     env = {**os.environ, "PYTHONPATH": str(PROJECT)}
     done = subprocess.run(["git-memhtml", "-C", str(checkout.root), "index", "rebuild"], env=env,
                           capture_output=True, text=True, check=False)
@@ -86,7 +91,7 @@ def _checkout_rebuild(repo: Repo, sha: str, where: Path) -> IndexDB:
 
 def test_commit_index_equals_rebuild_of_a_checkout(scenario: tuple[Repo, str, IndexDB], tmp_path: Path) -> None:
     repo, sha, built = scenario
-    checkout = _checkout_rebuild(repo, sha, tmp_path)
+    checkout = _checkout_rebuild(repo.git, sha, tmp_path)
     try:
         ours, theirs = plane(built), plane(checkout)
         assert ours == theirs
@@ -217,3 +222,30 @@ def test_a_commit_without_memories(tmp_path: Path) -> None:
         assert describes_commit(db, sha, embedder.space) and not describes_commit(db, "main", embedder.space)
     finally:
         db.close()
+
+
+def test_commit_index_of_the_demo_corpus_equals_rebuild_of_a_checkout(tmp_path: Path) -> None:
+    """The demo corpus (82 operations, one commit each), at a commit in the middle of its history, while HEAD has
+    moved on and the work tree holds an uncommitted edit."""
+    root = tmp_path / "demo"
+    init_memory(root)
+    repo = GitRepo.discover(root)
+    ops = DEMO.read_text(encoding="utf-8").splitlines()
+    apply_batch(repo, parse_op_stream("\n".join(ops[:50]) + "\n"), now="2026-01-10T00:00:00Z", dedupe=lambda _h: None)
+    middle = repo.head_sha()
+    assert middle is not None
+    apply_batch(repo, parse_op_stream("\n".join(ops[50:]) + "\n"), now="2026-01-11T00:00:00Z", dedupe=lambda _h: None)
+    edited = next(p for p in sorted(root.glob("areas/**/*.html")))
+    edited.write_text(edited.read_text(encoding="utf-8").replace("</article>", "<p>Uncommitted.</p></article>"),
+                      encoding="utf-8")
+    built = build_commit_index(repo, middle, tmp_path / "middle", CLI_EMBEDDER, now=NOW)
+    checkout = _checkout_rebuild(repo, middle, tmp_path)
+    try:
+        ours = plane(built)
+        assert ours == plane(checkout) and len(ours["files"]) >= 40
+        for query in ("checkout-api timeout", "who owns the paging policy", "postgres upgrade"):
+            assert search(built, query, embedder=CLI_EMBEDDER, now=NOW) == \
+                search(checkout, query, embedder=CLI_EMBEDDER, now=NOW)
+    finally:
+        built.close()
+        checkout.close()

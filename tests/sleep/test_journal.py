@@ -16,7 +16,6 @@ from git_memhtml.sleep.engine.journal import (
     Folded,
     JournalEntry,
     MergeVetoed,
-    NamesKeptApart,
     parse_journal,
     read_journal,
     record_journal,
@@ -48,8 +47,9 @@ ENTITY_FILES = {
 
 ENTITY_JOURNAL: list[JournalEntry] = [
     EntityRenamed("service", "checkout-api", "Checkout API"),
-    NamesKeptApart("service", "svc-1", "svc-10", ("numeric",)),
 ]
+"""Only the rename: ``svc-1``/``svc-10`` are counted in ``namesKeptApart`` and never journaled (a line per kept-apart
+pair would grow with the square of the numbered names, every night)."""
 
 DEDUP_FILES = {
     "areas/inbox/window-old.html": memory(BASE + ".", created="2026-01-01T00:00:00Z"),
@@ -77,8 +77,6 @@ ROUND_TRIP: list[JournalEntry] = [
     EntityRenamed("service", "svc_amber", "svc-amber"),
     EntityRenamed("person", "Zoë  Ström", "Zoë Ström"),
     EntityRenamed("tool", "line\u2028sep\u0085arator", "quote \" and \\ back"),
-    NamesKeptApart("host", "node-1", "node-10", ("numeric",)),
-    NamesKeptApart("product", "api", "api-beta", ("numeric", "variant")),
     MergeVetoed("areas/inbox/a.html", "projects/x/b.html", ("negation", "numeric")),
     Folded("areas/inbox/a.html", "areas/inbox/b.html", "archive/2026/areas/inbox/b-2.html"),
 ]
@@ -110,7 +108,8 @@ HOSTILE: list[tuple[str, bytes]] = [
     ("number-for-a-name", b'{"kind":"entity-renamed","entityType":"service","old":1,"new":"b"}\n'),
     ("null-for-a-name", b'{"kind":"entity-renamed","entityType":null,"old":"a","new":"b"}\n'),
     ("blank-name", b'{"kind":"entity-renamed","entityType":"service","old":"  ","new":"b"}\n'),
-    ("reasons-a-string", b'{"kind":"names-kept-apart","entityType":"host","a":"n1","b":"n10","reasons":"numeric"}\n'),
+    ("reasons-a-string", b'{"kind":"merge-vetoed","keep":"areas/a.html","drop":"areas/b.html","reasons":"numeric"}\n'),
+    ("kind-no-longer-written", b'{"kind":"names-kept-apart","entityType":"host","a":"n1","b":"n10","reasons":[]}\n'),
     ("reasons-with-a-number", b'{"kind":"merge-vetoed","keep":"areas/a.html","drop":"areas/b.html","reasons":[1]}\n'),
     ("reasons-nested", b'{"kind":"merge-vetoed","keep":"areas/a.html","drop":"areas/b.html","reasons":[["x"]]}\n'),
     ("nan-for-a-name", b'{"kind":"entity-renamed","entityType":"service","old":NaN,"new":"b"}\n'),
@@ -142,7 +141,7 @@ def test_a_huge_valid_line_is_still_a_journal() -> None:
 
 # --- the phases record what they did ------------------------------------------------------------------------------
 
-def test_entity_resolution_records_the_renames_it_made_and_the_names_it_kept_apart(tmp_path: Path) -> None:
+def test_entity_resolution_records_the_renames_it_made_and_not_the_names_it_kept_apart(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, ENTITY_FILES))
     counts = entity_resolution.run(env).counts.wire()
     assert counts["fuzzyMerges"] == 1 and counts["namesKeptApart"] == 1 and counts["filesRewritten"] == 2
@@ -176,7 +175,7 @@ def test_a_line_is_recorded_once_and_existing_bytes_are_kept(tmp_path: Path) -> 
     assert record_journal(env, [first, first]) == 1
     assert record_journal(env, [first]) == 0
     target.write_bytes(target.read_bytes().rstrip(b"\n"))  # a last line without its newline
-    second = NamesKeptApart("host", "node-1", "node-10", ("numeric",))
+    second = MergeVetoed("areas/inbox/a.html", "areas/inbox/b.html", ("numeric",))
     assert record_journal(env, [first, second]) == 1
     assert parse_journal(target.read_bytes()) == [first, second]
     assert record_journal(env, []) == 0
@@ -284,7 +283,7 @@ UNREADABLE: list[tuple[str, JournalEntry]] = [
     ("blank-type", EntityRenamed(" ", "a_b", "a-b")),
     ("blank-new-name", EntityRenamed("service", "a_b", "\t")),
     ("lone-surrogate", EntityRenamed("service", "a\udcffb", "a-b")),
-    ("reason-blank", NamesKeptApart("host", "node-1", "node-10", ("",))),
+    ("reason-blank", MergeVetoed("areas/inbox/a.html", "areas/inbox/b.html", ("",))),
     ("path-not-a-memory", MergeVetoed("README.html", "areas/inbox/b.html", ("negation",))),
     ("archived-outside-archive", Folded("areas/inbox/a.html", "areas/inbox/b.html", "areas/inbox/b-2.html")),
 ]

@@ -1,18 +1,17 @@
 """The run journal: what a run says it did to names and files, read back from git alone (docs/ledger.md §2).
 
-A phase that renames entities, keeps two names apart, refuses a fold or makes one appends an entry to
+A phase that renames entities, refuses a fold or makes one appends an entry to
 ``.memhtml/sleep/<run stem>.journal.jsonl`` (:func:`runfiles.journal_file`) and stages it, so the line lands in
 that phase's own commit. The gate that probes a run's base and tip (issue 10) reads it from the tip's tree
 (:func:`read_journal`): it needs no ``state.db``, so forge CI reads the same record as a local merge. The journal is
 a record, never state: nothing applies it.
 
-One line per entry: compact JSON, sorted keys, non-ASCII kept (:func:`render_entry`). Four kinds:
+One line per entry: compact JSON, sorted keys, non-ASCII kept (:func:`render_entry`). Three kinds:
 
 =================== ============================================== ========================================
 kind                fields                                         written by
 =================== ============================================== ========================================
 ``entity-renamed``  ``entityType``, ``old``, ``new``               entity-resolution, per rewrite it made
-``names-kept-apart`` ``entityType``, ``a``, ``b``, ``reasons``     entity-resolution, per ``distinct`` pair
 ``merge-vetoed``    ``keep``, ``drop``, ``reasons``                dedup-merge, per pair the veto refused
 ``folded``          ``keep``, ``drop``, ``archived``               dedup-merge, per fold made
 =================== ============================================== ========================================
@@ -56,23 +55,6 @@ class EntityRenamed:
 
 
 @dataclass(frozen=True)
-class NamesKeptApart:
-    """Two names of one type the entity rule called ``distinct`` (a numeric or variant divergence); ``a`` < ``b``
-    by key, each in its display form; ``reasons`` names the predicates that fired (``numeric``, ``variant``)."""
-
-    entity_type: str
-    a: str
-    b: str
-    reasons: tuple[str, ...]
-    kind: Literal["names-kept-apart"] = "names-kept-apart"
-
-    def as_json(self) -> dict[str, object]:
-        """The journal line's JSON object."""
-        return {"kind": self.kind, "entityType": self.entity_type, "a": self.a, "b": self.b,
-                "reasons": list(self.reasons)}
-
-
-@dataclass(frozen=True)
 class MergeVetoed:
     """A near-duplicate pair the merge veto refused to fold: tree paths (no leading slash) and the predicates that
     fired (``negation``, ``numeric``, ``variant``; docs/veto.md §3)."""
@@ -101,7 +83,7 @@ class Folded:
         return {"kind": self.kind, "keep": self.keep, "drop": self.drop, "archived": self.archived}
 
 
-JournalEntry = EntityRenamed | NamesKeptApart | MergeVetoed | Folded
+JournalEntry = EntityRenamed | MergeVetoed | Folded
 """One line of the run journal."""
 
 
@@ -138,7 +120,6 @@ def _reasons(value: object) -> tuple[str, ...] | None:
 _Field = Callable[[object], Any]
 _SCHEMAS: Mapping[str, tuple[Callable[..., JournalEntry], Mapping[str, _Field]]] = {
     "entity-renamed": (EntityRenamed, {"entityType": _name, "old": _name, "new": _name}),
-    "names-kept-apart": (NamesKeptApart, {"entityType": _name, "a": _name, "b": _name, "reasons": _reasons}),
     "merge-vetoed": (MergeVetoed, {"keep": _path, "drop": _path, "reasons": _reasons}),
     "folded": (Folded, {"keep": _path, "drop": _path, "archived": _archived}),
 }
@@ -286,7 +267,6 @@ __all__ = [
     "Folded",
     "JournalEntry",
     "MergeVetoed",
-    "NamesKeptApart",
     "parse_journal",
     "read_journal",
     "record_journal",

@@ -14,8 +14,9 @@ active claimant's head. ``review`` pairs (the [0.75, 0.85) band, and ≥ 0.85 pa
 did not merge become detected review tasks; ``distinct`` pairs (numeric or variant divergence) are counted as
 ``namesKeptApart`` and never asked about. With no model there is no sweep of vanished review tasks.
 
-The run journal (docs/ledger.md §2) gets one ``entity-renamed`` entry per name rewrite made in at least one file and
-one ``names-kept-apart`` entry per ``distinct`` pair, in the phase's own commit.
+The run journal (docs/ledger.md §2) gets one ``entity-renamed`` entry per name rewrite made in at least one file, in
+the phase's own commit. Pairs kept apart are only counted: journaled, they would grow with the square of the
+numbered names every night.
 
 Only names that can be rewritten are read: the ``concept`` and ``lang`` rows of ``file_entities`` are projections
 of article markup (``<dfn>``, ``lang``) and ``unknown`` rows have no ``type:`` prefix, so none of them has a
@@ -44,13 +45,12 @@ from git_memhtml.domain.entities import (
     pair_verdicts,
     resolve_names,
 )
-from git_memhtml.domain.merge import identity_veto_reasons
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.corpus import EntityCount, active_entities
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
-from git_memhtml.sleep.engine.journal import EntityRenamed, NamesKeptApart, record_journal
+from git_memhtml.sleep.engine.journal import EntityRenamed, record_journal
 from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task
 from git_memhtml.store import edits
 from git_memhtml.tree.layout import PEOPLE_DIR, slugify
@@ -78,9 +78,7 @@ class BandPair:
 class TypeResolution:
     """The resolution of one entity type: ``{raw: final display}`` for every raw name, plus pair statistics.
 
-    ``normalized`` is each raw name's own key written in that key's display form; ``counts`` is per key;
-    ``apart`` holds the ``distinct`` pairs (display forms, with the veto predicates that fired), ``kept_apart``
-    their number.
+    ``normalized`` is each raw name's own key written in that key's display form; ``counts`` is per key.
     """
 
     entity_type: str
@@ -90,7 +88,6 @@ class TypeResolution:
     alias_pairs: int = 0
     kept_apart: int = 0
     band: list[BandPair] = field(default_factory=list)
-    apart: list[NamesKeptApart] = field(default_factory=list)
 
 
 def person_file_paths(repo: GitRepo) -> list[str]:
@@ -204,12 +201,8 @@ def resolve_type(
         for v in verdicts
         if v.verdict == REVIEW and survivors.get(v.a, v.a) != survivors.get(v.b, v.b)
     ]
-    apart = [
-        NamesKeptApart(entity_type, shown[v.a], shown[v.b], identity_veto_reasons(v.a, v.b))
-        for v in verdicts
-        if v.verdict == DISTINCT
-    ]
-    return TypeResolution(entity_type, final, normalized, counts, len(alias_pairs), len(apart), pending, apart)
+    apart = sum(1 for v in verdicts if v.verdict == DISTINCT)
+    return TypeResolution(entity_type, final, normalized, counts, len(alias_pairs), apart, pending)
 
 
 def _by_type(entities: Sequence[EntityCount]) -> dict[str, list[EntityCount]]:
@@ -376,7 +369,6 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     plan: dict[str, list[tuple[str, str]]] = {}
     names_normalized = fuzzy = alias = apart = 0
     band: list[BandPair] = []
-    kept_apart: list[NamesKeptApart] = []
     type_counts: dict[str, dict[str, int]] = {}
     total = 0
     for etype, all_rows in by_type.items():
@@ -389,7 +381,6 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         type_counts[etype] = resolution.counts
         alias += resolution.alias_pairs
         apart += resolution.kept_apart
-        kept_apart.extend(resolution.apart)
         band.extend(resolution.band)
         for row in rows:
             raw = row.entity_name
@@ -405,7 +396,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     made: set[tuple[str, str]] = set()
     rewritten = rewrite_claimants(env, plan, made)
     tally = _mint_review_tasks(env, band, type_counts)
-    record_journal(env, [*renames(made), *kept_apart])
+    record_journal(env, renames(made))
     counts = EntityResolutionCounts(
         entities=total,
         names_normalized=names_normalized,

@@ -1,12 +1,11 @@
 """The two indexes a verdict reads: the base's and the tip's (docs/gate.md §9.4).
 
 An index is reused only when it is a clean projection of exactly that commit in the probe's vector space, with a
-vector for every chunk (:func:`git_memhtml.index.snapshot.describes_commit` plus
-:func:`git_memhtml.index.probe_rows.unembedded_chunks`): the user's own index for the base (it lags or carries
-uncommitted edits otherwise), for the tip the run's own index (brought up to each phase commit and kept when the
-run's worktree goes, ``sleep.engine.run.run_index_path``) or, while the run is live, its worktree's. Anything
-else is built from the commit alone in a folder of the caller's, which is what forge CI always does; the two paths
-give the same rankings, so the verdict does not depend on which was taken.
+vector for every chunk (:func:`git_memhtml.index.snapshot.describes_commit`): the user's own index for the base (it
+lags or carries uncommitted edits otherwise); for the tip, the run's own index (brought up to each phase commit and
+kept when the run's worktree goes, ``sleep.engine.run.run_index_path``) or, while the run is live, its worktree's.
+Anything else is built from the commit alone in a folder of the caller's, which is what forge CI always does; the
+two paths give the same rankings, so the verdict does not depend on which was taken.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import MemhtmlError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB, open_index
-from git_memhtml.index.probe_rows import unembedded_chunks
 from git_memhtml.index.snapshot import build_commit_index, describes_commit
 from git_memhtml.sleep.engine.run import run_index_path, worktree_name
 
@@ -52,7 +50,7 @@ def reusable(db: IndexDB, sha: str, embedder: Embedder | None) -> bool:
     """``db`` is a clean, fully embedded projection of ``sha`` in ``embedder``'s space (module docstring)."""
     space = embedder.space if embedder is not None else None
     try:
-        return describes_commit(db, sha, space) and (space is None or unembedded_chunks(db, space) == 0)
+        return describes_commit(db, sha, space)
     except MemhtmlError:
         return False
 

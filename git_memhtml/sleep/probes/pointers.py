@@ -4,9 +4,10 @@ Read from git and the tip's index only, so forge CI reads the same thing:
 
 - **archive moves**: a live memory ``P`` of the base that is gone on the tip while ``archive/<YYYY>/P`` (or its
   ordinal form) appeared, over the tree diff ``base..tip``;
-- **successors**: the keeper an archived copy names, by its own ``memhtml-superseded-by`` meta, by an authored
-  ``supersedes`` link of another file into it (a fold's keeper, a compress canonical), or by the run journal's
-  ``folded`` line; a live memory another file ``supersedes`` has that file as a successor too;
+- **successors**: the keeper an archived copy names, by its own ``memhtml-superseded-by`` meta or by an authored
+  ``supersedes`` link of another file into it (a fold's keeper, a compress canonical); a live memory another file
+  ``supersedes`` has that file as a successor too. The journal's ``folded`` lines are not read: they say no more
+  than those files, and a line is a claim, the files are what search sees (docs/ledger.md §2);
 - **entity renames**: the journal's ``entity-renamed`` lines, each re-judged by the identity veto: a rename of
   two names the identity veto calls distinct (``numeric``, ``variant``: ``svc-amber-20`` → ``svc-amber-2``) is
   *refused* as an explanation, whoever wrote the line (the check is the identity veto of the names, whatever their
@@ -25,7 +26,7 @@ from git_memhtml.document.editors import get_metas
 from git_memhtml.domain.entities import entity_key, split_entity
 from git_memhtml.domain.merge import identity_veto_reasons
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.sleep.engine.journal import EntityRenamed, Folded, JournalEntry, MergeVetoed
+from git_memhtml.sleep.engine.journal import EntityRenamed, JournalEntry, MergeVetoed
 from git_memhtml.tree.layout import archive_sources
 
 How = Literal["self", "superseded", "folded", "archived"]
@@ -205,11 +206,6 @@ def read_pointers(repo: GitRepo, base: str, tip: str, *, status: Mapping[str, bo
         keepers.setdefault(dst, set()).update(s for s in sources if s != dst)
     for path, named in _meta_keepers(repo, tip, moves.values()).items():
         keepers.setdefault(path, set()).update(n for n in named if n != path)
-    for entry in journal:
-        if isinstance(entry, Folded):
-            archived = moves.get(entry.drop, entry.archived)
-            if archived != entry.keep:
-                keepers.setdefault(archived, set()).add(entry.keep)
     renames, refused = _renames(journal)
     shown = {_key(e.entity_type, e.new): f"{e.entity_type}:{e.new}" for e in journal if isinstance(e, EntityRenamed)}
     vetoed = sorted({(e.keep, e.drop) for e in journal if isinstance(e, MergeVetoed) and e.keep != e.drop})

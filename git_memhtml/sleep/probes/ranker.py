@@ -1,8 +1,9 @@
 """Ranked lists of one probe index, computed once per query and scope (docs/gate.md §9.4).
 
-Probes rank with the stack ``search`` uses (the four arms fused by RRF, no MMR), with two pins so the verdict is a
-function of the two commits alone: the weights are :data:`PROBE_WEIGHTS` whatever the store's configuration, and
-``now`` is the run's own instant (its date at midnight UTC, the instant its phases stamp).
+Probes rank with the stack ``search`` uses (RRF fusion, no MMR) with its two content arms, lexical and vector, and
+two pins so the verdict is a function of the two commits alone: the weights are :data:`PROBE_WEIGHTS` whatever the
+store's configuration, and ``now`` is the run's own instant (its date at midnight UTC, the instant its phases
+stamp).
 """
 
 from __future__ import annotations
@@ -18,10 +19,15 @@ from git_memhtml.index.ranking import ranked_paths
 from git_memhtml.index.resident import ResidentVectors, eligible_paths
 from git_memhtml.index.retrieval_sql import ArmWeights, Scope
 
-PROBE_WEIGHTS = ArmWeights(fts=1.0, vector=1.0, recency=0.5, salience=0.0)
-"""The probes' arm weights: the default weights (docs/retrieval.md §4) with salience off. Salience reads the local
-access plane (``state.access``), which a run does not change and forge CI cannot see; with it on, the same run would
-get one verdict on your machine and another on the forge."""
+PROBE_WEIGHTS = ArmWeights(fts=1.0, vector=1.0, recency=0.0, salience=0.0)
+"""The probes' arm weights: the two content arms of the default weights (docs/retrieval.md §4), recency and salience
+off. A probe asks whether a memory's own claim still finds it, so only what the memory says may move its rank:
+
+- recency ranks by ``updated``, and a run stamps ``updated`` on every memory it touches, so with the default 0.5
+  every memory it did *not* touch drops by construction (measured: a run that only decays the confidence of 40 of 50
+  memories pushed the other 10, ranked 1–4 by their claims, out of the top 10);
+- salience reads the local access plane (``state.access``), which a run does not change and forge CI cannot see.
+"""
 
 DEFAULT_K = 10
 """A probe passes when its memory is in the top k (issue 10: "top k (default 10)")."""

@@ -147,21 +147,10 @@ class Verdict:
             ],
         }
 
-    def table_rows(self) -> list[list[object]]:
-        """One row per family: ``family, run, found before, found after, lost, explained, mean rank change``."""
-        rows: list[list[object]] = []
-        for name in FAMILIES:
-            f = self.figures.get(name)
-            if f is None:
-                continue
-            change = "—" if f.mean_rank_change is None else f"{f.mean_rank_change:+.4f}"
-            rows.append([name, f.run, f.found_before, f.found_after, f.lost, f.explained, change])
-        return rows
-
 
 TABLE_HEADERS: tuple[str, ...] = ("family", "run", "found before", "found after", "lost", "explained",
                                   "mean rank change")
-"""Column titles of :meth:`Verdict.table_rows` (human output and the review's Markdown table)."""
+"""Column titles of the family table (``eval run``'s human output; the review's Markdown table has the same)."""
 
 
 def build_verdict(*, run_id: str, base_sha: str, head_sha: str, space: str | None, k: int, sample_size: int,
