@@ -412,10 +412,10 @@ FORGED_DROP = "areas/inbox/db-snapshot.html"
 
 def forged_pointer_branch(tmp: Path) -> BuiltRun:
     """A corpus where the staging snapshot memory :data:`FORGED_DROP` has a dozen neighbours that share its words
-    (staging database replicas), the coffee memory :data:`UNRELATED` (written a year earlier, so it ranks last on
-    recency too) and the 50 svc-amber memories; and a hand-made run whose ``dedup-merge`` commit "folds" the
-    snapshot memory into the coffee memory: archived with ``superseded-by`` → :data:`UNRELATED`, the coffee memory
-    given the ``supersedes`` link back, exactly the shape of a real fold. The pointer is there, but the memory it
+    (staging database replicas), the coffee memory :data:`UNRELATED` (written a year earlier) and the 50 svc-amber
+    memories; and a hand-made run whose ``dedup-merge`` commit "folds" the snapshot memory into the coffee memory:
+    archived with ``superseded-by`` → :data:`UNRELATED`, the coffee memory given the ``supersedes`` link back,
+    exactly the shape of a real fold. The pointer is there, but the memory it
     names neither answers the dropped memory's claim (its neighbours fill the top 10) nor carries its entity: the
     loss is not explained."""
     tmp.mkdir(parents=True, exist_ok=True)
