@@ -382,14 +382,34 @@ SAMPLED_RUNS = tuple(f"sleep/{DATE}-{suffix}" for suffix in ("5a0001", "5a0002",
 """Run ids of :func:`archive_everything_branches`: one content, three ids."""
 
 
+EPISODES = 10
+"""Episodic memories of :func:`archive_everything_branches` beside the 50 semantic svc-amber ones: a second
+(bucket, type) stratum, one sixth of the corpus."""
+
+
+def episode_path(n: int) -> str:
+    """Tree path of the episodic memory ``n`` (1 … :data:`EPISODES`)."""
+    return f"areas/inbox/outage-{n}.html"
+
+
+def episode_ops() -> list[dict[str, Any]]:
+    """:data:`EPISODES` episodic memories in ``areas/inbox``, each with its own vocabulary."""
+    return [{"op": "write", "title": f"Outage {n}", "type": "episodic", "path": episode_path(n),
+             "claim": f"During outage {n} the {_WORK[-n]} backlog in {_TEAMS[n - 1]} was cleared by hand."}
+            for n in range(1, EPISODES + 1)]
+
+
 def archive_everything_branches(tmp: Path, run_ids: Sequence[str] = SAMPLED_RUNS) -> list[BuiltRun]:
-    """The svc-amber corpus and, for each of ``run_ids``, a hand-made run branch whose ``retention-triage``
-    commit archives all 50 memories (no pointer), then a ``report`` commit: the same trees, different run ids.
-    Every claim probe of such a run fails on the tip, so the probes the gate drew are exactly the claim rows
-    of its verdict — the sample made visible."""
-    root = amber_corpus(tmp)
+    """The svc-amber corpus (50 semantic memories in ``resources``) plus :data:`EPISODES` episodic ones in
+    ``areas`` and, for each of ``run_ids``, a hand-made run branch whose ``retention-triage`` commit archives all
+    60 (no pointer), then a ``report`` commit: the same trees, different run ids. No claim probe of such a run
+    finds its memory as itself on the tip (each is lost, or explained by its archived copy), so the claim rows of
+    its verdict are exactly the probes the gate drew that were found on the base — the sample made visible."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    root = init_and_apply(tmp, [(write_ops(tmp, [*amber_ops(), *episode_ops()]), NOW)])
     base = git(root, "rev-parse", "main").strip()
-    paths = tuple(amber_path(n) for n in range(1, AMBER + 1))
+    paths = tuple(sorted([amber_path(n) for n in range(1, AMBER + 1)]
+                         + [episode_path(n) for n in range(1, EPISODES + 1)]))
 
     def evict_all(repo: GitRepo) -> dict[str, int]:
         for path in paths:
@@ -398,7 +418,7 @@ def archive_everything_branches(tmp: Path, run_ids: Sequence[str] = SAMPLED_RUNS
 
     return [BuiltRun(root, run_id, base, craft_branch(root, tmp / f"crafting-{index}", run_id, [
                 ("retention-triage", f"evict {len(paths)} memories below the retention floor", evict_all)]),
-                     lost=tuple(sorted(paths)), phase="retention-triage")
+                     lost=paths, phase="retention-triage")
             for index, run_id in enumerate(run_ids)]
 
 

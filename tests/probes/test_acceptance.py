@@ -319,8 +319,8 @@ def drawn(verdict: dict[str, Any]) -> frozenset[str]:
 
 def test_the_sample_is_a_function_of_the_run_id(sampled: list[BuiltRun], capsys: pytest.CaptureFixture[str]) -> None:
     """Three runs of one content under three ids: each id draws the same 5 probes twice; the ids do not all draw
-    the same 5 (50 choose 5 = 2,118,760 samples). Every claim of the corpus is found on the base, so the five drawn
-    probes are exactly the claim rows."""
+    the same 5 (60 memories: 4 of 50 and 1 of 10, 2,303,000 samples). Every claim of the corpus is found on the
+    base, so the five drawn probes are exactly the claim rows."""
     samples = []
     for run in sampled:
         _, first = verdict_of(capsys, run, "--probes", "5")
@@ -332,6 +332,18 @@ def test_the_sample_is_a_function_of_the_run_id(sampled: list[BuiltRun], capsys:
         assert len(drawn(first)) == 5 and drawn(first) <= set(run.lost), drawn(first)
         samples.append(drawn(first))
     assert len(set(samples)) > 1, samples
+
+
+def test_the_sample_is_stratified_by_bucket_and_type(
+    sampled: list[BuiltRun], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """50 semantic memories in ``resources`` and 10 episodic ones in ``areas``: 6 probes are 5 and 1 under every
+    run id (issue 10 Build 1, "stratified by bucket and type")."""
+    for run in sampled:
+        _, verdict = verdict_of(capsys, run, "--probes", "6")
+        sample = drawn(verdict)
+        assert len(sample) == 6, sample
+        assert len({p for p in sample if p.startswith("areas/")}) == 1, (run.run_id, sorted(sample))
 
 
 @pytest.mark.parametrize("name", ["crafted", "fault_hooked", "folded", "demo"])
