@@ -29,6 +29,9 @@ c. ``cli`` (``--cli <size>``): ``git memhtml eval run <run> --json`` in a subpro
    time. The CLI's ``fake`` embedder is ``fake:hash@1024``, not the corpus's 256 dimensions, so it builds both
    indexes (case b in another space).
 
+Wall times are of a shared machine: each figure has its CPU seconds beside it (``process_time`` of this process, its
+threads included; ``RUSAGE_CHILDREN`` for the CLI), which a loaded machine does not inflate as much.
+
 Every verdict is checked against what the crafted run must give (:func:`check_verdict`): the unjournaled entity
 rewrites are the only losses (entity family), the journaled ones and the folds are explained, the claim family
 loses nothing and explains the sampled folds.
@@ -40,6 +43,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -273,30 +277,32 @@ def measure(size: int, repeat: int, probes: int, k: int, cli: bool) -> dict[str,
         tip_db = build_commit_index(repo, crafted.tip, Path(folder) / "tip", EMBEDDER, now=now)
         out["tipBuildOnce_s"] = round(time.perf_counter() - t, 3)
         try:
-            reuse = []
+            reuse, reuse_cpu = [], []
             for _ in range(repeat):
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 verdict = probe_commits(repo, crafted.run_id, crafted.base, crafted.tip, base=main_db, tip=tip_db,
                                         embedder=EMBEDDER, settings=settings)
                 reuse.append(time.perf_counter() - t)
+                reuse_cpu.append(time.process_time() - c)
                 out["problems"] += [f"reuse: {p}" for p in check_verdict(verdict.as_json(), want, crafted)]
         finally:
             tip_db.close()
-        out["reuse_probe_s"] = {"median": _median(reuse), "samples": [round(s, 3) for s in reuse]}
+        out["reuse_probe_s"] = {"median": _median(reuse), "cpuMedian": _median(reuse_cpu),
+                                "samples": [round(s, 3) for s in reuse]}
         out["verdict"] = {"passed": verdict.passed, "lostCount": verdict.lost_count,
                           "families": verdict.as_json()["families"]}
     built: list[dict[str, float]] = []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         report = probe_run(repo, None, crafted.run_id, embedder=EMBEDDER, settings=settings, base_sha=crafted.base,
                            tip_sha=crafted.tip)
-        total = time.perf_counter() - t
+        total, cpu = time.perf_counter() - t, time.process_time() - c
         timing = report.timing
         assert timing["baseIndex"]["source"] == timing["tipIndex"]["source"] == "built", timing
         built.append({"total": total, "base": timing["baseIndex"]["seconds"], "tip": timing["tipIndex"]["seconds"],
-                      "probes": timing["probeSeconds"]})
+                      "probes": timing["probeSeconds"], "cpu": cpu})
         out["problems"] += [f"built: {p}" for p in check_verdict(report.verdict.as_json(), want, crafted)]
-    out["built_s"] = {key: _median([b[key] for b in built]) for key in ("total", "base", "tip", "probes")}
+    out["built_s"] = {key: _median([b[key] for b in built]) for key in ("total", "base", "tip", "probes", "cpu")}
     out["built_s"]["baseShare"] = round(statistics.median(b["base"] / b["total"] for b in built), 3)
     out["built_s"]["samples"] = [{key: round(v, 3) for key, v in b.items()} for b in built]
     if cli:
@@ -310,19 +316,20 @@ def measure_cli(root: Path, crafted: CraftedRun, repeat: int, probes: int, k: in
     samples = []
     verdict: dict[str, Any] = {}
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run([sys.executable, "-m", "git_memhtml", "-C", str(root), "eval", "run", crafted.run_id,
                                "--probes", str(probes), "--k", str(k), "--json"],
                               capture_output=True, text=True, env=env, check=False)
-        wall = time.perf_counter() - t
+        wall, after = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime + after.ru_stime - c.ru_utime - c.ru_stime
         if done.returncode not in (0, 1):
             raise SystemExit(f"error: eval run exited {done.returncode}: {done.stderr[-2000:]}")
         data = json.loads(done.stdout)["data"]
         timing, verdict = data["timing"], data["verdict"]
-        samples.append({"wall": wall, "base": timing["baseIndex"]["seconds"], "tip": timing["tipIndex"]["seconds"],
-                        "probes": timing["probeSeconds"], "exit": done.returncode,
+        samples.append({"wall": wall, "cpu": cpu, "base": timing["baseIndex"]["seconds"],
+                        "tip": timing["tipIndex"]["seconds"], "probes": timing["probeSeconds"], "exit": done.returncode,
                         "sources": f"{timing['baseIndex']['source']}/{timing['tipIndex']['source']}"})
-    out: dict[str, Any] = {key: _median([s[key] for s in samples]) for key in ("wall", "base", "tip", "probes")}
+    out: dict[str, Any] = {key: _median([s[key] for s in samples]) for key in ("wall", "cpu", "base", "tip", "probes")}
     out["baseShare"] = round(statistics.median(s["base"] / s["wall"] for s in samples), 3)
     out["exit"] = samples[-1]["exit"]
     out["sources"] = samples[-1]["sources"]
