@@ -6,7 +6,7 @@
 index (the user's index: it describes ``main``) and crafts there one finished run ``sleep/2026-01-16-<hex>``, cut
 from ``main``, that changes 1.5 % of the memories the way sleep does (:func:`craft_run`), one phase commit each
 with sleep's typed trailers (``Memhtml-Run``, ``Memhtml-Phase``, ``Memhtml-Counts``) in canonical order, the last
-one ``report``:
+one ``report`` (a crafted run is reused: delete the folder to craft it again):
 
 - ``dedup-merge``: a third of them is folded into its nearest neighbour on the base (the first other memory its
   claim ranks in the top k): archived with ``superseded-by`` → the keeper, the keeper given ``supersedes`` →
