@@ -46,6 +46,12 @@ def folded(tmp_path_factory: pytest.TempPathFactory) -> BuiltRun:
 
 
 @pytest.fixture(scope="package")
+def true_alias(tmp_path_factory: pytest.TempPathFactory) -> BuiltRun:
+    """A real run whose entity-resolution merges ``checkout_api`` into ``checkout-api`` (a true alias)."""
+    return runs.true_alias_run(tmp_path_factory.mktemp("true-alias"))
+
+
+@pytest.fixture(scope="package")
 def bookkeeping(tmp_path_factory: pytest.TempPathFactory) -> BuiltRun:
     """A hand-made run that only stamps ``updated`` and ``confidence`` on 40 of 50 memories: benign."""
     return runs.bookkeeping_only_branch(tmp_path_factory.mktemp("bookkeeping"))

@@ -16,6 +16,7 @@ naming what a probe gate must find: the memories the run lost, and the ones it a
   :func:`forged_pointer_branch`: a hand-made "fold" whose pointer names an unrelated memory;
   :func:`retention_archive_run`: a real run whose retention-triage evicts two stale memories (no pointer).
 - :func:`archive_everything_branches`: one content under three run ids (the sample's seed made visible).
+- :func:`true_alias_run`: a real run whose entity-resolution merges a separator variant (a true alias).
 - :func:`bookkeeping_only_branch`: a hand-made run that only stamps ``updated`` and ``confidence``: benign.
 - :func:`demo_run`, :func:`conv26_run`: benign real runs of the shipped demo corpus and LoCoMo conv-26.
 
@@ -381,14 +382,34 @@ SAMPLED_RUNS = tuple(f"sleep/{DATE}-{suffix}" for suffix in ("5a0001", "5a0002",
 """Run ids of :func:`archive_everything_branches`: one content, three ids."""
 
 
+EPISODES = 10
+"""Episodic memories of :func:`archive_everything_branches` beside the 50 semantic svc-amber ones: a second
+(bucket, type) stratum, one sixth of the corpus."""
+
+
+def episode_path(n: int) -> str:
+    """Tree path of the episodic memory ``n`` (1 … :data:`EPISODES`)."""
+    return f"areas/inbox/outage-{n}.html"
+
+
+def episode_ops() -> list[dict[str, Any]]:
+    """:data:`EPISODES` episodic memories in ``areas/inbox``, each with its own vocabulary."""
+    return [{"op": "write", "title": f"Outage {n}", "type": "episodic", "path": episode_path(n),
+             "claim": f"During outage {n} the {_WORK[-n]} backlog in {_TEAMS[n - 1]} was cleared by hand."}
+            for n in range(1, EPISODES + 1)]
+
+
 def archive_everything_branches(tmp: Path, run_ids: Sequence[str] = SAMPLED_RUNS) -> list[BuiltRun]:
-    """The svc-amber corpus and, for each of ``run_ids``, a hand-made run branch whose ``retention-triage``
-    commit archives all 50 memories (no pointer), then a ``report`` commit: the same trees, different run ids.
-    Every claim probe of such a run fails on the tip, so the probes the gate drew are exactly the claim rows
-    of its verdict — the sample made visible."""
-    root = amber_corpus(tmp)
+    """The svc-amber corpus (50 semantic memories in ``resources``) plus :data:`EPISODES` episodic ones in
+    ``areas`` and, for each of ``run_ids``, a hand-made run branch whose ``retention-triage`` commit archives all
+    60 (no pointer), then a ``report`` commit: the same trees, different run ids. No claim probe of such a run
+    finds its memory as itself on the tip (each is lost, or explained by its archived copy), so the claim rows of
+    its verdict are exactly the probes the gate drew that were found on the base — the sample made visible."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    root = init_and_apply(tmp, [(write_ops(tmp, [*amber_ops(), *episode_ops()]), NOW)])
     base = git(root, "rev-parse", "main").strip()
-    paths = tuple(amber_path(n) for n in range(1, AMBER + 1))
+    paths = tuple(sorted([amber_path(n) for n in range(1, AMBER + 1)]
+                         + [episode_path(n) for n in range(1, EPISODES + 1)]))
 
     def evict_all(repo: GitRepo) -> dict[str, int]:
         for path in paths:
@@ -397,7 +418,7 @@ def archive_everything_branches(tmp: Path, run_ids: Sequence[str] = SAMPLED_RUNS
 
     return [BuiltRun(root, run_id, base, craft_branch(root, tmp / f"crafting-{index}", run_id, [
                 ("retention-triage", f"evict {len(paths)} memories below the retention floor", evict_all)]),
-                     lost=tuple(sorted(paths)), phase="retention-triage")
+                     lost=paths, phase="retention-triage")
             for index, run_id in enumerate(run_ids)]
 
 
@@ -411,10 +432,10 @@ FORGED_DROP = "areas/inbox/db-snapshot.html"
 
 def forged_pointer_branch(tmp: Path) -> BuiltRun:
     """A corpus where the staging snapshot memory :data:`FORGED_DROP` has a dozen neighbours that share its words
-    (staging database replicas), the coffee memory :data:`UNRELATED` (written a year earlier, so it ranks last on
-    recency too) and the 50 svc-amber memories; and a hand-made run whose ``dedup-merge`` commit "folds" the
-    snapshot memory into the coffee memory: archived with ``superseded-by`` → :data:`UNRELATED`, the coffee memory
-    given the ``supersedes`` link back, exactly the shape of a real fold. The pointer is there, but the memory it
+    (staging database replicas), the coffee memory :data:`UNRELATED` (written a year earlier) and the 50 svc-amber
+    memories; and a hand-made run whose ``dedup-merge`` commit "folds" the snapshot memory into the coffee memory:
+    archived with ``superseded-by`` → :data:`UNRELATED`, the coffee memory given the ``supersedes`` link back,
+    exactly the shape of a real fold. The pointer is there, but the memory it
     names neither answers the dropped memory's claim (its neighbours fill the top 10) nor carries its entity: the
     loss is not explained."""
     tmp.mkdir(parents=True, exist_ok=True)
@@ -444,6 +465,35 @@ def forged_pointer_branch(tmp: Path) -> BuiltRun:
     tip = craft_branch(root, tmp / "crafting", FORGED_RUN, [
         ("dedup-merge", "fold 1 near-duplicates into canonicals", fold_into_coffee)])
     return BuiltRun(root, FORGED_RUN, base, tip, lost=(FORGED_DROP,), phase="dedup-merge")
+
+
+ALIAS_HOLDER = "resources/services/checkout-retries.html"
+"""The one memory that spells the checkout service ``checkout_api``; two others spell it ``checkout-api``."""
+
+
+def true_alias_run(tmp: Path) -> BuiltRun:
+    """The svc-amber corpus plus three checkout memories, one naming ``service:checkout_api`` and two
+    ``service:checkout-api``, and a real run: entity-resolution merges the separator variant (the same letters
+    and digits, docs/entities.md §6), rewrites :data:`ALIAS_HOLDER`'s entity to ``service:checkout-api`` and
+    journals the rename. The rename passes the identity veto, so the entity probe ``service:checkout_api`` is
+    explained by it; ``renamed`` holds it."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    checkout = [
+        {"op": "write", "title": "Checkout retries", "type": "semantic", "path": ALIAS_HOLDER,
+         "claim": "The checkout service retries a declined card twice before it gives up.",
+         "entities": ["service:checkout_api"]},
+        {"op": "write", "title": "Checkout replicas", "type": "semantic",
+         "path": "resources/services/checkout-replicas.html",
+         "claim": "The checkout service runs six replicas in every region.", "entities": ["service:checkout-api"]},
+        {"op": "write", "title": "Checkout owner", "type": "semantic", "path": "resources/services/checkout-owner.html",
+         "claim": "Tomas owns the checkout service codebase and reviews its pull requests.",
+         "entities": ["service:checkout-api"]},
+    ]
+    root = init_and_apply(tmp, [(write_ops(tmp, [*amber_ops(), *checkout]), NOW)])
+    run_id, base, tip = sleep_run(root)
+    after = editors.get_metas(git(root, "show", f"{tip}:{ALIAS_HOLDER}"), "entity")
+    assert after == ["service:checkout-api"], after
+    return BuiltRun(root, run_id, base, tip, renamed={"checkout_api": "checkout-api"})
 
 
 BOOKKEEPING_RUN = f"sleep/{DATE}-b00c0e"
@@ -504,4 +554,5 @@ __all__ = [
     "forged_pointer_branch",
     "journaled_false_merge_branch",
     "retention_archive_run",
+    "true_alias_run",
 ]

@@ -29,7 +29,7 @@ import pytest
 
 from git_memhtml.cli.main import main
 from tests.probes.conftest import copy_of
-from tests.probes.runs import DROPPED, KEEPER, STALE, BuiltRun, git
+from tests.probes.runs import ALIAS_HOLDER, DROPPED, KEEPER, STALE, BuiltRun, git
 
 FAMILIES = ("claim", "entity", "control")
 FIGURES = ("run", "foundBefore", "foundAfter", "lost", "explained", "meanRankChange")
@@ -220,6 +220,19 @@ def test_sleep_merge_lands_a_benign_run(
     assert git(run.root, "rev-parse", "main").strip() == run.tip
 
 
+def test_a_true_alias_merge_is_explained_by_its_journaled_rename(
+    true_alias: BuiltRun, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The other side of the veto's re-judgement: a rename the current rule accepts (a separator variant) explains
+    the entity probe of the old spelling; the run passes."""
+    code, verdict = verdict_of(capsys, true_alias)
+    assert code == 0 and verdict["passed"] is True, verdict["lost"]
+    check_shape(verdict, true_alias)
+    rows = [row for row in verdict["explained"] if row["family"] == "entity" and row["path"] == ALIAS_HOLDER]
+    assert rows and all("checkout_api" in row["probe"] and "checkout-api" in f"{row['via']} {row['how']}"
+                        for row in rows), verdict["explained"]
+
+
 def test_a_run_that_only_stamps_bookkeeping_metas_loses_nothing(
     bookkeeping: BuiltRun, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -284,11 +297,10 @@ def test_a_pointer_to_an_unrelated_memory_explains_nothing(
     code, verdict = verdict_of(capsys, run)
     assert code == 1 and verdict["passed"] is False
     check_shape(verdict, run)
-    assert set(run.lost) <= lost_paths(verdict, "claim") & lost_paths(verdict, "entity"), verdict["lost"]
+    assert lost_paths(verdict) == lost_paths(verdict, "claim") == lost_paths(verdict, "entity") == set(run.lost)
     assert not {row["path"] for row in verdict["explained"]} & set(run.lost), verdict["explained"]
     for row in verdict["lost"]:
-        if row["path"] in run.lost:
-            assert row["phases"] == [run.phase] and row["commits"], row
+        assert row["phases"] == [run.phase] and row["commits"], row
 
 
 # -- 4. deterministic for a run id, equal in a fresh clone ------------------------------------------------------
@@ -307,8 +319,8 @@ def drawn(verdict: dict[str, Any]) -> frozenset[str]:
 
 def test_the_sample_is_a_function_of_the_run_id(sampled: list[BuiltRun], capsys: pytest.CaptureFixture[str]) -> None:
     """Three runs of one content under three ids: each id draws the same 5 probes twice; the ids do not all draw
-    the same 5 (50 choose 5 = 2,118,760 samples). Of the drawn probes, those found on the base are the claim rows
-    (the retriever misses a few of these 50 look-alike claims on the base; such a probe is drawn but not counted)."""
+    the same 5 (60 memories: 4 of 50 and 1 of 10, 2,303,000 samples). Every claim of the corpus is found on the
+    base, so the five drawn probes are exactly the claim rows."""
     samples = []
     for run in sampled:
         _, first = verdict_of(capsys, run, "--probes", "5")
@@ -316,10 +328,22 @@ def test_the_sample_is_a_function_of_the_run_id(sampled: list[BuiltRun], capsys:
         assert canonical(first) == canonical(second), run.run_id
         assert first["sampleSize"] == 5, first["sampleSize"]
         claims = first["families"]["claim"]
-        assert claims["run"] == 5 and claims["foundBefore"] >= 1 and claims["foundAfter"] == 0, claims
-        assert len(drawn(first)) == claims["foundBefore"] and drawn(first) <= set(run.lost), drawn(first)
+        assert claims["run"] == claims["foundBefore"] == 5 and claims["foundAfter"] == 0, claims
+        assert len(drawn(first)) == 5 and drawn(first) <= set(run.lost), drawn(first)
         samples.append(drawn(first))
     assert len(set(samples)) > 1, samples
+
+
+def test_the_sample_is_stratified_by_bucket_and_type(
+    sampled: list[BuiltRun], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """50 semantic memories in ``resources`` and 10 episodic ones in ``areas``: 6 probes are 5 and 1 under every
+    run id (issue 10 Build 1, "stratified by bucket and type")."""
+    for run in sampled:
+        _, verdict = verdict_of(capsys, run, "--probes", "6")
+        sample = drawn(verdict)
+        assert len(sample) == 6, sample
+        assert len({p for p in sample if p.startswith("areas/")}) == 1, (run.run_id, sorted(sample))
 
 
 @pytest.mark.parametrize("name", ["crafted", "fault_hooked", "folded", "demo"])
@@ -338,7 +362,8 @@ def test_the_forge_ci_job_of_a_fresh_clone_gives_the_local_verdict(
 ) -> None:
     """docs/forge-ci.md §4: a fresh clone (no index, no state.db), the run branch made from its remote-tracking
     branch, ``git memhtml eval run <run> --json`` as a subprocess there: the same exit code and the same verdict
-    bytes as in the repository that made the run."""
+    bytes as in the repository that made the run, and, for a refused run, as the local ``sleep merge`` refusal
+    carries (its ``probes``)."""
     run: BuiltRun = request.getfixturevalue(name)
     local_code, local = verdict_of(capsys, run)
     clone = tmp_path / "ci"
@@ -351,3 +376,9 @@ def test_the_forge_ci_job_of_a_fresh_clone_gives_the_local_verdict(
     remote = json.loads(done.stdout)["data"]["verdict"]
     assert canonical(remote) == canonical(local), name
     assert git(clone, "status", "--porcelain") == ""
+    if local_code == 1:  # the local merge refuses with the very same verdict
+        before = snapshot(run.root)
+        code, refused, err = cli(capsys, "-C", str(run.root), "sleep", "merge", run.run_id)
+        assert code == 1 and refused["refusal"] == REFUSAL, err
+        assert canonical(refused["probes"]) == canonical(remote), name
+        assert snapshot(run.root) == before
