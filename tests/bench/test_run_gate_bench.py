@@ -39,9 +39,10 @@ def test_run_gate_bench_on_a_toy_run(tmp_path: Path, monkeypatch: pytest.MonkeyP
     [figures] = json.loads(out.read_text())
     crafted = json.loads((tmp_path / "rungate-60" / ".git" / "memhtml" / "crafted.json").read_text())
     assert figures["changed"] == {"folds": 2, "journaledRewrites": 1, "silentRewrites": 1, "stamped": 2}
-    assert figures["problems"] == [] and figures["expected"]["entity"] == {"lost": 1, "explained": 3}
+    # both rewrites are lost: the silent one has no record, the journaled one no evidence on the tip
+    assert figures["problems"] == [] and figures["expected"]["entity"] == {"lost": 2, "explained": 2}
     families = figures["verdict"]["families"]
-    assert figures["verdict"]["lostCount"] == 1 and families["entity"]["lost"] == 1
+    assert figures["verdict"]["lostCount"] == 2 and families["entity"]["lost"] == 2
     assert families["claim"]["lost"] == 0 and families["claim"]["run"] == 20
     assert figures["cli"]["exit"] == 1 and figures["cli"]["sources"] == "built/built"
     # the CLI's fake embedder has another space (1024 dims), so only the entity family (no vectors) must agree
@@ -64,4 +65,4 @@ def test_check_verdict_names_a_figure_off_expectation(tmp_path: Path, monkeypatc
                             "entity": {"lost": 0, "explained": want["entity"]["explained"]}},
                "lost": []}
     problems = bench.check_verdict(verdict, want, crafted)
-    assert problems[0] == "entity lost: 0, expected 1" and "not the unjournaled rewrites" in problems[1]
+    assert problems[0] == "entity lost: 0, expected 2" and "are not the rewrites" in problems[1]
