@@ -68,7 +68,7 @@ from git_memhtml.sleep.engine.journal import EntityRenamed, Folded, JournalEntry
 from git_memhtml.sleep.engine.runfiles import journal_file, report_path
 from git_memhtml.sleep.probes.gate import ProbeSettings, probe_commits, probe_run, run_instant
 from git_memhtml.sleep.probes.ranker import Ranker, query_vectors
-from git_memhtml.sleep.probes.sample import claim_sample
+from git_memhtml.sleep.probes.sample import probe_sample
 from git_memhtml.store import edits
 
 EMBEDDER = FakeEmbedder(dim=DIM)
@@ -235,7 +235,8 @@ def prepared(size: int) -> tuple[Path, CraftedRun]:
 def expected(crafted: CraftedRun, root: Path, probes: int) -> dict[str, dict[str, int]]:
     """``{family: {"lost", "explained"}}`` the crafted run must give with ``probes`` claim probes."""
     with IndexDB.for_repo(GitRepo.discover(root)) as db:
-        sample = {c.path for c in claim_sample(claim_candidates(db), crafted.run_id, probes)}
+        touched = set(crafted.folds)  # the folded memories leave the live tree; rewrites and stamps keep the article
+        sample = {c.path for c in probe_sample(claim_candidates(db), touched, crafted.run_id, probes)}
     return {
         "claim": {"lost": 0, "explained": len(sample & set(crafted.folds))},
         "entity": {"lost": len(crafted.silent) + len(crafted.journaled), "explained": len(crafted.folds)},

@@ -10,7 +10,7 @@ from typing import Any
 
 from git_memhtml.cli.app import App
 from git_memhtml.index.db import IndexDB
-from git_memhtml.output import table
+from git_memhtml.output import table, terminal_text
 from git_memhtml.sleep.probes.gate import ProbeReport, ProbeSettings, probe_run
 from git_memhtml.sleep.probes.verdict import TABLE_HEADERS
 
@@ -40,10 +40,11 @@ def run_probes(app: App, db: IndexDB, run_id: str, settings: ProbeSettings, *, b
 def verdict_text(verdict: dict[str, Any], timing: dict[str, Any] | None = None) -> str:
     """The human rendering of a verdict's JSON: a headline, the family table, the lost probes."""
     head = "passed" if verdict["passed"] else "REFUSED"
+    size = verdict["sampleSize"]
     lines = [
-        f"run gate {head}: {verdict['lostCount']} lost (at most {verdict['maxLost']}), {verdict['sampleSize']} claim "
-        f"probes, top {verdict['k']}, space {verdict['space'] or 'off'}" + (" (degraded: lexical only)"
-                                                                          if verdict["degraded"] else ""),
+        f"run gate {head}: {verdict['lostCount']} memories lost (at most {verdict['maxLost']}), {size} claim "
+        f"probe{'' if size == 1 else 's'}, top {verdict['k']}, space {verdict['space'] or 'off'}"
+        + (" (degraded: lexical only)" if verdict["degraded"] else ""),
     ]
     rows = []
     for name, f in verdict["families"].items():
@@ -56,7 +57,7 @@ def verdict_text(verdict: dict[str, Any], timing: dict[str, Any] | None = None) 
         for item in lost[:LOST_SHOWN]:
             phases = ", ".join(item["phases"]) or "no phase commit changed it"
             label = "" if item["probe"] == item["path"] else f" ({item['family']} {item['probe']})"
-            lines.append(f"  {item['path']}{label}: {item['why']} [{phases}]")
+            lines.append(terminal_text(f"  {item['path']}{label}: {item['why']} [{phases}]"))
         if len(lost) > LOST_SHOWN:
             lines.append(f"  … and {len(lost) - LOST_SHOWN} more (--json lists all)")
     if timing:

@@ -243,12 +243,12 @@ def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, fmt: str
         lines = [f"run {result['runId']} ({result['status']}): {result['baseSha'][:12]}..{result['headSha'][:12]}",
                  "memories: " + ", ".join(f"{k} {v}" for k, v in result["summary"].items())
                  + f"; artifacts {result['artifacts']}"]
+        if probes is not None:  # first, before the file list: the one figure a reviewer needs
+            lines.append(verdict_text(probes["verdict"], probes["timing"]))
         lines.append(table(["class", "kind", "path", "from"],
                            [[f["classification"], f["kind"], f["path"], f["fromPath"] or ""] for f in result["files"]]))
         lines.append(table(["commit", "phase", "subject"],
                            [[c["sha"][:12], c["phase"], c["subject"]] for c in result["commits"]]))
-        if probes is not None:
-            lines.append(verdict_text(probes["verdict"], probes["timing"]))
         if with_diff:
             lines.append(result["diff"])
         return "\n".join(lines)

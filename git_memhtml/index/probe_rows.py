@@ -43,6 +43,18 @@ def claims_of(db: IndexDB, paths: Sequence[str]) -> dict[str, str]:
     return out
 
 
+def texts_of(db: IndexDB, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """``{path: (claim, article text)}`` of the given paths that are indexed (any status)."""
+    out: dict[str, tuple[str, str]] = {}
+    for start in range(0, len(paths), 500):
+        chunk = list(paths[start:start + 500])
+        names = {f"p{i}": p for i, p in enumerate(chunk)}
+        holders = ", ".join(f":{n}" for n in names)
+        for path, gist, body in db.query(f"SELECT path, gist, body_text FROM files WHERE path IN ({holders})", names):
+            out[str(path)] = (str(gist), str(body))
+    return out
+
+
 def entity_reach(db: IndexDB) -> dict[str, tuple[str, frozenset[str]]]:
     """``{entity key: (the value as first written, by path order; the active memories carrying it)}``.
 
@@ -69,6 +81,11 @@ def entity_keys_by_path(db: IndexDB) -> dict[str, frozenset[str]]:
     for path, key in db.query("SELECT path, entity_key FROM file_entities WHERE entity_key <> ''"):
         out.setdefault(str(path), set()).add(str(key))
     return {path: frozenset(keys) for path, keys in out.items()}
+
+
+def content_hashes(db: IndexDB) -> dict[str, str]:
+    """``{path: article content hash}`` of every indexed file."""
+    return {str(p): str(h) for p, h in db.query("SELECT path, content_hash FROM files")}
 
 
 def path_status(db: IndexDB) -> dict[str, bool]:

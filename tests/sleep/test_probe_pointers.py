@@ -86,7 +86,9 @@ def test_archive_moves_pair_deletions_with_archive_additions(tmp_path: Path) -> 
 
 RENAMES = [
     ("a separator variant is accepted", EntityRenamed("service", "checkout api", "checkout-api"), True),
-    ("a spelling fix is accepted", EntityRenamed("service", "postgres", "postgresql"), True),
+    ("a spelling merge is no evidence", EntityRenamed("service", "postgres", "postgresql"), False),
+    ("one word for another is refused", EntityRenamed("service", "reporting-gateway", "recording-gateway"), False),
+    ("spacing and separators only", EntityRenamed("service", "checkout api", "checkout_api"), True),
     ("one digit apart is refused", EntityRenamed("service", "svc-amber-20", "svc-amber-2"), False),
     ("a version is refused", EntityRenamed("service", "payments-v1", "payments-v2"), False),
     ("a variant qualifier is refused", EntityRenamed("product", "checkout-service-pro", "checkout-service"), False),
@@ -97,7 +99,7 @@ RENAMES = [
 
 
 @pytest.mark.parametrize(("label", "entry", "accepted"), RENAMES, ids=[r[0] for r in RENAMES])
-def test_journaled_renames_are_rejudged_by_the_identity_veto(tmp_path: Path, label: str, entry: EntityRenamed,
+def test_journaled_renames_need_evidence(tmp_path: Path, label: str, entry: EntityRenamed,
                                                              accepted: bool | None) -> None:
     repo, base, tip = _repo(tmp_path)
     pointers = read_pointers(repo, base, tip, status={}, supersedes={}, journal=[entry])
@@ -121,7 +123,11 @@ def test_a_person_file_on_the_tip_backs_an_alias_rename(tmp_path: Path) -> None:
     elsewhere = read_pointers(repo, base, tip, status={}, supersedes={}, journal=[entry],
                               groups=[("bob", "bobby")])  # a group that does not join the two names
     assert elsewhere.entity_names("person:bob") == {"person:bob"}
-    assert elsewhere.refused["person:bob"][0].why.startswith("neither the entity rule nor a person file")
+    assert elsewhere.refused["person:bob"][0].why.startswith("no evidence joins")
+    written_like = read_pointers(repo, base, tip, status={}, supersedes={},
+                                 journal=[EntityRenamed("person", "priya_raman", "Priya R.")],
+                                 groups=[("priya raman", "priya r.")])  # old is a member written another way
+    assert written_like.entity_names("person:priya_raman") == {"person:priya_raman", "person:priya r."}
     service = read_pointers(repo, base, tip, status={}, supersedes={},
                             journal=[EntityRenamed("service", "ledger-sync", "billing-core")],
                             groups=[("billing-core", "ledger-sync")])  # alias groups speak for persons only
@@ -131,20 +137,20 @@ def test_a_person_file_on_the_tip_backs_an_alias_rename(tmp_path: Path) -> None:
 def test_renames_close_transitively_vetoes_are_read_and_journaled_folds_are_not_pointers(tmp_path: Path) -> None:
     repo, base, tip = _repo(tmp_path)
     journal: list[JournalEntry] = [
-        EntityRenamed("tool", "observablity", "observability"),
-        EntityRenamed("tool", "observbility", "observablity"),
+        EntityRenamed("tool", "observ-ability", "observability"),
+        EntityRenamed("tool", "Observ Ability", "observ-ability"),
         Folded("areas/x/k.html", "areas/x/a.html", "archive/2026/areas/x/a.html"),
         MergeVetoed("areas/x/k.html", "areas/x/b.html", ("numeric",)),
     ]
     pointers = read_pointers(repo, base, tip, status={}, supersedes={}, journal=journal)
-    assert pointers.entity_names("tool:observbility") == {"tool:observbility", "tool:observablity",
-                                                          "tool:observability"}
+    assert pointers.entity_names("tool:observ ability") == {"tool:observ ability", "tool:observ-ability",
+                                                            "tool:observability"}
     assert "archive/2026/areas/x/a.html" not in pointers.keepers  # a folded line alone is a claim, not a pointer
     assert pointers.vetoed == (("areas/x/k.html", "areas/x/b.html"),)
 
 
-def test_tip_alias_groups_are_read_from_the_commit_not_the_work_tree(tmp_path: Path) -> None:
-    from git_memhtml.sleep.probes.pointers import tip_alias_groups
+def test_alias_groups_at_are_read_from_the_commit_not_the_work_tree(tmp_path: Path) -> None:
+    from git_memhtml.sleep.probes.pointers import alias_groups_at
     from tests.sleep.sleep_corpus_helpers import memory
 
     repo, _, tip = _repo(tmp_path)
@@ -159,5 +165,19 @@ def test_tip_alias_groups_are_read_from_the_commit_not_the_work_tree(tmp_path: P
                           text=True).stdout.strip()
     person.write_text(memory("Priya Raman runs the payments team.", entities=["person:Priya Raman"],
                              aliases=["Someone Else"]))  # an uncommitted edit is never read
-    assert tip_alias_groups(repo, head) == [("p. raman", "priya", "priya raman")]
-    assert tip_alias_groups(repo, tip) == []
+    assert alias_groups_at(repo, head) == [("p. raman", "priya", "priya raman")]
+    assert alias_groups_at(repo, tip) == []
+
+
+def test_a_replacement_the_merge_veto_refuses_is_no_replacement() -> None:
+    from git_memhtml.sleep.probes.pointers import veto_replacements
+
+    pointers = _pointers(keepers={"archive/2026/d.html": ["k.html"], "archive/2026/e.html": ["k2.html"]})
+    base = {"d.html": ("Migrations should not run during business hours.", ""),
+            "e.html": ("The cache holds 40 entries.", "")}
+    tip = {"k.html": ("Migrations should run during business hours.", ""),
+           "k2.html": ("The cache holds 40 entries per node.", "")}
+    pointers.vetoed_replacements = veto_replacements(pointers, base, tip)
+    assert pointers.vetoed_replacements == {("d.html", "k.html"): ("negation",)}
+    assert pointers.targets("d.html") == []  # folded into its own negation: lost, not explained
+    assert pointers.targets("e.html") == [Target("k2.html", "folded")]

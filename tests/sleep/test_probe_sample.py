@@ -57,3 +57,15 @@ def test_a_sample_larger_than_the_corpus_takes_everything_sorted() -> None:
 def test_a_sample_of_nothing_is_refused() -> None:
     with pytest.raises(ValueError, match="at least one"):
         claim_sample(_corpus(SIZES), "sleep/2026-12-01", 0)
+
+
+def test_touched_memories_are_always_probed_on_top_of_the_sample() -> None:
+    from git_memhtml.sleep.probes.sample import probe_sample
+
+    corpus = _corpus(SIZES)
+    base = {c.path for c in claim_sample(corpus, "sleep/2026-12-01", 10)}
+    touched = [c.path for c in corpus if c.path not in base][:7]
+    picked = [c.path for c in probe_sample(corpus, set(touched), "sleep/2026-12-01", 10)]
+    assert set(picked) == base | set(touched) and picked == sorted(picked)
+    capped = probe_sample(corpus, {c.path for c in corpus}, "sleep/2026-12-01", 10)
+    assert len(capped) <= 20  # at most n of the touched on top of the n sampled

@@ -3,14 +3,15 @@
 Each row is a command that reads a finished run (the run gate alone, the review in every format, status) against
 a real run of the demo corpus. It must exit 0 and leave every ref, ``HEAD``, the worktree list, ``git status``,
 every work-tree byte, the git config and the git index file as they were, and leave no temporary folder of its
-own behind (the run gate builds indexes in ``memhtml-probes-*`` folders and removes them). A new read-only command
-joins by adding a row to :data:`ROWS`.
+own behind (the run gate builds indexes in ``<git dir>/memhtml/probe-scratch/`` and removes them). A new
+read-only command joins by adding a row to :data:`ROWS`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -63,3 +64,22 @@ def test_a_read_only_command_touches_nothing(finished: tuple[Path, str], capsys:
     assert _git_dir_state(root) == git_before
     assert _own_temp() <= temp_before
     assert os.listdir(root / ".git" / "memhtml" / "runs") == [f"{run.replace('/', '-')}.index.db"]
+    scratch = root / ".git" / "memhtml" / "probe-scratch"
+    assert not scratch.exists() or os.listdir(scratch) == []  # the gate's built indexes are gone with it
+
+
+@pytest.mark.slow
+def test_a_killed_verdict_s_scratch_is_swept_by_the_next(finished: tuple[Path, str]) -> None:
+    """A SIGKILL leaves the folder the gate built its indexes in; the next verdict removes it (its process is gone),
+    and never the folder of a process that still runs."""
+    root, run = finished
+    scratch = root / ".git" / "memhtml" / "probe-scratch"
+    scratch.mkdir(parents=True, exist_ok=True)
+    dead = scratch / f"{socket.gethostname()}~999999999~~abc"
+    (dead / "base").mkdir(parents=True)
+    (dead / "base" / "index.db").write_bytes(b"x" * 1024)
+    alive = scratch / f"{socket.gethostname()}~{os.getpid()}~~def"
+    alive.mkdir()
+    assert main(["-C", str(root), "eval", "run", run]) == 0
+    assert not dead.exists() and alive.is_dir()
+    alive.rmdir()

@@ -23,6 +23,10 @@ from git_memhtml.sleep.probes.verdict import Family, ProbeResult
 
 
 def _why_unfound(path: str, targets: Sequence[Target], pointers: RunPointers, k: int, twin: str | None) -> str:
+    vetoed = sorted((key[1], reasons) for key, reasons in pointers.vetoed_replacements.items() if key[0] == path)
+    if vetoed and not targets:
+        keeper, reasons = vetoed[0]
+        return f"replaced by {keeper}, which the merge veto keeps apart from it ({', '.join(reasons)})"
     if not targets:
         archived = pointers.archived_at.get(path)
         if twin is not None and archived is not None and twin in pointers.keepers.get(archived, []):

@@ -8,6 +8,9 @@ the forge CI job of docs/forge-ci.md §4 runs that command on the checkout.
 
 from __future__ import annotations
 
+import os
+import shutil
+import socket
 import tempfile
 import time
 from contextlib import ExitStack
@@ -23,23 +26,26 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.index.probe_rows import (
     claim_candidates,
     claims_of,
+    content_hashes,
     entity_keys_by_path,
     entity_reach,
     path_status,
     supersedes_pointers,
+    texts_of,
 )
 from git_memhtml.sleep.engine.journal import read_journal
+from git_memhtml.sleep.engine.lock import pid_alive, proc_start
 from git_memhtml.sleep.engine.runref import RUN_ID, resolve_sleep_run
 from git_memhtml.sleep.probes.attribution import Touches
 from git_memhtml.sleep.probes.families import claim_family, control_family, entity_family
 from git_memhtml.sleep.probes.indexes import base_index, tip_index
-from git_memhtml.sleep.probes.pointers import read_pointers, tip_alias_groups
+from git_memhtml.sleep.probes.pointers import alias_groups_at, read_pointers, veto_replacements
 from git_memhtml.sleep.probes.ranker import DEFAULT_K, Ranker, query_vectors
-from git_memhtml.sleep.probes.sample import DEFAULT_SAMPLE, claim_sample
+from git_memhtml.sleep.probes.sample import DEFAULT_SAMPLE, probe_sample
 from git_memhtml.sleep.probes.verdict import LostMemory, Verdict, build_verdict
 
 MAX_LOST_KEY = "memhtml.gatemaxlost"
-"""Git config key of the unexplained losses a merge tolerates (issue 10: default 0)."""
+"""Git config key of the memories with an unexplained loss a merge tolerates (issue 10: default 0)."""
 
 DEFAULT_MAX_LOST = 0
 """Unexplained losses a merge tolerates when ``memhtml.gatemaxlost`` is unset (issue 10)."""
@@ -69,6 +75,29 @@ class ProbeReport:
         return {"verdict": self.verdict.as_json(), "timing": self.timing}
 
 
+SCRATCH = "probe-scratch"
+"""Folder under ``<common-dir>/memhtml/`` where the gate builds indexes: one ``<host>-<pid>-<start>-*`` folder per
+process, removed when it ends, and swept by the next verdict once its process is gone (a SIGKILL or SIGTERM leaves
+it behind; the system temp folder would keep it until reboot)."""
+
+
+def _scratch(repo: GitRepo) -> Path:
+    """The scratch root, created, with every folder of a process that no longer runs removed."""
+    root = repo.common_dir / "memhtml" / SCRATCH
+    root.mkdir(parents=True, exist_ok=True)
+    for folder in root.iterdir():
+        host, _, rest = folder.name.partition("~")
+        pid, _, started = rest.partition("~")
+        if pid.isdigit() and not pid_alive(host, int(pid), started.split("~", 1)[0] or None):
+            shutil.rmtree(folder, ignore_errors=True)
+    return root
+
+
+def _scratch_prefix() -> str:
+    pid = os.getpid()
+    return f"{socket.gethostname()}~{pid}~{proc_start(pid) or ''}~"
+
+
 def run_instant(run_id: str, fallback: str) -> str:
     """The run's own instant: midnight UTC of the date in its id (the instant its phases stamp), else ``fallback``."""
     return f"{run_id[6:16]}T00:00:00Z" if RUN_ID.match(run_id) else fallback
@@ -82,9 +111,15 @@ def probe_commits(repo: GitRepo, run_id: str, base_sha: str, tip_sha: str, *, ba
         StorageError: SQLite failed. GitError: a commit cannot be read. ValueError: ``settings.sample_size`` < 1.
     """
     now = run_instant(run_id, "1970-01-01T00:00:00Z")
-    sample = claim_sample(claim_candidates(base), run_id, settings.sample_size)
+    candidates = claim_candidates(base)
+    before_hashes, after_hashes = content_hashes(base), content_hashes(tip)
+    touched = {c.path for c in candidates if after_hashes.get(c.path) != before_hashes.get(c.path)}
+    sample = probe_sample(candidates, touched, run_id, settings.sample_size)
     pointers = read_pointers(repo, base_sha, tip_sha, status=path_status(tip), supersedes=supersedes_pointers(tip),
-                             journal=read_journal(repo, tip_sha, run_id), groups=tip_alias_groups(repo, tip_sha))
+                             journal=read_journal(repo, tip_sha, run_id), groups=alias_groups_at(repo, base_sha))
+    replaced = sorted(set(pointers.archived_at) | {p for p in pointers.keepers if pointers.live(p)})
+    replacing = sorted({t.path for p in replaced for t in pointers.replacements(p)})
+    pointers.vetoed_replacements = veto_replacements(pointers, texts_of(base, replaced), texts_of(tip, replacing))
     control_paths = sorted({p for pair in pointers.vetoed for p in pair})
     claims = claims_of(base, control_paths)
     vectors, degraded = query_vectors(embedder, [c.gist for c in sample] + [claims[p] for p in sorted(claims)])
@@ -117,7 +152,8 @@ def probe_run(repo: GitRepo, main_db: IndexDB | None, run_id: str, *, embedder: 
     build both indexes, and return the verdict with its timing.
 
     ``main_db`` is the user's index (reused for the base when it describes it; ``None`` in forge CI). Built
-    indexes live in ``workdir`` (a temporary folder when ``None``), removed afterwards.
+    indexes live in ``workdir`` (when ``None``, a folder of this process under :data:`SCRATCH`), removed
+    afterwards.
 
     Raises:
         RunNotFound / RunVerbRefused: the name is not a finished run (the ``review`` verb's policy).
@@ -128,7 +164,9 @@ def probe_run(repo: GitRepo, main_db: IndexDB | None, run_id: str, *, embedder: 
             raise ValueError("probe_run needs main_db to resolve a run, or base_sha and tip_sha")
         run = resolve_sleep_run(repo, main_db, run_id, "review", allow_failed=True)
         run_id, base_sha, tip_sha = run.run_id, run.base_sha, run.tip_sha
-    with tempfile.TemporaryDirectory(prefix="memhtml-probes-", dir=workdir) as folder, ExitStack() as stack:
+    where = workdir if workdir is not None else _scratch(repo)
+    prefix = "memhtml-probes-" if workdir is not None else _scratch_prefix()
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=where) as folder, ExitStack() as stack:
         now = run_instant(run_id, clock_now)
         base = base_index(repo, main_db, base_sha, embedder, Path(folder) / "base", now=now, stack=stack)
         stack.callback(base.close)
@@ -149,8 +187,8 @@ def refusal(verdict: Verdict) -> ProbesFailed | None:
         return None
     lines = [m.line() for m in verdict.lost]
     error = ProbesFailed(
-        f"the run makes your memory harder to find: {verdict.lost_count} probe(s) lost, at most {verdict.max_lost} "
-        f"allowed ({MAX_LOST_KEY}): " + clip_join(lines, LISTED, "; "),
+        f"the run makes your memory harder to find: {verdict.lost_count} memory(ies) lost ({verdict.lost_probes} "
+        f"probe(s)), at most {verdict.max_lost} allowed ({MAX_LOST_KEY}): " + clip_join(lines, LISTED, "; "),
         hint=f"git memhtml eval run {verdict.run_id} --json lists every lost probe; fix the phase named, or abort the "
              f"run: git memhtml sleep abort {verdict.run_id}",
     )

@@ -8,12 +8,13 @@ Read from git and the tip's index only, so forge CI reads the same thing:
   ``supersedes`` link of another file into it (a fold's keeper, a compress canonical); a live memory another file
   ``supersedes`` has that file as a successor too. The journal's ``folded`` lines are not read: they say no more
   than those files, and a line is a claim, the files are what search sees (docs/ledger.md §2);
-- **entity renames**: the journal's ``entity-renamed`` lines, each a claim checked against evidence, whoever wrote
-  it. A rename is *refused* as an explanation when the identity veto calls the two names distinct (``numeric``,
-  ``variant``: ``svc-amber-20`` → ``svc-amber-2``; whatever their similarity, a numeric or variant divergence means
-  two things), or when nothing joins them (``unbacked``): neither the entity rule (``domain.entities.may_merge``,
-  directly or through the other names the run renamed, as the resolver's clusters do) nor, for persons, an alias
-  group a person file on the tip declares (``ledger-sync`` → ``billing-core`` is refused).
+- **entity renames**: the journal's ``entity-renamed`` lines, each a claim checked against evidence the run did not
+  write, whoever wrote it. A rename explains a loss only when the identity veto does not call the two names
+  distinct (``numeric``, ``variant``: ``svc-amber-20`` → ``svc-amber-2``) and the two names are one by evidence
+  (else ``unbacked``): the same letters and digits, only case, spacing and separators differing
+  (``checkout_api`` → ``checkout-api``), or, for persons, one alias group of a person file on the *base*
+  (``Priya`` → ``Priya Raman``). A spelling merge the entity rule makes (``reporting-gateway`` →
+  ``recording-gateway``: one word for another) is no explanation: nothing shows the two words name one thing.
 
 :meth:`RunPointers.targets` turns a base path into the places a probe looks on the tip, each with how it got there.
 """
@@ -25,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from git_memhtml.document.editors import get_metas
-from git_memhtml.domain.entities import PERSON, entity_key, may_merge, name_key, split_entity
-from git_memhtml.domain.merge import identity_veto_reasons
+from git_memhtml.domain.entities import PERSON, entity_key, name_key, name_tokens, split_entity
+from git_memhtml.domain.merge import MergeText, identity_veto_reasons, veto_reasons
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.sleep.engine.journal import EntityRenamed, JournalEntry, MergeVetoed
 from git_memhtml.tree.layout import PEOPLE_DIR, archive_sources
@@ -63,7 +64,7 @@ class RefusedRename:
     def why(self) -> str:
         """Why the rename explains nothing, for a lost probe's message."""
         if self.reasons == (UNBACKED,):
-            return "neither the entity rule nor a person file on the tip makes one name"
+            return "no evidence joins (not the same letters, and no person file on the base declares them one)"
         return f"the identity veto refuses ({', '.join(self.reasons)})"
 
 
@@ -89,12 +90,25 @@ class RunPointers:
     """Memory pairs the merge veto refused to fold, ``(keep, drop)``, sorted."""
     shown: dict[str, str] = field(default_factory=dict)
     """entity key → the ``type:name`` a journaled rename wrote it as (for messages)."""
+    vetoed_replacements: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    """``(base path, replacement)`` → the merge-veto predicates that fire between them: a replacement the veto would
+    never have let fold into it is no replacement (:func:`veto_replacements`)."""
+
+    def replacements(self, path: str) -> list[Target]:
+        """The targets of ``path`` that stand in for it (a keeper, a successor), before any veto."""
+        return [t for t in self._targets(path, frozenset()) if t.how in ("folded", "superseded")]
 
     def live(self, path: str) -> bool:
         """``path`` is an indexed, non-archived file of the tip."""
         return self.status.get(path) is False
 
     def targets(self, path: str, *, exclude: frozenset[str] = frozenset()) -> list[Target]:
+        """Where a probe of base memory ``path`` looks on the tip (:meth:`_targets`), never through a replacement
+        the merge veto refuses for it (:attr:`vetoed_replacements`)."""
+        refused = frozenset(k for (p, k) in self.vetoed_replacements if p == path)
+        return self._targets(path, exclude | refused)
+
+    def _targets(self, path: str, exclude: frozenset[str]) -> list[Target]:
         """Where a probe of base memory ``path`` looks on the tip, best first; ``[]`` when the run left nothing.
 
         A live memory is its own target, then its live successors. An archived one is followed through its keepers
@@ -174,34 +188,26 @@ UNBACKED = "unbacked"
 """The refusal reason of a journaled rename that no evidence on the tip backs (module docstring)."""
 
 
-def _backed(old: str, new: str, names: set[str], groups: Sequence[tuple[str, ...]], entity_type: str) -> bool:
-    """``old`` and ``new`` (name keys) are joined by the entity rule (:func:`domain.entities.may_merge`) or by a
-    person file's alias group, directly or through other names of ``names`` (the cluster the resolver built)."""
-    mates: dict[str, set[str]] = {}
+def _backed(old: str, new: str, groups: Sequence[tuple[str, ...]]) -> bool:
+    """``old`` and ``new`` (name keys) are one name by evidence the run did not write (module docstring): the same
+    letters and digits (only case, spacing and separators differ: ``checkout_api`` / ``checkout-api``), or one
+    alias group of a person file on the *base*, directly or with ``old`` written like a member of it."""
+    if _same_letters(old, new):
+        return True
     for group in groups:
-        for key in group:
-            mates.setdefault(key, set()).update(group)
-    seen, frontier = {old}, [old]
-    pool = names | set(mates)
-    while frontier:
-        here = frontier.pop()
-        if here == new:
+        if new in group and (old in group or any(_same_letters(old, member) for member in group)):
             return True
-        for there in pool - seen:
-            if there in mates.get(here, ()) or may_merge(here, there, entity_type):
-                seen.add(there)
-                frontier.append(there)
     return False
+
+
+def _same_letters(a: str, b: str) -> bool:
+    return "".join(name_tokens(a)) == "".join(name_tokens(b))
 
 
 def _renames(entries: Sequence[JournalEntry], groups: Sequence[tuple[str, ...]]
              ) -> tuple[dict[str, set[str]], dict[str, list[RefusedRename]]]:
     """Accepted renames (transitively closed) and refused ones, by the old name's key (module docstring)."""
     wanted = [e for e in entries if isinstance(e, EntityRenamed)]
-    names_of: dict[str, set[str]] = {}
-    for entry in wanted:
-        for name in (entry.old, entry.new):
-            names_of.setdefault(name_key(entry.entity_type), set()).add(name_key(name))
     direct: dict[str, set[str]] = {}
     refused: dict[str, list[RefusedRename]] = {}
     for entry in wanted:
@@ -213,7 +219,7 @@ def _renames(entries: Sequence[JournalEntry], groups: Sequence[tuple[str, ...]]
         _, new_name = split_entity(new)
         reasons = identity_veto_reasons(old_name, new_name)
         people = groups if etype == PERSON else ()
-        if not reasons and not _backed(old_name, new_name, names_of.get(etype, set()), people, etype):
+        if not reasons and not _backed(old_name, new_name, people):
             reasons = (UNBACKED,)
         if reasons:
             refused.setdefault(old, []).append(RefusedRename(
@@ -234,11 +240,12 @@ def _renames(entries: Sequence[JournalEntry], groups: Sequence[tuple[str, ...]]
     return closed, refused
 
 
-def tip_alias_groups(repo: GitRepo, tip: str) -> list[tuple[str, ...]]:
-    """The alias groups the person files of ``tip`` declare (:func:`git_memhtml.tree.people.alias_group`), by path;
-    read from the commit's blobs, never from a work tree."""
+def alias_groups_at(repo: GitRepo, commit: str) -> list[tuple[str, ...]]:
+    """The alias groups the person files of ``commit`` declare (:func:`git_memhtml.tree.people.alias_group`), by
+    path; read from the commit's blobs, never from a work tree. The gate reads the *base*'s: an alias the run itself
+    declares is what the run says, not evidence for it."""
     groups: list[tuple[str, ...]] = []
-    for path, sha in sorted(repo.tree_blobs(tip, (PEOPLE_DIR + "/", "archive/")).items()):
+    for path, sha in sorted(repo.tree_blobs(commit, (PEOPLE_DIR + "/", "archive/")).items()):
         if is_person_file(path):
             group = alias_group(path, repo.read_blob(sha))
             if group is not None:
@@ -246,12 +253,29 @@ def tip_alias_groups(repo: GitRepo, tip: str) -> list[tuple[str, ...]]:
     return groups
 
 
+def veto_replacements(pointers: RunPointers, base_texts: Mapping[str, tuple[str, str]],
+                      tip_texts: Mapping[str, tuple[str, str]]) -> dict[tuple[str, str], tuple[str, ...]]:
+    """``(base path, replacement) → veto predicates`` for every replacement of a base memory that the merge veto
+    (``domain.merge.veto_reasons``: negation, numeric, variant over claim and article) would have refused: "should
+    not run" folded into "should run" explains nothing. Texts are ``{path: (claim, article)}`` of each side."""
+    out: dict[tuple[str, str], tuple[str, ...]] = {}
+    for path, (claim, article) in base_texts.items():
+        for target in pointers.replacements(path):
+            other = tip_texts.get(target.path)
+            if other is None:
+                continue
+            reasons = veto_reasons(MergeText(claim, article), MergeText(*other))
+            if reasons:
+                out[(path, target.path)] = reasons
+    return out
+
+
 def read_pointers(repo: GitRepo, base: str, tip: str, *, status: Mapping[str, bool],
                   supersedes: Mapping[str, Sequence[str]], journal: Sequence[JournalEntry],
                   groups: Sequence[tuple[str, ...]] = ()) -> RunPointers:
     """Assemble :class:`RunPointers` from the tree diff, the tip's ``{path: archived}`` and ``{superseded: [sources]}``
     (:mod:`git_memhtml.index.probe_rows`), the run journal read from the tip and the alias groups of the tip's person
-    files (:func:`tip_alias_groups`).
+    files on the base (:func:`alias_groups_at`).
 
     Raises:
         GitError: a commit cannot be read.

@@ -9,13 +9,14 @@ random generator is involved.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TypeVar
 
 from git_memhtml.index.probe_rows import ClaimCandidate
 
 DEFAULT_SAMPLE = 500
-"""Claim probes per run (issue 10: "up to N memories (default 500)")."""
+"""Claim probes sampled per run (issue 10: "up to N memories (default 500)"); as many again of the memories the run
+touched are added on top (:func:`probe_sample`)."""
 
 C = TypeVar("C", bound=ClaimCandidate)
 
@@ -39,6 +40,22 @@ def quotas(sizes: dict[tuple[str, str], int], n: int) -> dict[tuple[str, str], i
     for key in sorted(exact, key=lambda k: (-(exact[k] - share[k]), k))[:left]:
         share[key] += 1
     return share
+
+
+def probe_sample(candidates: Sequence[C], touched: Collection[str], run_id: str, n: int = DEFAULT_SAMPLE) -> list[C]:
+    """The stratified :func:`claim_sample` plus, on top, up to ``n`` of the memories the run ``touched`` (its article
+    changed, or it left the live tree), drawn from them by the same stratified rule: what a run rewrote or archived
+    is always probed, not only when the dice fall on it. Sorted by path, each memory once (when every memory was
+    touched the two draws coincide).
+
+    Raises:
+        ValueError: ``n`` < 1.
+    """
+    picked = {c.path: c for c in claim_sample(candidates, run_id, n)}
+    hit = [c for c in candidates if c.path in touched]
+    for candidate in claim_sample(hit, run_id, n) if hit else []:
+        picked.setdefault(candidate.path, candidate)
+    return [picked[path] for path in sorted(picked)]
 
 
 def claim_sample(candidates: Sequence[C], run_id: str, n: int = DEFAULT_SAMPLE) -> list[C]:

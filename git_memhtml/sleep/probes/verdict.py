@@ -100,7 +100,8 @@ class LostMemory:
 class Verdict:
     """The deterministic verdict of one run: same run, same content, same embedder → same value everywhere.
 
-    ``passed`` = the unexplained losses of all families together are at most ``max_lost``.
+    ``passed`` = the memories with an unexplained loss, over all families together, are at most ``max_lost`` (one
+    memory lost by a claim probe and two entity probes is one memory).
     """
 
     run_id: str
@@ -117,7 +118,12 @@ class Verdict:
 
     @property
     def lost_count(self) -> int:
-        """Unexplained losses over every family."""
+        """Memories with an unexplained loss, over every family (each memory once)."""
+        return len({m.result.path for m in self.lost})
+
+    @property
+    def lost_probes(self) -> int:
+        """Lost probes over every family."""
         return sum(f.lost for f in self.figures.values())
 
     @property
@@ -138,6 +144,7 @@ class Verdict:
             "maxLost": self.max_lost,
             "passed": self.passed,
             "lostCount": self.lost_count,
+            "lostProbes": self.lost_probes,
             "families": {name: self.figures[name].as_json() for name in FAMILIES if name in self.figures},
             "lost": [m.as_json() for m in self.lost],
             "explained": [
