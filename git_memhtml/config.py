@@ -55,6 +55,8 @@ class Settings(BaseModel):
         mmr_lambda: relevance weight of the MMR pass of ``search``/``recall``. Default 0.9, not the original's 0.5:
             with relevance ``1/fusion position`` λ 0.5 cut LoCoMo turn recall@10 from 0.781 to 0.573 while 0.9 costs
             0.006 (docs/retrieval-tuning.md); ``1`` keeps the fused order.
+        gate_max_lost: unexplained losses of the run gate a ``sleep merge`` tolerates (default 0: any memory the run
+            makes harder to find without a pointer refuses the merge; docs/gate.md §9.3).
         lock_timeout: seconds a writer waits for the repository-wide write lock before refusing (default 10,
             ``gitrepo.lock.DEFAULT_LOCK_TIMEOUT_S``; docs/store.md "The write lock").
     """
@@ -76,6 +78,7 @@ class Settings(BaseModel):
     hooks: Literal["0", "1"] = "1"
     mmr_lambda: float = Field(0.9, ge=0.0, le=1.0)
     lock_timeout: float = Field(10.0, ge=0.0, le=3600.0, allow_inf_nan=False)
+    gate_max_lost: int = Field(0, ge=0, le=1_000_000)
 
 
 KEYS: tuple[str, ...] = tuple(Settings.model_fields)

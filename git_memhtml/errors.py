@@ -150,6 +150,12 @@ class DiscriminationFailed(MemhtmlError):
     code = "ERR_DISCRIMINATION_FAILED"
 
 
+class ProbesFailed(MemhtmlError):
+    """The run gate refused: probes on your own memory found what the run made harder to find (docs/gate.md §9)."""
+
+    code = "ERR_PROBES_FAILED"
+
+
 class ConfigError(MemhtmlError):
     """A configuration value is invalid."""
 

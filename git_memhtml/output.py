@@ -36,6 +36,16 @@ def printable(text: str) -> str:
     return text
 
 
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
+_CONTROL.update({0x2028: "\\u2028", 0x2029: "\\u2029"})
+
+
+def terminal_text(text: str) -> str:
+    """``text`` with every control character (C0, DEL, C1, the line and paragraph separators) shown as an escape, so
+    memory text printed for people can neither drive the terminal (ESC sequences) nor split a line."""
+    return text.translate(_CONTROL)
+
+
 def emit(text: str) -> None:
     """Write ``text`` and a newline to stdout."""
     sys.stdout.write(printable(text) + "\n")

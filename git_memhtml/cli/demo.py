@@ -13,6 +13,7 @@ import click
 from git_memhtml.cli.app import App, utc_now
 from git_memhtml.cli.common import app_of, init_memory
 from git_memhtml.cli.inputs import read_text_input
+from git_memhtml.cli.probe_view import probe_settings, run_probes, verdict_text
 from git_memhtml.cut import clip
 from git_memhtml.errors import UsageError
 from git_memhtml.eval.discriminate import TempFolderGate, gate_figures
@@ -24,6 +25,7 @@ from git_memhtml.sleep.engine.run import run_sleep
 from git_memhtml.sleep.landing.merge import merge_run
 from git_memhtml.sleep.presentation.plan import plan
 from git_memhtml.sleep.presentation.review import review_run
+from git_memhtml.sleep.probes.verdict import Verdict
 from git_memhtml.store.ops import parse_op_stream
 from git_memhtml.store.writer import apply_batch
 
@@ -88,13 +90,22 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
         emit("5. review    " + ", ".join(f"{k} {v}" for k, v in review["summary"].items())
              + f"; artifacts {review['artifacts']}")
         gate = TempFolderGate()
-        merged = merge_run(repo, db, run.run_id, gate=gate, embedder=app.embedder(), clock=utc_now)
+        probed: list[Verdict] = []
+
+        def run_gate(name: str, base: str, tip: str) -> Verdict:
+            probed.append(run_probes(app, db, name, probe_settings(app), base_sha=base, tip_sha=tip).verdict)
+            return probed[-1]
+
+        merged = merge_run(repo, db, run.run_id, gate=gate, embedder=app.embedder(), clock=utc_now,
+                           run_gate=run_gate)
         landing = (
             "merged: main is at " + str(merged.head_sha)[:12] if merged.merged else "refused: " + str(merged.refusal)
         )
         emit(f"6. merge     {landing}")
         if gate.report is not None:
             emit(f"            {gate_figures(gate.report)}")
+        for verdict_of_run in probed:
+            emit("            " + verdict_text(verdict_of_run.as_json()).replace("\n", "\n            "))
         hits = search(db, query, limit=3, embedder=app.embedder(), weights=app.weights(), now=utc_now())
         emit(f"7. search    {query!r}")
         emit(table(["#", "path", "claim"], [[i + 1, h.path, clip(h.gist, 70)] for i, h in enumerate(hits.hits)]))

@@ -7,10 +7,13 @@ from pathlib import Path
 
 import click
 
-from git_memhtml.cli.common import json_option, respond
+from git_memhtml.cli.common import app_of, json_option, respond
+from git_memhtml.cli.probe_view import probe_settings, run_probes, verdict_text
 from git_memhtml.eval.corpus import DEFAULT_PROBES, DEFAULT_SEED, DEFAULT_SIZE
 from git_memhtml.eval.discriminate import MRR_FLOOR, run_discrimination
 from git_memhtml.output import table
+from git_memhtml.sleep.probes.ranker import DEFAULT_K
+from git_memhtml.sleep.probes.sample import DEFAULT_SAMPLE
 
 
 @click.group("eval")
@@ -43,6 +46,27 @@ def discriminate_cmd(seed: int, size: int, probes: int, mrr_floor: float, as_jso
 
     respond(as_json, "eval.discrimination", report.to_dict(), human)
     return 0 if report.passed else 1
+
+
+@eval_group.command("run")
+@click.argument("run_id")
+@click.option("--probes", "sample_size", type=click.IntRange(1, 100_000), default=DEFAULT_SAMPLE, show_default=True,
+              help="Claim probes sampled from the run's base (seeded by the run id).")
+@click.option("--k", type=click.IntRange(1, 1000), default=DEFAULT_K, show_default=True,
+              help="A probe passes when its memory is in the top k.")
+@click.option("--max-lost", type=click.IntRange(0, 1_000_000), default=None,
+              help="Unexplained losses tolerated [default: git config memhtml.gatemaxlost, else 0].")
+@json_option
+@click.pass_context
+def run_cmd(ctx: click.Context, run_id: str, sample_size: int, k: int, max_lost: int | None, as_json: bool) -> int:
+    """The run gate alone: did this run make your memory harder to find? Exits 1 when it refuses."""
+    app = app_of(ctx)
+    settings = probe_settings(app, sample_size=sample_size, k=k, max_lost=max_lost)
+    with app.index(catch_up=False) as db:
+        report = run_probes(app, db, run_id, settings)
+    data = report.as_json()
+    respond(as_json, "eval.run", data, lambda: verdict_text(data["verdict"], data["timing"]))
+    return 0 if report.verdict.passed else 1
 
 
 COMMANDS = [eval_group]

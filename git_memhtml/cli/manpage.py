@@ -113,8 +113,8 @@ The rebuildable index of one work tree.
 \\fI$(git rev\\-parse \\-\\-git\\-common\\-dir)/memhtml/state.db\\fR
 The state plane: access counts, sleep run rows, applied ledgers.
 .TP
-\\fI.memhtml/sleep/<run>.html\\fR, \\fI.memhtml/sleep/<run>.pending.jsonl\\fR
-The committed report and pending\\-mark ledger of each sleep run.
+\\fI.memhtml/sleep/<run>.html\\fR, \\fI<run>.pending.jsonl\\fR, \\fI<run>.journal.jsonl\\fR
+The committed report, pending\\-mark ledger and run journal of each sleep run.
 .SH SEE ALSO
 \\fBgit\\fR(1), \\fBgithooks\\fR(5), \\fBgitattributes\\fR(5)
 """

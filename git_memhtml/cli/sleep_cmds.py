@@ -10,10 +10,19 @@ from typing import Any
 
 import click
 
-from git_memhtml.cli.app import utc_now
+from git_memhtml.cli.app import App, utc_now
 from git_memhtml.cli.common import app_of, json_option, respond, writes
+from git_memhtml.cli.probe_view import probe_settings, run_probes, verdict_text
 from git_memhtml.cut import clip, clip_join
-from git_memhtml.errors import DirtyTree, DiscriminationFailed, GitError, MemhtmlError, RunNotFound, UsageError
+from git_memhtml.errors import (
+    DirtyTree,
+    DiscriminationFailed,
+    GitError,
+    MemhtmlError,
+    ProbesFailed,
+    RunNotFound,
+    UsageError,
+)
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.landings import landing_rows
@@ -31,6 +40,7 @@ from git_memhtml.sleep.landing.reconcile import Reconciled, reconcile_landed_run
 from git_memhtml.sleep.presentation.plan import plan
 from git_memhtml.sleep.presentation.review import diff_text, review_run
 from git_memhtml.sleep.presentation.review_markdown import render_markdown
+from git_memhtml.sleep.probes.verdict import Verdict
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -204,20 +214,28 @@ def _landed_text(how: str, sha: str | None) -> str:
 @click.option("--diff", "with_diff", is_flag=True, help="Append the raw git diff.")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True,
               help="markdown: a pull-request description (at most 60,000 bytes, memory text escaped).")
+@click.option("--no-probes", is_flag=True, help="Skip the run gate's probes on your memory (docs/gate.md §9).")
 @json_option
 @click.pass_context
-def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, fmt: str, as_json: bool) -> int:
-    """Classify every file a run changed: meta-only, body-changed, archived, created, deleted (exits 0)."""
+def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, fmt: str, no_probes: bool,
+               as_json: bool) -> int:
+    """Classify every file a run changed (meta-only, body-changed, archived, created, deleted) and show the run
+    gate's probes on your memory (exits 0)."""
     app = app_of(ctx)
     if fmt == "markdown":
         if with_diff:
             raise UsageError("--diff cannot be combined with --format markdown", hint="drop --diff")
         with app.index(catch_up=False) as db:
-            body = render_markdown(app.repo(), review_run(app.repo(), db, run_id))
+            review = review_run(app.repo(), db, run_id)
+            probed = None if no_probes else _review_probes(app, db, review)
+            review["probes"] = None if probed is None else probed["verdict"]
+            body = render_markdown(app.repo(), review)
         respond(as_json, "sleep.review.markdown", body.as_json(), lambda: body.text.rstrip("\n"))
         return 0
     with app.index(catch_up=False) as db:
         result = review_run(app.repo(), db, run_id)
+        probes = None if no_probes else _review_probes(app, db, result)
+        result["probes"] = None if probes is None else probes["verdict"]
         if with_diff:
             result["diff"] = diff_text(app.repo(), result["baseSha"], result["headSha"])
 
@@ -225,6 +243,8 @@ def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, fmt: str
         lines = [f"run {result['runId']} ({result['status']}): {result['baseSha'][:12]}..{result['headSha'][:12]}",
                  "memories: " + ", ".join(f"{k} {v}" for k, v in result["summary"].items())
                  + f"; artifacts {result['artifacts']}"]
+        if probes is not None:  # first, before the file list: the one figure a reviewer needs
+            lines.append(verdict_text(probes["verdict"], probes["timing"]))
         lines.append(table(["class", "kind", "path", "from"],
                            [[f["classification"], f["kind"], f["path"], f["fromPath"] or ""] for f in result["files"]]))
         lines.append(table(["commit", "phase", "subject"],
@@ -237,34 +257,58 @@ def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, fmt: str
     return 0
 
 
+def _review_probes(app: App, db: IndexDB, review: dict[str, Any]) -> dict[str, Any] | None:
+    """The run gate's verdict of a reviewed run, over the commits the review read; ``None`` (with a warning naming
+    why and ``probesError`` set on ``review``) when it cannot be computed: a review still shows what changed."""
+    try:
+        report = run_probes(app, db, str(review["runId"]), probe_settings(app), base_sha=str(review["baseSha"]),
+                            tip_sha=str(review["headSha"]))
+    except MemhtmlError as exc:
+        review["probesError"] = exc.message
+        warn(f"the run gate's probes could not run: {exc.message}" + (f" (hint: {exc.hint})" if exc.hint else ""))
+        return None
+    return report.as_json()
+
+
 _ALLOW_FAILED = click.option("--allow-failed", is_flag=True,
                              help="Accept a run with failed phases (they are printed); refused without it.")
 
 
 @sleep_group.command("merge")
 @click.argument("run_id")
-@click.option("--skip-gate", is_flag=True, help="Merge without the discrimination gate (a deliberate override).")
+@click.option("--skip-gate", is_flag=True,
+              help="Merge without the discrimination gate and the run gate (a deliberate override).")
 @_ALLOW_FAILED
 @json_option
 @click.pass_context
 def merge_cmd(ctx: click.Context, run_id: str, skip_gate: bool, allow_failed: bool, as_json: bool) -> int:
-    """Fast-forward main to a finished run after the discrimination gate; refusals exit 1."""
+    """Fast-forward main to a finished run after the discrimination gate and the run gate; refusals exit 1."""
     from git_memhtml.eval.discriminate import TempFolderGate, gate_figures
 
     app = app_of(ctx)
     if skip_gate:
-        warn("--skip-gate: merging without the discrimination gate")
+        warn("--skip-gate: merging without the discrimination gate and the run gate")
     gate = TempFolderGate()
+    settings = probe_settings(app)
+    probe_timing: dict[str, Any] = {}
     with app.index(catch_up=False) as db:
         _reconcile(app.repo(), db)
+
+        def run_gate(name: str, base: str, tip: str) -> Verdict:
+            report = run_probes(app, db, name, settings, base_sha=base, tip_sha=tip)
+            probe_timing.update(report.timing)
+            return report.verdict
+
         result = merge_run(app.repo(), db, run_id, gate=None if skip_gate else gate, embedder=app.embedder(),
-                           clock=utc_now, allow_failed=allow_failed)
+                           clock=utc_now, allow_failed=allow_failed, run_gate=None if skip_gate else run_gate)
     for phase in result.failed_phases:
         warn(f"{result.run_id}: phase {phase} failed" + (" (merged anyway: --allow-failed)" if result.merged else ""))
     data = result.as_json()
     data["gate"] = None if gate.report is None else gate.report.to_dict()["summary"]
     if gate.report is not None and not as_json:
         emit(gate_figures(gate.report))
+    if result.probes is not None and not as_json:
+        emit(verdict_text(result.probes.as_json(), probe_timing))
     if not result.merged:
         raise _refusal_error(result, data)
     respond(as_json, "sleep.merge", data, lambda: (
@@ -274,6 +318,7 @@ def merge_cmd(ctx: click.Context, run_id: str, skip_gate: bool, allow_failed: bo
 
 _REFUSAL_ERRORS: dict[str, type[MemhtmlError]] = {
     "no-run": RunNotFound, "not-a-run": RunNotFound, "gate-failed": DiscriminationFailed, "dirty-checkout": DirtyTree,
+    "probes-failed": ProbesFailed,
     "main-advanced": GitError,
 }
 """The error class (so the ``--json`` code) of each ``sleep merge`` refusal (sleep/landing/merge.py); others:
@@ -286,7 +331,7 @@ def _refusal_error(result: MergeReport, data: dict[str, Any]) -> MemhtmlError:
     error = _REFUSAL_ERRORS.get(str(result.refusal), GitError)(
         f"sleep merge {result.run_id}: refused ({result.refusal}): {result.reason}", hint=result.hint)
     error.details = {"refusal": result.refusal, "runId": result.run_id, "merged": False, "gate": data["gate"],
-                     "failedPhases": list(result.failed_phases)}
+                     "probes": data["probes"], "failedPhases": list(result.failed_phases)}
     return error
 
 

@@ -219,6 +219,11 @@ class GitRepo(CommitPath):
         walker.hide(base)
         return [str(c.id) for c in walker]
 
+    def commit_sha(self, rev: str) -> str:
+        """Return the full sha of the commit ``rev`` names (a sha, a branch, a tag: tags are peeled); raises
+        :class:`GitError` when it names no commit."""
+        return str(self._commit(rev).id)
+
     def parents(self, sha: str) -> list[str]:
         """Return the parent shas of commit ``sha``, in order."""
         return [str(p) for p in self._commit(sha).parent_ids]
@@ -451,7 +456,10 @@ class GitRepo(CommitPath):
             obj = self._repo.revparse_single(sha)
         except (KeyError, ValueError, pygit2.GitError) as exc:
             raise GitError(f"no commit {sha}", hint="git log --oneline") from exc
-        commit = obj.peel(pygit2.Commit)
+        try:
+            commit = obj.peel(pygit2.Commit)
+        except (ValueError, pygit2.GitError) as exc:  # a tree or a blob (InvalidSpecError is a ValueError)
+            raise GitError(f"{sha} names a {obj.type_str}, not a commit", hint="git log --oneline") from exc
         assert isinstance(commit, pygit2.Commit)
         return commit
 

@@ -165,6 +165,18 @@ class IndexDB:
         except apsw.Error as exc:
             raise _wrap(exc, "index write failed") from exc
 
+    def change_stamp(self) -> tuple[int, int, int]:
+        """``(PRAGMA main.data_version, PRAGMA state.data_version, total changes of this connection)``: differs
+        after any commit to ``index.db`` or ``state.db`` by another connection, or any row this connection changed,
+        since an earlier call. Cheap (no table is read); a copy held in memory compares it to know it is still
+        current. Raises ``StorageError``."""
+        try:
+            main = self._conn.execute("PRAGMA main.data_version").fetchall()[0][0]
+            state = self._conn.execute("PRAGMA state.data_version").fetchall()[0][0]
+            return int(str(main)), int(str(state)), int(self._conn.total_changes())
+        except apsw.Error as exc:
+            raise _wrap(exc, "cannot read the index's data version") from exc
+
     def set_busy_timeout(self, ms: int) -> None:
         """Wait up to ``ms`` milliseconds for a lock before SQLITE_BUSY (replaces :data:`BUSY_TIMEOUT_MS` for this
         connection). Raises ``StorageError``."""
@@ -192,6 +204,27 @@ class IndexDB:
                 delay = min(delay * 2, 2.0)
             except apsw.Error as exc:
                 raise _wrap(exc, "cannot begin an index transaction") from exc
+
+    @contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        """Every read inside sees one snapshot of both planes: a deferred transaction, whose first read pins the WAL
+        snapshot, so commits by other connections (a hook's index update) stay invisible until the block ends. Read
+        only: nothing may be written inside. Inside a transaction already, it adds nothing. Raises ``StorageError``.
+        """
+        if self._depth > 0 or not self._conn.getautocommit():
+            yield
+            return
+        try:
+            self._conn.execute("BEGIN DEFERRED")
+        except apsw.Error as exc:
+            raise _wrap(exc, "cannot begin a read snapshot of the index") from exc
+        try:
+            yield
+        finally:
+            try:
+                self._conn.execute("ROLLBACK")
+            except apsw.Error:
+                pass
 
     @contextmanager
     def atomic(self) -> Iterator[None]:

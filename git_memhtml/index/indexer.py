@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -65,8 +65,8 @@ class _Dirty(Protocol):
 
 
 class _Repo(Protocol):
-    root: Path
-
+    @property
+    def root(self) -> Path: ...
     def head_sha(self) -> str | None: ...
     def tree_blobs(self, commit_sha: str) -> dict[str, str]: ...
     def read_blob(self, sha: str) -> bytes: ...
@@ -228,16 +228,22 @@ def _upsert(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: str, now:
     _project_bytes(db, run, path, data, blob_sha, now, parse, count="added" if indexed is None else "modified")
 
 
-def _retry_refusals(repo: _Repo, db: IndexDB, run: _Pass, now: str, parse: Parser) -> None:
+def _retry_refusals(repo: _Repo, db: IndexDB, run: _Pass, head_blobs: Callable[[], dict[str, str]],
+                    overlay: Collection[str], now: str, parse: Parser) -> None:
     """Re-try, smallest path first, every refused file whose content no smaller live path holds any more (the
-    holder was deleted, archived or edited in this pass). The bytes are the work tree's: a clean file's bytes
-    are HEAD's and a dirty file's win (docs/index.md §3.7 step 5)."""
+    holder was deleted, archived or edited in this pass). A path of ``overlay`` (the dirty work-tree paths) is
+    read from the work tree; any other is clean, so its bytes are HEAD's blob and the work tree is not read
+    (docs/index.md §3.7 step 5): a pass over a tree with no work tree (index/snapshot.py) never touches one."""
     rows = db.query(
         "SELECT r.path FROM index_refusals r WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.content_hash = "
         f"r.content_hash AND {active_memory('f')} AND f.path < r.path) ORDER BY r.path"
     )
     for (path,) in rows:
-        data = _disk_bytes(repo, db, run, path)
+        if path in overlay:
+            data = _disk_bytes(repo, db, run, path)
+        else:
+            blob = head_blobs().get(path)
+            data = None if blob is None else repo.read_blob(blob)
         if data is None:
             with db.atomic():
                 db.execute("DELETE FROM index_refusals WHERE path = ?", (path,))
@@ -248,9 +254,10 @@ def _retry_refusals(repo: _Repo, db: IndexDB, run: _Pass, now: str, parse: Parse
 
 
 def _apply_worktree(repo: _Repo, db: IndexDB, run: _Pass, head_blobs: Callable[[], dict[str, str]], now: str,
-                    parse: Parser) -> None:
+                    parse: Parser) -> frozenset[str]:
     """Project dirty indexable files (adds first, deletes last so moved chunks keep their vectors); restore from
-    HEAD any path projected from the work tree earlier that is clean again."""
+    HEAD any path projected from the work tree earlier that is clean again. Returns the dirty indexable paths
+    (the new ``worktree_paths`` overlay)."""
     entries = repo.dirty()
     for entry in entries:  # a linked folder (or a link of another name) in a bucket: reported, never entered
         if not is_indexable(entry.path) and not entry.deleted and _in_bucket(entry.path) \
@@ -284,6 +291,7 @@ def _apply_worktree(repo: _Repo, db: IndexDB, run: _Pass, head_blobs: Callable[[
     with db.atomic():
         db.execute("DELETE FROM worktree_paths")
         db.executemany("INSERT INTO worktree_paths(path) VALUES (?)", [(p,) for p in sorted(dirty_paths)])
+    return frozenset(dirty_paths)
 
 
 def _disk_bytes(repo: _Repo, db: IndexDB, run: _Pass, path: str) -> bytes | None:
@@ -425,8 +433,8 @@ def rebuild(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
         for path, sha in sorted(blobs().items()):
             _project_bytes(db, run, path, repo.read_blob(sha), sha, now, parse, count="added")
         _refuse_committed_links(repo, db, run, head, None)
-        _apply_worktree(repo, db, run, blobs, now, parse)
-        _retry_refusals(repo, db, run, now, parse)
+        overlay = _apply_worktree(repo, db, run, blobs, now, parse)
+        _retry_refusals(repo, db, run, blobs, overlay, now, parse)
     written, error = embed_missing(db, embedder, now=now)
     return _report(head, run, True, written, error)
 
@@ -496,8 +504,8 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
                     run.removed += 1
     if changes:
         _refuse_committed_links(repo, db, run, head, [c.path for c in changes])
-    _apply_worktree(repo, db, run, blobs, now, parse)
-    _retry_refusals(repo, db, run, now, parse)
+    overlay = _apply_worktree(repo, db, run, blobs, now, parse)
+    _retry_refusals(repo, db, run, blobs, overlay, now, parse)
     with db.atomic():
         _set_head(db, head, now, rebuilt=False, space=None)
     written, error = embed_missing(db, embedder, now=now)
@@ -527,7 +535,7 @@ def reproject_paths(repo: _Repo, db: IndexDB, paths: Sequence[str], *, now: str,
         elif path not in dirty and path in blobs():
             sha = blobs()[path]
             _project_bytes(db, run, path, repo.read_blob(sha), sha, now, parse, count="added")
-    _retry_refusals(repo, db, run, now, parse)
+    _retry_refusals(repo, db, run, blobs, frozenset(dirty), now, parse)
     return _report(_state(db)[0], run, False, 0, None)
 
 

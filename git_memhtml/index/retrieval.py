@@ -18,6 +18,7 @@ from git_memhtml.errors import UsageError
 from git_memhtml.index.archived import ArchivedMatch, archived_matches
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import check_space
+from git_memhtml.index.resident import FIXED_ARMS, ResidentVectors, eligible_paths, fixed_arm_ranks
 from git_memhtml.index.retrieval_sql import (
     ARM_LIMIT,
     SNIPPET_CHARS,
@@ -116,6 +117,7 @@ def search(
     weights: ArmWeights | None = None,
     now: str,
     mmr_lambda: float | None = None,
+    resident: ResidentVectors | None = None,
 ) -> SearchResult:
     """Search the index for ``query`` (docs/retrieval.md §4).
 
@@ -126,11 +128,17 @@ def search(
     (relevance ``1/fusion position``, penalty the max cosine of the files' mean chunk vectors) picks ``limit`` of
     them; ``None`` (the default of this function: the gate and the benchmarks measure the ranking itself, see
     docs/retrieval.md) returns the fused order cut at ``limit``. ``Hit.score`` stays the fused RRF score, so
-    scores need not decrease down an MMR-ordered list.
+    scores need not decrease down an MMR-ordered list. With ``resident`` (the index's vectors of the embedder's
+    space, loaded once by the caller) the vector arm is ranked in memory (``ResidentVectors.ranked`` over
+    ``eligible_paths(db, scope)``) instead of by the SQL scan, and the query-independent recency and salience
+    arms are read once per scope and ``now`` (``fixed_arm_ranks``): the same paths, ranks and scores
+    (docs/retrieval.md §4.11).
 
     Raises:
         UsageError: ``limit`` < 1, or ``mmr_lambda`` outside [0, 1].
-        EmbedModelMismatch: the index holds vectors of another space than ``embedder``'s.
+        EmbedModelMismatch: the index holds vectors of another space than ``embedder``'s, or ``resident`` holds
+            another space.
+        IndexStale: ``resident`` was loaded from another index, or before this one changed.
         StorageError: SQLite failed.
     """
     if limit < 1:
@@ -157,8 +165,17 @@ def search(
     fused: list[tuple[str, float]] = []
     space = embedder.space if embedder is not None else None
     if arms:
+        given: dict[Arm, list[str]] = {}
+        if resident is not None:
+            resident.check(db, space if "vector" in arms else None)
+            if qvec is not None and "vector" in arms:
+                given["vector"] = resident.ranked(qvec, eligible_paths(db, scope), ARM_LIMIT)
+            for arm in FIXED_ARMS:
+                if arm in arms:
+                    given[arm] = fixed_arm_ranks(db, arm, scope, now=now, arm_limit=ARM_LIMIT)
         sql, params = fusion_sql(arms, scope, match=match, qvec=qvec, space=space, now=now,
-                                 limit=limit * FUSE_FACTOR if mmr_lambda is not None else limit, arm_limit=ARM_LIMIT)
+                                 limit=limit * FUSE_FACTOR if mmr_lambda is not None else limit, arm_limit=ARM_LIMIT,
+                                 given_ranks=given)
         fused = [(str(p), float(sc)) for p, sc in db.query(sql, params)]
     if not fused:
         count, archived = archived_matches(db, query, scope)

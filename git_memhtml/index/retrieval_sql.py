@@ -9,7 +9,7 @@ three of four arms is a leak). Arms rank from 1 and return at most ``:arm_limit`
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -129,6 +129,13 @@ def scope_sql(scope: Scope, alias: str = "f") -> tuple[str, Params]:
     return " AND ".join(f"({c})" for c in clauses), params
 
 
+def eligible_paths_sql(scope: Scope) -> tuple[str, Params]:
+    """``(path)`` of every ``files`` row the filter of :func:`scope_sql` admits: the paths any arm may rank under
+    ``scope`` (the resident vector arm, index/resident.py, ranks among them)."""
+    scope_filter, params = scope_sql(scope)
+    return f"SELECT f.path FROM files f WHERE {scope_filter}", params
+
+
 def _ranked(inner: str, order: str) -> str:
     return f"SELECT path, row_number() OVER (ORDER BY {order}) AS rank FROM ({inner})"
 
@@ -192,6 +199,16 @@ ARM_BUILDERS: dict[Arm, Callable[[str], str]] = {
 """Arm name → SQL builder, in fusion order."""
 
 
+def ranked_values_sql(paths: Sequence[str], prefix: str) -> tuple[str, Params]:
+    """A ranked relation ``(path, rank)`` holding ``paths`` in order, ranks from 1 (a ``VALUES`` list bound as
+    ``:<prefix>0``, ``:<prefix>1``, …); no paths gives a relation with no rows."""
+    if not paths:
+        return "SELECT NULL AS path, NULL AS rank WHERE 0", {}
+    names = {f"{prefix}{i}": p for i, p in enumerate(paths)}
+    rows = ", ".join(f"(:{n}, {i})" for i, n in enumerate(names, start=1))
+    return f"SELECT column1 AS path, column2 AS rank FROM (VALUES {rows})", names
+
+
 def rrf_sql(arm_names: Sequence[str]) -> str:
     """The RRF tail of :func:`fusion_sql`: over the ranked relations ``arm_names`` (each with columns ``path``,
     ``rank`` from 1; defined by the caller, e.g. as CTEs), ``Σ :w_<arm> / (rank + 60)`` per path, rows
@@ -212,19 +229,51 @@ def fusion_sql(
     now: str | None = None,
     limit: int = 10,
     arm_limit: int = ARM_LIMIT,
+    vector_ranks: Sequence[str] | None = None,
+    given_ranks: Mapping[Arm, Sequence[str]] | None = None,
 ) -> tuple[str, Params]:
     """One statement fusing ``arms`` (name → weight) by RRF: ``Σ w/(rank + 60)`` per path, ``score DESC, path
     ASC``, ``LIMIT :limit`` (docs/retrieval.md §4.3 "Fusion"). Returns ``(sql, params)``; rows are ``(path, score)``.
 
-    The caller passes ``match`` for ``fts``, ``qvec``/``space`` for ``vector``, ``now`` for ``salience``.
+    The caller passes ``match`` for ``fts``, ``qvec``/``space`` for ``vector``, ``now`` for ``salience``. With
+    ``vector_ranks`` (the vector arm's paths, best first, already scoped and cut, e.g. from index/resident.py) the
+    ``vector`` relation is those paths ranked from 1 (:func:`ranked_values_sql`) instead of the SQL scan, and
+    ``qvec``/``space`` are not used. ``given_ranks`` does the same for any arm (``vector_ranks`` is
+    ``given_ranks={"vector": …}``): e.g. the query-independent ``recency`` and ``salience`` arms computed once by
+    :func:`arm_ranks_sql`; the parameters of a given arm are not used.
+
+    Raises:
+        ValueError: no arm, a given ranking for an arm that is not fused, or ``vector`` given twice.
     """
     if not arms:
         raise ValueError("fusion needs at least one arm")
+    given: dict[Arm, Sequence[str]] = dict(given_ranks or {})
+    if vector_ranks is not None:
+        if "vector" in given:
+            raise ValueError("the vector ranking is given twice")
+        given["vector"] = vector_ranks
+    if not set(given) <= set(arms):
+        raise ValueError(f"rankings given without their arm: {sorted(set(given) - set(arms))}")
     scope_filter, params = scope_sql(scope)
-    ctes = [f"{name} AS ({ARM_BUILDERS[name](scope_filter)})" for name in arms]
+    ctes = []
+    for name in arms:
+        if name in given:
+            body, ranks = ranked_values_sql(given[name], f"r_{name}_")
+            params.update(ranks)
+        else:
+            body = ARM_BUILDERS[name](scope_filter)
+        ctes.append(f"{name} AS ({body})")
     sql = f"WITH {', '.join(ctes)} {rrf_sql(list(arms))}"
     params.update({f"w_{name}": float(w) for name, w in arms.items()})
     params.update({"limit": limit, "arm_limit": arm_limit})
+    params.update(_arm_params({a for a in arms if a not in given}, match=match, qvec=qvec, space=space, now=now))
+    return sql, params
+
+
+def _arm_params(arms: Collection[Arm], *, match: str | None, qvec: bytes | None, space: str | None,
+                now: str | None) -> Params:
+    """The parameters the SQL of ``arms`` reads besides the scope's and ``:arm_limit``."""
+    params: Params = {}
     if "fts" in arms:
         params["match"] = match
     if "vector" in arms:
@@ -232,7 +281,17 @@ def fusion_sql(
         params["space"] = space
     if "salience" in arms:
         params["now"] = now
-    return sql, params
+    return params
+
+
+def arm_ranks_sql(arm: Arm, scope: Scope, *, match: str | None = None, qvec: bytes | None = None,
+                  space: str | None = None, now: str | None = None, arm_limit: int = ARM_LIMIT) -> tuple[str, Params]:
+    """``(path)`` of one arm alone under ``scope``, best first: the rows its CTE gives inside :func:`fusion_sql`, in
+    rank order, so the ranking can be computed once and handed back as ``given_ranks``."""
+    scope_filter, params = scope_sql(scope)
+    params["arm_limit"] = arm_limit
+    params.update(_arm_params((arm,), match=match, qvec=qvec, space=space, now=now))
+    return f"SELECT path FROM ({ARM_BUILDERS[arm](scope_filter)}) ORDER BY rank", params
 
 
 def hydrate_sql(paths: list[str]) -> tuple[str, Params]:

@@ -100,6 +100,24 @@ def unarchive_path(path: str) -> str:
     return match.group(1) if match else path
 
 
+_ORDINAL = re.compile(r"^(?P<stem>.+)-\d+(?P<ext>\.[^./]+)$")
+
+
+def archive_sources(added: str) -> tuple[str, ...]:
+    """The live paths whose archive move lands at ``added``: itself without ``archive/<YYYY>/`` and, for the ordinal
+    form ``<stem>-<n>.html`` of a collision (``store.edits.free_archive_path``), its de-ordinaled form; ``()`` for a
+    path outside the archive mirror (docs/layout.md §2.4).
+
+    >>> archive_sources("archive/2026/areas/x-2.html")
+    ('areas/x-2.html', 'areas/x.html')
+    """
+    rest = unarchive_path(added)
+    if rest == added:
+        return ()
+    ordinal = _ORDINAL.match(rest)
+    return (rest, ordinal.group("stem") + ordinal.group("ext")) if ordinal else (rest,)
+
+
 def placement_for(
     memory_type: str,
     *,

@@ -75,6 +75,7 @@ GATEWAYS: Mapping[tuple[str, str], tuple[str, ...]] = {
 
 SLEEP_LAYERS: tuple[tuple[str, ...], ...] = (
     ("engine",),
+    ("probes",),
     ("presentation",),
     ("phases",),
     ("landing",),
@@ -82,7 +83,8 @@ SLEEP_LAYERS: tuple[tuple[str, ...], ...] = (
 )
 """The sub-packages of ``git_memhtml.sleep``, low to high (same rule as :data:`LAYERS`); ``__init__`` is
 ``sleep/__init__.py``, above them all so it may import any of them (issue 9 layout note: engine < presentation <
-phases < landing)."""
+phases < landing; issue 10 puts the run gate, ``probes``, between engine and presentation so a review can show
+its verdict)."""
 
 CHOKE_POINTS: Mapping[str, tuple[str, ...]] = {
     "pygit2": ("gitrepo/",),

@@ -286,10 +286,11 @@ def test_sleep_sub_layers_catch_engine_importing_phases() -> None:
                "sleep/phases/__init__.py": "from git_memhtml.sleep.engine.contract import SLEEP_PHASES\n"}
     edges = rules.import_edges(planted, "git_memhtml.sleep")
     assert rules.layer_violations(edges, rules.SLEEP_LAYERS) == [
-        "sleep/engine/run.py:1 imports git_memhtml.sleep.phases: engine (layer 0) may not import phases (layer 2)"]
+        "sleep/engine/run.py:1 imports git_memhtml.sleep.phases: engine (layer 0) may not import phases (layer 3)"]
     assert rules.cycles(edges) == [("engine", "phases")]
     clean = {"sleep/__init__.py": "from git_memhtml.sleep import phases\n",
-             "sleep/landing/a.py": "from git_memhtml.sleep.presentation import review\n"}
+             "sleep/landing/a.py": "from git_memhtml.sleep.presentation import review\n",
+             "sleep/presentation/b.py": "from git_memhtml.sleep.probes import verdict\n"}
     clean_edges = rules.import_edges(clean, "git_memhtml.sleep")
     assert rules.layer_violations(clean_edges, rules.SLEEP_LAYERS) == [] == rules.cycles(clean_edges)
 

@@ -105,8 +105,13 @@ def test_memory_text_cannot_inject_html_links_or_mentions(
         assert bad not in text, bad
     assert "night of Deploy &lt;img src=x onerror=alert\\(1\\)&gt; \\@&#8203;octocat" in text
     # the CLI prints the same body
-    code, env = cli(capsys, "-C", str(run_repo.root), "sleep", "review", RUN, "--format", "markdown")
+    code, env = cli(capsys, "-C", str(run_repo.root), "sleep", "review", RUN, "--format", "markdown", "--no-probes")
     assert code == 0 and env["data"]["markdown"] == text and env["data"]["truncated"] is False
+    code, env = cli(capsys, "-C", str(run_repo.root), "sleep", "review", RUN, "--format", "markdown")
+    with_probes = env["data"]["markdown"]
+    assert code == 0 and "### Findability: probes on this memory" in with_probes
+    for bad in FORBIDDEN:
+        assert bad not in with_probes, bad
 
 
 @pytest.mark.parametrize(
@@ -168,7 +173,8 @@ def test_forge_ci_example_runs_the_gate_on_sleep_branches() -> None:
     job = flow["jobs"]["gate"]
     assert "sleep/" in job["if"]
     scripts = "\n".join(step.get("run", "") for step in job["steps"])
-    assert "git memhtml eval discriminate" in scripts
+    assert "git memhtml eval discriminate" in scripts and 'git memhtml eval run "$RUN"' in scripts
+    assert job["env"]["MEMHTML_EMBED"] == "fake"
     for call in re.findall(r"git memhtml [a-z][a-z -]*[a-z]", scripts):
         command: click.Command = root
         for word in call.split()[2:]:

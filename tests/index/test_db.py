@@ -104,3 +104,25 @@ def test_busy_timeout_is_set_per_connection(db: IndexDB) -> None:
     assert db.query("PRAGMA busy_timeout") == [(5000,)]
     db.set_busy_timeout(250)
     assert db.query("PRAGMA busy_timeout") == [(250,)]
+
+
+def test_a_read_snapshot_hides_other_connections_commits(tmp_path: Path) -> None:
+    """``read_snapshot``: a reader sees one state of the index for the whole block, whatever another connection
+    commits meanwhile (the run gate reads main's index while a hook may update it; issue 10)."""
+    from git_memhtml.index.db import open_index
+
+    index, state = tmp_path / "index.db", tmp_path / "state.db"
+    reader, writer = open_index(index, state), open_index(index, state)
+    try:
+        writer.execute("INSERT INTO index_state (id, head_sha) VALUES (1, 'aaa') "
+                       "ON CONFLICT(id) DO UPDATE SET head_sha = 'aaa'")
+        with reader.read_snapshot():
+            assert reader.query_one("SELECT head_sha FROM index_state")[0] == "aaa"  # type: ignore[index]
+            writer.execute("UPDATE index_state SET head_sha = 'bbb'")
+            assert reader.query_one("SELECT head_sha FROM index_state")[0] == "aaa"  # type: ignore[index]
+            with reader.read_snapshot():  # nested: still the same snapshot
+                assert reader.query_one("SELECT head_sha FROM index_state")[0] == "aaa"  # type: ignore[index]
+        assert reader.query_one("SELECT head_sha FROM index_state")[0] == "bbb"  # type: ignore[index]
+    finally:
+        reader.close()
+        writer.close()

@@ -5,7 +5,8 @@ resolver; the landing rail (git_memhtml/sleep/landing/rail.py) must refuse it in
 rebase`` before anything moves. Rows: each way to forge the branch × each verb → exit 1, refusal
 ``not-sleep-output``, a message naming the offending path or commit, and main, every ref, the worktree list and the
 work tree unchanged. A forge joins by adding a builder to ``FORGES``; a verb by adding to ``VERBS``. A real run of
-the demo corpus still merges, and archive moves (sleep's only way to make a memory vanish) pass the rail.
+the demo corpus still merges (its journal with it), and archive moves (sleep's only way to make a memory vanish)
+pass the rail.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import pytest
 from git_memhtml.cli.demo import DEMO_CORPUS
 from git_memhtml.cli.main import main
 from git_memhtml.gitrepo.values import TreeChange
+from git_memhtml.sleep.engine.journal import parse_journal
+from git_memhtml.sleep.engine.runfiles import journal_file
 from git_memhtml.sleep.landing.rail import path_violations
 
 RUN = "sleep/2026-12-01-abcdef"
@@ -98,6 +101,16 @@ def forge_other_memhtml_file(repo: Path) -> str:
     return ".memhtml/sleep/sleep-2026-01-01-000000.html"
 
 
+def forge_bad_journal_line(repo: Path) -> str:
+    """The run's own journal (an allowed path) with one entry and one line that is not an entry."""
+    path = repo / journal_file(RUN)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"entityType":"service","kind":"entity-renamed","new":"svc-amber","old":"svc_amber"}\n'
+                    '{"kind":"folded","keep":"areas/inbox/fact-1.html","drop":"/etc/passwd","archived":"x"}\n')
+    commit(repo, "report")
+    return f"{journal_file(RUN)}: is not a run journal"
+
+
 def forge_dotfile_in_bucket(repo: Path) -> str:
     _copy(repo, ".hidden.html")
     commit(repo, "report")
@@ -159,6 +172,7 @@ FORGES: dict[str, Callable[[Path], str]] = {
     "delete-memory-archive-another": forge_fake_archive,
     "gitattributes": forge_gitattributes,
     "other-memhtml-file": forge_other_memhtml_file,
+    "journal-with-a-bad-line": forge_bad_journal_line,
     "dotfile-in-bucket": forge_dotfile_in_bucket,
     "memory-validate-refuses": forge_iframe_memory,
     "symlink-memory": forge_symlink_memory,
@@ -210,6 +224,8 @@ def test_a_real_run_of_the_demo_corpus_still_merges(tmp_path: Path, capsys: pyte
     code, merged, err = cli(capsys, "-C", str(repo), "sleep", "merge", run_id, "--skip-gate")
     assert code == 0 and merged["data"]["merged"], err
     assert git(repo, "rev-parse", "main").strip() == ran["data"]["headSha"]
+    landed = parse_journal(git(repo, "show", f"main:{journal_file(run_id)}").encode("utf-8"))
+    assert landed is not None and {"folded", "merge-vetoed", "entity-renamed"} <= {e.kind for e in landed}
 
 
 def change(path: str, *, deleted: bool = False, added: bool = False, mode: int = 0o100644) -> TreeChange:
@@ -226,10 +242,13 @@ RAIL_ROWS: list[tuple[str, list[TreeChange], int]] = [
                                      change("areas/inbox/index.html"), change("sitemap.xml"),
                                      change(".memhtml/sleep/sleep-2026-12-01-abcdef.html", added=True),
                                      change(".memhtml/sleep/sleep-2026-12-01-abcdef.pending.jsonl", added=True),
+                                     change(".memhtml/sleep/sleep-2026-12-01-abcdef.journal.jsonl", added=True),
                                      change(".memhtml/state/access.jsonl")], 0),
     ("one-archive-two-deletions", [change("areas/inbox/a.html", deleted=True),
                                    change("projects/x/a.html", deleted=True),
                                    change("archive/2026/areas/inbox/a.html", added=True)], 1),
+    ("another-run-s-journal", [change(".memhtml/sleep/sleep-2026-11-30-000000.journal.jsonl", added=True)], 1),
+    ("journal-as-a-symlink", [change(".memhtml/sleep/sleep-2026-12-01-abcdef.journal.jsonl", mode=0o120000)], 1),
     ("archived-memory-deleted", [change("archive/2025/areas/a.html", deleted=True)], 1),
     ("listing-deleted", [change("areas/index.html", deleted=True)], 1),
     ("sitemap-below-root", [change("areas/sitemap.xml", added=True)], 1),

@@ -45,9 +45,14 @@ VERBS: dict[str, list[str]] = {
 }
 """verb → extra arguments (the gate is skipped so a wrongly accepted row would act, not stall on the gate)."""
 
+COMMANDS: dict[str, list[str]] = {verb: ["sleep", verb] for verb in VERBS}
+"""verb → the command words before the run name; a verb outside ``sleep`` joins here (issue 10: ``eval run``)."""
+VERBS["eval-run"] = []
+COMMANDS["eval-run"] = ["eval", "run"]
+
 ACCEPTS: dict[str, set[str]] = {
     "interrupted": {"resume", "abort"},
-    "failed": {"review", "resume", "abort"},
+    "failed": {"review", "resume", "abort", "eval-run"},
 }
 """Cases some verbs accept (an unfinished run is what resume and abort are for; review describes a failed run)."""
 
@@ -231,7 +236,7 @@ def snapshot(repo: Path) -> dict[str, Any]:
 def test_verb_refuses_what_is_not_a_finished_run(verb: str, built: Case, capsys: pytest.CaptureFixture[str]) -> None:
     before = snapshot(built.repo)
     capsys.readouterr()
-    code = cli("-C", str(built.repo), "sleep", verb, built.name, *VERBS[verb])
+    code = cli("-C", str(built.repo), *COMMANDS[verb], built.name, *VERBS[verb])
     out, err = capsys.readouterr()
     assert code in (1, 2), (out, err)
     assert names(built.name, out + err), (out, err)
@@ -244,7 +249,7 @@ def test_verb_refuses_what_is_not_a_finished_run(verb: str, built: Case, capsys:
 def test_verb_refusal_envelope_names_the_branch(verb: str, built: Case, capsys: pytest.CaptureFixture[str]) -> None:
     """With ``--json`` too: exit 1/2, and the envelope (error or refusal) names the branch."""
     capsys.readouterr()
-    code = cli("-C", str(built.repo), "sleep", verb, built.name, *VERBS[verb], "--json")
+    code = cli("-C", str(built.repo), *COMMANDS[verb], built.name, *VERBS[verb], "--json")
     out, err = capsys.readouterr()
     assert code in (1, 2)
     if out.strip():
@@ -261,7 +266,7 @@ def test_verb_refusal_envelope_names_the_branch(verb: str, built: Case, capsys: 
 def test_verb_accepts_the_unfinished_runs_it_is_for(verb: str, built: Case,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    code = cli("-C", str(built.repo), "sleep", verb, built.name, *VERBS[verb], "--json")
+    code = cli("-C", str(built.repo), *COMMANDS[verb], built.name, *VERBS[verb], "--json")
     out, err = capsys.readouterr()
     envelope = json.loads(out)
     if verb == "abort":
@@ -270,7 +275,8 @@ def test_verb_accepts_the_unfinished_runs_it_is_for(verb: str, built: Case,
         assert code == 0, (out, err)
         assert envelope["data"]["failedPhases"] == []
     else:
-        assert code == 0 and envelope["data"]["runId"] == built.name
+        data = envelope["data"]
+        assert code == 0 and data.get("runId", data.get("verdict", {}).get("runId")) == built.name
 
 
 @pytest.mark.slow

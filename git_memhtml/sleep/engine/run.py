@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import secrets
 import socket
 from collections.abc import Callable, Mapping, Sequence
@@ -148,6 +149,44 @@ def worktree_name(run_id: str) -> str:
 def worktree_folder(main: GitRepo, run_id: str) -> Path:
     """Return where a run's linked worktree lives: ``<common-dir>/memhtml/worktrees/<name>``."""
     return main.common_dir / "memhtml" / "worktrees" / worktree_name(run_id)
+
+
+def run_index_path(main: GitRepo, run_id: str) -> Path:
+    """Where a finished run's index is kept once its worktree is gone: ``<common-dir>/memhtml/runs/<name>.index.db``
+    (a cache of the tip's projection for the run gate, docs/gate.md §9.4; dropped by merge and abort)."""
+    return main.common_dir / "memhtml" / "runs" / f"{worktree_name(run_id)}.index.db"
+
+
+def keep_run_index(db: IndexDB, main: GitRepo, run_id: str) -> None:
+    """Copy the run's index (it describes the run's tip after the last phase's reindex) to :func:`run_index_path`.
+
+    A cache: a copy that fails leaves nothing, and the run gate then builds the tip's index itself.
+    """
+    target = run_index_path(main, run_id)
+    partial = target.with_name(target.name + ".partial")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        drop_run_index(main, run_id)
+        if partial.exists():
+            partial.unlink()
+        db.copy_index_to(partial)
+        os.replace(partial, target)
+    except (MemhtmlError, OSError):
+        for leftover in (partial, target):
+            try:
+                leftover.unlink(missing_ok=True)
+            except OSError:
+                pass
+
+
+def drop_run_index(main: GitRepo, run_id: str) -> None:
+    """Remove a run's kept index (and any SQLite side file of it); absent is fine."""
+    target = run_index_path(main, run_id)
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            Path(str(target) + suffix).unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 Reindex = Callable[[], object]
@@ -355,6 +394,8 @@ def _run_locked(
     try:
         results = _execute(env, reindex, phases, {}, clock, after_phase)
         head = tree.head_sha() or base
+        if not dry_run:
+            keep_run_index(env.db, main, run_id)
     except BaseException:
         if not dry_run:
             set_status(db, run_id, "interrupted", head_sha=tree.head_sha(), now=clock())
@@ -443,6 +484,7 @@ def _resume_locked(
     try:
         results = _execute(env, reindex, SLEEP_PHASES, done, clock, after_phase)
         head = tree.head_sha() or tip
+        keep_run_index(env.db, main, run_id)
     except BaseException:
         set_status(db, run_id, "interrupted", head_sha=tree.head_sha(), now=clock())
         raise
@@ -471,6 +513,7 @@ def abort_run(main: GitRepo, db: IndexDB, run_id: str, *, clock: Clock) -> dict[
         raise GitError(f"{run_id} is checked out here", hint="git switch main, then abort again")
     recovered = remove_locks(stale_git_locks(main, run_id, worktree_name(run_id)))
     main.remove_worktree(worktree_name(run_id))
+    drop_run_index(main, run_id)
     if tip is not None:
         main.delete_branch(run_id)
     if run.row is not None and run.row.status != "merged":

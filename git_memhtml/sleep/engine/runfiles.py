@@ -1,5 +1,5 @@
-"""Where a run's committed record lives: its report page and pending-mark ledger (docs/layout.md §2.1, docs/ledger.md
-§1).
+"""Where a run's committed record lives: its report page, pending-mark ledger and journal (docs/layout.md §2.1,
+docs/ledger.md §1, §2).
 
 Pure and import-light, so hooks and reconciliation can name these files without loading the phases.
 """
@@ -22,3 +22,14 @@ def report_path(run_id: str) -> str:
 def ledger_file(run_id: str) -> str:
     """``.memhtml/sleep/<run id with / → ->.pending.jsonl``."""
     return f"{REPORT_DIR}/{run_file_stem(run_id)}.pending.jsonl"
+
+
+def journal_file(run_id: str) -> str:
+    """``.memhtml/sleep/<run id with / → ->.journal.jsonl`` (the run journal, docs/ledger.md §2)."""
+    return f"{REPORT_DIR}/{run_file_stem(run_id)}.journal.jsonl"
+
+
+def run_record_files(run_id: str) -> frozenset[str]:
+    """Every file of a run's own committed record: report page, ledger, journal (the landing rail allows them and a
+    rebase replays them as the run wrote them)."""
+    return frozenset({report_path(run_id), ledger_file(run_id), journal_file(run_id)})

@@ -3,10 +3,11 @@ docs/sleep.md §2.6).
 
 Refusals are values and happen before anything moves: ``no-run`` (no such run), ``main-advanced`` (``main`` is
 not the run's base — including a run already merged —, or the fast-forward failed), ``gate-failed`` (the
-discrimination gate refused), ``not-sleep-output`` (the landing rail, :mod:`sleep.landing_rail`: the branch holds
-something no sleep run produces), and ours, ``dirty-checkout`` (your checkout of ``main`` has uncommitted changes to
-files the run changes, so git would refuse the fast-forward). Each refusal carries a ``hint``. A refusal applies no
-pending marks and reports neither count.
+discrimination gate refused), ``probes-failed`` (the run gate's probes on your memory lost a memory the run
+leaves no pointer to, docs/gate.md §9), ``not-sleep-output`` (the landing rail, :mod:`sleep.landing_rail`: the
+branch holds something no sleep run produces), and ours, ``dirty-checkout`` (your checkout of ``main`` has
+uncommitted changes to files the run changes, so git would refuse the fast-forward). Each refusal carries a
+``hint``. A refusal applies no pending marks and reports neither count.
 """
 
 from __future__ import annotations
@@ -24,16 +25,21 @@ from git_memhtml.index.corroboration import promote_edge, promote_entity
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
 from git_memhtml.index.landings import ledger_applied, mark_ledger_applied, record_landing
-from git_memhtml.sleep.engine.run import worktree_name
+from git_memhtml.sleep.engine.run import drop_run_index, worktree_name
 from git_memhtml.sleep.engine.runfiles import ledger_file
 from git_memhtml.sleep.engine.runref import RunVerbRefused, resolve_sleep_run
 from git_memhtml.sleep.engine.runs import set_status
 from git_memhtml.sleep.engine.trunk import trunk_name
 from git_memhtml.sleep.landing.access_moves import land_access_moves
 from git_memhtml.sleep.landing.rail import check_sleep_output
+from git_memhtml.sleep.probes.gate import refusal as probe_refusal
+from git_memhtml.sleep.probes.verdict import Verdict
 
 Gate = Callable[[], object]
 """Runs the discrimination gate; raises :class:`DiscriminationFailed` when it refuses."""
+
+RunGate = Callable[[str, str, str], Verdict]
+"""``(run id, base, tip) -> verdict``: the run gate's probes on your memory (:mod:`git_memhtml.sleep.probes`)."""
 
 
 @dataclass
@@ -53,6 +59,7 @@ class MergeReport:
     marks_pending: int | None = None
     marks_applied: int | None = None
     index: dict[str, Any] = field(default_factory=dict)
+    probes: Verdict | None = None
 
     def as_json(self) -> dict[str, Any]:
         """JSON shape."""
@@ -69,6 +76,7 @@ class MergeReport:
             "failedPhases": list(self.failed_phases),
             "marksPending": self.marks_pending,
             "marksApplied": self.marks_applied,
+            "probes": None if self.probes is None else self.probes.as_json(),
             **self.index,
         }
 
@@ -112,10 +120,13 @@ def merge_run(
     embedder: Embedder | None,
     clock: Callable[[], str],
     allow_failed: bool = False,
+    run_gate: RunGate | None = None,
 ) -> MergeReport:
     """Fast-forward ``main`` to the run's branch after the gate; then apply the ledger and update the index.
 
-    ``gate=None`` is ``--skip-gate`` (the caller warns). The run is resolved by
+    ``gate=None`` is ``--skip-gate`` (the caller warns and passes no ``run_gate`` either). ``run_gate`` runs after
+    the discrimination gate, before the run's worktree goes (its index is the tip's): a verdict that does not pass
+    refuses with ``probes-failed``, naming the lost memories and the phases that changed them. The run is resolved by
     :func:`sleep.runref.resolve_sleep_run`: a name that is not a finished run is refused (``no-run``,
     ``not-a-run``, ``running``, ``interrupted``, ``abandoned``), and so is a run with failed phases unless
     ``allow_failed`` (``failed-phases``; the report's ``failed_phases`` lists them either way).
@@ -168,6 +179,12 @@ def merge_run(
                 f"git memhtml eval discriminate --json shows the inverted probes; then git memhtml sleep abort {name}"
             )
             return report
+    if run_gate is not None:
+        report.probes = run_gate(name, base, tip)
+        refused = probe_refusal(report.probes)
+        if refused is not None:
+            report.refusal, report.reason, report.hint = "probes-failed", refused.message, refused.hint
+            return report
     repo.remove_worktree(worktree_name(name))
     try:
         with repo.write_lock("sleep merge"):  # no writer may commit on the trunk between the check and the move
@@ -179,6 +196,7 @@ def merge_run(
         return report
     now = clock()
     report.merged = True
+    drop_run_index(repo, name)  # the tip's index, kept for the run gate, is main's to rebuild now
     set_status(db, name, "merged", head_sha=tip, now=now)
     try:
         record_landing(db, name, "sleep-merge", tip, now=now)

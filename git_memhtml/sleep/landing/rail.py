@@ -10,12 +10,14 @@ a. **no deletion** of a memory, except its move into the archive mirror: a memor
    :func:`store.edits.free_archive_path`) appears; an archived memory never vanishes; no other file vanishes;
 b. **only sleep's paths** are added or changed: memory files under the PARA buckets (no dot segment, no generated
    name), the generated listings (``index.html`` at the root or in a bucket folder) and the root ``sitemap.xml``,
-   this run's own ``.memhtml/sleep/<stem>.html`` and ``.pending.jsonl``, and ``.memhtml/state/access.jsonl``;
+   this run's own record ``.memhtml/sleep/<stem>.html``, ``.pending.jsonl`` and ``.journal.jsonl``
+   (:func:`sleep.engine.runfiles.run_record_files`), and ``.memhtml/state/access.jsonl``;
    each a regular file (never a symlink or submodule). ``README.html``, ``.gitattributes``, hooks config or any
    other dotfile are refused;
 c. **every added or changed memory passes validate's own check** (:func:`document.wellformed.check_memory_bytes`),
    read from the tip's blobs — only the changed blobs are read; every changed listing and the sitemap are exactly
-   sleep's rendering of their entries (:mod:`hooks.artifact_entries`), the sidecar one JSON object per line;
+   sleep's rendering of their entries (:mod:`hooks.artifact_entries`), the sidecar one JSON object per line, the
+   run journal entries :func:`sleep.engine.journal.parse_journal` reads (docs/ledger.md §2);
 d. **every commit is a phase commit of this run**: exactly one ``Memhtml-Run`` equal to the run, exactly one
    ``Memhtml-Phase`` naming a phase of :data:`sleep.contract.SLEEP_PHASES`, phases in canonical order (no phase
    twice) within each pass — a pass ends with a ``report`` commit; ``sleep resume`` of a run that has one appends a
@@ -27,7 +29,6 @@ paths or commits and their count.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from git_memhtml.artifacts.entries import parse_access, parse_listing, parse_sitemap
@@ -37,9 +38,10 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.gitrepo.values import TreeChange
 from git_memhtml.sleep.engine.commit import TRAILER_PHASE, TRAILER_RUN
 from git_memhtml.sleep.engine.contract import SLEEP_PHASES, phase_ordinal
-from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
+from git_memhtml.sleep.engine.journal import parse_journal
+from git_memhtml.sleep.engine.runfiles import journal_file, run_record_files
 from git_memhtml.sleep.engine.runref import RunVerbRefused
-from git_memhtml.tree.layout import ACCESS_SIDECAR, INDEX_NAME, SITEMAP_PATH, is_valid_memory_path, unarchive_path
+from git_memhtml.tree.layout import ACCESS_SIDECAR, INDEX_NAME, SITEMAP_PATH, archive_sources, is_valid_memory_path
 
 REFUSAL = "not-sleep-output"
 """The refusal code of every rail violation."""
@@ -50,7 +52,6 @@ LISTED = 5
 REGULAR_MODES: frozenset[int] = frozenset({0o100644, 0o100755})
 """Git file modes of a regular file; a symlink (``120000``) or submodule (``160000``) is never sleep output."""
 
-_ORDINAL = re.compile(r"^(?P<stem>.+)-\d+(?P<ext>\.[^./]+)$")
 _HINT = ("a sleep run only edits, archives and lists memories; this branch holds other changes (made by hand or "
          "by another tool). Inspect it with git log -p {base}..{name}; merge it with plain git if you mean it, or "
          "drop it: git memhtml sleep abort {name}")
@@ -77,26 +78,17 @@ def _is_listing(path: str) -> bool:
     return len(parts) == 1 or _is_memory("/".join([*parts[:-1], "x.html"]))
 
 
-def _archive_sources(added: str) -> tuple[str, ...]:
-    """The live paths whose archive move lands at ``added`` (itself and its de-ordinaled form), or ``()``."""
-    rest = unarchive_path(added)
-    if rest == added:  # not under archive/<YYYY>/
-        return ()
-    ordinal = _ORDINAL.match(rest)
-    return (rest, ordinal.group("stem") + ordinal.group("ext")) if ordinal else (rest,)
-
-
 def _named(items: Sequence[str]) -> str:
     return clip_join(list(items), LISTED, "; ") + f" ({len(items)} in all)"
 
 
 def path_violations(run_id: str, changes: Sequence[TreeChange]) -> list[str]:
     """``path: reason`` for every change of rules (a) and (b) (module docstring), in path order."""
-    own = {report_path(run_id), ledger_file(run_id), ACCESS_SIDECAR}
+    own = {*run_record_files(run_id), ACCESS_SIDECAR}
     added = [c.path for c in changes if c.old_sha is None and c.new_sha is not None]
     archived_from: dict[str, int] = {}
     for path in added:
-        for source in _archive_sources(path):
+        for source in archive_sources(path):
             archived_from[source] = archived_from.get(source, 0) + 1
     out: list[str] = []
     for change in sorted(changes, key=lambda c: c.path):
@@ -125,12 +117,18 @@ def _artifact_problem(path: str, data: bytes) -> str | None:
     return None if parse_listing(data, folder) is not None else "is not a listing as sleep renders it"
 
 
-def content_violations(repo: GitRepo, changes: Sequence[TreeChange]) -> list[str]:
-    """``path: first violation`` for every added or changed memory whose tip blob fails validate's check (c), and
-    every changed listing, sitemap or access sidecar that is not sleep's rendering."""
+def content_violations(repo: GitRepo, changes: Sequence[TreeChange], run_id: str) -> list[str]:
+    """``path: first violation`` for every added or changed memory whose tip blob fails validate's check (c), every
+    changed listing, sitemap or access sidecar that is not sleep's rendering, and ``run_id``'s journal when a line
+    of it is not a journal entry."""
     out: list[str] = []
+    journal = journal_file(run_id)
     for change in sorted(changes, key=lambda c: c.path):
         if change.new_sha is None or change.new_mode not in REGULAR_MODES:
+            continue
+        if change.path == journal:
+            if parse_journal(repo.read_blob(change.new_sha)) is None:
+                out.append(f"{change.path}: is not a run journal (one known entry as a JSON object per line)")
             continue
         if _is_listing(change.path) or change.path == ACCESS_SIDECAR:
             problem = _artifact_problem(change.path, repo.read_blob(change.new_sha))
@@ -181,7 +179,7 @@ def check_sleep_output(repo: GitRepo, run_id: str, base: str, tip: str) -> None:
         raise NotSleepOutput(f"{run_id!r} is not sleep output: {len(bad_commits)} commit(s) are not its phase "
                              f"commits in order: {_named(bad_commits)}", hint=hint)
     changes = repo.tree_changes(base, tip)
-    bad = path_violations(run_id, changes) or content_violations(repo, changes)
+    bad = path_violations(run_id, changes) or content_violations(repo, changes, run_id)
     if bad:
         raise NotSleepOutput(f"{run_id!r} is not sleep output: {_named(bad)}", hint=hint,
                              path=bad[0].split(": ", 1)[0])

@@ -38,7 +38,8 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.commit import TRAILER_PHASE
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.lock import sleep_lock
-from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
+from git_memhtml.sleep.engine.run import drop_run_index
+from git_memhtml.sleep.engine.runfiles import report_path, run_record_files
 from git_memhtml.sleep.engine.runref import resolve_sleep_run
 from git_memhtml.sleep.engine.runs import phase_rows
 from git_memhtml.sleep.engine.trunk import trunk_name
@@ -156,7 +157,7 @@ class _Replay:
             RebaseConflict: a conflict outside generated artifacts.
         """
         repo, run_id = self.repo, self.run_id
-        own = {report_path(run_id), ledger_file(run_id)}
+        own = run_record_files(run_id)
         renders_artifacts = any(artifact_kind(p) in ("listing", "sitemap") for p in repo.changed_paths(parent, sha))
         cache: dict[str, dict[str, bytes]] = {}
 
@@ -265,6 +266,7 @@ def rebase_run(
         if gate is not None:
             gate()
         repo.move_branch(run.run_id, new_head, expected=run.tip_sha)
+        drop_run_index(repo, run.run_id)  # it described the old tip; the run gate builds the new one's
         if run.row is not None:
             try:
                 run_rows.rebase_run(db, run.run_id, base_sha=onto, head_sha=new_head,

@@ -6,6 +6,9 @@ is oriented so the older file (lower corpus offset) keeps; the pairs go through 
 self pair, role guard, cap). Each decision archives the dropped file (``superseded-by`` → keeper) and links the keeper
 ``supersedes`` → the archive path. A pair the veto refused becomes a detected review task naming the predicates
 that fired. With no model the night never judged a component, so vanished veto tasks are not swept.
+
+The run journal (docs/ledger.md §2) gets one ``folded`` entry per fold made and one ``merge-vetoed`` entry per pair
+the veto refused (every one, also those whose review task the budget capped), in the phase's own commit.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from git_memhtml.domain.neighbors import top_neighbor_pairs
 from git_memhtml.index.corpus import CorpusRow, active_corpus, first_chunk_vectors
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.engine.journal import Folded, JournalEntry, MergeVetoed, record_journal
 from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task
 from git_memhtml.store import edits
 
@@ -114,8 +118,11 @@ def _mine(env: PhaseEnv) -> Candidates | None:
     return Candidates(tuple(proposals), len(components))
 
 
-def _fold(env: PhaseEnv, decision: MergeDecision) -> bool:
-    """Archive ``drop`` into ``keep``; return False when either file is gone from the tree (vanished)."""
+def _fold(env: PhaseEnv, decision: MergeDecision, folds: list[Folded]) -> bool:
+    """Archive ``drop`` into ``keep``; return False when either file is gone from the tree (vanished).
+
+    Each fold made is appended to ``folds`` (none on a dry run, which makes none).
+    """
     root = env.repo.root
     if not (root / decision.drop).is_file() or not (root / decision.keep).is_file():
         return False
@@ -129,6 +136,7 @@ def _fold(env: PhaseEnv, decision: MergeDecision) -> bool:
     edits.stamp_file(
         env.repo, decision.keep, [edits.link("supersedes", "/" + archived), edits.set_meta("updated", env.at)]
     )
+    folds.append(Folded(decision.keep, decision.drop, archived))
     return True
 
 
@@ -182,12 +190,15 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         return PhaseOutcome(DedupMergeCounts(), detail=NO_VECTORS)
     outcome = merge_candidates(mined.proposals, threshold=NEAR_DUPLICATE_THRESHOLD, cap=MAX_MERGE_PAIRS)
     merged = vanished = 0
+    folds: list[Folded] = []
     for decision in outcome.decisions:
-        if _fold(env, decision):
+        if _fold(env, decision, folds):
             merged += 1
         else:
             vanished += 1
     tally = _mint_veto_tasks(env, outcome.vetoed, NO_MODEL_FLOOR)
+    refused: list[JournalEntry] = [MergeVetoed(p.keep, p.drop, p.reasons) for p in outcome.vetoed]
+    record_journal(env, [*folds, *refused])
     counts = DedupMergeCounts(
         candidates=len(mined.proposals),
         components=mined.components,

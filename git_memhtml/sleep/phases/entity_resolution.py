@@ -14,6 +14,10 @@ active claimant's head. ``review`` pairs (the [0.75, 0.85) band, and ≥ 0.85 pa
 did not merge become detected review tasks; ``distinct`` pairs (numeric or variant divergence) are counted as
 ``namesKeptApart`` and never asked about. With no model there is no sweep of vanished review tasks.
 
+The run journal (docs/ledger.md §2) gets one ``entity-renamed`` entry per name rewrite made in at least one file, in
+the phase's own commit. Pairs kept apart are only counted: journaled, they would grow with the square of the
+numbered names every night.
+
 Only names that can be rewritten are read: the ``concept`` and ``lang`` rows of ``file_entities`` are projections
 of article markup (``<dfn>``, ``lang``) and ``unknown`` rows have no ``type:`` prefix, so none of them has a
 ``memhtml-entity`` line to splice.
@@ -24,10 +28,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from git_memhtml.document import editors
-from git_memhtml.document.parse import parse_memory
 from git_memhtml.domain.entities import (
     AUTO_MERGE_RATIO,
     DISTINCT,
@@ -41,15 +44,16 @@ from git_memhtml.domain.entities import (
     pair_verdicts,
     resolve_names,
 )
-from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.corpus import EntityCount, active_entities
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.engine.journal import EntityRenamed, record_journal
 from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task
 from git_memhtml.store import edits
-from git_memhtml.tree.layout import PEOPLE_DIR, slugify
+from git_memhtml.tree.layout import PEOPLE_DIR
 from git_memhtml.tree.paths import tree_file_problem
+from git_memhtml.tree.people import alias_group
 
 DETECTOR = "entity-resolution"
 UNREWRITABLE_TYPES: frozenset[str] = frozenset({"concept", "lang", "unknown"})
@@ -106,48 +110,18 @@ def _plain_file(root: Path, file: Path) -> bool:
     return file.is_file() and tree_file_problem(root, file.relative_to(root).as_posix()) is None
 
 
-def person_file_subject(path: str, persons: Sequence[str]) -> str | None:
-    """The one person a person file is about, or ``None`` when the file does not say (docs/phases.md §1.4).
-
-    A file naming one person is that person's file. A file naming several is the file of the one whose
-    ``slugify`` is the file's stem (docs/layout.md §2.5 ``resources/people/<slugify(name)>.html``; an archive collision
-    suffix ``-2``…``-1000`` is ignored); otherwise (say, a meeting note placement filed under
-    ``resources/people/`` that names two people) it is nobody's person file and asserts no identity. Either way
-    the other people a file names are never aliases of its subject.
-    """
-    names = sorted({display_name(p) for p in persons if name_key(p)}, key=name_key)
-    if len({name_key(n) for n in names}) == 1:
-        return names[0]
-    stem = PurePosixPath(path).stem
-    base = stem.rsplit("-", 1)[0] if stem.rsplit("-", 1)[-1].isdigit() else stem
-    matches = {name_key(n): n for n in names if slugify(n) in (stem, base)}
-    return next(iter(matches.values())) if len(matches) == 1 else None
-
-
 def alias_groups(repo: GitRepo) -> list[tuple[str, ...]]:
     """Key groups the person files declare (docs/entities.md §6 step 4), in path order.
 
-    A group is the file's subject (:func:`person_file_subject`) plus its ``memhtml-alias`` values, as keys,
-    de-duplicated and sorted; it counts only with at least two keys. Other people the file names are not aliases
+    Each is :func:`git_memhtml.tree.people.alias_group` of a person file: its subject plus its ``memhtml-alias``
+    values, as keys, de-duplicated and sorted, with at least two keys. Other people the file names are not aliases
     of its subject. Unparseable files and files with no subject are skipped.
     """
     groups: list[tuple[str, ...]] = []
     for path in person_file_paths(repo):
-        try:
-            doc = parse_memory((repo.root / path).read_bytes(), path=path)
-        except InvalidMemory:
-            continue
-        persons = []
-        for value in doc.entities:
-            kind, colon, name = value.partition(":")
-            if colon and name_key(kind) == PERSON and name_key(name):
-                persons.append(name)
-        subject = person_file_subject(path, persons)
-        if subject is None:
-            continue
-        names = sorted({name_key(n) for n in (subject, *doc.aliases) if name_key(n)})
-        if len(names) >= 2:
-            groups.append(tuple(names))
+        group = alias_group(path, (repo.root / path).read_bytes())
+        if group is not None:
+            groups.append(group)
     return groups
 
 
@@ -211,13 +185,18 @@ def _by_type(entities: Sequence[EntityCount]) -> dict[str, list[EntityCount]]:
     return {t: grouped[t] for t in sorted(grouped)}
 
 
-def _rewrite_edits(html: str, rewrites: Sequence[tuple[str, str]]) -> list[edits.Edit]:
-    """Edits turning each ``old`` entity value present in ``html`` into ``new`` (old removed; new added once)."""
+def _rewrite_edits(
+    html: str, rewrites: Sequence[tuple[str, str]], made: list[tuple[str, str]] | None = None
+) -> list[edits.Edit]:
+    """Edits turning each ``old`` entity value present in ``html`` into ``new`` (old removed; new added once); each
+    ``(old, new)`` that yields an edit is appended to ``made``."""
     present = set(editors.get_metas(html, "entity"))
     out: list[edits.Edit] = []
     for old, new in rewrites:
         if old not in present:
             continue
+        if made is not None:
+            made.append((old, new))
         out.append(edits.remove_meta("entity", old))
         present.discard(old)
         if new not in present:
@@ -226,11 +205,14 @@ def _rewrite_edits(html: str, rewrites: Sequence[tuple[str, str]]) -> list[edits
     return out
 
 
-def rewrite_claimants(env: PhaseEnv, plan: Mapping[str, list[tuple[str, str]]]) -> int:
+def rewrite_claimants(
+    env: PhaseEnv, plan: Mapping[str, list[tuple[str, str]]], made: set[tuple[str, str]] | None = None
+) -> int:
     """Apply ``{path: [(old 'type:raw', new 'type:final')]}`` to the tree (plus ``updated``); return files changed.
 
     A claimant missing from the tree, or no longer carrying the old line, is skipped (the tree is authoritative).
-    On a dry run the number of files that would change is returned and nothing is written.
+    Every ``(old, new)`` written into at least one file is added to ``made``. On a dry run the number of files
+    that would change is returned and nothing is written (``made`` then holds the rewrites that would be made).
     """
     changed = 0
     stamped: list[str] = []
@@ -238,17 +220,38 @@ def rewrite_claimants(env: PhaseEnv, plan: Mapping[str, list[tuple[str, str]]]) 
         target: Path = env.repo.root / path
         if not target.is_file():
             continue
-        splice = _rewrite_edits(target.read_text(encoding="utf-8"), plan[path])
+        pairs: list[tuple[str, str]] = []
+        splice = _rewrite_edits(target.read_text(encoding="utf-8"), plan[path], pairs)
         if not splice:
             continue
         if env.dry_run:
+            written = True
+        else:
+            written = edits.stamp_file(env.repo, path, [*splice, edits.set_meta("updated", env.at)], stage=False)
+            if written:
+                stamped.append(path)
+        if written:
             changed += 1
-        elif edits.stamp_file(env.repo, path, [*splice, edits.set_meta("updated", env.at)], stage=False):
-            changed += 1
-            stamped.append(path)
+            if made is not None:
+                made.update(pairs)
     if stamped:
         env.repo.stage(stamped)  # once: each stage call rewrites the whole git index
     return changed
+
+
+def renames(made: Iterable[tuple[str, str]]) -> list[EntityRenamed]:
+    """The journal entries of the rewrites made (``(old 'type:raw', new 'type:final')``), sorted and de-duplicated.
+
+    The type is the new line's prefix (its key); a rewrite of the prefix alone (``Person:Ann`` → ``person:Ann``)
+    renames no name, matches by the same key before and after, and is left out.
+    """
+    out: set[EntityRenamed] = set()
+    for old, new in made:
+        etype, _, new_name = new.partition(":")
+        old_name = old.partition(":")[2]
+        if old_name != new_name:
+            out.add(EntityRenamed(etype, old_name, new_name))
+    return sorted(out, key=lambda e: (e.entity_type, e.old, e.new))
 
 
 def _review_detail(entity_type: str) -> str:
@@ -359,8 +362,10 @@ def run(env: PhaseEnv) -> PhaseOutcome:
                 continue
             for path in row.paths:
                 plan.setdefault(path, []).append((old, new))
-    rewritten = rewrite_claimants(env, plan)
+    made: set[tuple[str, str]] = set()
+    rewritten = rewrite_claimants(env, plan, made)
     tally = _mint_review_tasks(env, band, type_counts)
+    record_journal(env, renames(made))
     counts = EntityResolutionCounts(
         entities=total,
         names_normalized=names_normalized,

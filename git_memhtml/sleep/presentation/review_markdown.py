@@ -167,6 +167,37 @@ def _details(summary: str, items: list[str]) -> list[str]:
     return ["<details><summary>" + summary + "</summary>", "", *items, "", "</details>", ""]
 
 
+PROBES_SHOWN = 20
+"""Lost probes listed in the body (the rest are counted; ``git memhtml eval run <run> --json`` lists all)."""
+
+
+def probe_lines(verdict: dict[str, Any] | None) -> list[str]:
+    """The run gate's section: headline, the family table, the lost probes (docs/gate.md §9); ``[]`` without one."""
+    if not verdict:
+        return []
+    head = "passed" if verdict["passed"] else "**refused**"
+    lines = ["### Findability: probes on this memory", "",
+             f"Run gate {head}: {int(verdict['lostCount'])} lost, at most {int(verdict['maxLost'])} allowed · "
+             f"{int(verdict['sampleSize'])} claim probes · top {int(verdict['k'])} · space "
+             f"{md_code(verdict['space'] or 'off')}", "",
+             "| family | run | found before | found after | lost | explained | mean rank change |",
+             "|---|---|---|---|---|---|---|"]
+    for name, f in verdict["families"].items():
+        change = "—" if f["meanRankChange"] is None else f"{float(f['meanRankChange']):+.4f}"
+        lines.append(f"| {md_text(name)} | {int(f['run'])} | {int(f['foundBefore'])} | {int(f['foundAfter'])} | "
+                     f"{int(f['lost'])} | {int(f['explained'])} | {change} |")
+    lost = verdict["lost"]
+    if lost:
+        lines += ["", f"Lost ({len(lost)}):", ""]
+        for item in lost[:PROBES_SHOWN]:
+            phases = ", ".join(md_text(p) for p in item["phases"]) or "no phase commit changed it"
+            lines.append(f"- {md_code(item['path'])} ({md_text(item['family'])} {md_text(item['probe'])}): "
+                         f"{md_text(item['why'])} [{phases}]")
+        if len(lost) > PROBES_SHOWN:
+            lines.append(f"- … and {len(lost) - PROBES_SHOWN} more: `git memhtml eval run` lists all")
+    return [*lines, ""]
+
+
 def render_lines(repo: GitRepo, review: dict[str, Any]) -> list[str]:
     """The full body, one Markdown line per element, before the size cap."""
     run = str(review["runId"])
@@ -187,6 +218,7 @@ def render_lines(repo: GitRepo, review: dict[str, Any]) -> list[str]:
         "**Memories:** " + " · ".join(f"{int(n)} {md_text(k)}" for k, n in summary.items())
         + f" · {len(artifacts)} generated artifacts",
         "",
+        *probe_lines(review.get("probes")),
         "### Body-changed memories (read these first)",
         "",
     ]
