@@ -98,6 +98,17 @@ def _scratch_prefix() -> str:
     return f"{socket.gethostname()}~{pid}~{proc_start(pid) or ''}~"
 
 
+def _workspace(repo: GitRepo, workdir: Path | None) -> tempfile.TemporaryDirectory[str]:
+    """This verdict's folder: in ``workdir`` when given, else under :data:`SCRATCH`, else (a read-only git dir) in the
+    system temp folder."""
+    if workdir is not None:
+        return tempfile.TemporaryDirectory(prefix="memhtml-probes-", dir=workdir)
+    try:
+        return tempfile.TemporaryDirectory(prefix=_scratch_prefix(), dir=_scratch(repo))
+    except OSError:
+        return tempfile.TemporaryDirectory(prefix="memhtml-probes-")
+
+
 def run_instant(run_id: str, fallback: str) -> str:
     """The run's own instant: midnight UTC of the date in its id (the instant its phases stamp), else ``fallback``."""
     return f"{run_id[6:16]}T00:00:00Z" if RUN_ID.match(run_id) else fallback
@@ -164,9 +175,7 @@ def probe_run(repo: GitRepo, main_db: IndexDB | None, run_id: str, *, embedder: 
             raise ValueError("probe_run needs main_db to resolve a run, or base_sha and tip_sha")
         run = resolve_sleep_run(repo, main_db, run_id, "review", allow_failed=True)
         run_id, base_sha, tip_sha = run.run_id, run.base_sha, run.tip_sha
-    where = workdir if workdir is not None else _scratch(repo)
-    prefix = "memhtml-probes-" if workdir is not None else _scratch_prefix()
-    with tempfile.TemporaryDirectory(prefix=prefix, dir=where) as folder, ExitStack() as stack:
+    with _workspace(repo, workdir) as folder, ExitStack() as stack:
         now = run_instant(run_id, clock_now)
         base = base_index(repo, main_db, base_sha, embedder, Path(folder) / "base", now=now, stack=stack)
         stack.callback(base.close)
