@@ -119,7 +119,7 @@ class IndexDB:
         except OSError as exc:
             raise _wrap(exc, f"cannot create {index_path.parent}") from exc
         try:
-            return open_index(index_path, state_path)
+            return _open_waiting(index_path, state_path)
         except StorageError as exc:
             if not recover or not index_path.exists():
                 raise
@@ -347,6 +347,33 @@ def _damaged(index_path: Path) -> bool:
     except apsw.Error:
         return False  # cannot open or read (busy, locked, permissions): not evidence of damage
     return rows != [("ok",)]
+
+
+def _busy(exc: StorageError) -> bool:
+    """The open failed only because another connection held a lock (not a permission or a damaged file)."""
+    return isinstance(exc.__cause__, (apsw.BusyError, apsw.LockedError))
+
+
+def _open_waiting(index_path: Path, state_path: Path) -> IndexDB:
+    """:func:`open_index`, retried with the jittered backoff of ``BEGIN IMMEDIATE`` (:data:`BUSY_RETRY_CAP_S` in
+    all) while it fails only because another connection holds a lock. Many writers starting at once on a new
+    repository all migrate; one that gives up after :data:`BUSY_TIMEOUT_MS` must wait again, not be taken for a
+    read-only index (whose last checkpointed file may predate the migrations, which are still in the WAL).
+
+    Raises:
+        StorageError: the open failed for another reason, or stayed busy past the cap.
+    """
+    delay, waited = BUSY_RETRY_FIRST_S, 0.0
+    while True:
+        try:
+            return open_index(index_path, state_path)
+        except StorageError as exc:
+            if not _busy(exc) or waited >= BUSY_RETRY_CAP_S:
+                raise
+        pause = delay * (0.5 + random.random())
+        time.sleep(pause)
+        waited += pause
+        delay = min(delay * 2, 2.0)
 
 
 def _open_read_only(index_path: Path, state_path: Path, *, reason: StorageError) -> IndexDB:

@@ -126,3 +126,34 @@ def test_a_read_snapshot_hides_other_connections_commits(tmp_path: Path) -> None
     finally:
         reader.close()
         writer.close()
+
+
+def test_an_open_that_is_only_busy_waits_instead_of_serving_read_only(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another connection holding the write lock past the busy timeout: the open retries with backoff and gets a
+    writable index, never the read-only fallback (whose checkpointed file may predate migrations still in the WAL;
+    seen as "schema is older than this version" with eight writers and a sleep run starting at once)."""
+    import threading
+    import time as clock
+    from types import SimpleNamespace
+
+    from git_memhtml.index import db as dbmod
+
+    repo = SimpleNamespace(git_dir=tmp_path / "git", common_dir=tmp_path / "git")
+    first = dbmod.IndexDB.for_repo(repo)  # type: ignore[arg-type]
+    first.close()
+    monkeypatch.setattr(dbmod, "BUSY_TIMEOUT_MS", 50)
+    holder = dbmod.open_index(tmp_path / "git" / "memhtml" / "index.db", tmp_path / "git" / "memhtml" / "state.db")
+    holder._conn.execute("BEGIN EXCLUSIVE")
+    release = threading.Timer(0.6, lambda: holder._conn.execute("COMMIT"))
+    release.start()
+    started = clock.monotonic()
+    try:
+        opened = dbmod.IndexDB.for_repo(repo, recover=True)  # type: ignore[arg-type]
+    finally:
+        release.join()
+        holder.close()
+    try:
+        assert opened.read_only is None and clock.monotonic() - started >= 0.5
+    finally:
+        opened.close()
