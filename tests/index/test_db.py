@@ -140,7 +140,7 @@ def test_an_open_that_is_only_busy_waits_instead_of_serving_read_only(tmp_path: 
     from git_memhtml.index import db as dbmod
 
     repo = SimpleNamespace(git_dir=tmp_path / "git", common_dir=tmp_path / "git")
-    first = dbmod.IndexDB.for_repo(repo)  # type: ignore[arg-type]
+    first = dbmod.IndexDB.for_repo(repo)
     first.close()
     monkeypatch.setattr(dbmod, "BUSY_TIMEOUT_MS", 50)
     holder = dbmod.open_index(tmp_path / "git" / "memhtml" / "index.db", tmp_path / "git" / "memhtml" / "state.db")
@@ -149,7 +149,7 @@ def test_an_open_that_is_only_busy_waits_instead_of_serving_read_only(tmp_path: 
     release.start()
     started = clock.monotonic()
     try:
-        opened = dbmod.IndexDB.for_repo(repo, recover=True)  # type: ignore[arg-type]
+        opened = dbmod.IndexDB.for_repo(repo, recover=True)
     finally:
         release.join()
         holder.close()
