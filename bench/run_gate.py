@@ -62,7 +62,7 @@ from git_memhtml.document.editors import get_metas
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.index.probe_rows import claim_candidates, claims_of
+from git_memhtml.index.probe_rows import claim_candidates, texts_of
 from git_memhtml.index.snapshot import build_commit_index
 from git_memhtml.sleep.engine.journal import EntityRenamed, Folded, JournalEntry, render_entry
 from git_memhtml.sleep.engine.runfiles import journal_file, report_path
@@ -135,7 +135,7 @@ def _pick(size: int, base_db: IndexDB, rng: random.Random) -> tuple[dict[str, st
     used: set[str] = set()
     ranker = Ranker.open(base_db, EMBEDDER, now=AT, k=10)
     folds: dict[str, str] = {}
-    claims = claims_of(base_db, paths[:part * 3])
+    claims = {p: claim for p, (claim, _) in texts_of(base_db, paths[:part * 3]).items()}
     vectors, _ = query_vectors(EMBEDDER, list(claims.values()))
     for drop in paths[:part * 3]:
         if len(folds) == part:

@@ -31,18 +31,6 @@ def claim_candidates(db: IndexDB) -> list[ClaimCandidate]:
     return [ClaimCandidate(str(p), str(b), str(t), str(g)) for p, b, t, g in rows]
 
 
-def claims_of(db: IndexDB, paths: Sequence[str]) -> dict[str, str]:
-    """``{path: claim}`` of the given paths that are indexed (any status)."""
-    out: dict[str, str] = {}
-    for start in range(0, len(paths), 500):
-        chunk = list(paths[start:start + 500])
-        names = {f"p{i}": p for i, p in enumerate(chunk)}
-        holders = ", ".join(f":{n}" for n in names)
-        for path, gist in db.query(f"SELECT path, gist FROM files WHERE path IN ({holders})", names):
-            out[str(path)] = str(gist)
-    return out
-
-
 def texts_of(db: IndexDB, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
     """``{path: (claim, article text)}`` of the given paths that are indexed (any status)."""
     out: dict[str, tuple[str, str]] = {}

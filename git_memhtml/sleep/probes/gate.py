@@ -25,7 +25,6 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.probe_rows import (
     claim_candidates,
-    claims_of,
     content_hashes,
     entity_keys_by_path,
     entity_reach,
@@ -132,7 +131,7 @@ def probe_commits(repo: GitRepo, run_id: str, base_sha: str, tip_sha: str, *, ba
     replacing = sorted({t.path for p in replaced for t in pointers.replacements(p)})
     pointers.vetoed_replacements = veto_replacements(pointers, texts_of(base, replaced), texts_of(tip, replacing))
     control_paths = sorted({p for pair in pointers.vetoed for p in pair})
-    claims = claims_of(base, control_paths)
+    claims = {path: claim for path, (claim, _) in texts_of(base, control_paths).items()}
     vectors, degraded = query_vectors(embedder, [c.gist for c in sample] + [claims[p] for p in sorted(claims)])
     before = Ranker.open(base, embedder, now=now, k=settings.k)
     after = Ranker.open(tip, embedder, now=now, k=settings.k)
