@@ -138,6 +138,28 @@ class ModelUnavailable(MemhtmlError):
     code = "ERR_MODEL_UNAVAILABLE"
 
 
+class LlmContractViolation(ModelUnavailable):
+    """A model answered, but not in the contract: no JSON, JSON that fails the schema, or a truncated answer.
+
+    A subclass of :class:`ModelUnavailable` so a caller that only tells "no usable answer" apart needs one
+    ``except``; the batch kernel counts it separately (docs/models.md §2).
+    """
+
+    code = "ERR_LLM_CONTRACT"
+
+
+class ProviderRefused(ModelUnavailable):
+    """The provider declined to answer (a refusal stop reason, a content filter, or HTTP 400/401/403/404)."""
+
+    code = "ERR_LLM_REFUSED"
+
+
+class BudgetExhausted(MemhtmlError):
+    """The run's model-call budget (``sleep run --max-llm-calls N``) is spent; no call was made."""
+
+    code = "ERR_LLM_BUDGET"
+
+
 class StorageError(MemhtmlError):
     """SQLite or the file system failed (wraps ``apsw.Error``)."""
 

@@ -35,20 +35,18 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import IndexStatus
 from git_memhtml.index.project import FileRow
 from git_memhtml.sleep.engine import contract
-from git_memhtml.sleep.engine.env import DetectionBudget, ModelClient, RunServices
-from git_memhtml.sleep.phases._nomodel import (
-    CompressCounts,
-    EdgeTypingCounts,
-    TaskDetectionCounts,
-    TraceConsolidationCounts,
-)
+from git_memhtml.sleep.engine.env import DetectionBudget, RunServices
+from git_memhtml.sleep.phases._nomodel import TraceConsolidationCounts
+from git_memhtml.sleep.phases.compress import CompressCounts
 from git_memhtml.sleep.phases.confidence_decay import ConfidenceDecayCounts
 from git_memhtml.sleep.phases.dedup_merge import DedupMergeCounts
+from git_memhtml.sleep.phases.edge_typing import EdgeTypingCounts
 from git_memhtml.sleep.phases.entity_resolution import EntityResolutionCounts
 from git_memhtml.sleep.phases.person_links import PersonLinksCounts
 from git_memhtml.sleep.phases.preflight import PreflightCounts
 from git_memhtml.sleep.phases.reprieve import ReprieveCounts
 from git_memhtml.sleep.phases.retention_triage import RetentionTriageCounts
+from git_memhtml.sleep.phases.task_detection import TaskDetectionCounts
 from git_memhtml.sleep.phases.tasks import TaskTally
 from git_memhtml.store.ops import LinkOp, OpLine, op_schema_markdown
 
@@ -59,7 +57,6 @@ __all__ = [
     "PYDANTIC_HOOKS",
     "TEST_ORACLES",
     "detection_budget",
-    "model_client_call",
     "phase_counts_fields",
     "record_fields",
     "settings_fields",
@@ -178,15 +175,8 @@ def phase_counts_fields(
     )
 
 
-MODEL_LAYER_SLOTS = (RunServices.llm_budget, RunServices.rails, ModelClient.complete)
-
-
-def model_client_call(client: ModelClient, prompt: str) -> str:
-    """The client protocol's one call (its parameter name is otherwise read only by implementations to come)."""
-    return client.complete(prompt)
-"""The places issue 9 item 4 gives the model layer ahead of issue 11: the call budget, the rails counters and the
-client protocol. The model phases read ``RunServices.model`` today (``no model bound``); the rest is read once a
-model can be bound."""
+MODEL_LAYER_SLOTS = (RunServices.llm_budget,)
+"""The run's call budget: read by sleep/engine/model.py, set from ``--max-llm-calls``."""
 
 CONTRACT_VIEWS = (contract.model_phases, contract.non_committing_phases, contract.sweep_phases)
 """The contract's derived phase sets: tests/sleep/test_phase_registry.py holds them to the seed's tables."""

@@ -8,6 +8,7 @@ tree; these reads pick candidates.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -169,3 +170,17 @@ def active_entities(db: IndexDB, *, exclude_types: Sequence[str] = SLEEP_EXCLUDE
     for etype, name, path in rows:
         grouped.setdefault((etype, name), []).append(path)
     return [EntityCount(t, n, tuple(sorted(set(ps)))) for (t, n), ps in sorted(grouped.items())]
+
+
+def corpus_digest(db: IndexDB) -> str:
+    """sha256 (hex) of the active memories' ``path NUL content_hash`` lines in path order: which claims the corpus
+    holds, not when they were stamped (a head stamp leaves the article hash alone, docs/format.md §1.10).
+
+    Two runs over the same memories get the same digest, so a corroboration bump from the second adds no detection
+    (docs/models.md §5). Raises ``StorageError`` when SQLite fails.
+    """
+    clause, params = _corpus_clause("", SLEEP_EXCLUDED_TYPES)
+    digest = hashlib.sha256()
+    for path, content_hash in db.query(f"SELECT path, content_hash FROM files WHERE {clause} ORDER BY path", params):
+        digest.update(f"{path}\x00{content_hash}\n".encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()

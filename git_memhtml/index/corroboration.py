@@ -2,13 +2,65 @@
 ``state.edge_corroboration`` (docs/index.md §3.3, docs/entities.md §6; migration
 ``state_migrations/0002_corroboration.sql``).
 
-Key values come from a run's committed ledger marks (JSON), so they are taken as given: a value that is not a
-string simply matches no row. Every function raises ``StorageError`` when SQLite fails.
+Promotions take their key values from a run's committed ledger marks (JSON), so they are taken as given: a value that
+is not a string simply matches no row. Detections (:func:`bump_entity`, :func:`bump_edge`) are written by the phases
+during the run: a detection is an observation, true whether or not the run lands, but it counts only over a corpus
+the pair's last detection did not see (``corpus_digest``, state migration 0007; docs/models.md §5). Every function
+raises ``StorageError`` when SQLite fails.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from git_memhtml.index.db import IndexDB
+
+
+@dataclass(frozen=True)
+class Corroboration:
+    """A pair's corroboration after a detection: ``detections`` (≥ 1), ``promoted`` (landed as promoted), and
+    ``counted`` (this detection added one: the corpus differed from the last detection's)."""
+
+    detections: int
+    promoted: bool
+    counted: bool
+
+
+_BUMP = (
+    " ON CONFLICT DO UPDATE SET detections = detections + (corpus_digest IS NOT excluded.corpus_digest),"
+    " updated_at = CASE WHEN corpus_digest IS NOT excluded.corpus_digest THEN excluded.updated_at ELSE updated_at END,"
+    " corpus_digest = excluded.corpus_digest"
+    " RETURNING detections, promoted"
+)
+
+
+def _bumped(db: IndexDB, table: str, keys: tuple[str, str, str], values: tuple[str, str, str], *, corpus: str,
+            now: str) -> Corroboration:
+    where = " AND ".join(f"{k} = ?" for k in keys)
+    before = db.query_one(f"SELECT detections FROM state.{table} WHERE {where}", values)
+    row = db.query_one(
+        f"INSERT INTO state.{table} ({', '.join(keys)}, detections, updated_at, corpus_digest) "
+        "VALUES (?, ?, ?, 1, ?, ?)" + _BUMP,
+        (*values, now, corpus),
+    )
+    detections = int(row[0]) if row else 1
+    return Corroboration(detections, bool(row and row[1]), before is None or int(before[0]) != detections)
+
+
+def bump_entity(db: IndexDB, entity_type: str, alias: str, canonical: str, *, corpus: str,
+                now: str) -> Corroboration:
+    """Record one detection of the merge ``alias`` → ``canonical`` (normalised names) of ``entity_type``.
+
+    ``corpus`` is :func:`git_memhtml.index.corpus.corpus_digest` of the run's corpus; a detection over the digest
+    the row already holds adds nothing (the same evidence seen twice is one look), any other adds one.
+    """
+    return _bumped(db, "entity_corroboration", ("entity_type", "alias_name", "canonical_name"),
+                   (entity_type, alias, canonical), corpus=corpus, now=now)
+
+
+def bump_edge(db: IndexDB, src: str, rel: str, dst: str, *, corpus: str, now: str) -> Corroboration:
+    """Record one detection of the edge ``src --rel--> dst`` (symmetric: ``src < dst``); see :func:`bump_entity`."""
+    return _bumped(db, "edge_corroboration", ("src_path", "rel", "dst_path"), (src, rel, dst), corpus=corpus, now=now)
 
 
 def promote_entity(db: IndexDB, entity_type: object, alias: object, canonical: object, *, now: str) -> int:

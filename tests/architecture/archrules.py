@@ -43,7 +43,7 @@ ROOT_ROOM = "__init__"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__", "errors", "pathnames", "cut"),
-    ("document", "domain", "output", "embed"),
+    ("document", "domain", "output", "embed", "llm"),
     ("config",),
     ("gitrepo", "tree"),
     ("index",),

@@ -17,14 +17,14 @@ reports the phase — the trailer, the state row, ``sleep run --json`` and the r
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Literal, Protocol, get_args
+from typing import Literal, get_args
 
 from git_memhtml.embed.base import Embedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
+from git_memhtml.llm.contract import ModelClient
 from git_memhtml.sleep.engine.contract import DETECTED_TASK_CAP
 from git_memhtml.sleep.engine.ledger import PendingMark
 
@@ -85,32 +85,12 @@ class DetectionBudget:
 
 @dataclass
 class LlmBudget:
-    """Model calls left this run: ``None`` is unlimited, the run's default (the CLI has no ``--max-llm-calls``
-    yet); ``spent`` counts the calls made. Decremented by the model phases once a model can be bound (docs/design.md
-    §3.7)."""
+    """Model calls left this run: ``None`` is unlimited, the run's default; ``sleep run --max-llm-calls N`` sets it.
+    ``spent`` counts the calls made. Decremented by :class:`~git_memhtml.sleep.engine.model.PhaseModel` (docs/models.md
+    §2)."""
 
     remaining: int | None = None
     spent: int = 0
-
-
-@dataclass
-class RailCounters:
-    """Model proposals each validation rail refused this run (rail name → count): every rail-blocked proposal is
-    counted and logged, so a model that keeps proposing rule-violating actions is visible (docs/design.md §3.7)."""
-
-    blocked: Counter[str] = field(default_factory=Counter)
-
-
-class ModelClient(Protocol):
-    """A bound model (docs/design.md §3.7): one completion of ``prompt`` (UTF-8 text in, text out).
-
-    Raises:
-        ModelUnavailable: the model could not be reached.
-    """
-
-    def complete(self, prompt: str) -> str:
-        """Return the model's reply to ``prompt``."""
-        ...
 
 
 @dataclass
@@ -120,17 +100,15 @@ class RunServices:
     Attributes:
         budget: detected-task budget shared by the detectors of this run.
         ledger: pending state-plane marks earned this run (docs/ledger.md §1); written by the report phase.
-        model: the bound model client, or ``None`` when no model is bound (``memhtml.llm = off``, the only choice
-            until models arrive): the model phases then report ``no model bound``.
-        llm_budget: model calls left this run.
-        rails: proposals refused by each validation rail.
+        model: the bound model client, or ``None`` when no model is bound (``memhtml.llm = off``): the model
+            phases then report ``no model bound``.
+        llm_budget: model calls left this run (``--max-llm-calls``), shared by every phase.
     """
 
     budget: DetectionBudget = field(default_factory=DetectionBudget)
     ledger: list[PendingMark] = field(default_factory=list)
     model: ModelClient | None = None
     llm_budget: LlmBudget = field(default_factory=LlmBudget)
-    rails: RailCounters = field(default_factory=RailCounters)
 
 
 @dataclass(frozen=True)
@@ -192,6 +170,52 @@ class PhaseEnv:
     services: RunServices = field(default_factory=RunServices)
 
 
+def _camel_rail(rail: str) -> str:
+    return "rail" + "".join(part[:1].upper() + part[1:] for part in rail.replace("_", "-").split("-") if part)
+
+
+@dataclass(frozen=True)
+class ModelUsage:
+    """What one phase spent and refused.
+
+    Attributes:
+        calls: calls made (successful or not; budget-skipped batches are not calls).
+        failed_calls: calls that produced no usable answer.
+        budget_skipped: batches not sent because the run's budget was spent.
+        input_tokens / output_tokens: summed from the answers.
+        prompt_bytes: UTF-8 bytes of every system and user prompt sent.
+        rails: proposals refused, per rail name (``unknown-key``, ``veto`` …), in first-refusal order.
+        seconds: wall time spent inside calls (server time included).
+    """
+
+    calls: int = 0
+    failed_calls: int = 0
+    budget_skipped: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    prompt_bytes: int = 0
+    rails: tuple[tuple[str, int], ...] = ()
+    seconds: float = 0.0
+
+    @property
+    def rejected(self) -> int:
+        """Proposals refused by any rail."""
+        return sum(n for _, n in self.rails)
+
+    def wire(self) -> WireCounts:
+        """The keys the runner adds to the phase's counts: ``inputTokens, outputTokens, failedCalls,
+        budgetSkipped`` and one ``rail<Name>`` per rail that refused something (``railUnknownKey``)."""
+        out: dict[str, CountValue] = {
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+            "failedCalls": self.failed_calls,
+            "budgetSkipped": self.budget_skipped,
+        }
+        for rail, n in self.rails:
+            out[_camel_rail(rail)] = n
+        return out
+
+
 @dataclass(frozen=True)
 class PhaseOutcome:
     """What a phase body returns: its counts, the commit subject/body for what it staged, and a reason.
@@ -205,7 +229,12 @@ class PhaseOutcome:
     subject: str = ""
     body: str | None = None
     detail: str | None = None
-    llm_calls: int = 0
+    model: ModelUsage | None = None
+
+    @property
+    def llm_calls(self) -> int:
+        """Model calls the phase made (0 with no model bound)."""
+        return self.model.calls if self.model is not None else 0
 
 
 PhaseBody = Callable[[PhaseEnv], PhaseOutcome]

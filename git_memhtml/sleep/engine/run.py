@@ -26,9 +26,10 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
 from git_memhtml.index.runs import RunRow, get_run, unfinished_runs
 from git_memhtml.index.watermark import index_state, overlay_rows
+from git_memhtml.llm.contract import ModelClient
 from git_memhtml.sleep.engine.commit import TRAILER_COUNTS, TRAILER_PHASE, commit_phase
 from git_memhtml.sleep.engine.contract import MAX_SAME_DAY_RUNS, SLEEP_PHASES, PhaseSpec, phase_specs
-from git_memhtml.sleep.engine.env import PhaseEnv, PhaseReport, RunServices, WireCounts
+from git_memhtml.sleep.engine.env import LlmBudget, PhaseEnv, PhaseReport, RunServices, WireCounts
 from git_memhtml.sleep.engine.lock import relabel, remove_locks, sleep_lock, stale_git_locks
 from git_memhtml.sleep.engine.runfiles import run_file_stem
 from git_memhtml.sleep.engine.runref import resolve_sleep_run
@@ -248,6 +249,8 @@ def _run_phase(env: PhaseEnv, spec: PhaseSpec, reindex: Reindex) -> PhaseReport:
         if not isinstance(outcome.counts, spec.counts):
             raise TypeError(f"{phase} returned {type(outcome.counts).__name__}, not {spec.counts.__name__}")
         counts = outcome.counts.wire()
+        if outcome.model is not None:
+            counts = {**counts, **outcome.model.wire()}
         sha = None
         if not env.dry_run and spec.commits:
             sha = commit_phase(
@@ -302,6 +305,27 @@ def _seed_index(source: IndexDB, tree: GitRepo, base_sha: str, embedder: Embedde
             target.unlink()
 
 
+@dataclass(frozen=True)
+class ModelBinding:
+    """The model a run may call and its call budget (docs/models.md §2).
+
+    Attributes:
+        client: the bound client, or ``None`` (``memhtml.llm = off``: the model phases say ``no model bound``).
+        max_calls: ``--max-llm-calls N``: calls the whole run may make, shared by every phase; ``None`` is no limit.
+    """
+
+    client: ModelClient | None = None
+    max_calls: int | None = None
+
+    def services(self) -> RunServices:
+        """Fresh run services holding this client and budget."""
+        return RunServices(model=self.client, llm_budget=LlmBudget(remaining=self.max_calls))
+
+
+NO_MODEL = ModelBinding()
+"""No model, no budget: the default of every run."""
+
+
 def _open_env(
     main: GitRepo,
     tree: GitRepo,
@@ -313,8 +337,10 @@ def _open_env(
     deep: bool,
     embedder: Embedder | None,
     seed: IndexDB | None = None,
+    model: ModelBinding = NO_MODEL,
 ) -> tuple[PhaseEnv, Reindex]:
-    """The first phase's input (fresh :class:`RunServices`: no model bound, unlimited calls) and the reindex step."""
+    """The first phase's input (fresh :class:`RunServices` holding ``model``'s client and budget) and the reindex
+    step."""
     if seed is not None:
         _seed_index(seed, tree, base_sha, embedder)
     db = IndexDB.for_repo(tree)
@@ -329,7 +355,7 @@ def _open_env(
         at=at,
         dry_run=dry_run,
         deep=deep,
-        services=RunServices(),
+        services=model.services(),
     )
     return env, lambda: update(tree, db, embedder, now=at)
 
@@ -345,6 +371,7 @@ def run_sleep(
     embedder: Embedder | None,
     clock: Clock,
     after_phase: AfterPhase | None = None,
+    model: ModelBinding = NO_MODEL,
 ) -> RunReport:
     """Cut ``sleep/<date>[-N]`` from ``main``, run ``phases`` in a linked worktree, and report.
 
@@ -355,6 +382,7 @@ def run_sleep(
         dry_run: no branch; phases run in a detached scratch worktree and write nothing.
         clock: wall-clock instants for row timestamps only.
         after_phase: called with each phase's report as soon as it is recorded.
+        model: the model the model phases may call, and the run's call budget (default: none).
 
     Raises:
         RunRefused: no trunk branch, every run id of the date is taken, or another sleep run holds the sleep lock
@@ -371,13 +399,13 @@ def run_sleep(
             relabel(main, holder, run_id)
         return _run_locked(main, db, run_id=run_id, base=base, date=date, phases=phases, dry_run=dry_run,
                            deep=deep, embedder=embedder, clock=clock, after_phase=after_phase, reaped=reaped,
-                           unfinished=unfinished)
+                           unfinished=unfinished, model=model)
 
 
 def _run_locked(
     main: GitRepo, db: IndexDB, *, run_id: str, base: str, date: str, phases: Sequence[str], dry_run: bool,
     deep: bool, embedder: Embedder | None, clock: Clock, after_phase: AfterPhase | None,
-    reaped: list[dict[str, str]], unfinished: list[str],
+    reaped: list[dict[str, str]], unfinished: list[str], model: ModelBinding,
 ) -> RunReport:
     name = worktree_name(run_id) if not dry_run else f"dry-{worktree_name(run_id)}"
     folder = worktree_folder(main, run_id).with_name(name)
@@ -390,7 +418,7 @@ def _run_locked(
         main.create_branch(run_id, base)
         tree = main.add_worktree(name, folder, run_id)
     env, reindex = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=dry_run, deep=deep,
-                             embedder=embedder, seed=db)
+                             embedder=embedder, seed=db, model=model)
     try:
         results = _execute(env, reindex, phases, {}, clock, after_phase)
         head = tree.head_sha() or base
@@ -438,6 +466,7 @@ def resume_sleep(
     embedder: Embedder | None,
     clock: Clock,
     after_phase: AfterPhase | None = None,
+    model: ModelBinding = NO_MODEL,
 ) -> RunReport:
     """Finish an interrupted run: re-run only phases without a ``Memhtml-Phase`` commit on its branch (and, once the
     run has a report commit, :data:`RESWEEP_PHASES`).
@@ -455,12 +484,12 @@ def resume_sleep(
     with sleep_lock(main, run_id, now=clock()):
         run = resolve_sleep_run(main, db, run_id, "resume")  # again under the lock: nobody started it meanwhile
         return _resume_locked(main, db, run_id, run.row, run.base_sha, run.tip_sha, deep=deep, embedder=embedder,
-                              clock=clock, after_phase=after_phase)
+                              clock=clock, after_phase=after_phase, model=model)
 
 
 def _resume_locked(
     main: GitRepo, db: IndexDB, run_id: str, row: RunRow | None, base: str, tip: str, *, deep: bool,
-    embedder: Embedder | None, clock: Clock, after_phase: AfterPhase | None,
+    embedder: Embedder | None, clock: Clock, after_phase: AfterPhase | None, model: ModelBinding,
 ) -> RunReport:
     recovered = remove_locks(stale_git_locks(main, run_id, worktree_name(run_id)))
     date = run_id.split("/", 1)[1][:10]
@@ -480,7 +509,7 @@ def _resume_locked(
         for phase in RESWEEP_PHASES:
             done.pop(phase, None)
     env, reindex = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=False, deep=deep,
-                             embedder=embedder)
+                             embedder=embedder, model=model)
     try:
         results = _execute(env, reindex, SLEEP_PHASES, done, clock, after_phase)
         head = tree.head_sha() or tip

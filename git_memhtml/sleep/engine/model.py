@@ -1,0 +1,166 @@
+"""A phase's handle on the bound model: budget, isolation, usage and rails (docs/models.md §2, §3).
+
+Every model phase makes its calls through one :class:`PhaseModel`:
+
+- **Budget.** ``sleep run --max-llm-calls N`` is one budget per run, shared by every phase
+  (``env.services.llm_budget``). A call asked for once it is spent is not made: the batch is counted
+  ``budgetSkipped`` and the phase goes on (the run stays green; the night is not *judged*, so no sweep).
+- **Isolation.** A call that fails (unreachable, timed out, malformed or off-schema answer, refusal) costs its own
+  batch only: it is counted (``failedCalls``), logged, and :meth:`PhaseModel.call` returns ``None``.
+- **Usage.** Input and output tokens of every answer are summed per phase.
+- **Rails.** Every proposal the code refuses is counted per rail (:meth:`PhaseModel.reject`) and logged with its
+  payload to the run's rails log in the git dir (``<common-dir>/memhtml/runs/<run stem>.rails.jsonl``), so a
+  model that keeps proposing what the rules forbid is visible. Rails are code; no prompt or setting reaches them.
+
+:meth:`PhaseModel.usage` is what the phase returns in :class:`~git_memhtml.sleep.engine.env.PhaseOutcome`; the
+runner adds its wire keys to the phase's counts (trailer, state row, JSON, report page) only when a model was bound,
+so a night with ``memhtml.llm = off`` keeps exactly the counts it always had.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from git_memhtml.errors import LlmContractViolation, ModelUnavailable, ProviderRefused
+from git_memhtml.llm.contract import ModelRequest, Usage
+from git_memhtml.sleep.engine.env import ModelUsage, PhaseEnv
+from git_memhtml.sleep.engine.runfiles import run_file_stem
+
+T = TypeVar("T", bound=BaseModel)
+
+DRY_RUN = "dry run: no model calls"
+"""Detail of a model phase on ``--dry-run``: a dry run spends nothing (our decision, docs/models.md §4)."""
+
+PAYLOAD_CHARS = 2000
+"""Longest rendering of one rejected payload in the rails log (a log, not an archive)."""
+
+
+@dataclass
+class PhaseModel:
+    """The model as one phase sees it. Build with :meth:`for_phase`.
+
+    ``bound`` is False with no model bound and on a dry run; :meth:`call` then returns ``None`` without counting.
+    """
+
+    env: PhaseEnv
+    phase: str
+    bound: bool
+    calls: int = 0
+    failed_calls: int = 0
+    budget_skipped: int = 0
+    usage_total: Usage = field(default_factory=Usage)
+    prompt_bytes: int = 0
+    seconds: float = 0.0
+    rails: Counter[str] = field(default_factory=Counter)
+
+    @classmethod
+    def for_phase(cls, env: PhaseEnv, phase: str) -> PhaseModel:
+        """The handle of ``phase`` in ``env``'s run."""
+        return cls(env, phase, bound=env.services.model is not None and not env.dry_run)
+
+    @property
+    def detail(self) -> str | None:
+        """Why nothing was asked: ``no model bound``, ``dry run: no model calls``, or ``None`` when bound."""
+        if self.env.services.model is None:
+            return "no model bound"
+        return DRY_RUN if self.env.dry_run else None
+
+    @property
+    def judged_all(self) -> bool:
+        """Every batch asked for got an answer (no failed call, no budget skip): the night judged its whole
+        candidate set, so a detector may sweep what it no longer sees."""
+        return self.bound and self.failed_calls == 0 and self.budget_skipped == 0
+
+    def call(self, request: ModelRequest[T]) -> T | None:
+        """Make one call within the run's budget; ``None`` when unbound, over budget, or the call failed.
+
+        A failure is counted (``failed_calls``), logged on the ``call-failed`` rail log line with the error's class
+        and message (no memory text), and never raised: one batch is lost, never the phase.
+        """
+        client = self.env.services.model
+        if client is None or not self.bound:
+            return None
+        budget = self.env.services.llm_budget
+        if budget.remaining is not None and budget.remaining <= 0:
+            self.budget_skipped += 1
+            return None
+        if budget.remaining is not None:
+            budget.remaining -= 1
+        budget.spent += 1
+        self.calls += 1
+        self.prompt_bytes += len(request.system.encode("utf-8", "replace")) + len(
+            request.prompt.encode("utf-8", "replace"))
+        started = time.monotonic()
+        try:
+            answer = client.call(request)
+        except (ModelUnavailable, LlmContractViolation, ProviderRefused) as exc:
+            self.failed_calls += 1
+            self._log("call-failed", {"schema": request.name, "error": type(exc).__name__, "message": exc.message})
+            return None
+        finally:
+            self.seconds += time.monotonic() - started
+        self.usage_total = self.usage_total + answer.usage
+        return answer.value
+
+    def reject(self, rail: str, payload: Mapping[str, object]) -> None:
+        """Count one proposal refused by ``rail`` and log it with ``payload`` (JSON values) to the rails log."""
+        self.rails[rail] += 1
+        self._log(rail, payload)
+
+    def usage(self) -> ModelUsage | None:
+        """The phase's :class:`ModelUsage`, or ``None`` when no model was bound (counts stay as without models)."""
+        if self.env.services.model is None:
+            return None
+        return ModelUsage(
+            calls=self.calls,
+            failed_calls=self.failed_calls,
+            budget_skipped=self.budget_skipped,
+            input_tokens=self.usage_total.input_tokens,
+            output_tokens=self.usage_total.output_tokens,
+            prompt_bytes=self.prompt_bytes,
+            rails=tuple(self.rails.items()),
+            seconds=self.seconds,
+        )
+
+    def _log(self, rail: str, payload: Mapping[str, object]) -> None:
+        """Append one JSON line to the rails log; a log that cannot be written is no reason to fail the phase."""
+        if self.env.dry_run:
+            return
+        line = json.dumps(
+            {"run": self.env.run_id, "phase": self.phase, "rail": rail, "payload": _bounded(payload)},
+            ensure_ascii=True, sort_keys=True, default=str,
+        )
+        path = rails_log_path(self.env)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="ascii") as handle:
+                handle.write(line + "\n")
+        except OSError:
+            return
+
+
+def rails_log_path(env: PhaseEnv) -> Path:
+    """``<common-dir>/memhtml/runs/<run stem>.rails.jsonl`` of ``env``'s run (outside every work tree)."""
+    return env.repo.common_dir / "memhtml" / "runs" / f"{run_file_stem(env.run_id)}.rails.jsonl"
+
+
+def _bounded(payload: Mapping[str, object]) -> dict[str, object]:
+    """``payload`` with every long value cut to :data:`PAYLOAD_CHARS` characters (non-scalars as JSON text)."""
+    out: dict[str, object] = {}
+    for key, value in payload.items():
+        if isinstance(value, str):
+            out[str(key)] = value if len(value) <= PAYLOAD_CHARS else value[:PAYLOAD_CHARS] + "…"
+        elif isinstance(value, (int, float, bool)) or value is None:
+            out[str(key)] = value
+        else:
+            text = json.dumps(value, default=str, ensure_ascii=True)
+            out[str(key)] = value if len(text) <= PAYLOAD_CHARS else text[:PAYLOAD_CHARS] + "…"
+    return out

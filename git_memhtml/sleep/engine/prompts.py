@@ -1,0 +1,84 @@
+"""Prompts are configuration: package resources a repository may override (docs/models.md §3).
+
+Each model call has a named prompt, ``<name>.md`` under ``git_memhtml/resources/prompts/`` (``dedup-merge``,
+``dedup-merge.task`` …: the system prompt, and the instruction that closes the user message). A repository overrides
+one by committing ``.memhtml/prompts/<name>.md``; the run reads it from the run's work tree, so the override in
+force is the one on the run's base commit, reviewable in git like any change.
+
+Substitution is literal and single-pass: ``{key}`` becomes the value given for ``key``; a placeholder with no value
+(``{unknown}``, a JSON brace) passes through unchanged, and a substituted value is never scanned again, so a value
+that contains ``{other}`` stays as it is.
+
+An override changes only words. The rails that check every proposal are code (``sleep/phases/``), and no prompt, no
+setting and no answer reaches them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from importlib import resources
+
+from git_memhtml.errors import ConfigError
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.tree.paths import tree_file_problem
+
+OVERRIDE_DIR = ".memhtml/prompts"
+"""Where a repository keeps its prompt overrides (our decision, docs/models.md §3)."""
+
+MAX_PROMPT_BYTES = 64 * 1024
+"""Largest override read; a larger file is refused (a prompt, not a corpus)."""
+
+_NAME = re.compile(r"^[a-z][a-z0-9-]*(?:\.[a-z][a-z0-9-]*)?$")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def shipped_prompt(name: str) -> str:
+    """The prompt ``name`` as the package ships it.
+
+    Raises:
+        ValueError: ``name`` is not a prompt name (``[a-z][a-z0-9-]*`` with an optional ``.part``) or none ships.
+    """
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"not a prompt name: {name!r}")
+    resource = resources.files("git_memhtml").joinpath("resources", "prompts", f"{name}.md")
+    if not resource.is_file():
+        raise ValueError(f"no prompt named {name!r} ships with git-memhtml")
+    return resource.read_text(encoding="utf-8")
+
+
+def override_path(name: str) -> str:
+    """``.memhtml/prompts/<name>.md``: the tree path of ``name``'s override."""
+    return f"{OVERRIDE_DIR}/{name}.md"
+
+
+def load_prompt(repo: GitRepo, name: str, values: Mapping[str, str] | None = None) -> str:
+    """The prompt ``name`` in force in ``repo``'s work tree, with ``{key}`` placeholders filled from ``values``.
+
+    Raises:
+        ValueError: no prompt of that name ships (a programming error: the phases name their prompts).
+        ConfigError: the override exists but is a symlink or not a regular file, is larger than
+            :data:`MAX_PROMPT_BYTES`, or is not UTF-8 (the error names the file and says how to fix it).
+    """
+    text = shipped_prompt(name)
+    path = override_path(name)
+    target = repo.root / path
+    if target.exists() or target.is_symlink():
+        problem = tree_file_problem(repo.root, path)
+        if problem is not None:
+            raise ConfigError(f"{path}: {problem}", hint=f"make {path} a plain file, or remove it", path=path)
+        data = target.read_bytes()
+        if len(data) > MAX_PROMPT_BYTES:
+            raise ConfigError(f"{path}: {len(data)} bytes, more than {MAX_PROMPT_BYTES}",
+                              hint="shorten the override", path=path)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: not UTF-8 (byte {exc.start})", hint="save the override as UTF-8",
+                              path=path) from exc
+    return fill(text, values or {})
+
+
+def fill(text: str, values: Mapping[str, str]) -> str:
+    """Replace each ``{key}`` of ``text`` whose key is in ``values``, once, left to right; others pass through."""
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
