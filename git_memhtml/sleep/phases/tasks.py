@@ -10,9 +10,9 @@
 - **A human dismissal sticks**: a done detected task under ``archive/<Y>/areas/inbox/tasks/`` that was not closed
   by the machine refuses the same key (ten years back from the run date).
 - **Ten a night** across detectors (``env.services.budget``); overflow is counted.
-- **No sweep yet**: the spec's sweep (docs/tasks.md §7 ``closeVanishedDetections``, tag ``machine-closed``) runs only
-  on a model-bound night, and this version binds no model; its unused implementation was removed in issue 9. A
-  task tagged ``machine-closed`` is still no human dismissal.
+- **The sweep** (:func:`sweep_detections`): a detector that judged its whole candidate set this night (a model was
+  bound and every batch was answered) closes its open detections whose finding it no longer saw: marked done,
+  tagged ``machine-closed``, archived. A task tagged ``machine-closed`` is no human dismissal.
 
 Every function stages through ``store.edits`` and never commits; on ``env.dry_run`` outcomes are computed and
 nothing is written.
@@ -333,3 +333,28 @@ def mint_detected_task(
         target.write_text(text, encoding="utf-8")
         env.repo.stage([path])
     return MintOutcome("minted", key, path)
+
+
+def sweep_detections(env: PhaseEnv, detector: str, tally: TaskTally, *, judged: bool) -> list[str]:
+    """Close ``detector``'s open detections whose key ``tally`` did not see this night; return their paths.
+
+    Only a night that ``judged`` its whole candidate set may sweep (docs/tasks.md §7 "Sweep"): a night with no
+    model, a failed call or a budget skip saw only part of it, and absence of a finding proves nothing then. Each
+    swept task gets ``task-status = done``, the tag ``machine-closed`` and ``updated``, and is archived
+    (``store.edits.archive_file``); ``tally.closed`` counts them. A task that is not a ``det-`` file of this
+    detector is never touched. On a dry run the paths are returned and nothing is written.
+    """
+    if not judged:
+        return []
+    closed: list[str] = []
+    for item in open_detections(env.repo, detector):
+        if item.key in tally.live_keys or key_of_path(item.path) is None:
+            continue
+        if not env.dry_run:
+            archived = edits.archive_file(env.repo, item.path, at=env.at, extra=[
+                edits.set_meta("task-status", "done"), edits.add_meta("tag", MACHINE_CLOSED_TAG)])
+            if archived is None:
+                continue
+        closed.append(item.path)
+    tally.closed += len(closed)
+    return closed
