@@ -21,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
 
 Dialect = Literal["openai", "anthropic"]
 """The two wire dialects (``memhtml.llm``; ``off`` binds no client)."""
@@ -36,6 +37,14 @@ MAX_TOKENS_CLAMP = 128000
 """Upper clamp of ``max_tokens`` (carried over)."""
 
 T = TypeVar("T", bound=BaseModel)
+
+
+class AnswerSchema(BaseModel):
+    """Base of every answer schema: frozen, extra fields forbidden, snake_case fields with camelCase wire names
+    (``member_keys`` is ``memberKeys`` in the schema sent and in the JSON decoded). Subclass it for each call; the
+    class name is the schema's wire name, so keep it unique across phases (``MergePartition``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True)
 
 
 @dataclass(frozen=True)
