@@ -59,9 +59,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 Source: the layer list of issue 9 (docs/architecture.md "Layers"), with three moves: ``transport`` (the one HTTP
 client, issue 11) gets a layer of its own between ``errors`` and the embedders and model dialects that post through
-it; ``config`` gets a layer of its, above ``embed`` (the names of the embedders type its ``embed`` setting) and below ``gitrepo`` (which reads the
-live environment through it); ``__main__`` sits one above ``cli`` because it imports it. Two rooms of one layer
-may not import each other."""
+it; ``config`` gets a layer of its own, above ``embed`` (the names of the embedders type its ``embed`` setting) and
+below ``gitrepo`` (which reads the live environment through it); ``__main__`` sits one above ``cli`` because it
+imports it. Two rooms of one layer may not import each other."""
 
 ONLY: Mapping[str, frozenset[str]] = {
     "document": frozenset({"errors"}),
