@@ -113,6 +113,26 @@ def encode_reply(dialect: Dialect, req: ScriptedRequest, reply: Answer | Malform
             "usage": {"input_tokens": usage[0], "output_tokens": usage[1]}}
 
 
+class _Server(ThreadingHTTPServer):
+    """The stdlib server, knowing the :class:`ScriptedModelServer` its handlers report to."""
+
+    owner: ScriptedModelServer
+
+
+class ScriptedHandler(BaseHTTPRequestHandler):
+    """Hands every ``POST`` to the owning :class:`ScriptedModelServer` (HTTP/1.1 keep-alive, no access log)."""
+
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def do_POST(self) -> None:
+        """Answer one request (``ScriptedModelServer._handle``)."""
+        self.server.owner._handle(self)
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Silent: tests read :attr:`ScriptedModelServer.requests` instead."""
+
+
 class ScriptedModelServer:
     """The loopback model server; a context manager (``with ScriptedModelServer(script) as server: …``).
 
@@ -125,7 +145,7 @@ class ScriptedModelServer:
         self.player = Player(script)
         self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -154,18 +174,8 @@ class ScriptedModelServer:
 
     def start(self) -> ScriptedModelServer:
         """Bind ``127.0.0.1:0`` and serve from a daemon thread."""
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                server._handle(self)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        httpd = _Server(("127.0.0.1", 0), ScriptedHandler)
+        httpd.owner = self
         httpd.daemon_threads = True
         httpd.block_on_close = False  # a stalled handler must not hold up shutdown
         self._httpd = httpd

@@ -7,13 +7,13 @@ from collections.abc import Mapping
 
 import pytest
 
-from git_memhtml.config import llm_defaults, llm_key_env, llm_settings, resolve_settings
+from git_memhtml.config import ResolvedSettings, llm_defaults, llm_key_env, llm_settings, resolve_settings
 from git_memhtml.errors import ConfigError
 from git_memhtml.llm.client import HttpModelClient, LlmSettings
 
 
 def resolved(env: Mapping[str, str] | None = None, git: Mapping[str, str] | None = None,
-             flags: Mapping[str, object | None] | None = None):  # type: ignore[no-untyped-def]
+             flags: Mapping[str, object | None] | None = None) -> ResolvedSettings:
     return resolve_settings(git_config=lambda k: (git or {}).get(k), env=env or {}, flags=flags)
 
 
