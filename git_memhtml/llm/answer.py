@@ -53,5 +53,10 @@ def validate(value: Any, request: ModelRequest[T]) -> T:
 
 
 def count(value: Any) -> int:
-    """A token count from a usage field: a non-negative int, else 0 (a server that reports nothing, or junk)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    """A token count from a usage field: a non-negative whole number (``12`` or ``12.0``), else 0 (a server that
+    reports nothing, or junk)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    if value != value or value in (float("inf"), float("-inf")) or value < 0 or value != int(value):
+        return 0
+    return int(value)

@@ -27,7 +27,7 @@ from typing import Any
 from git_memhtml.errors import LlmContractViolation, ProviderRefused
 from git_memhtml.llm.answer import CONTRACT_HINT, count, validate
 from git_memhtml.llm.contract import MAX_TOKENS_CLAMP, ModelRequest, T, Usage
-from git_memhtml.llm.schema import wire_schema
+from git_memhtml.llm.schema import wire_name, wire_schema
 from git_memhtml.transport import preview
 
 DEFAULT_URL = "https://api.anthropic.com"
@@ -59,7 +59,7 @@ def headers(key: str | None) -> dict[str, str]:
 def encode(request: ModelRequest[T], model: str) -> dict[str, Any]:
     """The request body of ``request`` for ``model``."""
     schema = wire_schema(request.schema)
-    tool: dict[str, Any] = {"name": request.name}
+    tool: dict[str, Any] = {"name": wire_name(request.schema)}
     description = schema.get("description")
     if isinstance(description, str) and description.strip():
         tool["description"] = description

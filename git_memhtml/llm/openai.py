@@ -26,7 +26,7 @@ from typing import Any
 from git_memhtml.errors import LlmContractViolation, ProviderRefused
 from git_memhtml.llm.answer import CONTRACT_HINT, count, parse_json, validate
 from git_memhtml.llm.contract import MAX_TOKENS_CLAMP, ModelRequest, T, Usage
-from git_memhtml.llm.schema import wire_schema
+from git_memhtml.llm.schema import wire_name, wire_schema
 from git_memhtml.transport import preview
 
 DEFAULT_URL = "https://api.openai.com/v1"
@@ -57,7 +57,7 @@ def encode(request: ModelRequest[T], model: str) -> dict[str, Any]:
         "messages": messages,
         "max_completion_tokens": max(1, min(MAX_TOKENS_CLAMP, request.max_tokens)),
         "response_format": {"type": "json_schema", "json_schema": {
-            "name": request.name, "strict": True, "schema": wire_schema(request.schema)}},
+            "name": wire_name(request.schema), "strict": True, "schema": wire_schema(request.schema)}},
     }
 
 

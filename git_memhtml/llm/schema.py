@@ -23,6 +23,7 @@ better instruction).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,6 +42,23 @@ DROPPED = frozenset({"default", "title", "examples", "minLength", "maxLength", "
 REFUSED = frozenset({"prefixItems", "patternProperties", "not", "if", "then", "else", "dependentRequired",
                      "dependentSchemas", "unevaluatedProperties", "propertyNames", "contains"})
 """Keywords strict structured output has no equivalent for."""
+
+
+WIRE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""What both dialects accept as a ``json_schema`` / tool name (OpenAI and Anthropic document the same rule)."""
+
+
+def wire_name(model: type[BaseModel]) -> str:
+    """The schema's name on the wire: its class name.
+
+    Raises:
+        ValueError: the name has characters or a length the providers refuse (a parametrised generic such as
+            ``Answer[int]``); give the schema a plain class name.
+    """
+    name = model.__name__
+    if not WIRE_NAME.match(name):
+        raise ValueError(f"{name!r} cannot be a schema name on the wire (letters, digits, _ and -, at most 64)")
+    return name
 
 
 def wire_schema(model: type[BaseModel]) -> dict[str, Any]:

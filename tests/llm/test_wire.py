@@ -353,3 +353,47 @@ def test_the_server_shuts_down_cleanly_with_a_stalled_request_in_flight() -> Non
         _ = server.port
 
 
+
+
+def test_the_client_backoff_doubles_with_its_injected_jitter(raws: list[Raw]) -> None:
+    raw = serve(fixed({"error": "busy"}, 503))
+    raws.append(raw)
+    waits: list[float] = []
+    client = HttpModelClient(LlmSettings("openai", raw.root + "/v1", "m", timeout=5.0, max_attempts=3),
+                             sleep=waits.append, rand=lambda: 1.0, backoff=0.2)
+    with pytest.raises(ModelUnavailable, match="after 3 attempts"):
+        client.call(REQUEST)
+    assert waits == [0.25, 0.5]  # 0.2 and 0.4, each with the full 25 % jitter
+
+
+def test_a_redirect_is_not_followed_and_names_the_url_setting(raws: list[Raw]) -> None:
+    raw = serve(lambda p, h, b: (307, {"Location": "https://elsewhere.invalid/v1/chat/completions"}, b""))
+    raws.append(raw)
+    with pytest.raises(ModelUnavailable) as err:
+        raw_client(raw, "openai", attempts=3).call(REQUEST)
+    assert type(err.value) is ModelUnavailable and "HTTP 307" in err.value.message
+    assert "memhtml.llmurl" in str(err.value.hint) and len(raw.seen) == 1
+
+
+@pytest.mark.parametrize(("usage", "expected"), [({"prompt_tokens": 5.0, "completion_tokens": 2}, Usage(5, 2)),
+                                                 ({"prompt_tokens": -1, "completion_tokens": "7"}, Usage(0, 0)),
+                                                 ({"prompt_tokens": True, "completion_tokens": 2.5}, Usage(0, 0)),
+                                                 (None, Usage(0, 0))])
+def test_usage_junk_counts_zero(raws: list[Raw], usage: Any, expected: Usage) -> None:
+    body = {**REPLIES["openai"], "usage": usage}
+    raw = serve(fixed(body))
+    raws.append(raw)
+    assert raw_client(raw, "openai").call(REQUEST).usage == expected
+
+
+class Generic_(AnswerSchema):
+    ok: bool
+
+
+def test_a_schema_name_the_providers_refuse_is_a_bug_found_before_sending(raws: list[Raw]) -> None:
+    raw = serve(fixed(REPLIES["openai"]))
+    raws.append(raw)
+    bad = type("Answer[int]", (Generic_,), {})
+    with pytest.raises(ValueError, match="cannot be a schema name"):
+        raw_client(raw, "openai").call(ModelRequest(bad, "", "x"))
+    assert raw.seen == []
