@@ -10,17 +10,21 @@ callers that pass none, :func:`home_dir` the user's home.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from git_memhtml.embed.providers import DEFAULT_EMBEDDER, EmbedderName
 from git_memhtml.errors import ConfigError
+from git_memhtml.llm import anthropic, openai
+from git_memhtml.llm.client import DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT_SECONDS, LlmSettings
 
 Source = Literal["default", "git-config", "env", "flag"]
 
@@ -38,6 +42,13 @@ def home_dir(env: Mapping[str, str]) -> Path:
     return Path(env.get("HOME") or Path.home())
 
 
+KEY_ENV_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+"""What a ``*keyenv`` setting must look like: the name of an environment variable (POSIX portable), never a key."""
+
+SECRET_KEYS = ("embed_key_env", "llm_key_env")
+"""Settings whose invalid value is never echoed: a user who put a key there must not see it printed."""
+
+
 class Settings(BaseModel):
     """The effective configuration.
 
@@ -48,7 +59,12 @@ class Settings(BaseModel):
             embedder's endpoint (base URL or full ``…/embeddings``), model, dimension, the *name* of the
             environment variable holding the API key (never the key), seconds per request and texts per request
             (defaults mirror ``git_memhtml.embed.openai``; docs/retrieval.md).
-        llm: model binding for the eight model phases; only ``off`` exists in this version (docs/design.md §3.7).
+        llm: the model the model phases call: ``off`` (default: none), ``openai`` (chat completions with a strict
+            ``json_schema``: OpenAI, vLLM, Ollama, llama.cpp) or ``anthropic`` (the Messages API; docs/models.md §1).
+        llm_url / llm_model / llm_key_env / llm_timeout / llm_attempts: its base URL (default by dialect, see
+            :func:`llm_defaults`), model id (no default: required once ``llm`` is on), the *name* of the
+            environment variable holding its key (default by dialect), seconds per HTTP attempt and attempts per
+            call on 429/5xx (docs/models.md §1.5).
         weight_fts / weight_vector / weight_recency / weight_salience: RRF arm weights (docs/retrieval.md §4;
         docs/design.md §3.13).
         hooks: ``0`` turns the index hooks off (docs/design.md §3.9).
@@ -67,10 +83,15 @@ class Settings(BaseModel):
     embed_url: str = Field("https://api.openai.com/v1", min_length=1)
     embed_model: str = Field("text-embedding-3-small", min_length=1)
     embed_dim: int = Field(1536, ge=1)
-    embed_key_env: str = Field("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    embed_key_env: str = Field("OPENAI_API_KEY", pattern=KEY_ENV_PATTERN)
     embed_timeout: float = Field(30.0, gt=0.0)
     embed_batch: int = Field(96, ge=1)
-    llm: Literal["off"] = "off"
+    llm: Literal["off", "openai", "anthropic"] = "off"
+    llm_url: str | None = Field(None, min_length=1)
+    llm_model: str | None = Field(None, min_length=1)
+    llm_key_env: str | None = Field(None, pattern=KEY_ENV_PATTERN)
+    llm_timeout: float = Field(DEFAULT_TIMEOUT_SECONDS, gt=0.0, le=3600.0, allow_inf_nan=False)
+    llm_attempts: int = Field(DEFAULT_MAX_ATTEMPTS, ge=1, le=10)
     weight_fts: float = Field(1.0, ge=0.0, le=100.0, allow_inf_nan=False)
     weight_vector: float = Field(1.0, ge=0.0, le=100.0, allow_inf_nan=False)
     weight_recency: float = Field(0.5, ge=0.0, le=100.0, allow_inf_nan=False)
@@ -140,7 +161,7 @@ def resolve_settings(
     except ValidationError as exc:
         first = exc.errors()[0]
         key = str(first["loc"][0]) if first["loc"] else "?"
-        shown = "<not shown: it must name a variable, not hold a key>" if key == "embed_key_env" else repr(
+        shown = "<not shown: it must name a variable, not hold a key>" if key in SECRET_KEYS else repr(
             values.get(key))
         source = sources.get(key, "default")
         fixes = {
@@ -153,3 +174,85 @@ def resolve_settings(
             hint=fixes.get(source, f"git config {_git_key(key)} <value>"),
         ) from exc
     return ResolvedSettings(settings, sources)
+
+
+LLM_DEFAULTS: Mapping[str, Mapping[str, str]] = {
+    "openai": {"llm_url": openai.DEFAULT_URL, "llm_key_env": openai.DEFAULT_KEY_ENV},
+    "anthropic": {"llm_url": anthropic.DEFAULT_URL, "llm_key_env": anthropic.DEFAULT_KEY_ENV},
+}
+"""The defaults of ``memhtml.llmurl`` and ``memhtml.llmkeyenv`` per dialect (the provider's public API and the
+variable its own clients read); with ``memhtml.llm = off`` neither has one."""
+
+
+def llm_defaults(settings: Settings) -> dict[str, str | None]:
+    """``{"llm_url": …, "llm_key_env": …}`` in force: the configured value, else the dialect's default (``None``
+    with ``memhtml.llm = off`` and nothing configured)."""
+    defaults = LLM_DEFAULTS.get(settings.llm, {})
+    return {key: getattr(settings, key) or defaults.get(key) for key in ("llm_url", "llm_key_env")}
+
+
+def llm_key_env(settings: Settings) -> str | None:
+    """The name of the variable holding the model's key (``None`` with ``memhtml.llm = off`` and none set)."""
+    return llm_defaults(settings)["llm_key_env"]
+
+
+def llm_settings(settings: Settings, *, key: str | None) -> LlmSettings | None:
+    """The model binding of ``settings`` (``None`` for ``memhtml.llm = off``), with ``key``, the value the CLI read
+    from the variable :func:`llm_key_env` names (``None`` or empty: unset).
+
+    A missing key is accepted for a server on this machine or a private network (Ollama and llama.cpp need none):
+    no auth header is sent. Anywhere else a missing key is refused before any request (docs/models.md §1.5).
+
+    Raises:
+        ConfigError: no ``memhtml.llmmodel``; a ``memhtml.llmurl`` that is not an ``http(s)://host`` URL or carries
+            credentials; no key for a public server. Each names the setting and how to fix it.
+    """
+    if settings.llm == "off":
+        return None
+    dialect = settings.llm
+    effective = llm_defaults(settings)
+    url, key_env = str(effective["llm_url"]), str(effective["llm_key_env"])
+    if not settings.llm_model:
+        example = "gpt-4o-mini" if dialect == "openai" else "claude-sonnet-4-5"
+        raise ConfigError(f"memhtml.llm is {dialect} but memhtml.llmmodel is not set (a model has no default)",
+                          hint=f"git config memhtml.llmmodel <model id> (e.g. {example}), or set MEMHTML_LLM_MODEL")
+    host = _url_host(url)
+    if not key:
+        key = None
+        if not _is_local(host):
+            raise ConfigError(f"memhtml.llm is {dialect} at {url}, but ${key_env} holds no API key",
+                              hint=f"export {key_env}=<key>, or name another variable with "
+                                   "git config memhtml.llmkeyenv <VARIABLE> (a local server needs none)")
+    return LlmSettings(dialect=dialect, url=url, model=settings.llm_model, key=key, key_env=key_env,
+                       timeout=settings.llm_timeout, max_attempts=settings.llm_attempts)
+
+
+def _url_host(url: str) -> str:
+    """The host of ``memhtml.llmurl``; raises :class:`ConfigError` for anything but a plain ``http(s)://host`` URL."""
+    hint = "git config memhtml.llmurl http://localhost:11434/v1 (an http:// or https:// base URL, no credentials)"
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname
+        _ = parts.port  # raises ValueError on a bad port
+    except ValueError as exc:
+        raise ConfigError(f"memhtml.llmurl={url!r} is not a URL: {exc}", hint=hint) from exc
+    if parts.scheme not in ("http", "https") or not host:
+        raise ConfigError(f"memhtml.llmurl={url!r} is not an http(s)://host URL", hint=hint)
+    if parts.username is not None or parts.password is not None:
+        raise ConfigError("memhtml.llmurl carries credentials (user:password@); they are not shown",
+                          hint="put the key in the variable memhtml.llmkeyenv names; " + hint)
+    if parts.query or parts.fragment:
+        raise ConfigError(f"memhtml.llmurl={url!r} has a query or fragment", hint=hint)
+    return host
+
+
+def _is_local(host: str) -> bool:
+    """``localhost``, a loopback address, or a private/link-local address literal (a server of this machine or
+    network, which may need no key)."""
+    if host.lower() == "localhost" or host.lower().endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local

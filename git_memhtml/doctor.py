@@ -13,22 +13,30 @@ killed older version or a hand copy can.
 ``abandoned``, removes leftover worktrees, finishes the work tree of a commit a killed writer landed. It never
 writes a memory file or ``.gitattributes`` (tracked content: ``git memhtml init`` adds the lines), except on
 request: :func:`fix_leftovers` commits or removes the leftovers (``--fix-leftovers commit|remove``).
+
+:func:`check_model` (``doctor --model``) makes one tiny structured call to the configured model and reports its
+latency and usage, or the exact error (docs/doctor.md "The model").
 """
 
 from __future__ import annotations
 
 import shutil
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from git_memhtml.document.model import PARA_PREFIXES
 from git_memhtml.domain.instants import hours_between
 from git_memhtml.embed.base import Embedder
+from git_memhtml.errors import ModelUnavailable
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import Parser
 from git_memhtml.index.runs import running_runs
 from git_memhtml.index.verify import IndexDrift, TreeFacts, compare, repair, reproject, tree_facts
+from git_memhtml.llm.client import HttpModelClient
+from git_memhtml.llm.contract import AnswerSchema, ModelRequest
 from git_memhtml.sleep.engine.contract import STALE_RUN_HOURS
 from git_memhtml.sleep.engine.run import worktree_name
 from git_memhtml.sleep.engine.runs import reap_stale
@@ -241,3 +249,63 @@ def fix(repo: GitRepo, db: IndexDB, embedder: Embedder | None, *, now: str,
     after = diagnose(repo, db, now=now, parse=parse)
     return DoctorReport(after.index, after.tree, after.stale_runs, after.leftover_worktrees,
                         after.gitattributes_missing, after.leftovers, fixed=tuple(actions))
+
+
+class DoctorPing(AnswerSchema):
+    """The answer of ``doctor --model``'s one call: set ok to true."""
+
+    ok: bool
+
+
+PING_SYSTEM = "You check that a structured-output connection works. Answer with the required JSON object only."
+"""System prompt of the ``doctor --model`` call."""
+PING_PROMPT = 'Reply with {"ok": true}.'
+"""User message of the ``doctor --model`` call."""
+PING_MAX_TOKENS = 64
+"""Answer tokens the ping asks for (the answer is ``{"ok": true}``; a reasoning model may need the margin)."""
+
+
+@dataclass(frozen=True)
+class ModelCheck:
+    """What ``doctor --model`` found.
+
+    Attributes:
+        ok: the model answered the ping within the contract.
+        describe: ``<dialect> <model> at <endpoint>``; dialect, model, url: the binding's parts (never the key).
+        latency_ms: wall time of the call, retries included (ms, rounded).
+        attempts: HTTP attempts it took.
+        input_tokens / output_tokens: the usage the provider reported.
+        error / code / hint: the exact error when not ``ok`` (its message, ``ERR_*`` code and hint).
+    """
+
+    ok: bool
+    describe: str
+    dialect: str
+    model: str
+    url: str
+    latency_ms: int
+    attempts: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    error: str | None = None
+    code: str | None = None
+    hint: str | None = None
+
+
+def check_model(client: HttpModelClient, *, clock: Callable[[], float] = time.monotonic) -> ModelCheck:
+    """Make one tiny structured call (:class:`DoctorPing`) and report latency and usage, or the error.
+
+    Never raises a model error: :class:`ModelUnavailable` and its kinds (contract violation, refusal) become
+    ``ok=False`` with the message, code and hint.
+    """
+    s = client.settings
+    started = clock()
+    try:
+        answer = client.call(ModelRequest(DoctorPing, PING_SYSTEM, PING_PROMPT, max_tokens=PING_MAX_TOKENS,
+                                          effort="low", cache_system=False))
+    except ModelUnavailable as exc:
+        return ModelCheck(False, client.describe(), s.dialect, s.model, s.endpoint,
+                          round((clock() - started) * 1000), error=exc.message, code=exc.code, hint=exc.hint)
+    return ModelCheck(True, client.describe(), s.dialect, s.model, s.endpoint, round((clock() - started) * 1000),
+                      attempts=answer.attempts, input_tokens=answer.usage.input_tokens,
+                      output_tokens=answer.usage.output_tokens)

@@ -8,6 +8,8 @@ vulture reports is dead code to delete.
 
 from __future__ import annotations
 
+from http.server import ThreadingHTTPServer
+
 from git_memhtml.artifacts.listings import publish
 from git_memhtml.cli.eval_cmds import discriminate_cmd
 from git_memhtml.cli.index_cmds import rebuild_cmd, status_cmd, update_cmd
@@ -34,6 +36,7 @@ from git_memhtml.eval.corpus import FixtureCorpus, Probe
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import IndexStatus
 from git_memhtml.index.project import FileRow
+from git_memhtml.llm.scripted_server import ScriptedHandler
 from git_memhtml.sleep.engine import contract
 from git_memhtml.sleep.engine.env import DetectionBudget, RunServices
 from git_memhtml.sleep.phases._nomodel import TraceConsolidationCounts
@@ -55,6 +58,7 @@ __all__ = [
     "CONTRACT_VIEWS",
     "MODEL_LAYER_SLOTS",
     "PYDANTIC_HOOKS",
+    "STDLIB_HOOKS",
     "TEST_ORACLES",
     "detection_budget",
     "phase_counts_fields",
@@ -73,6 +77,14 @@ PYDANTIC_HOOKS = (
     LinkOp._known_rel, OpLine._one_line_id, OpLine._type_name_entities, OpLine._writable, OpLine._one_door,
 )
 """Pydantic reads ``model_config`` and calls ``@field_validator``/``@model_validator`` methods itself."""
+
+
+STDLIB_HOOKS = (ThreadingHTTPServer.daemon_threads, ThreadingHTTPServer.block_on_close,
+                ScriptedHandler.protocol_version, ScriptedHandler.do_POST, ScriptedHandler.log_message)
+"""Attributes the stdlib HTTP server reads or calls by name: ``socketserver.ThreadingMixIn`` decides from the first
+two whether handler threads are daemons and whether ``server_close`` waits for them (the scripted model server sets
+both so a stalled reply never blocks shutdown); ``BaseHTTPRequestHandler`` reads ``protocol_version`` and
+dispatches ``POST`` to ``do_POST`` and logs through ``log_message``."""
 
 
 def settings_fields(s: Settings) -> tuple[object, ...]:

@@ -63,6 +63,8 @@ class App:
     repo_path: Path | None = None
     json: bool = False
     env: Mapping[str, str] = field(default_factory=environment_snapshot)
+    flags: Mapping[str, object | None] = field(default_factory=dict)
+    """Settings given on the command line (``{"llm": "openai"}``), above every other source."""
     _repo: GitRepo | None = field(default=None, repr=False)
     _settings: ResolvedSettings | None = field(default=None, repr=False)
     _embedder: Embedder | None = field(default=None, repr=False)
@@ -117,7 +119,7 @@ class App:
             except Exception:
                 repo = None
             lookup = repo.config_get if repo is not None else (lambda key: None)
-            self._settings = resolve_settings(git_config=lookup, env=self.env)
+            self._settings = resolve_settings(git_config=lookup, env=self.env, flags=self.flags)
         return self._settings
 
     def embedder(self) -> Embedder | None:

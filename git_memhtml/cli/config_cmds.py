@@ -12,7 +12,7 @@ import click
 
 from git_memhtml.cli.app import App
 from git_memhtml.cli.common import app_of, json_option, respond
-from git_memhtml.config import KEYS, TRUNK_KEY, env_var, git_key
+from git_memhtml.config import KEYS, TRUNK_KEY, env_var, git_key, llm_defaults
 from git_memhtml.errors import MemhtmlError
 from git_memhtml.output import table
 from git_memhtml.sleep.engine.trunk import TRUNK, trunk_name
@@ -27,12 +27,15 @@ def config_cmd(ctx: click.Context, as_json: bool) -> int:
     resolved = app.settings()
     values = resolved.settings.model_dump()
     weights = app.weights()  # unset weight_* keys take the embedder's default (docs/retrieval-tuning.md)
+    by_dialect = llm_defaults(resolved.settings)  # unset llmurl / llmkeyenv take the dialect's default
     data: dict[str, dict[str, Any]] = {}
     for key in KEYS:
         value: Any = values[key]
         source: str = resolved.sources[key]
         if key.startswith("weight_") and source == "default":
             value, source = getattr(weights, key.removeprefix("weight_")), f"default ({resolved.settings.embed})"
+        elif key in by_dialect and source == "default" and by_dialect[key] is not None:
+            value, source = by_dialect[key], f"default ({resolved.settings.llm})"
         data[git_key(key)] = {"value": value, "source": source, "env": env_var(key), "setting": key}
     data[TRUNK_KEY] = _trunk_row(app)
     respond(as_json, "config.effective", data, lambda: table(

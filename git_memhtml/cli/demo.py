@@ -13,15 +13,18 @@ import click
 from git_memhtml.cli.app import App, utc_now
 from git_memhtml.cli.common import app_of, init_memory
 from git_memhtml.cli.inputs import read_text_input
+from git_memhtml.cli.model_binding import bind_model, max_llm_calls_option
 from git_memhtml.cli.probe_view import probe_settings, run_probes, verdict_text
 from git_memhtml.cut import clip
+from git_memhtml.doctor import check_model
 from git_memhtml.errors import UsageError
 from git_memhtml.eval.discriminate import TempFolderGate, gate_figures
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.gitrepo.identity import IDENTITY_HINT, IdentityUnknown, require_identity
 from git_memhtml.index.retrieval import search
+from git_memhtml.llm.client import HttpModelClient
 from git_memhtml.output import emit, table, warn
-from git_memhtml.sleep.engine.run import run_sleep
+from git_memhtml.sleep.engine.run import ModelBinding, run_sleep
 from git_memhtml.sleep.landing.merge import merge_run
 from git_memhtml.sleep.presentation.plan import plan
 from git_memhtml.sleep.presentation.review import review_run
@@ -43,9 +46,23 @@ DEMO_IDENTITY = (("user.name", "git-memhtml demo"), ("user.email", "demo@git-mem
 @click.option("--corpus", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="JSONL apply stream to import (default: the shipped demo corpus).")
 @click.option("--query", default="checkout timeout", show_default=True, help="Search run after the merge.")
+@click.option("--llm", type=click.Choice(["openai", "anthropic"]), default=None,
+              help="Optional model step: bind a model of this dialect to the sleep run (memhtml.llm).")
+@click.option("--llm-url", default=None, metavar="URL",
+              help="The model server's base URL, e.g. http://localhost:11434/v1 (memhtml.llmurl).")
+@click.option("--llm-model", default=None, metavar="MODEL", help="The model id, e.g. qwen2.5 (memhtml.llmmodel).")
+@max_llm_calls_option
 @click.pass_context
-def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, query: str) -> int:
-    """Create a demo memory repository and run plan → sleep run → review → merge → search in it."""
+def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, query: str, llm: str | None,
+             llm_url: str | None, llm_model: str | None, max_llm_calls: int | None) -> int:
+    """Create a demo memory repository and run plan → sleep run → review → merge → search in it.
+
+    With --llm (and --llm-url, --llm-model) the sleep run calls that model: the demo first makes one tiny call
+    to show the model answers, then runs the same cycle with the model bound.
+    """
+    if llm is None and (llm_url or llm_model or max_llm_calls is not None):
+        raise UsageError("--llm-url, --llm-model and --max-llm-calls need --llm",
+                         hint="add --llm openai (any OpenAI-compatible server) or --llm anthropic")
     source = corpus or DEMO_CORPUS
     if not source.is_file():
         raise UsageError(f"demo corpus {source} not found", hint="pass --corpus FILE (a JSONL apply stream)")
@@ -67,7 +84,9 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
              f"<{DEMO_IDENTITY[1][1]}> (repository-local); set yours with: {IDENTITY_HINT}")
     init = init_memory(directory, env=env)
     emit(f"1. init      {init.root}")
-    app = App(repo_path=directory, env=env)
+    flags: dict[str, object | None] = {"llm": llm, "llm_url": llm_url, "llm_model": llm_model} if llm else {}
+    app = App(repo_path=directory, env=env, flags=flags)
+    model = bind_model(app, max_llm_calls)  # a bad model setting is refused before anything is imported
     repo = app.repo()
     with app.index(catch_up=False) as db:
         app.reindex(db)
@@ -80,7 +99,9 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
              f"indexed {report.added} files, {report.embeddings_written} vectors ({app.settings().settings.embed})")
         verdict = plan(repo, db)
         emit(f"3. plan      verdict {verdict['verdict']}")
-        run = run_sleep(repo, db, date=utc_now()[:10], embedder=app.embedder(), clock=utc_now)
+        if model.client is not None:
+            emit(f"3b. model    {_model_line(model)}")
+        run = run_sleep(repo, db, date=utc_now()[:10], embedder=app.embedder(), clock=utc_now, model=model)
         outcome = "failed: " + ", ".join(run.failed_phases) if run.failed_phases else f"all {len(run.phases)} phases ok"
         emit(f"4. run       {run.run_id}: {len(run.commits)} commits, {outcome}")
         for phase in run.phases:
@@ -111,6 +132,18 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
         emit(table(["#", "path", "claim"], [[i + 1, h.path, clip(h.gist, 70)] for i, h in enumerate(hits.hits)]))
     emit(f"\nthe demo repository is {directory}; try: git -C {directory} log --oneline --graph")
     return 0 if merged.merged and not run.failed_phases else 1
+
+
+def _model_line(model: ModelBinding) -> str:
+    """One tiny call to the bound model (``doctor --model``'s): its latency, or its error. A failure does not stop
+    the demo: each batch the run cannot get answered is counted ``failedCalls`` and the run stays green."""
+    if not isinstance(model.client, HttpModelClient):
+        return "bound"
+    check = check_model(model.client)
+    budget = "" if model.max_calls is None else f"; at most {model.max_calls} calls"
+    if check.ok:
+        return f"{check.describe}: answered in {check.latency_ms} ms{budget}"
+    return f"{check.describe}: did not answer ({check.error}); the run counts its batches as failed calls{budget}"
 
 
 COMMANDS = [demo_cmd]

@@ -11,10 +11,12 @@ from typing import Any
 
 import click
 
-from git_memhtml.cli.app import utc_now
+from git_memhtml.cli.app import App, utc_now
 from git_memhtml.cli.common import app_of, json_option, respond
 from git_memhtml.cli.index_cmds import index_group
-from git_memhtml.doctor import LEFTOVER_MODES, DoctorReport, diagnose, fix
+from git_memhtml.cli.model_binding import model_client
+from git_memhtml.doctor import LEFTOVER_MODES, DoctorReport, check_model, diagnose, fix
+from git_memhtml.errors import ModelUnavailable, UsageError
 from git_memhtml.hooks.checks import git_integration_checks
 from git_memhtml.index.verify import IndexDrift, verify
 from git_memhtml.sleep.engine.lock import lock_findings
@@ -88,11 +90,20 @@ def _human(report: DoctorReport, extra: int = 0) -> str:
 @click.option("--fix-leftovers", "leftover_mode", type=click.Choice(LEFTOVER_MODES),
               help="Also settle memory files that differ from HEAD: commit them as they are, or remove them "
                    "(put back as HEAD has them). Implies --fix.")
+@click.option("--model", "check_the_model", is_flag=True,
+              help="Instead, make one tiny call to the configured model (memhtml.llm) and report its latency, or "
+                   "the exact error.")
 @json_option
 @click.pass_context
-def doctor_cmd(ctx: click.Context, do_fix: bool, leftover_mode: str | None, as_json: bool) -> int:
+def doctor_cmd(ctx: click.Context, do_fix: bool, leftover_mode: str | None, check_the_model: bool,
+               as_json: bool) -> int:
     """Report index drift, unparseable files, dangling links, stale sleep runs and leftover worktrees."""
     app = app_of(ctx)
+    if check_the_model:
+        if do_fix or leftover_mode:
+            raise UsageError("--model checks the model only; it does not combine with --fix or --fix-leftovers",
+                             hint="run git memhtml doctor --fix and git memhtml doctor --model separately")
+        return _model_check(app, as_json)
     with app.index(catch_up=False) as db:
         interrupted = mark_interrupted(db, now=utc_now())
         if do_fix or leftover_mode:
@@ -116,6 +127,28 @@ def doctor_cmd(ctx: click.Context, do_fix: bool, leftover_mode: str | None, as_j
 
     respond(as_json, "doctor.report", data, human)
     return 1 if data["problems"] else 0
+
+
+def _model_check(app: App, as_json: bool) -> int:
+    """``doctor --model``: exit 0 when the model answered within the contract, 1 otherwise."""
+    client = model_client(app)
+    if client is None:
+        raise ModelUnavailable("no model is configured (memhtml.llm is off)",
+                               hint="git config memhtml.llm openai (or anthropic), then memhtml.llmurl and "
+                                    "memhtml.llmmodel; see docs/models.md")
+    check = check_model(client)
+    data = {"ok": check.ok, "dialect": check.dialect, "model": check.model, "url": check.url,
+            "latencyMs": check.latency_ms, "attempts": check.attempts, "inputTokens": check.input_tokens,
+            "outputTokens": check.output_tokens, "error": check.error, "code": check.code, "hint": check.hint}
+
+    def human() -> str:
+        if check.ok:
+            return (f"model: {check.describe}: answered in {check.latency_ms} ms ({check.attempts} attempt(s), "
+                    f"{check.input_tokens} input + {check.output_tokens} output tokens)")
+        return f"model: {check.describe}: failed after {check.latency_ms} ms: {check.error}\nhint: {check.hint}"
+
+    respond(as_json, "doctor.model", data, human)
+    return 0 if check.ok else 1
 
 
 @click.command("verify")

@@ -12,6 +12,7 @@ import click
 
 from git_memhtml.cli.app import App, utc_now
 from git_memhtml.cli.common import app_of, json_option, respond, writes
+from git_memhtml.cli.model_binding import bind_model, max_llm_calls_option
 from git_memhtml.cli.probe_view import probe_settings, run_probes, verdict_text
 from git_memhtml.cut import clip, clip_join
 from git_memhtml.errors import (
@@ -116,10 +117,12 @@ def plan_cmd(ctx: click.Context, as_json: bool) -> int:
 @click.option("--phases", help="Comma-separated subset of phases (run in canonical order).")
 @click.option("--dry-run", is_flag=True, help="Compute per-phase counts; make no branch and write nothing.")
 @click.option("--deep", is_flag=True, help="The occasional budgeted cycle (placement-triage).")
+@max_llm_calls_option
 @json_option
 @click.pass_context
 @writes(on_head=False)
-def run_cmd(ctx: click.Context, date: str | None, phases: str | None, dry_run: bool, deep: bool, as_json: bool) -> int:
+def run_cmd(ctx: click.Context, date: str | None, phases: str | None, dry_run: bool, deep: bool,
+            max_llm_calls: int | None, as_json: bool) -> int:
     """Run every sleep phase on sleep/<date>[-N]; your checkout is never touched."""
     app = app_of(ctx)
     if date is not None and not _is_date(date):
@@ -128,12 +131,14 @@ def run_cmd(ctx: click.Context, date: str | None, phases: str | None, dry_run: b
         selected = select_phases(phases)
     except ValueError as exc:
         raise UsageError(str(exc), hint="git memhtml sleep run --help") from exc
+    model = bind_model(app, max_llm_calls)
     with app.index(catch_up=True) as db:  # a fresh, clean checkout index seeds the run's own index
         if not dry_run:
             _reconcile(app.repo(), db)
         try:
             report = run_sleep(app.repo(), db, date=date or utc_now()[:10], phases=selected, dry_run=dry_run,
-                               deep=deep, embedder=app.embedder(), clock=utc_now, after_phase=_progress)
+                               deep=deep, embedder=app.embedder(), clock=utc_now, after_phase=_progress,
+                               model=model)
         except KeyboardInterrupt:
             _resume_hint(db)
             raise
@@ -153,16 +158,18 @@ def _resume_hint(db: IndexDB) -> None:
 
 @sleep_group.command("resume")
 @click.argument("run_id")
+@max_llm_calls_option
 @json_option
 @click.pass_context
 @writes(on_head=False)
-def resume_cmd(ctx: click.Context, run_id: str, as_json: bool) -> int:
+def resume_cmd(ctx: click.Context, run_id: str, max_llm_calls: int | None, as_json: bool) -> int:
     """Finish an interrupted run: re-run only phases without a commit on its branch."""
     app = app_of(ctx)
+    model = bind_model(app, max_llm_calls)
     with app.index(catch_up=False) as db:
         try:
             report = resume_sleep(app.repo(), db, run_id, embedder=app.embedder(), clock=utc_now,
-                                  after_phase=_progress)
+                                  after_phase=_progress, model=model)
         except KeyboardInterrupt:
             _resume_hint(db)
             raise

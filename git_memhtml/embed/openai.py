@@ -1,7 +1,8 @@
 """An embedder for any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, Ollama, vLLM, llama.cpp; docs/design.md
 §3.6).
 
-This module is the only httpx importer of the package. Texts go out in batches of :attr:`OpenAIOptions.batch`;
+Requests go through the package's one HTTP choke point, :mod:`git_memhtml.transport`.
+Texts go out in batches of :attr:`OpenAIOptions.batch`;
 each request has a timeout; HTTP 429 and 5xx are retried with exponential backoff (``Retry-After`` honoured up to
 :data:`MAX_BACKOFF_SECONDS`); every other failure raises :class:`ModelUnavailable` naming the URL, the HTTP status
 and a hint. A transport failure (connection refused, DNS, timeout) is not retried and marks the endpoint *down* for
@@ -16,11 +17,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 import numpy as np
 
 from git_memhtml.embed.base import FloatMatrix, l2_normalise, space_of
 from git_memhtml.errors import ModelUnavailable
+from git_memhtml.transport import RETRY_STATUSES, HttpResult, RetryPolicy, Transport, TransportFailure, preview
 
 DEFAULT_URL = "https://api.openai.com/v1"
 """Base URL used when ``memhtml.embedurl`` is not set (``/embeddings`` is appended)."""
@@ -40,8 +41,6 @@ BACKOFF_SECONDS = 0.5
 """First retry delay; doubles per retry (0.5, 1, 2 s) unless ``Retry-After`` says otherwise."""
 MAX_BACKOFF_SECONDS = 10.0
 """Longest single wait between two attempts, ``Retry-After`` included."""
-_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-"""Statuses worth retrying (rate limit, transient server errors)."""
 
 
 def endpoint_url(url: str) -> str:
@@ -134,14 +133,18 @@ class OpenAIEmbedder:
         if self._health.down is not None:
             raise ModelUnavailable(f"embedding endpoint {self.url} is unreachable: {self._health.down}",
                                    hint=self._unreachable_hint())
-        headers = {"Content-Type": "application/json"}
+        headers = {}
         if self.options.api_key:
             headers["Authorization"] = f"Bearer {self.options.api_key}"
         size = max(1, self.options.batch)
-        with httpx.Client(timeout=self.options.timeout, headers=headers) as client:
+        policy = RetryPolicy(max_attempts=MAX_ATTEMPTS, backoff=self.options.backoff, max_backoff=MAX_BACKOFF_SECONDS)
+        with Transport("embedding endpoint", self.options.timeout, headers, policy, sleep=self.sleep,
+                       timeout_hint=(f"raise memhtml.embedtimeout (now {self.options.timeout:g}) or check the "
+                                     "server"),
+                       unreachable_hint=self._unreachable_hint()) as transport:
             for start in range(0, len(todo), size):
                 rows = todo[start : start + size]
-                vecs = self._batch(client, [texts[i] for i in rows])
+                vecs = self._batch(transport, [texts[i] for i in rows])
                 out[rows] = vecs
         return l2_normalise(out)
 
@@ -149,33 +152,20 @@ class OpenAIEmbedder:
         return (f"check that the server behind memhtml.embedurl ({self.url}) is running, or set "
                 "`git config memhtml.embed off` to search lexically only")
 
-    def _batch(self, client: httpx.Client, texts: list[str]) -> FloatMatrix:
+    def _batch(self, transport: Transport, texts: list[str]) -> FloatMatrix:
         payload = {"model": self.model, "input": texts}
-        delay = self.options.backoff
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            try:
-                response = client.post(self.url, json=payload)
-            except httpx.TimeoutException as exc:
-                self._health.down = f"timed out after {self.options.timeout:g} s"
-                raise ModelUnavailable(
-                    f"embedding endpoint {self.url} timed out after {self.options.timeout:g} s",
-                    hint=f"raise memhtml.embedtimeout (now {self.options.timeout:g}) or check the server",
-                ) from exc
-            except httpx.HTTPError as exc:
-                self._health.down = f"{type(exc).__name__}: {exc}"
-                raise ModelUnavailable(f"embedding endpoint {self.url} is unreachable: {type(exc).__name__}: {exc}",
-                                       hint=self._unreachable_hint()) from exc
-            status = response.status_code
-            if status in _RETRY_STATUSES and attempt < MAX_ATTEMPTS:
-                self.sleep(min(MAX_BACKOFF_SECONDS, _retry_after(response) or delay))
-                delay *= 2
-                continue
-            if status >= 400:
-                raise ModelUnavailable(f"embedding endpoint {self.url} answered HTTP {status}"
-                                       + (f" after {attempt} attempts" if status in _RETRY_STATUSES else "")
-                                       + f": {_excerpt(response)}", hint=self._status_hint(status))
-            return self._decode(response, len(texts))
-        raise AssertionError("unreachable")  # pragma: no cover - the loop always returns or raises
+        try:
+            response = transport.post_json(self.url, payload)
+        except TransportFailure as exc:
+            self._health.down = exc.reason
+            raise
+        status = response.status
+        if status >= 400:
+            retried = status in RETRY_STATUSES
+            raise ModelUnavailable(f"embedding endpoint {self.url} answered HTTP {status}"
+                                   + (f" after {response.attempts} attempts" if retried else "")
+                                   + f": {preview(response.text, limit=200)}", hint=self._status_hint(status))
+        return self._decode(response, len(texts))
 
     def _status_hint(self, status: int) -> str:
         if status in (401, 403):
@@ -183,11 +173,11 @@ class OpenAIEmbedder:
                     "keys never go into git config)")
         if status == 404:
             return f"check memhtml.embedurl ({self.options.url}) and memhtml.embedmodel ({self.model})"
-        if status in _RETRY_STATUSES:
+        if status in RETRY_STATUSES:
             return "the server is overloaded or failing; try again later or lower memhtml.embedbatch"
         return f"check memhtml.embedmodel ({self.model}) and the server's documentation"
 
-    def _decode(self, response: httpx.Response, count: int) -> FloatMatrix:
+    def _decode(self, response: HttpResult, count: int) -> FloatMatrix:
         try:
             body: Any = response.json()
             items = body["data"]
@@ -198,7 +188,7 @@ class OpenAIEmbedder:
             matrix = np.asarray([item["embedding"] for item in ordered], dtype=np.float64)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ModelUnavailable(
-                f"embedding endpoint {self.url} sent a malformed answer (HTTP {response.status_code}): "
+                f"embedding endpoint {self.url} sent a malformed answer (HTTP {response.status}): "
                 f"{type(exc).__name__}: {exc}",
                 hint="memhtml.embedurl must point at an OpenAI-compatible /v1/embeddings endpoint",
             ) from exc
@@ -213,16 +203,3 @@ class OpenAIEmbedder:
             raise ModelUnavailable(f"embedding endpoint {self.url} returned non-finite numbers",
                                    hint="check the model served at memhtml.embedurl")
         return matrix.astype(np.float32)
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    raw = response.headers.get("retry-after")
-    try:
-        return max(0.0, float(raw)) if raw is not None else None
-    except ValueError:
-        return None
-
-
-def _excerpt(response: httpx.Response) -> str:
-    text = " ".join(response.text.split())
-    return (text[:200] + "…") if len(text) > 200 else (text or "(empty body)")

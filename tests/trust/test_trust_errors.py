@@ -53,6 +53,13 @@ ROWS: list[tuple[str, list[str], int, str]] = [
     ("sleep abort unknown run", ["sleep", "abort", "sleep/1999-01-01"], 1, "sleep/1999-01-01"),
     ("sleep review unknown run", ["sleep", "review", "sleep/1999-01-01"], 1, "sleep/1999-01-01"),
     ("sleep run bad date", ["sleep", "run", "--date", "2026-13-45"], 2, "--date"),
+    ("sleep run negative max llm calls", ["sleep", "run", "--max-llm-calls", "-1"], 2, "--max-llm-calls"),
+    ("sleep resume negative max llm calls", ["sleep", "resume", "sleep/1999-01-01", "--max-llm-calls", "-1"], 2,
+     "--max-llm-calls"),
+    ("sleep run model without llmmodel", ["-C", "{llmrepo}", "sleep", "run"], 2, "memhtml.llmmodel"),
+    ("doctor model without llmmodel", ["-C", "{llmrepo}", "doctor", "--model"], 2, "memhtml.llmmodel"),
+    ("doctor model with llm off", ["doctor", "--model"], 1, "memhtml.llm"),
+    ("doctor model with fix", ["doctor", "--model", "--fix"], 2, "--model"),
     ("eval run unknown run", ["eval", "run", "sleep/1999-01-01"], 1, "sleep/1999-01-01"),
     ("eval run not a run name", ["eval", "run", "main"], 1, "main"),
     ("eval run dot-dot name", ["eval", "run", "sleep/../main"], 1, "sleep/../main"),
@@ -66,6 +73,14 @@ ROWS: list[tuple[str, list[str], int, str]] = [
     ("demo corpus not UTF-8", ["demo", "{tmp}/new-demo", "--corpus", "{tmp}/latin1.jsonl"], 2, "latin1.jsonl"),
     ("demo into a file", ["demo", "{memory_abs}"], 2, "{memory_abs}"),
     ("demo missing corpus", ["demo", "{tmp}/new-demo", "--corpus", "{tmp}/nope.jsonl"], 2, "nope.jsonl"),
+    ("demo llm url without llm", ["demo", "{tmp}/new-demo", "--llm-url", "http://localhost:11434/v1"], 2, "--llm"),
+    ("demo llm without model", ["demo", "{tmp}/new-demo", "--llm", "openai", "--llm-url",
+                                "http://localhost:11434/v1"], 2, "memhtml.llmmodel"),
+    ("demo llm bad url", ["demo", "{tmp}/new-demo", "--llm", "openai", "--llm-url", "ftp://host/v1", "--llm-model",
+                          "m"], 2, "memhtml.llmurl"),
+    ("demo llm unknown dialect", ["demo", "{tmp}/new-demo", "--llm", "gemini"], 2, "--llm"),
+    ("demo negative max llm calls", ["demo", "{tmp}/new-demo", "--llm", "openai", "--max-llm-calls", "-2"], 2,
+     "--max-llm-calls"),
     ("not a repository", ["-C", "{tmp}/plain", "search", "x"], 1, "plain"),
 ]
 
@@ -84,11 +99,14 @@ def world(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
     (tmp_path / "plain").mkdir()
     (tmp_path / "latin1.jsonl").write_bytes(b'{"op": "write", "title": "ok", "type": "semantic", "body": "Fine."}\n'
                                             b'{"op": "write", "title": "caf\xe9", "type": "semantic", "body": "x"}\n')
+    llmrepo = tmp_path / "llm"  # a model dialect chosen, but no model named
+    assert main(["init", str(llmrepo)]) == 0
+    subprocess.run(["git", "-C", str(llmrepo), "config", "memhtml.llm", "openai"], check=True)
     bare = tmp_path / "shared.git"
     subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
     capsys.readouterr()
-    return {"repo": str(repo), "tmp": str(tmp_path), "bare": str(bare), "memory": "areas/inbox/seed.html",
-            "memory_abs": str(repo / "areas/inbox/seed.html")}
+    return {"repo": str(repo), "tmp": str(tmp_path), "bare": str(bare), "llmrepo": str(llmrepo),
+            "memory": "areas/inbox/seed.html", "memory_abs": str(repo / "areas/inbox/seed.html")}
 
 
 def _argv(world: dict[str, str], argv: list[str]) -> list[str]:

@@ -1,0 +1,112 @@
+"""The one HTTP choke point: retries on 429/5xx only, backoff with deterministic jitter, Retry-After (seconds and
+HTTP date, capped), bounded attempts, transport failures named and not retried."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from email.utils import format_datetime
+
+import pytest
+
+from git_memhtml.errors import ModelUnavailable
+from git_memhtml.transport import PREVIEW_CHARS, RetryPolicy, Transport, TransportFailure, preview, retry_after
+from tests.llm.rawserver import Raw, closed_port_root, json_reply, serve
+
+
+@pytest.fixture
+def raws() -> Iterator[list[Raw]]:
+    started: list[Raw] = []
+    yield started
+    for raw in started:
+        raw.close()
+
+
+def statuses(raws: list[Raw], *codes: int, retry_after_value: str | None = None) -> Raw:
+    """A server answering ``codes`` in turn (the last repeats), each 429/5xx with ``Retry-After`` when given."""
+    def handler(path: str, headers: Mapping[str, str], body: bytes) -> tuple[int, Mapping[str, str], bytes]:
+        code = codes[min(len(raw.seen) - 1, len(codes) - 1)]
+        extra = {"Retry-After": retry_after_value} if retry_after_value and code != 200 else {}
+        return json_reply({"n": len(raw.seen)}, code, **extra)
+
+    raw = serve(handler)
+    raws.append(raw)
+    return raw
+
+
+def test_backoff_doubles_with_injected_jitter_and_stops_at_max_attempts(raws: list[Raw]) -> None:
+    raw = statuses(raws, 503)
+    waits: list[float] = []
+    policy = RetryPolicy(max_attempts=4, backoff=0.5, max_backoff=10.0, jitter=0.25)
+    with Transport("t", 5.0, policy=policy, sleep=waits.append, rand=lambda: 0.5) as t:
+        result = t.post_json(raw.root + "/x", {"a": 1})
+    assert result.status == 503 and result.attempts == 4 and result.retried_out
+    assert len(raw.seen) == 4
+    assert waits == [0.5 * 1.125, 1.0 * 1.125, 2.0 * 1.125]  # base * (1 + 0.25 * 0.5), doubling
+
+
+def test_retry_after_seconds_is_honoured_without_jitter_then_success(raws: list[Raw]) -> None:
+    raw = statuses(raws, 429, 200, retry_after_value="1.5")
+    waits: list[float] = []
+    policy = RetryPolicy(max_attempts=3, backoff=0.1, jitter=0.9)
+    with Transport("t", 5.0, policy=policy, sleep=waits.append, rand=lambda: 0.99) as t:
+        result = t.post_json(raw.root + "/x", {})
+    assert result.status == 200 and result.attempts == 2 and waits == [1.5]
+    assert result.json() == {"n": 2}
+
+
+def test_retry_after_http_date_counts_from_the_injected_clock_and_is_capped(raws: list[Raw]) -> None:
+    now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC).timestamp()
+    in_3s = format_datetime(datetime(2026, 1, 1, 12, 0, 3, tzinfo=UTC), usegmt=True)
+    assert retry_after(in_3s, now) == 3.0
+    assert retry_after(format_datetime(datetime(2025, 1, 1, tzinfo=UTC), usegmt=True), now) == 0.0  # in the past
+    assert retry_after("garbage", now) is None and retry_after(None, now) is None and retry_after("-4", now) == 0.0
+    assert retry_after("nan", now) is None and retry_after("inf", now) is None
+    raw = statuses(raws, 429, 200, retry_after_value="3600")
+    waits: list[float] = []
+    with Transport("t", 5.0, policy=RetryPolicy(max_backoff=7.0), sleep=waits.append) as t:
+        assert t.post_json(raw.root + "/x", {}).status == 200
+    assert waits == [7.0]  # an hour asked, the cap waited
+
+
+@pytest.mark.parametrize("code", [400, 401, 404, 501])
+def test_final_statuses_are_not_retried(raws: list[Raw], code: int) -> None:
+    raw = statuses(raws, code)
+    waits: list[float] = []
+    with Transport("t", 5.0, sleep=waits.append) as t:
+        result = t.post_json(raw.root + "/x", {})
+    assert (result.status, result.attempts, waits, len(raw.seen)) == (code, 1, [], 1)
+
+
+def test_unreachable_is_one_attempt_naming_the_url_with_the_hint() -> None:
+    url = closed_port_root() + "/v1/chat/completions"
+    waits: list[float] = []
+    with pytest.raises(TransportFailure) as err, Transport("model endpoint", 2.0, sleep=waits.append,
+                                                           unreachable_hint="check memhtml.llmurl") as t:
+        t.post_json(url, {})
+    assert isinstance(err.value, ModelUnavailable) and not err.value.timed_out
+    assert url in err.value.message and "unreachable" in err.value.message
+    assert err.value.hint == "check memhtml.llmurl" and waits == []
+
+
+def test_a_timeout_is_named_and_not_retried(raws: list[Raw]) -> None:
+    import time
+
+    def slow(path: str, headers: Mapping[str, str], body: bytes) -> tuple[int, Mapping[str, str], bytes]:
+        time.sleep(0.6)
+        return json_reply({})
+
+    raw = serve(slow)
+    raws.append(raw)
+    with pytest.raises(TransportFailure) as err, Transport("t", 0.2, timeout_hint="raise it") as t:
+        t.post_json(raw.root + "/x", {})
+    assert err.value.timed_out and "timed out after 0.2 s" in err.value.message and err.value.hint == "raise it"
+    assert len(raw.seen) == 1
+
+
+def test_preview_is_one_line_clipped_and_masks_the_secret() -> None:
+    text = "Incorrect API key provided: sk-live-123.\n" + "x" * 2000
+    shown = preview(text, "sk-live-123")
+    assert "sk-live-123" not in shown and "***" in shown and "\n" not in shown
+    assert len(shown) == PREVIEW_CHARS + 1 and shown.endswith("…")
+    assert preview("  ") == "(empty body)"
