@@ -9,9 +9,21 @@ from pathlib import Path
 
 import pytest
 
+from git_memhtml.errors import ModelUnavailable
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
-from git_memhtml.llm.scripted import Answer, Malformed, Refusal, Reply, ScriptedClient, Stall, Status
+from git_memhtml.llm.scripted import (
+    Answer,
+    Malformed,
+    Refusal,
+    Reply,
+    ScriptedClient,
+    ScriptedRequest,
+    Stall,
+    Status,
+    offered_keys,
+)
+from git_memhtml.sleep.engine.batch import Member, key_members
 from git_memhtml.sleep.engine.env import LlmBudget, PhaseEnv, RunServices
 from git_memhtml.sleep.engine.model import (
     DRY_RUN,
@@ -219,3 +231,40 @@ def test_an_unwritable_log_does_not_fail_the_phase(env: PhaseEnv) -> None:
     model = PhaseModel.for_phase(bound, "compress")
     model.reject("unknown-key", {"key": "m9"})
     assert model.rails["unknown-key"] == 1
+
+
+# --- ScriptedClient: the in-process player the phase tests use ------------------------------------------------------
+
+def test_scripted_client_plays_replies_in_order_and_repeats_the_last() -> None:
+    client = ScriptedClient({"PickKeys": [Answer({"memberKeys": ["m2"]}), Answer({"member_keys": ["m1"]})]})
+    values = [client.call(_request(str(i))).value.member_keys for i in range(3)]
+    assert values == [["m2"], ["m1"], ["m1"]]
+    assert [r.index for r in client.requests] == [0, 1, 2] and client.requests[0].system == "You pick keys."
+
+
+def test_scripted_client_gives_a_responder_the_request() -> None:
+    def echo(req: ScriptedRequest) -> Reply:
+        return Answer({"memberKeys": list(reversed(offered_keys(req.prompt)))}, input_tokens=len(req.prompt))
+
+    batch = key_members([Member("a", "x"), Member("b", "y")], label="member", member_chars=10)
+    answer = ScriptedClient({"PickKeys": echo}).call(_request(batch.prompt("pick")))
+    assert answer.value.member_keys == ["m2", "m1"] and answer.usage.input_tokens == len(batch.prompt("pick"))
+
+
+@pytest.mark.parametrize(("script", "error", "needle"), [
+    ({}, "ModelUnavailable", "HTTP 500"),
+    ({"PickKeys": []}, "ModelUnavailable", "HTTP 500"),
+    ({"PickKeys": [Stall(1.0)]}, "ModelUnavailable", "sent nothing"),
+    ({"PickKeys": [Stall(9.0, GOOD)]}, "ModelUnavailable", "timed out"),
+    ({"PickKeys": [Status(404)]}, "ProviderRefused", "HTTP 404"),
+    ({"PickKeys": [Answer({"memberKeys": ["m1"], "paths": ["a.html"]})]}, "LlmContractViolation", "fails PickKeys"),
+])
+def test_scripted_client_raises_the_typed_errors(script: dict[str, list[Reply]], error: str, needle: str) -> None:
+    with pytest.raises(ModelUnavailable, match=needle) as caught:
+        ScriptedClient(script, timeout=5.0).call(_request())
+    assert type(caught.value).__name__ == error and caught.value.hint
+
+
+def test_scripted_client_plays_through_a_short_stall() -> None:
+    answer = ScriptedClient({"PickKeys": [Stall(0.5, Stall(0.5, GOOD))]}, timeout=5.0).call(_request())
+    assert answer.value.member_keys == ["m1"]
