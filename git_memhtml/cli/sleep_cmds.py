@@ -27,7 +27,7 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.landings import landing_rows
 from git_memhtml.index.runs import all_runs, unfinished_runs
-from git_memhtml.output import emit, kv, log, stderr_is_tty, table, warn
+from git_memhtml.output import emit, kv, log, stderr_is_tty, table, terminal_text, warn
 from git_memhtml.sleep.engine.contract import select_phases
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.lock import live_holder
@@ -37,6 +37,8 @@ from git_memhtml.sleep.landing.forge import open_pull_request
 from git_memhtml.sleep.landing.merge import MergeReport, merge_run
 from git_memhtml.sleep.landing.rebase import rebase_run
 from git_memhtml.sleep.landing.reconcile import Reconciled, reconcile_landed_runs
+from git_memhtml.sleep.presentation.model_usage import HEADERS as MODEL_HEADERS
+from git_memhtml.sleep.presentation.model_usage import cells, review_model_lines
 from git_memhtml.sleep.presentation.plan import plan
 from git_memhtml.sleep.presentation.review import diff_text, review_run
 from git_memhtml.sleep.presentation.review_markdown import render_markdown
@@ -249,6 +251,9 @@ def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, fmt: str
                            [[f["classification"], f["kind"], f["path"], f["fromPath"] or ""] for f in result["files"]]))
         lines.append(table(["commit", "phase", "subject"],
                            [[c["sha"][:12], c["phase"], c["subject"]] for c in result["commits"]]))
+        used = review_model_lines(result)
+        if used:  # only phases that had a model bound; none on a night without one
+            lines.append(table(list(MODEL_HEADERS), [[terminal_text(c) for c in cells(line)] for line in used]))
         if with_diff:
             lines.append(result["diff"])
         return "\n".join(lines)
