@@ -316,8 +316,12 @@ def merge_cmd(ctx: click.Context, run_id: str, skip_gate: bool, allow_failed: bo
         emit(verdict_text(result.probes.as_json(), probe_timing))
     if not result.merged:
         raise _refusal_error(result, data)
+    if result.reason and not as_json:  # merged, but the ledger could not be applied (the next reconcile retries)
+        warn(f"{result.run_id}: {result.reason}")
+    marks = (f"; applied {result.marks_applied} of {result.marks_pending} pending marks"
+             if result.marks_pending else "")
     respond(as_json, "sleep.merge", data, lambda: (
-        f"merged {result.run_id}: {result.trunk} is now {str(result.head_sha)[:12]}"))
+        f"merged {result.run_id}: {result.trunk} is now {str(result.head_sha)[:12]}{marks}"))
     return 0
 
 
@@ -363,7 +367,9 @@ def rebase_cmd(ctx: click.Context, run_id: str, skip_gate: bool, allow_failed: b
             return f"nothing to do: {result.reason}"
         return (f"rebased {result.run_id} onto {result.trunk} {result.new_base[:12]}: {len(result.commits)} "
                 f"commit(s) replayed, head {result.new_head[:12]}; {len(result.regenerated)} artifact(s) "
-                f"regenerated\nnext: git memhtml sleep merge {result.run_id}")
+                f"regenerated" + (f"; {result.marks_pending} pending marks carried, applied when it merges"
+                                  if result.marks_pending else "")
+                + f"\nnext: git memhtml sleep merge {result.run_id}")
 
     respond(as_json, "sleep.rebase", result.as_json(), human)
     return 0

@@ -20,6 +20,10 @@ A rebase makes the run mergeable again without running it again:
    commit and the memories, and moves nothing;
 5. the gate runs (like ``sleep merge``; ``gate=None`` skips it), then the branch is moved with compare-and-swap
    and the run row gets the new base, head and commit shas. ``sleep merge`` then fast-forwards.
+
+A rebase does not land the run: the pending-mark ledger is replayed byte for byte with the run's other record files
+and nothing of it is applied (``marksApplied`` is 0); the merge that lands the rebased run applies it, once
+(docs/ledger.md §1).
 """
 
 from __future__ import annotations
@@ -37,9 +41,10 @@ from git_memhtml.index import runs as run_rows
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.commit import TRAILER_PHASE
 from git_memhtml.sleep.engine.env import PhaseReport
+from git_memhtml.sleep.engine.ledger import ledger_lines
 from git_memhtml.sleep.engine.lock import sleep_lock
 from git_memhtml.sleep.engine.run import drop_run_index
-from git_memhtml.sleep.engine.runfiles import report_path, run_record_files
+from git_memhtml.sleep.engine.runfiles import ledger_file, report_path, run_record_files
 from git_memhtml.sleep.engine.runref import resolve_sleep_run
 from git_memhtml.sleep.engine.runs import phase_rows
 from git_memhtml.sleep.engine.trunk import trunk_name
@@ -78,14 +83,16 @@ class RebaseReport:
     regenerated: list[str] = field(default_factory=list)
     gate_skipped: bool = False
     reason: str | None = None
+    marks_pending: int = 0
 
     def as_json(self) -> dict[str, Any]:
-        """JSON shape."""
+        """JSON shape. ``marksPending`` counts the ledger lines at the head; ``marksApplied`` is always 0: a rebase
+        moves the run onto the new trunk and does not land it, so it applies nothing (docs/ledger.md §1)."""
         return {
             "runId": self.run_id, "trunk": self.trunk, "rebased": self.rebased, "oldBaseSha": self.old_base,
             "baseSha": self.new_base, "oldHeadSha": self.old_head, "headSha": self.new_head,
             "commits": self.commits, "regenerated": self.regenerated, "gateSkipped": self.gate_skipped,
-            "reason": self.reason,
+            "reason": self.reason, "marksPending": self.marks_pending, "marksApplied": 0,
         }
 
 
@@ -256,6 +263,7 @@ def rebase_run(
         onto = repo.branch_sha(branch) or ""
         report = RebaseReport(run.run_id, branch, run.base_sha, onto, run.tip_sha, run.tip_sha, False,
                               gate_skipped=gate is None)
+        report.marks_pending = _ledger_size(repo, run.run_id, run.tip_sha)
         if onto == run.base_sha:
             report.reason = f"{run.run_id} is already cut from the tip of {branch} ({onto[:12]})"
             return report
@@ -274,7 +282,14 @@ def rebase_run(
             except MemhtmlError:
                 pass  # rows are a convenience; the branch is the record (docs/sleep.md §2.5)
         report.new_head, report.commits, report.regenerated, report.rebased = new_head, commits, regenerated, True
+        report.marks_pending = _ledger_size(repo, run.run_id, new_head)
         return report
+
+
+def _ledger_size(repo: GitRepo, run_id: str, commit: str) -> int:
+    """Lines of ``run_id``'s pending-mark ledger at ``commit`` (0 without one)."""
+    data = repo.read_path_at(commit, ledger_file(run_id))
+    return 0 if data is None else len(ledger_lines(data.decode("utf-8", "replace")))
 
 
 __all__ = ["DiscriminationFailed", "RebaseConflict", "RebaseReport", "rebase_run", "replay"]
