@@ -12,7 +12,7 @@ import pytest
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.ledger import EdgePromoted, EntityPromoted, ledger_lines
-from git_memhtml.sleep.engine.runfiles import ledger_file
+from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
 from git_memhtml.sleep.landing.merge import apply_ledger
 from git_memhtml.sleep.phases.report import merged_ledger
 from tests.forge.forge_helpers import NOW, applied_at, cli, git, memory_repo, sleep_run
@@ -125,6 +125,8 @@ def test_a_rebase_carries_the_ledger_unchanged_applies_nothing_and_the_merge_app
     assert (rebased["data"]["marksPending"], rebased["data"]["marksApplied"]) == (3, 0)
     head = rebased["data"]["headSha"]
     assert GitRepo.discover(repo).read_path_at(head, ledger_file(run)) == data  # byte for byte
+    page = (GitRepo.discover(repo).read_path_at(head, report_path(run)) or b"").decode()
+    assert "marksPending=3</td>" in page  # the re-rendered page counts the ledger as the report phase does
     assert _promoted(repo) == [0, 0, 0] and applied_at(repo, run) == []
     assert _status_reconciled(repo, capsys) == []  # the rebased run is not on main: nothing lands
 

@@ -92,6 +92,9 @@ def test_a_mark_holding_a_line_separator_stays_one_line_across_a_resume(tmp_path
     assert [json.loads(line)["kind"] for line in text.split("\n") if line] == ["entity-promoted",
                                                                               "session-consolidated"]
     assert outcome.counts.wire()["marksPending"] == 2
+    env.services.ledger.clear()  # a resume whose re-run phases earn nothing new
+    assert report.run(env).counts.wire()["marksPending"] == 2
+    assert (env.repo.root / ledger_file(env.run_id)).read_text(encoding="utf-8") == text
 
 
 def test_dry_run_writes_nothing(tmp_path: Path) -> None:

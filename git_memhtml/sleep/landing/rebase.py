@@ -29,7 +29,7 @@ and nothing of it is applied (``marksApplied`` is 0); the merge that lands the r
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from git_memhtml.artifacts.entries import parse_listing
@@ -134,15 +134,19 @@ def _phase_of(repo: GitRepo, sha: str) -> str | None:
     return trailers[0][1][0] if trailers and trailers[0][1] else None
 
 
-def _report_page(db: IndexDB, run_id: str, base: str, head: str, shas: Mapping[str, str]) -> bytes | None:
-    """The report page re-rendered for the new base and head, from the run's phase rows (``None`` without rows)."""
+def _report_page(db: IndexDB, run_id: str, base: str, head: str, shas: Mapping[str, str],
+                 marks_pending: int | None = None) -> bytes | None:
+    """The report page re-rendered for the new base and head, from the run's phase rows (``None`` without rows);
+    ``marks_pending`` is the ledger's line count the report's own line carries (``None`` without a ledger), as the
+    report phase counts it."""
     rows = phase_rows(db, run_id)
     if not rows:
         return None
     earlier = [PhaseReport(r.phase, r.status, r.counts, shas.get(r.commit_sha or "", r.commit_sha), r.llm_calls,
                            r.detail) for r in rows if r.phase != REPORT_PHASE]
+    counts = replace(report_counts(earlier), marks_pending=marks_pending)
     return render_report(run_id=run_id, branch=run_id, base_sha=base, head_sha=head,
-                         reports=phase_lines(earlier, report_counts(earlier))).encode("utf-8")
+                         reports=phase_lines(earlier, counts)).encode("utf-8")
 
 
 @dataclass
@@ -197,7 +201,10 @@ class _Replay:
                         updates[path] = data
                         self.regenerated.add(path)
             if phase == REPORT_PHASE and report_path(run_id) in merged:
-                page = _report_page(self.db, run_id, self.onto, self.tip, self.shas)
+                ledger = merged.get(ledger_file(run_id))
+                pending = None if ledger is None else len(ledger_lines(
+                    repo.read_blob(ledger).decode("utf-8", "replace")))
+                page = _report_page(self.db, run_id, self.onto, self.tip, self.shas, pending)
                 if page is not None and repo.read_blob(merged[report_path(run_id)]) != page:
                     updates[report_path(run_id)] = page
             return updates

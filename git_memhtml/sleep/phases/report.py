@@ -83,7 +83,7 @@ def _write_if_changed(env: PhaseEnv, path: str, data: bytes) -> bool:
 
 def run(env: PhaseEnv) -> PhaseOutcome:
     """Render and stage the report (and the ledger); counts ``phases, committed, failed, skipped, bytes`` and,
-    when the run earned marks, ``marksPending``.
+    when the run has a ledger (marks earned now or by an earlier pass of a resumed run), ``marksPending``.
 
     ``phases`` includes the report itself; ``bytes`` is the size of the page. On a dry run nothing is written and
     the counts say what would be.
@@ -93,13 +93,11 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     """
     earlier = [r for r in env.results if r.phase != PHASE]
     marks = env.services.ledger
-    ledger: str | None = None
-    if marks:
-        target = env.repo.root / ledger_file(env.run_id)
-        existing = target.read_text(encoding="utf-8") if target.is_file() else ""
-        ledger = merged_ledger(existing, marks)
+    target = env.repo.root / ledger_file(env.run_id)
+    existing = target.read_text(encoding="utf-8") if target.is_file() else None
+    ledger = merged_ledger(existing or "", marks) if marks else existing
     counts = report_counts(earlier)
-    if ledger is not None:
+    if ledger is not None:  # a resume that earns nothing new still reports the marks the first pass committed
         counts = replace(counts, marks_pending=len(ledger_lines(ledger)))
     page = render_report(
         run_id=env.run_id,
@@ -110,7 +108,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     ).encode("utf-8")
     if not env.dry_run:
         _write_if_changed(env, report_path(env.run_id), page)
-        if ledger is not None:
+        if marks and ledger is not None:
             _write_if_changed(env, ledger_file(env.run_id), ledger.encode("utf-8"))
     return PhaseOutcome(replace(counts, bytes=len(page)), subject=f"record run {env.run_id}")
 
