@@ -4,7 +4,8 @@ The caller orders the members; the kernel never sorts. It slices them into batch
 ``m1..mN`` in that order, and frames each member's text as *data*: memory text is untrusted and may say "ignore the
 above", so every block sits between fence lines that carry a digest of the whole batch, which no member text can
 know while it is being written (a text cannot contain the hash of a string that contains it). A line of a member
-that would look like a fence (its first non-blank characters are ``<<<``) is emptied. Control characters (C0 but
+that would look like a fence (its first visible characters are ``<<<``, fullwidth or small forms included) is
+emptied. Control characters (C0 but
 tab and newline, DEL, C1 with NEL) and the Unicode line and paragraph separators become spaces, so ``\n`` is the
 only line break left; a lone surrogate (not text, and not encodable as UTF-8 on the wire) becomes U+FFFD.
 
@@ -34,7 +35,11 @@ DATA_NOTICE = (
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-_FENCE_LINE = re.compile(r"^[^\S\n]*<<<.*$", re.MULTILINE)
+_INVISIBLE = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164"
+              "\ufe00-\ufe0f\ufeff\uffa0")
+"""Characters that render as nothing (soft hyphen, zero-width and bidi controls, variation selectors, fillers): a
+line that opens with them before ``<<<`` still opens with ``<<<`` to a reader."""
+_FENCE_LINE = re.compile(rf"^[^\S\n{_INVISIBLE}]*(?:[{_INVISIBLE}][^\S\n]*)*[<\uff1c\ufe64]{{3}}.*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -55,8 +60,8 @@ class Member:
 
 def clean_text(text: str) -> str:
     """``text`` with control characters and line separators as spaces (tab and newline kept), lone surrogates as
-    U+FFFD, and every line that looks like a fence (first non-blank characters ``<<<``) emptied; the line itself
-    stays, so the text keeps its line count."""
+    U+FFFD, and every line that looks like a fence (first visible characters ``<<<``, in ASCII, fullwidth or small
+    form, after blanks and invisible characters) emptied; the line itself stays, so the text keeps its line count."""
     return _FENCE_LINE.sub("", _CONTROL.sub(" ", _SURROGATE.sub("\ufffd", text)))
 
 
