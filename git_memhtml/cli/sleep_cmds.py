@@ -247,10 +247,13 @@ def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, fmt: str
                  + f"; artifacts {result['artifacts']}"]
         if probes is not None:  # first, before the file list: the one figure a reviewer needs
             lines.append(verdict_text(probes["verdict"], probes["timing"]))
+        # paths and subjects are whatever the run's commits say: shown with control characters escaped
         lines.append(table(["class", "kind", "path", "from"],
-                           [[f["classification"], f["kind"], f["path"], f["fromPath"] or ""] for f in result["files"]]))
+                           [[f["classification"], f["kind"], terminal_text(f["path"]),
+                             terminal_text(f["fromPath"] or "")] for f in result["files"]]))
         lines.append(table(["commit", "phase", "subject"],
-                           [[c["sha"][:12], c["phase"], c["subject"]] for c in result["commits"]]))
+                           [[c["sha"][:12], terminal_text(str(c["phase"] or "")), terminal_text(c["subject"])]
+                            for c in result["commits"]]))
         used = review_model_lines(result)
         if used:  # only phases that had a model bound; none on a night without one
             lines.append(table(list(MODEL_HEADERS), [[terminal_text(c) for c in cells(line)] for line in used]))

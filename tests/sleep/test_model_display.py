@@ -29,7 +29,7 @@ from tests.sleep.model_display_inputs import (
     review_of,
     trailer_review_of,
 )
-from tests.sleep.sleep_corpus_helpers import DATE, make_repo, memory
+from tests.sleep.sleep_corpus_helpers import DATE, git, make_repo, memory
 
 GOLDEN = Path(__file__).parent / "golden"
 """Pages rendered by the code before the model display existed (llm=off lines of model_display_inputs.py)."""
@@ -161,3 +161,21 @@ def test_a_run_without_a_model_shows_no_model_use(repo: GitRepo) -> None:
     assert "model use" not in page
     assert "input tokens" not in _review(repo.root, report.run_id)
     assert "Model use" not in _review(repo.root, report.run_id, "--format", "markdown")
+
+
+@pytest.mark.slow
+def test_the_text_review_escapes_control_characters_in_subjects(repo: GitRepo) -> None:
+    db = IndexDB.for_repo(repo)
+    try:
+        report = run_sleep(repo, db, date=DATE, embedder=FakeEmbedder(dim=256), clock=lambda: f"{DATE}T09:00:00Z")
+    finally:
+        db.close()
+    folder = repo.root.parent / "amend"
+    git(repo.root, "worktree", "add", "-q", str(folder), report.run_id)
+    message = git(folder, "log", "-1", "--format=%B")
+    subject, rest = message.split("\n", 1)
+    git(folder, "commit", "-q", "--amend", "-m", subject + " \x1b[2J\x1b]0;owned\x07", "-m", rest.strip())
+    git(repo.root, "worktree", "remove", str(folder))
+    text = _review(repo.root, report.run_id)
+    assert "\x1b" not in text and "\x07" not in text
+    assert "\\x1b[2J\\x1b]0;owned\\x07" in text
