@@ -179,3 +179,26 @@ def test_the_text_review_escapes_control_characters_in_subjects(repo: GitRepo) -
     text = _review(repo.root, report.run_id)
     assert "\x1b" not in text and "\x07" not in text
     assert "\\x1b[2J\\x1b]0;owned\\x07" in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("counts", ["[1, 2]", "5", '"text"', "[" * 50_000 + "]" * 50_000],
+                         ids=["list", "number", "string", "deep"])
+def test_a_review_survives_a_trailer_whose_counts_are_not_an_object(repo: GitRepo, counts: str) -> None:
+    db = IndexDB.for_repo(repo)
+    try:
+        report = run_sleep(repo, db, date=DATE, embedder=FakeEmbedder(dim=256), clock=lambda: f"{DATE}T09:00:00Z",
+                           model=ModelBinding(ScriptedClient({})))
+        db.execute("DELETE FROM state.sleep_phases WHERE run_id = ?", (report.run_id,))  # a teammate's run
+    finally:
+        db.close()
+    folder = repo.root.parent / "amend"
+    git(repo.root, "worktree", "add", "-q", str(folder), report.run_id)
+    message = git(folder, "log", "-1", "--format=%B")
+    lines = [f"Memhtml-Counts: {counts}" if line.startswith("Memhtml-Counts:") else line
+             for line in message.splitlines()]
+    git(folder, "commit", "-q", "--amend", "-m", "\n".join(lines))
+    git(repo.root, "worktree", "remove", str(folder))
+    assert "report" in _review(repo.root, report.run_id)
+    markdown = _review(repo.root, report.run_id, "--format", "markdown")
+    assert "| 4 | report | ok |" in markdown and "report=" not in markdown  # the report's counts read as none

@@ -84,9 +84,13 @@ def review_model_lines(review: Mapping[str, Any]) -> list[ModelLine]:
     run's rows, from its commits' trailers (calls ``None``)."""
     phases = review.get("phases") or []
     if phases:
-        return model_lines((str(p["phase"]), dict(p.get("counts") or {}), _calls(p.get("llmCalls"))) for p in phases)
-    return model_lines((str(c.get("phase") or "?"), dict(c.get("counts") or {}), None)
+        return model_lines((str(p["phase"]), _counts(p.get("counts")), _calls(p.get("llmCalls"))) for p in phases)
+    return model_lines((str(c.get("phase") or "?"), _counts(c.get("counts")), None)
                        for c in review.get("commits") or [])
+
+
+def _counts(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def _calls(value: object) -> int | None:
