@@ -451,7 +451,7 @@ def completed_phases(main: GitRepo, base: str, tip: str) -> dict[str, tuple[str,
                 raw = counts.get(sha, [])
                 try:
                     parsed = json.loads(raw[0]) if raw else {}
-                except json.JSONDecodeError:
+                except (json.JSONDecodeError, RecursionError):  # a typed trailer may nest past the decoder
                     parsed = {}
                 done[phase] = (sha, parsed if isinstance(parsed, dict) else {})
     return done
