@@ -211,8 +211,11 @@ def test_a_hostile_payload_is_bounded_in_the_log(env: PhaseEnv) -> None:
     model.reject("astral", {f"a{i}": "😀" * PAYLOAD_CHARS for i in range(PAYLOAD_KEYS)})
     model.reject("odd", {"tuple-keys": {(1, 2): 3}, "nan": float("nan"), "set": {1}, "bytes": b"\xff",
                          "lone": "\ud800"})
+    model.reject("quotes", {f"q{i}": ['"\\' * PAYLOAD_CHARS] for i in range(PAYLOAD_KEYS)})
     raw = rails_log_path(bound).read_text(encoding="ascii").splitlines()
-    assert len(raw) == 4 and all(len(line) <= LINE_CHARS + 200 for line in raw)
+    assert len(raw) == 5 and all(len(line) <= LINE_CHARS + 200 for line in raw)
+    assert set(json.loads(raw[4])["payload"]) == {"truncated"}
+    raw = raw[:4]
     first, second, third, fourth = (json.loads(line) for line in raw)
     assert len(first["payload"]) == PAYLOAD_KEYS + 1 and first["payload"]["…"] == 30
     assert len(second["payload"]["text"]) == PAYLOAD_CHARS + 1
