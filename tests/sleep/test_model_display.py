@@ -4,6 +4,7 @@ with no model the pages are byte for byte what they were."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -13,10 +14,15 @@ import pytest
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.llm.scripted import ScriptedClient
-from git_memhtml.sleep.engine.env import PhaseReport
-from git_memhtml.sleep.engine.run import ModelBinding, run_sleep
+from git_memhtml.llm.contract import AnswerSchema, ModelRequest
+from git_memhtml.llm.scripted import Answer, ScriptedClient
+from git_memhtml.sleep.engine.contract import REGISTRY, phase_specs
+from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome, PhaseReport
+from git_memhtml.sleep.engine.model import PhaseModel
+from git_memhtml.sleep.engine.run import ModelBinding, resume_sleep, run_sleep
 from git_memhtml.sleep.engine.runfiles import report_path
+from git_memhtml.sleep.engine.runs import phase_rows
+from git_memhtml.sleep.phases.edge_typing import EdgeTypingCounts
 from git_memhtml.sleep.presentation.model_usage import model_line, rail_name
 from git_memhtml.sleep.presentation.report_html import render_report
 from git_memhtml.sleep.presentation.review_markdown import render_markdown
@@ -30,6 +36,13 @@ from tests.sleep.model_display_inputs import (
     trailer_review_of,
 )
 from tests.sleep.sleep_corpus_helpers import DATE, git, make_repo, memory
+
+
+class TypedPairs(AnswerSchema):
+    """The test's answer schema: the pairs a model typed."""
+
+    pairs: list[str]
+
 
 GOLDEN = Path(__file__).parent / "golden"
 """Pages rendered by the code before the model display existed (llm=off lines of model_display_inputs.py)."""
@@ -202,3 +215,49 @@ def test_a_review_survives_a_trailer_whose_counts_are_not_an_object(repo: GitRep
     assert "report" in _review(repo.root, report.run_id)
     markdown = _review(repo.root, report.run_id, "--format", "markdown")
     assert "| 4 | report | ok |" in markdown and "report=" not in markdown  # the report's counts read as none
+
+
+@pytest.mark.slow
+def test_a_resumed_run_still_shows_a_done_phases_calls_tokens_and_rails(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """edge-typing made two calls and refused one proposal, and committed; dedup-merge failed; the resume re-runs
+    dedup-merge only, and the page, the state row and both reviews still show edge-typing's model use."""
+    real_dedup = phase_specs()["dedup-merge"]
+    real_edges = phase_specs()["edge-typing"]
+
+    def failing(env: PhaseEnv) -> PhaseOutcome:
+        raise RuntimeError("the model timed out")
+
+    def edges(env: PhaseEnv) -> PhaseOutcome:
+        model = PhaseModel.for_phase(env, "edge-typing")
+        request = ModelRequest(TypedPairs, "Type the pairs.", "pairs")
+        assert model.call(request) is not None and model.call(request) is not None
+        model.reject("unknown-key", {"key": "m7"})
+        (env.repo.root / "areas" / "inbox").mkdir(parents=True, exist_ok=True)
+        (env.repo.root / "areas/inbox/typed.html").write_text(memory("A typed edge."), encoding="utf-8")
+        env.repo.stage(["areas/inbox/typed.html"])
+        return PhaseOutcome(EdgeTypingCounts(candidates=2, judged=2), subject="type edges", model=model.usage())
+
+    client = ScriptedClient({"TypedPairs": [Answer({"pairs": []}, input_tokens=40, output_tokens=4)]})
+    db = IndexDB.for_repo(repo)
+    try:
+        monkeypatch.setitem(REGISTRY, "dedup-merge", dataclasses.replace(real_dedup, body=failing))
+        monkeypatch.setitem(REGISTRY, "edge-typing", dataclasses.replace(real_edges, body=edges))
+        first = run_sleep(repo, db, date=DATE, embedder=FakeEmbedder(dim=256), clock=lambda: f"{DATE}T09:00:00Z",
+                          model=ModelBinding(client))
+        assert first.failed_phases == ["dedup-merge"]
+        monkeypatch.setitem(REGISTRY, "dedup-merge", real_dedup)
+        resumed = resume_sleep(repo, db, first.run_id, embedder=FakeEmbedder(dim=256),
+                               clock=lambda: f"{DATE}T10:00:00Z", model=ModelBinding(client))
+        rows = {r.phase: r for r in phase_rows(db, first.run_id)}
+    finally:
+        db.close()
+    assert resumed.failed_phases == [] and len(client.requests) == 2  # the done phase asked nothing again
+    line = next(p for p in resumed.phases if p.phase == "edge-typing")
+    assert line.status == "skipped" and line.llm_calls == 2 and rows["edge-typing"].llm_calls == 2
+    page = (repo.read_path_at(first.run_id, report_path(first.run_id)) or b"").decode()
+    assert "<tr><td>edge-typing</td><td>2</td><td>80</td><td>8</td><td>0</td><td>0</td><td>unknown-key 1</td></tr>" \
+        in page
+    assert "| edge-typing | 2 | 80 | 8 | 0 | 0 | unknown-key 1 |" in _review(repo.root, first.run_id, "--format",
+                                                                          "markdown")
