@@ -261,11 +261,19 @@ def test_scripted_client_gives_a_responder_the_request() -> None:
     ({"PickKeys": [Stall(9.0, GOOD)]}, "ModelUnavailable", "timed out"),
     ({"PickKeys": [Status(404)]}, "ProviderRefused", "HTTP 404"),
     ({"PickKeys": [Answer({"memberKeys": ["m1"], "paths": ["a.html"]})]}, "LlmContractViolation", "fails PickKeys"),
+    ({"PickKeys": [Answer({"memberKeys": [float("nan")]})]}, "LlmContractViolation", "not JSON"),
+    ({"PickKeys": [Answer({"memberKeys": {"m1"}})]}, "LlmContractViolation", "not JSON"),
+    ({"PickKeys": [Answer({"memberKeys": [b"m1"]})]}, "LlmContractViolation", "not JSON"),
 ])
 def test_scripted_client_raises_the_typed_errors(script: dict[str, list[Reply]], error: str, needle: str) -> None:
     with pytest.raises(ModelUnavailable, match=needle) as caught:
         ScriptedClient(script, timeout=5.0).call(_request())
     assert type(caught.value).__name__ == error and caught.value.hint
+
+
+def test_scripted_client_decodes_what_json_carries() -> None:
+    answer = ScriptedClient({"PickKeys": [Answer({"memberKeys": ("m2", "m1")})]}).call(_request())
+    assert answer.value.member_keys == ["m2", "m1"]  # a tuple arrives as a JSON array
 
 
 def test_scripted_client_plays_through_a_short_stall() -> None:
