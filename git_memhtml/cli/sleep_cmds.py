@@ -28,7 +28,7 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.landings import landing_rows
 from git_memhtml.index.runs import all_runs, unfinished_runs
-from git_memhtml.output import emit, kv, log, stderr_is_tty, table, warn
+from git_memhtml.output import emit, kv, log, stderr_is_tty, table, terminal_text, warn
 from git_memhtml.sleep.engine.contract import select_phases
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.lock import live_holder
@@ -38,6 +38,8 @@ from git_memhtml.sleep.landing.forge import open_pull_request
 from git_memhtml.sleep.landing.merge import MergeReport, merge_run
 from git_memhtml.sleep.landing.rebase import rebase_run
 from git_memhtml.sleep.landing.reconcile import Reconciled, reconcile_landed_runs
+from git_memhtml.sleep.presentation.model_usage import HEADERS as MODEL_HEADERS
+from git_memhtml.sleep.presentation.model_usage import cells, review_model_lines
 from git_memhtml.sleep.presentation.plan import plan
 from git_memhtml.sleep.presentation.review import diff_text, review_run
 from git_memhtml.sleep.presentation.review_markdown import render_markdown
@@ -252,10 +254,16 @@ def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, fmt: str
                  + f"; artifacts {result['artifacts']}"]
         if probes is not None:  # first, before the file list: the one figure a reviewer needs
             lines.append(verdict_text(probes["verdict"], probes["timing"]))
+        # paths and subjects are whatever the run's commits say: shown with control characters escaped
         lines.append(table(["class", "kind", "path", "from"],
-                           [[f["classification"], f["kind"], f["path"], f["fromPath"] or ""] for f in result["files"]]))
+                           [[f["classification"], f["kind"], terminal_text(f["path"]),
+                             terminal_text(f["fromPath"] or "")] for f in result["files"]]))
         lines.append(table(["commit", "phase", "subject"],
-                           [[c["sha"][:12], c["phase"], c["subject"]] for c in result["commits"]]))
+                           [[c["sha"][:12], terminal_text(str(c["phase"] or "")), terminal_text(c["subject"])]
+                            for c in result["commits"]]))
+        used = review_model_lines(result)
+        if used:  # only phases that had a model bound; none on a night without one
+            lines.append(table(list(MODEL_HEADERS), [[terminal_text(c) for c in cells(line)] for line in used]))
         if with_diff:
             lines.append(result["diff"])
         return "\n".join(lines)
@@ -318,8 +326,12 @@ def merge_cmd(ctx: click.Context, run_id: str, skip_gate: bool, allow_failed: bo
         emit(verdict_text(result.probes.as_json(), probe_timing))
     if not result.merged:
         raise _refusal_error(result, data)
+    if result.reason and not as_json:  # merged, but the ledger could not be applied (the next reconcile retries)
+        warn(f"{result.run_id}: {result.reason}")
+    marks = (f"; applied {result.marks_applied} of {result.marks_pending} pending marks"
+             if result.marks_pending else "")
     respond(as_json, "sleep.merge", data, lambda: (
-        f"merged {result.run_id}: {result.trunk} is now {str(result.head_sha)[:12]}"))
+        f"merged {result.run_id}: {result.trunk} is now {str(result.head_sha)[:12]}{marks}"))
     return 0
 
 
@@ -365,7 +377,9 @@ def rebase_cmd(ctx: click.Context, run_id: str, skip_gate: bool, allow_failed: b
             return f"nothing to do: {result.reason}"
         return (f"rebased {result.run_id} onto {result.trunk} {result.new_base[:12]}: {len(result.commits)} "
                 f"commit(s) replayed, head {result.new_head[:12]}; {len(result.regenerated)} artifact(s) "
-                f"regenerated\nnext: git memhtml sleep merge {result.run_id}")
+                f"regenerated" + (f"; {result.marks_pending} pending marks carried, applied when it merges"
+                                  if result.marks_pending else "")
+                + f"\nnext: git memhtml sleep merge {result.run_id}")
 
     respond(as_json, "sleep.rebase", result.as_json(), human)
     return 0

@@ -21,6 +21,7 @@ can answer with the keys it was given (or, hostile, with others).
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -148,7 +149,8 @@ def offered_keys(prompt: str) -> list[str]:
 class ScriptedClient:
     """An in-process :class:`~git_memhtml.llm.contract.ModelClient` that plays a script.
 
-    It decodes an :class:`Answer` with the request's schema (``LlmContractViolation`` when it fails), turns
+    It sends an :class:`Answer` through JSON text and decodes it with the request's schema (``LlmContractViolation``
+    when either fails: a NaN, a set or bytes cannot arrive over a wire), turns
     :class:`Malformed` into ``LlmContractViolation``, :class:`Refusal` and a 4xx :class:`Status` other than 429 into
     ``ProviderRefused``, 429/5xx into ``ModelUnavailable`` (no retries in-process), and a :class:`Stall` longer than
     ``timeout`` seconds into ``ModelUnavailable`` without waiting.
@@ -187,8 +189,12 @@ class ScriptedClient:
             raise ModelUnavailable(f"HTTP {reply.code}", hint="retry later")
         if isinstance(reply, Malformed):
             raise LlmContractViolation(f"answer is not JSON: {reply.text[:80]!r}", hint="check the model")
+        try:  # through JSON text, as a wire client receives it: what JSON cannot carry cannot arrive
+            decoded = json.loads(json.dumps(dict(reply.value), allow_nan=False))
+        except (TypeError, ValueError) as exc:
+            raise LlmContractViolation(f"answer is not JSON: {exc}", hint="check the script") from exc
         try:
-            value = request.schema.model_validate(dict(reply.value))
+            value = request.schema.model_validate(decoded)
         except ValidationError as exc:
             raise LlmContractViolation(f"answer fails {request.name}: {exc.error_count()} errors",
                                        hint="check the model") from exc

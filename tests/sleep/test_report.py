@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
 from git_memhtml.sleep.engine.contract import SLEEP_PHASES
 from git_memhtml.sleep.engine.env import PhaseReport
-from git_memhtml.sleep.engine.ledger import EdgePromoted, SessionConsolidated
+from git_memhtml.sleep.engine.ledger import EdgePromoted, EntityPromoted, SessionConsolidated
 from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
 from git_memhtml.sleep.phases import report
 from git_memhtml.sleep.phases.report import merged_ledger
@@ -58,16 +59,42 @@ def test_report_lists_every_phase_and_itself(tmp_path: Path) -> None:
 def test_ledger_is_appended_and_deduplicated(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, {"areas/inbox/a.html": memory("A fact.")}))
     env.services.ledger.append(EdgePromoted("a", "contradicts", "b"))
-    report.run(env)
+    first = report.run(env)
+    assert first.counts.wire()["marksPending"] == 1
     env.services.ledger.append(EdgePromoted("a", "contradicts", "b"))  # same mark
     env.services.ledger.append(SessionConsolidated("s1"))
-    report.run(env)
+    second = report.run(env)
+    assert second.counts.wire()["marksPending"] == 2  # the ledger's lines, not the marks recorded this pass
+    page = (env.repo.root / report_path(env.run_id)).read_text()
+    assert "<td>report</td><td>ok</td><td><code></code></td><td>0</td><td>phases=1 committed=0 failed=0 skipped=0 " \
+        "marksPending=2</td>" in page
     lines = (env.repo.root / ledger_file(env.run_id)).read_text().splitlines()
     assert lines == [
         '{"dst":"b","kind":"edge-promoted","rel":"contradicts","src":"a"}',
         '{"kind":"session-consolidated","session":"s1"}',
     ]
     assert merged_ledger("x\n", []) == "x\n"
+
+
+def test_a_run_without_marks_has_no_marks_pending_count(tmp_path: Path) -> None:
+    env = make_env(make_repo(tmp_path, {"areas/inbox/a.html": memory("A fact.")}))
+    assert "marksPending" not in report.run(env).counts.wire()
+    assert not (env.repo.root / ledger_file(env.run_id)).exists()
+
+
+def test_a_mark_holding_a_line_separator_stays_one_line_across_a_resume(tmp_path: Path) -> None:
+    env = make_env(make_repo(tmp_path, {"areas/inbox/a.html": memory("A fact.")}))
+    env.services.ledger.append(EntityPromoted("person", "ann\u2028lee", "Ann\x85Lee"))
+    report.run(env)
+    env.services.ledger.append(SessionConsolidated("s2"))
+    outcome = report.run(env)
+    text = (env.repo.root / ledger_file(env.run_id)).read_text(encoding="utf-8")
+    assert [json.loads(line)["kind"] for line in text.split("\n") if line] == ["entity-promoted",
+                                                                              "session-consolidated"]
+    assert outcome.counts.wire()["marksPending"] == 2
+    env.services.ledger.clear()  # a resume whose re-run phases earn nothing new
+    assert report.run(env).counts.wire()["marksPending"] == 2
+    assert (env.repo.root / ledger_file(env.run_id)).read_text(encoding="utf-8") == text
 
 
 def test_dry_run_writes_nothing(tmp_path: Path) -> None:

@@ -4,7 +4,10 @@ The caller orders the members; the kernel never sorts. It slices them into batch
 ``m1..mN`` in that order, and frames each member's text as *data*: memory text is untrusted and may say "ignore the
 above", so every block sits between fence lines that carry a digest of the whole batch, which no member text can
 know while it is being written (a text cannot contain the hash of a string that contains it). A line of a member
-that would look like a fence is dropped from the text. Control characters are removed.
+that would look like a fence (its first visible characters are ``<<<``, fullwidth or small forms included) is
+emptied. Control characters (C0 but
+tab and newline, DEL, C1 with NEL) and the Unicode line and paragraph separators become spaces, so ``\n`` is the
+only line break left; a lone surrogate (not text, and not encodable as UTF-8 on the wire) becomes U+FFFD.
 
 The model answers with keys. :meth:`KeyedBatch.resolve` turns them back into members: keys are de-duplicated in the
 model's order, and a key that was never offered (``m99``, a path, a name) is dropped and counted by the caller's
@@ -30,8 +33,13 @@ DATA_NOTICE = (
 )
 """The one-line notice before every member block."""
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029]")
-_FENCE_LINE = re.compile(r"^\s*<<<\s*(?:begin|end)\b.*$", re.IGNORECASE | re.MULTILINE)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_INVISIBLE = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164"
+              "\ufe00-\ufe0f\ufeff\uffa0")
+"""Characters that render as nothing (soft hyphen, zero-width and bidi controls, variation selectors, fillers): a
+line that opens with them before ``<<<`` still opens with ``<<<`` to a reader."""
+_FENCE_LINE = re.compile(rf"^[^\S\n{_INVISIBLE}]*(?:[{_INVISIBLE}][^\S\n]*)*[<\uff1c\ufe64]{{3}}.*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -51,8 +59,10 @@ class Member:
 
 
 def clean_text(text: str) -> str:
-    """``text`` without control characters (tab and newline kept) and without lines that look like a fence."""
-    return _FENCE_LINE.sub("", _CONTROL.sub(" ", text))
+    """``text`` with control characters and line separators as spaces (tab and newline kept), lone surrogates as
+    U+FFFD, and every line that looks like a fence (first visible characters ``<<<``, in ASCII, fullwidth or small
+    form, after blanks and invisible characters) emptied; the line itself stays, so the text keeps its line count."""
+    return _FENCE_LINE.sub("", _CONTROL.sub(" ", _SURROGATE.sub("\ufffd", text)))
 
 
 @dataclass(frozen=True)
@@ -167,7 +177,12 @@ def pack_groups(
     """Pack whole groups greedily into batches of at most ``max_members`` members and ``max_chars`` characters.
 
     A group larger than a batch is first sliced into parts that fit; a batch is closed before a group would breach
-    either limit. Each batch is the list of its groups, in order.
+    either limit, so a group that fits in one batch is never split. Each batch is the list of its groups, in order.
+    The one batch that can exceed ``max_chars`` holds a single member whose own cost exceeds it (nothing smaller can
+    be made of it; callers cut texts to ``member_chars`` first, so this does not happen to them).
+
+    Raises:
+        ValueError: ``max_members`` or ``max_chars`` is below 1.
     """
     if max_members < 1 or max_chars < 1:
         raise ValueError("max_members and max_chars must be at least 1")

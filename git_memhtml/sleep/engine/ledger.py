@@ -73,3 +73,9 @@ class CommitmentBelowFloor:
 
 PendingMark = SessionConsolidated | EdgePromoted | EntityPromoted | CommitmentBelowFloor
 """One mark of the ledger."""
+
+
+def ledger_lines(text: str) -> list[str]:
+    """The non-blank lines of a ledger's text, split on ``\n`` only: a mark is rendered with non-ASCII kept, so a
+    string inside it may hold U+2028, U+0085 or a form feed, which :meth:`str.splitlines` would cut in two."""
+    return [line for line in text.split("\n") if line.strip()]

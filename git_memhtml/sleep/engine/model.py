@@ -20,6 +20,7 @@ so a night with ``memhtml.llm = off`` keeps exactly the counts it always had.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -40,7 +41,16 @@ DRY_RUN = "dry run: no model calls"
 """Detail of a model phase on ``--dry-run``: a dry run spends nothing (our decision, docs/models.md §4)."""
 
 PAYLOAD_CHARS = 2000
-"""Longest rendering of one rejected payload in the rails log (a log, not an archive)."""
+"""Longest rendering of one value of a rejected payload in the rails log (a log, not an archive)."""
+
+PAYLOAD_KEYS = 20
+"""Most keys of one payload kept in the rails log (the rest are counted under ``"…"``)."""
+
+KEY_CHARS = 100
+"""Longest payload key kept in the rails log."""
+
+LINE_CHARS = 16 * PAYLOAD_CHARS
+"""Longest rails log line; a payload that still renders longer is replaced by the start of its JSON text."""
 
 
 @dataclass
@@ -116,8 +126,9 @@ class PhaseModel:
         self._log(rail, payload)
 
     def usage(self) -> ModelUsage | None:
-        """The phase's :class:`ModelUsage`, or ``None`` when no model was bound (counts stay as without models)."""
-        if self.env.services.model is None:
+        """The phase's :class:`ModelUsage`, or ``None`` when no model was bound or on a dry run (nothing was asked,
+        so the counts stay exactly as without a model: docs/models.md §4)."""
+        if not self.bound:
             return None
         return ModelUsage(
             calls=self.calls,
@@ -134,10 +145,7 @@ class PhaseModel:
         """Append one JSON line to the rails log; a log that cannot be written is no reason to fail the phase."""
         if self.env.dry_run:
             return
-        line = json.dumps(
-            {"run": self.env.run_id, "phase": self.phase, "rail": rail, "payload": _bounded(payload)},
-            ensure_ascii=True, sort_keys=True, default=str,
-        )
+        line = log_line(self.env.run_id, self.phase, rail, payload)
         path = rails_log_path(self.env)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -152,15 +160,42 @@ def rails_log_path(env: PhaseEnv) -> Path:
     return env.repo.common_dir / "memhtml" / "runs" / f"{run_file_stem(env.run_id)}.rails.jsonl"
 
 
+def log_line(run_id: str, phase: str, rail: str, payload: Mapping[str, object]) -> str:
+    """One rails log line: ASCII JSON ``{"payload", "phase", "rail", "run"}`` of at most about :data:`LINE_CHARS`
+    characters (the payload bounded by :func:`_bounded`, then cut as a whole if it still renders longer)."""
+    def render(body: object) -> str:
+        return json.dumps({"run": run_id, "phase": phase, "rail": rail[:KEY_CHARS], "payload": body},
+                          ensure_ascii=True, sort_keys=True, default=str)
+
+    bounded = _bounded(payload)
+    line = render(bounded)
+    if len(line) > LINE_CHARS:
+        text = json.dumps(bounded, ensure_ascii=True, sort_keys=True, default=str)
+        line = render({"truncated": text[:LINE_CHARS // 2] + "…"})
+    return line
+
+
 def _bounded(payload: Mapping[str, object]) -> dict[str, object]:
-    """``payload`` with every long value cut to :data:`PAYLOAD_CHARS` characters (non-scalars as JSON text)."""
+    """``payload`` with at most :data:`PAYLOAD_KEYS` keys of at most :data:`KEY_CHARS` characters, every long value
+    cut to :data:`PAYLOAD_CHARS` characters (non-scalars as JSON text)."""
     out: dict[str, object] = {}
-    for key, value in payload.items():
-        if isinstance(value, str):
-            out[str(key)] = value if len(value) <= PAYLOAD_CHARS else value[:PAYLOAD_CHARS] + "…"
-        elif isinstance(value, (int, float, bool)) or value is None:
-            out[str(key)] = value
-        else:
-            text = json.dumps(value, default=str, ensure_ascii=True)
-            out[str(key)] = value if len(text) <= PAYLOAD_CHARS else text[:PAYLOAD_CHARS] + "…"
+    items = list(payload.items())
+    for key, value in items[:PAYLOAD_KEYS]:
+        key = str(key)[:KEY_CHARS]
+        if isinstance(value, bool | int) or value is None or (isinstance(value, float) and math.isfinite(value)):
+            out[key] = value
+            continue
+        if not isinstance(value, str):
+            try:
+                text = json.dumps(value, default=str, ensure_ascii=True, allow_nan=False)
+            except (TypeError, ValueError):  # a key JSON cannot hold, NaN, a cycle: log its repr instead
+                value = repr(value)
+            else:
+                if len(text) <= PAYLOAD_CHARS:
+                    out[key] = json.loads(text)
+                    continue
+                value = text
+        out[key] = value if len(value) <= PAYLOAD_CHARS else value[:PAYLOAD_CHARS] + "…"
+    if len(items) > PAYLOAD_KEYS:
+        out["…"] = len(items) - PAYLOAD_KEYS
     return out

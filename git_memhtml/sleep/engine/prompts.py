@@ -15,9 +15,12 @@ setting and no answer reaches them.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Mapping
 from importlib import resources
+from pathlib import Path
 
 from git_memhtml.errors import ConfigError
 from git_memhtml.gitrepo import GitRepo
@@ -63,20 +66,40 @@ def load_prompt(repo: GitRepo, name: str, values: Mapping[str, str] | None = Non
     text = shipped_prompt(name)
     path = override_path(name)
     target = repo.root / path
-    if target.exists() or target.is_symlink():
-        problem = tree_file_problem(repo.root, path)
-        if problem is not None:
-            raise ConfigError(f"{path}: {problem}", hint=f"make {path} a plain file, or remove it", path=path)
-        data = target.read_bytes()
+    problem = tree_file_problem(repo.root, path)  # a symlink on the way, even a dangling one, is refused
+    if problem is not None:
+        raise ConfigError(f"{path}: {problem}", hint=f"make {path} a plain file, or remove it", path=path)
+    if os.path.lexists(target):
+        data = _read_plain(target, path)
         if len(data) > MAX_PROMPT_BYTES:
-            raise ConfigError(f"{path}: {len(data)} bytes, more than {MAX_PROMPT_BYTES}",
+            raise ConfigError(f"{path}: more than {MAX_PROMPT_BYTES} bytes",
                               hint="shorten the override", path=path)
         try:
-            text = data.decode("utf-8")
+            text = data.decode("utf-8-sig")  # a byte-order mark some editors write is not prompt text
         except UnicodeDecodeError as exc:
             raise ConfigError(f"{path}: not UTF-8 (byte {exc.start})", hint="save the override as UTF-8",
                               path=path) from exc
     return fill(text, values or {})
+
+
+def _read_plain(target: Path, path: str) -> bytes:
+    """At most :data:`MAX_PROMPT_BYTES` + 1 bytes of ``target``, opened without following a final symlink and
+    without blocking, and read only if it is a regular file once open (a swap after the check is refused too).
+
+    Raises:
+        ConfigError: it cannot be opened as a plain file.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(target, flags)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc})", hint=f"make {path} a plain file, or "
+                          "remove it", path=path) from exc
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ConfigError(f"{path}: not a regular file", hint=f"make {path} a plain file, or remove it",
+                              path=path)
+        return handle.read(MAX_PROMPT_BYTES + 1)
 
 
 def fill(text: str, values: Mapping[str, str]) -> str:

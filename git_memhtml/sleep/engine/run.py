@@ -451,7 +451,7 @@ def completed_phases(main: GitRepo, base: str, tip: str) -> dict[str, tuple[str,
                 raw = counts.get(sha, [])
                 try:
                     parsed = json.loads(raw[0]) if raw else {}
-                except json.JSONDecodeError:
+                except (json.JSONDecodeError, RecursionError):  # a typed trailer may nest past the decoder
                     parsed = {}
                 done[phase] = (sha, parsed if isinstance(parsed, dict) else {})
     return done
@@ -499,9 +499,10 @@ def _resume_locked(
     main.remove_worktree(name)
     tree = main.add_worktree(name, worktree_folder(main, run_id), run_id)
     previous = {p.phase: p for p in phase_rows(db, run_id)}
-    done = {
+    done = {  # the calls a done phase made stay on its line (they are not in its trailer; the row has them)
         phase: PhaseReport(
-            phase, "skipped", previous[phase].counts if phase in previous else counts, sha, detail=ALREADY_DONE
+            phase, "skipped", previous[phase].counts if phase in previous else counts, sha,
+            previous[phase].llm_calls if phase in previous else 0, detail=ALREADY_DONE,
         )
         for phase, (sha, counts) in completed_phases(main, base, tip).items()
     }

@@ -25,6 +25,7 @@ from git_memhtml.index.corroboration import promote_edge, promote_entity
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
 from git_memhtml.index.landings import ledger_applied, mark_ledger_applied, record_landing
+from git_memhtml.sleep.engine.ledger import ledger_lines
 from git_memhtml.sleep.engine.run import drop_run_index, worktree_name
 from git_memhtml.sleep.engine.runfiles import ledger_file
 from git_memhtml.sleep.engine.runref import RunVerbRefused, resolve_sleep_run
@@ -82,33 +83,53 @@ class MergeReport:
 
 
 def apply_ledger(repo: GitRepo, db: IndexDB, run_id: str, tip: str, *, now: str) -> tuple[int, int]:
-    """Apply a run's committed pending marks once (recorded in ``state.applied_ledgers``).
+    """Apply the pending marks committed at ``tip`` for ``run_id`` once (recorded in ``state.applied_ledgers``).
+
+    The check and the application are one ``BEGIN IMMEDIATE`` transaction, so of two landings racing (``sleep
+    merge`` and the reconciliation a hook runs) one applies and the other sees it applied. A line that is not a JSON
+    object, a mark of an unknown kind, or one whose key values are not strings is skipped and not counted.
 
     Returns:
-        ``(pending, applied)``; a ledger already applied counts as pending with zero applied.
+        ``(pending, applied)``: the ledger's non-blank lines, and the marks applied now (0 when the ledger was
+        already applied).
+
+    Raises:
+        StorageError: the state database cannot be written (nothing is applied).
     """
     data = repo.read_path_at(tip, ledger_file(run_id))
-    lines = [] if data is None else [l for l in data.decode("utf-8", "replace").splitlines() if l.strip()]
-    if ledger_applied(db, run_id):
-        return len(lines), 0
+    lines = [] if data is None else ledger_lines(data.decode("utf-8", "replace"))
     applied = 0
     with db.atomic():
+        if ledger_applied(db, run_id):
+            return len(lines), 0
         for line in lines:
-            try:
-                mark = json.loads(line)
-            except json.JSONDecodeError:
+            mark = _mark(line)
+            if mark is None:
                 continue
             kind = mark.get("kind")
             if kind == "commitment-below-floor":
                 applied += 1
-            elif kind == "entity-promoted":
-                promote_entity(db, mark.get("entityType"), mark.get("alias"), mark.get("canonical"), now=now)
+            elif kind == "entity-promoted" and _strings(mark, "entityType", "alias", "canonical"):
+                promote_entity(db, mark["entityType"], mark["alias"], mark["canonical"], now=now)
                 applied += 1
-            elif kind == "edge-promoted":
-                promote_edge(db, mark.get("src"), mark.get("rel"), mark.get("dst"), now=now)
+            elif kind == "edge-promoted" and _strings(mark, "src", "rel", "dst"):
+                promote_edge(db, mark["src"], mark["rel"], mark["dst"], now=now)
                 applied += 1
         mark_ledger_applied(db, run_id, now=now)
     return len(lines), applied
+
+
+def _mark(line: str) -> dict[str, Any] | None:
+    """The JSON object of one ledger line, or ``None`` (not JSON, nested past the decoder's depth, not an object)."""
+    try:
+        value = json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _strings(mark: dict[str, Any], *keys: str) -> bool:
+    return all(isinstance(mark.get(key), str) for key in keys)
 
 
 def merge_run(

@@ -20,12 +20,16 @@ A rebase makes the run mergeable again without running it again:
    commit and the memories, and moves nothing;
 5. the gate runs (like ``sleep merge``; ``gate=None`` skips it), then the branch is moved with compare-and-swap
    and the run row gets the new base, head and commit shas. ``sleep merge`` then fast-forwards.
+
+A rebase does not land the run: the pending-mark ledger is replayed byte for byte with the run's other record files
+and nothing of it is applied (``marksApplied`` is 0); the merge that lands the rebased run applies it, once
+(docs/ledger.md §1).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from git_memhtml.artifacts.entries import parse_listing
@@ -37,9 +41,10 @@ from git_memhtml.index import runs as run_rows
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.commit import TRAILER_PHASE
 from git_memhtml.sleep.engine.env import PhaseReport
+from git_memhtml.sleep.engine.ledger import ledger_lines
 from git_memhtml.sleep.engine.lock import sleep_lock
 from git_memhtml.sleep.engine.run import drop_run_index
-from git_memhtml.sleep.engine.runfiles import report_path, run_record_files
+from git_memhtml.sleep.engine.runfiles import ledger_file, report_path, run_record_files
 from git_memhtml.sleep.engine.runref import resolve_sleep_run
 from git_memhtml.sleep.engine.runs import phase_rows
 from git_memhtml.sleep.engine.trunk import trunk_name
@@ -78,14 +83,16 @@ class RebaseReport:
     regenerated: list[str] = field(default_factory=list)
     gate_skipped: bool = False
     reason: str | None = None
+    marks_pending: int = 0
 
     def as_json(self) -> dict[str, Any]:
-        """JSON shape."""
+        """JSON shape. ``marksPending`` counts the ledger lines at the head; ``marksApplied`` is always 0: a rebase
+        moves the run onto the new trunk and does not land it, so it applies nothing (docs/ledger.md §1)."""
         return {
             "runId": self.run_id, "trunk": self.trunk, "rebased": self.rebased, "oldBaseSha": self.old_base,
             "baseSha": self.new_base, "oldHeadSha": self.old_head, "headSha": self.new_head,
             "commits": self.commits, "regenerated": self.regenerated, "gateSkipped": self.gate_skipped,
-            "reason": self.reason,
+            "reason": self.reason, "marksPending": self.marks_pending, "marksApplied": 0,
         }
 
 
@@ -127,15 +134,19 @@ def _phase_of(repo: GitRepo, sha: str) -> str | None:
     return trailers[0][1][0] if trailers and trailers[0][1] else None
 
 
-def _report_page(db: IndexDB, run_id: str, base: str, head: str, shas: Mapping[str, str]) -> bytes | None:
-    """The report page re-rendered for the new base and head, from the run's phase rows (``None`` without rows)."""
+def _report_page(db: IndexDB, run_id: str, base: str, head: str, shas: Mapping[str, str],
+                 marks_pending: int | None = None) -> bytes | None:
+    """The report page re-rendered for the new base and head, from the run's phase rows (``None`` without rows);
+    ``marks_pending`` is the ledger's line count the report's own line carries (``None`` without a ledger), as the
+    report phase counts it."""
     rows = phase_rows(db, run_id)
     if not rows:
         return None
     earlier = [PhaseReport(r.phase, r.status, r.counts, shas.get(r.commit_sha or "", r.commit_sha), r.llm_calls,
                            r.detail) for r in rows if r.phase != REPORT_PHASE]
+    counts = replace(report_counts(earlier), marks_pending=marks_pending)
     return render_report(run_id=run_id, branch=run_id, base_sha=base, head_sha=head,
-                         reports=phase_lines(earlier, report_counts(earlier))).encode("utf-8")
+                         reports=phase_lines(earlier, counts)).encode("utf-8")
 
 
 @dataclass
@@ -190,7 +201,10 @@ class _Replay:
                         updates[path] = data
                         self.regenerated.add(path)
             if phase == REPORT_PHASE and report_path(run_id) in merged:
-                page = _report_page(self.db, run_id, self.onto, self.tip, self.shas)
+                ledger = merged.get(ledger_file(run_id))
+                pending = None if ledger is None else len(ledger_lines(
+                    repo.read_blob(ledger).decode("utf-8", "replace")))
+                page = _report_page(self.db, run_id, self.onto, self.tip, self.shas, pending)
                 if page is not None and repo.read_blob(merged[report_path(run_id)]) != page:
                     updates[report_path(run_id)] = page
             return updates
@@ -256,6 +270,7 @@ def rebase_run(
         onto = repo.branch_sha(branch) or ""
         report = RebaseReport(run.run_id, branch, run.base_sha, onto, run.tip_sha, run.tip_sha, False,
                               gate_skipped=gate is None)
+        report.marks_pending = _ledger_size(repo, run.run_id, run.tip_sha)
         if onto == run.base_sha:
             report.reason = f"{run.run_id} is already cut from the tip of {branch} ({onto[:12]})"
             return report
@@ -274,7 +289,14 @@ def rebase_run(
             except MemhtmlError:
                 pass  # rows are a convenience; the branch is the record (docs/sleep.md §2.5)
         report.new_head, report.commits, report.regenerated, report.rebased = new_head, commits, regenerated, True
+        report.marks_pending = _ledger_size(repo, run.run_id, new_head)
         return report
+
+
+def _ledger_size(repo: GitRepo, run_id: str, commit: str) -> int:
+    """Lines of ``run_id``'s pending-mark ledger at ``commit`` (0 without one)."""
+    data = repo.read_path_at(commit, ledger_file(run_id))
+    return 0 if data is None else len(ledger_lines(data.decode("utf-8", "replace")))
 
 
 __all__ = ["DiscriminationFailed", "RebaseConflict", "RebaseReport", "rebase_run", "replay"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome, PhaseReport
-from git_memhtml.sleep.engine.ledger import PendingMark
+from git_memhtml.sleep.engine.ledger import PendingMark, ledger_lines
 from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
 from git_memhtml.sleep.presentation.report_html import render_report
 
@@ -25,14 +25,17 @@ PHASE = "report"
 
 @dataclass(frozen=True)
 class ReportCounts(PhaseCounts):
-    """``phases`` (the report included), ``committed``, ``failed``, ``skipped`` of the earlier lines, and ``bytes``
-    of the page (``None`` on the page's own line: the page cannot hold its own size)."""
+    """``phases`` (the report included), ``committed``, ``failed``, ``skipped`` of the earlier lines, ``bytes``
+    of the page (``None`` on the page's own line: the page cannot hold its own size), and ``marksPending``: the
+    lines of the run's ledger once this pass wrote it, present only when the run earned marks (so a run without
+    marks, every run with no model bound among them, keeps the counts it always had; docs/ledger.md §1)."""
 
     phases: int
     committed: int
     failed: int
     skipped: int
     bytes: int | None = None
+    marks_pending: int | None = None
 
 
 def render_mark(mark: PendingMark) -> str:
@@ -42,7 +45,7 @@ def render_mark(mark: PendingMark) -> str:
 
 def merged_ledger(existing: str, marks: Sequence[PendingMark]) -> str:
     """``existing`` ledger text with each new rendered mark appended once (existing lines kept as they are)."""
-    lines = [line for line in existing.splitlines() if line.strip()]
+    lines = ledger_lines(existing)
     seen = set(lines)
     for mark in marks:
         line = render_mark(mark)
@@ -79,7 +82,8 @@ def _write_if_changed(env: PhaseEnv, path: str, data: bytes) -> bool:
 
 
 def run(env: PhaseEnv) -> PhaseOutcome:
-    """Render and stage the report (and the ledger); counts ``phases, committed, failed, skipped, bytes``.
+    """Render and stage the report (and the ledger); counts ``phases, committed, failed, skipped, bytes`` and,
+    when the run has a ledger (marks earned now or by an earlier pass of a resumed run), ``marksPending``.
 
     ``phases`` includes the report itself; ``bytes`` is the size of the page. On a dry run nothing is written and
     the counts say what would be.
@@ -88,7 +92,13 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         OSError/GitError: the files cannot be written or staged.
     """
     earlier = [r for r in env.results if r.phase != PHASE]
+    marks = env.services.ledger
+    target = env.repo.root / ledger_file(env.run_id)
+    existing = target.read_text(encoding="utf-8") if target.is_file() else None
+    ledger = merged_ledger(existing or "", marks) if marks else existing
     counts = report_counts(earlier)
+    if ledger is not None:  # a resume that earns nothing new still reports the marks the first pass committed
+        counts = replace(counts, marks_pending=len(ledger_lines(ledger)))
     page = render_report(
         run_id=env.run_id,
         branch=env.run_id,
@@ -96,13 +106,10 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         head_sha=env.repo.head_sha(),
         reports=phase_lines(env.results, counts),
     ).encode("utf-8")
-    marks = env.services.ledger
     if not env.dry_run:
         _write_if_changed(env, report_path(env.run_id), page)
-        if marks:
-            ledger = env.repo.root / ledger_file(env.run_id)
-            existing = ledger.read_text(encoding="utf-8") if ledger.is_file() else ""
-            _write_if_changed(env, ledger_file(env.run_id), merged_ledger(existing, marks).encode("utf-8"))
+        if marks and ledger is not None:
+            _write_if_changed(env, ledger_file(env.run_id), ledger.encode("utf-8"))
     return PhaseOutcome(replace(counts, bytes=len(page)), subject=f"record run {env.run_id}")
 
 

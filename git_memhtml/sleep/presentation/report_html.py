@@ -1,9 +1,11 @@
 """The run report page ``.memhtml/sleep/<run>.html`` (docs/phases.md §1.17; docs/design.md §3.2).
 
 Plain HTML with no memhtml head (it is not a memory and lives outside the PARA buckets): a summary ``<mark>``, a
-``<dl>`` with run, branch, base, head and model calls, a ``<details>`` listing failed phases, and one table row
-per phase (#, phase, status, 12-character commit sha, calls, ``k=v`` counts, detail). Pure and byte-deterministic
-given its inputs; every value is HTML-escaped.
+``<dl>`` with run, branch, base, head and model calls, a ``<details>`` listing failed phases, one table row
+per phase (#, phase, status, 12-character commit sha, calls, ``k=v`` counts, detail), and, when some phase had a
+model bound, a "model use" table with one row per such phase (calls, tokens, failed calls, budget skips,
+rejections by rail: :mod:`sleep.presentation.model_usage`); a night without a model renders no such table, byte for
+byte the page it always was. Pure and byte-deterministic given its inputs; every value is HTML-escaped.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from git_memhtml.sleep.engine.contract import SLEEP_PHASES, phase_ordinal
 from git_memhtml.sleep.engine.env import PhaseReport
+from git_memhtml.sleep.presentation.model_usage import HEADERS, cells, model_lines
 
 SHA_WIDTH = 12
 """Commit shas are shown abbreviated to 12 characters (docs/phases.md §1.17)."""
@@ -53,6 +56,17 @@ def summary_line(run_id: str, reports: Sequence[PhaseReport]) -> str:
 
 def _ordinal(phase: str) -> str:
     return str(phase_ordinal(phase)) if phase in SLEEP_PHASES else ""
+
+
+def model_table(reports: Sequence[PhaseReport]) -> list[str]:
+    """The "model use" table's lines (one row per phase that had a model bound), or ``[]`` when none had."""
+    used = model_lines((r.phase, r.counts, r.llm_calls) for r in reports)
+    if not used:
+        return []
+    head = "".join(f"<th>{_esc(h)}</th>" for h in HEADERS)
+    rows = ["<tr>" + "".join(f"<td>{_esc(cell)}</td>" for cell in cells(line)) + "</tr>" for line in used]
+    return ["<table>", "<caption>model use</caption>", f"<thead><tr>{head}</tr></thead>", "<tbody>", *rows,
+            "</tbody>", "</table>"]
 
 
 def render_report(
@@ -114,5 +128,5 @@ def render_report(
             f"<td><code>{_esc(short_sha(r.commit_sha))}</code></td><td>{r.llm_calls}</td>"
             f"<td>{_esc(format_counts(r.counts))}</td><td>{_esc(r.detail or '')}</td></tr>"
         )
-    lines += ["</tbody>", "</table>", "</article>", "</body>", "</html>"]
+    lines += ["</tbody>", "</table>", *model_table(reports), "</article>", "</body>", "</html>"]
     return "\n".join(lines) + "\n"

@@ -151,7 +151,9 @@ def review_run(repo: GitRepo, db: IndexDB, run_id: str | None, *, verb: str = "r
         raw = counts.get(sha, [])
         try:
             parsed = json.loads(raw[0]) if raw else {}
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
+            parsed = {}
+        if not isinstance(parsed, dict):  # a trailer is typed text: `[1]` or `5` counts nothing
             parsed = {}
         commits.append(
             {"sha": sha, "subject": repo.commit_message(sha).split("\n", 1)[0],

@@ -3,7 +3,8 @@
 Built from :func:`sleep.review.review_run`'s result, in reading order: a header (base → head, phase totals), the
 classification summary, the body-changed memories first (the only files whose article text changed), the
 entity-changed memories (an entity value rewritten: what the memory is about) with each removed and added value,
-the detected tasks the run filed with their claim and evidence, the per-phase table, then the other files and the
+the detected tasks the run filed with their claim and evidence, the per-phase table, the model use of each phase
+that had a model bound (none on a night without one), then the other files and the
 commits inside ``<details>`` blocks so the body stays skimmable (docs/git.md §8).
 
 Memory text is untrusted: every value that is not our own constant text goes through :func:`md_text` (escaped
@@ -23,6 +24,7 @@ from git_memhtml.document.parse import parse_memory
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.sleep.engine.runfiles import report_path
+from git_memhtml.sleep.presentation.model_usage import HEADERS, cells, review_model_lines
 from git_memhtml.tree.layout import placement_for  # the detected tasks' folder (sleep/phases/tasks.py)
 
 MAX_BODY_CHARS = 65_536
@@ -163,6 +165,17 @@ def _phase_rows(review: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             for c in review["commits"]]
 
 
+def model_use_lines(review: dict[str, Any]) -> list[str]:
+    """The "Model use" section (a blank line, heading, table), one row per phase that had a model bound, or ``[]``
+    when none had (a night without a model renders as it always did). Calls are ``?`` when only trailers are known."""
+    used = review_model_lines(review)
+    if not used:
+        return []
+    out = ["", "### Model use", "", "| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+    out += ["| " + " | ".join(md_text(cell) for cell in cells(line)) + " |" for line in used]
+    return out
+
+
 def _details(summary: str, items: list[str]) -> list[str]:
     return ["<details><summary>" + summary + "</summary>", "", *items, "", "</details>", ""]
 
@@ -250,6 +263,7 @@ def render_lines(repo: GitRepo, review: dict[str, Any]) -> list[str]:
         lines.append(
             f"| {i} | {md_text(phase)} | {md_text(status)} | {md_code(sha) if sha else ''} | {md_text(counts)} |"
         )
+    lines += model_use_lines(review)
     lines += ["", "### Other changed files", ""]
     for label in ("created", "archived", "deleted", "meta-only"):
         group = [f for f in memories if f["classification"] == label]
