@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import random
 import re
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from git_memhtml.store.ops import parse_op_stream
 from git_memhtml.store.repo_init import init_repo
 from git_memhtml.store.writer import apply_batch
 from tests.bench.bench_support import DEMO_JSONL
+from tests.probes.runs import LOCOMO, NOW, ROOT, init_and_apply
 from tests.sleep.sleep_corpus_helpers import commit_and_reindex, make_env, make_repo, memory, tree_files, write
 
 WORDS = [f"{a}{b}" for a in ("zor", "kel", "mip", "tav", "dun", "rax", "bel", "sop", "qui", "wen", "fal", "gor")
@@ -134,6 +137,25 @@ def test_an_empty_partition_still_folds_the_floor(tmp_path: Path) -> None:
     counts = wire(run_scripted(env, [Answer({"groups": []})])[0])
     assert counts["merged"] == 1 and counts["llmGroups"] == 0 and counts["skipped"] == 0
     assert exists(env, "p00b") and not exists(env, "f2")
+
+
+def test_files_sharing_a_frame_key_form_a_component_even_far_apart_in_cosine(tmp_path: Path) -> None:
+    """Equal frame keys seed a component the recall floor alone would not find; the model's group then folds."""
+    a, _ = band_pair(11)
+    files = {
+        "areas/inbox/owner-1.html": memory("the on-call owner of the payments pager rotation is the platform team.",
+                                           body=[a], created="2026-01-01T00:00:00Z"),
+        "areas/inbox/owner-2.html": memory("the on-call owner of the payments pager rotation is the infra group.",
+                                           body=[band_pair(12)[1]], created="2026-01-02T00:00:00Z"),
+    }
+    env = make_env(make_repo(tmp_path, files))
+    no_model = dedup_merge.run(make_env(make_repo(sub(tmp_path, "floor"), files))).counts.wire()
+    assert no_model["candidates"] == 0 and no_model["components"] == 0
+    outcome, client = run_scripted(env, group_all)
+    counts = wire(outcome)
+    assert counts["candidates"] == 0 and counts["components"] == 1 and counts["llmGroups"] == 1
+    assert components(client.requests[0].prompt) == [["m1", "m2"]]
+    assert counts["merged"] == 1 and not exists(env, "owner-2") and exists(env, "owner-1")
 
 
 # --- every failure costs its own batch only; the floor still folds ---------------------------------------------------
@@ -394,3 +416,34 @@ def test_the_demo_corpus_with_a_useless_model_folds_what_main_folds(tmp_path: Pa
     counts = wire(run_scripted(env, reply)[0])
     assert counts["merged"] >= DEMO_COUNTS["merged"] and counts["vetoed"] >= DEMO_COUNTS["vetoed"]
     assert set(DEMO_ARCHIVED) <= set(archived(env))
+
+
+@pytest.fixture(scope="module")
+def conv26_stream(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """LoCoMo conv-26's 184 observations as an op stream (bench/locomo.py convert), read from ../shared/data."""
+    if not LOCOMO.is_file():
+        pytest.fail(f"{LOCOMO} is missing: the shared data must lie beside the project")
+    stream = tmp_path_factory.mktemp("conv26") / "conv-26.jsonl"
+    subprocess.run([sys.executable, str(ROOT / "bench" / "locomo.py"), "convert", "--conversation", "conv-26",
+                    "--units", "observations", "--data", str(LOCOMO), "--out", str(stream)],
+                   check=True, capture_output=True)
+    return stream
+
+
+@pytest.mark.slow
+def test_conv26_with_no_model_is_main_s_night_and_a_bound_model_folds_no_less(
+    tmp_path: Path, conv26_stream: Path
+) -> None:
+    from git_memhtml.sleep.phases import entity_resolution
+
+    env = make_env(GitRepo.discover(init_and_apply(sub(tmp_path, "off"), [(conv26_stream, NOW)])))
+    off = dedup_merge.run(env)
+    assert off.counts.wire() == {**DEMO_COUNTS, **dict.fromkeys(DEMO_COUNTS, 0)}  # main: nothing a cosine proves
+    assert archived(env) == []
+    assert entity_resolution.run(env).counts.wire() == {
+        "entities": 2, "namesNormalized": 0, "fuzzyMerges": 0, "llmMerges": 0, "aliasMerges": 0,
+        "pendingCorroboration": 0, "reviewCandidates": 0, "namesKeptApart": 0, "tasksMinted": 0, "tasksRefreshed": 0,
+        "tasksFramed": 0, "tasksDismissed": 0, "tasksClosed": 0, "tasksCapped": 0, "filesRewritten": 0}
+    bound_env = make_env(GitRepo.discover(init_and_apply(sub(tmp_path, "on"), [(conv26_stream, NOW)])))
+    counts = wire(run_scripted(bound_env, [Answer({"groups": []})])[0])
+    assert counts["merged"] == 0 and counts["failedCalls"] == 0

@@ -28,9 +28,11 @@ from git_memhtml.llm.scripted import (
     blocks,
 )
 from git_memhtml.sleep.engine.env import LlmBudget, PhaseEnv, PhaseOutcome, RunServices
+from git_memhtml.sleep.engine.journal import EntityRenamed, parse_journal
 from git_memhtml.sleep.engine.ledger import EntityPromoted
 from git_memhtml.sleep.engine.model import rails_log_path
 from git_memhtml.sleep.engine.run import ModelBinding, run_sleep
+from git_memhtml.sleep.engine.runfiles import journal_file
 from git_memhtml.sleep.phases import entity_model, entity_resolution
 from git_memhtml.sleep.phases.tasks import open_detections
 from tests.sleep.sleep_corpus_helpers import (
@@ -185,6 +187,9 @@ def test_a_model_merge_is_pending_on_one_corpus_and_applied_when_a_changed_corpu
     assert "person:Laith" in values(env) and "person:Laith Al-Saadoon" not in values(env)
     assert counts["filesRewritten"] == 2 and counts["fuzzyMerges"] == 1
     assert bound.services.ledger == [EntityPromoted("person", "laith al-saadoon", "laith")]
+    # the run journal explains the model's rename as it does the character rule's
+    journal = parse_journal((env.repo.root / journal_file(env.run_id)).read_bytes())
+    assert journal is not None and EntityRenamed("person", "Laith Al-Saadoon", "Laith") in journal
 
 
 def test_two_real_runs_over_one_corpus_are_one_detection_and_over_a_changed_corpus_two(tmp_path: Path) -> None:
