@@ -416,10 +416,10 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         raw_counts: dict[str, int] = {}
         for row in rows:
             raw_counts[row.entity_name] = raw_counts.get(row.entity_name, 0) + row.count
-        names = type_names(etype, raw_counts, groups if etype == PERSON else ())
         if judge is None:
-            resolution = resolve_names_of(names)
+            resolution = resolve_type(etype, raw_counts, groups if etype == PERSON else ())
         else:
+            names = type_names(etype, raw_counts, groups if etype == PERSON else ())
             verdicts = judge.judge(_evidence(names, rows, groups if etype == PERSON else ()))
             llm += len(verdicts.accepted)
             pending += verdicts.pending
