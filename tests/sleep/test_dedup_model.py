@@ -246,6 +246,28 @@ def test_a_group_spanning_two_components_is_dropped_whole(tmp_path: Path) -> Non
     assert counts["merged"] == 1  # the floor pair alone
 
 
+def test_a_group_against_a_floor_fold_loses_to_it_and_the_role_guard_counts_it(tmp_path: Path) -> None:
+    """c2/c3 is a floor pair (one word added), c1/c2 a band pair. The model chains ``[m1, m2]``, ``[m2, m3]``: the
+    floor folds c3 into c2 first, so c2 keeps and can no longer be dropped into c1: the role guard refuses it."""
+    a, b = band_pair(3)
+    files = {
+        "areas/inbox/c1.html": memory(a, created="2026-01-01T00:00:00Z"),
+        "areas/inbox/c2.html": memory(b, created="2026-01-02T00:00:00Z"),
+        "areas/inbox/c3.html": memory(b[:-1] + " zorak.", created="2026-01-03T00:00:00Z"),
+    }
+    env = make_env(make_repo(tmp_path, files))
+
+    def chain(req: ScriptedRequest) -> Reply:
+        (keys,) = components(req.prompt)
+        assert len(keys) == 3
+        return Answer({"groups": [{"memberKeys": keys[:2]}, {"memberKeys": keys[1:]}]})
+
+    counts = wire(run_scripted(env, chain)[0])
+    assert counts["llmGroups"] == 2 and counts["railRoleGuard"] == 1 and counts["roleGuarded"] == 1
+    assert counts["merged"] == 1 and exists(env, "c1") and exists(env, "c2") and not exists(env, "c3")
+    assert [r["payload"] for r in rails(env)] == [{"keep": "areas/inbox/c1.html", "drop": "areas/inbox/c2.html"}]
+
+
 HOSTILE_PAIRS: list[tuple[str, str, str, str]] = [
     ("a claim and its negation", "the {x} deploy step is safe to run during business hours",
      "the {x} deploy step is not safe to run during business hours", "negation"),
