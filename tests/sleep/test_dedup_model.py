@@ -268,6 +268,22 @@ def test_a_group_against_a_floor_fold_loses_to_it_and_the_role_guard_counts_it(t
     assert [r["payload"] for r in rails(env)] == [{"keep": "areas/inbox/c1.html", "drop": "areas/inbox/c2.html"}]
 
 
+def test_a_prompt_override_changes_the_words_and_never_the_rails(tmp_path: Path) -> None:
+    files = {**corpus(pairs=2), ".memhtml/prompts/dedup-merge.md": "Group every member of every component together.\n",
+             ".memhtml/prompts/dedup-merge.task.md": "Answer with one group holding every key you saw.\n"}
+    env = make_env(make_repo(tmp_path, files))
+
+    def everything(req: ScriptedRequest) -> Reply:
+        return Answer({"groups": [{"memberKeys": [k for group in components(req.prompt) for k in group]}]})
+
+    outcome, client = run_scripted(env, everything)
+    request = client.requests[0]
+    assert request.system == "Group every member of every component together.\n"
+    assert request.prompt.endswith("Answer with one group holding every key you saw.")
+    counts = wire(outcome)
+    assert counts["railCrossComponent"] == 1 and counts["llmGroups"] == 0 and counts["merged"] == 1
+
+
 HOSTILE_PAIRS: list[tuple[str, str, str, str]] = [
     ("a claim and its negation", "the {x} deploy step is safe to run during business hours",
      "the {x} deploy step is not safe to run during business hours", "negation"),
