@@ -312,3 +312,35 @@ def resolve_names(
         accepted.extend((members[0], other) for other in members[1:])
     accepted.extend((min(a, b), max(a, b)) for a, b in alias_pairs if a != b)
     return merge_names(counts, accepted)
+
+
+def model_merge_refusal(a: str, b: str) -> str | None:
+    """Why a *model's* merge of keys ``a`` and ``b`` is refused whatever it says, or ``None`` (docs/entities.md §6
+    "Model stage", the rails).
+
+    The model may judge what characters cannot (a short name and its full form, a spelling in the review band), but
+    two things it never overrides: a numeric or variant divergence (``identity_veto_reasons``: ``svc-amber-1`` and
+    ``svc-amber-2`` are two services), and a one-letter edit (one insertion, deletion or substitution) inside a
+    token shorter than :data:`SHORT_TOKEN_LENGTH` between names of the same token count (``anna``/``hanna``,
+    ``api``/``app``, ``jon``/``john``: issue 8, "a one-letter difference between short names is not evidence").
+    A short form is no edit (``sam``/``samuel``, ``bob``/``robert`` stay the model's to judge). Returns the veto name
+    or :data:`REASON_SHORT_NAME`. Symmetric, pure.
+    """
+    if a == b:
+        return None
+    vetoes = identity_veto_reasons(a, b)
+    if vetoes:
+        return vetoes[0]
+    ta, tb = name_tokens(a), name_tokens(b)
+    if len(ta) == len(tb) and "".join(ta) != "".join(tb):
+        for x, y in zip(ta, tb, strict=True):
+            if x != y and min(len(x), len(y)) < SHORT_TOKEN_LENGTH and _one_edit(x, y):
+                return REASON_SHORT_NAME
+    return None
+
+
+def _one_edit(x: str, y: str) -> bool:
+    """``x`` and ``y`` differ by one inserted, deleted or substituted character."""
+    if abs(len(x) - len(y)) > 1:
+        return False
+    return lcs_length(x, y) >= max(len(x), len(y)) - 1

@@ -184,3 +184,23 @@ def corpus_digest(db: IndexDB) -> str:
     for path, content_hash in db.query(f"SELECT path, content_hash FROM files WHERE {clause} ORDER BY path", params):
         digest.update(f"{path}\x00{content_hash}\n".encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
+
+
+def frame_key_groups(db: IndexDB, *, exclude_types: Sequence[str] = SLEEP_EXCLUDED_TYPES) -> list[tuple[str, ...]]:
+    """Paths of active files minus ``exclude_types`` that share one ``frame_key``, each group sorted, groups sorted.
+
+    Only keys held by two files or more are returned (docs/phases.md §1.2 "Model path": the frame-key seeds of the
+    dedup components; a file with no frame key has none). Tasks are always excluded.
+
+    Raises:
+        StorageError: SQLite failed.
+    """
+    clause, params = _corpus_clause("", exclude_types)
+    rows = db.query(
+        f"SELECT frame_key, path FROM files WHERE {clause} AND frame_key IS NOT NULL ORDER BY frame_key, path",
+        params,
+    )
+    grouped: dict[str, list[str]] = {}
+    for key, path in rows:
+        grouped.setdefault(str(key), []).append(str(path))
+    return sorted(tuple(paths) for paths in grouped.values() if len(paths) >= 2)

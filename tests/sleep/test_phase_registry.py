@@ -48,7 +48,7 @@ SPECS: list[tuple[str, bool, bool, bool, tuple[str, ...], list[str]]] = [
         "indexedRemoved", "indexedRenamed", "embeddingsWritten", "indexSkipped", "vectorCoverage", "indexErrors"]),
     ("dedup-merge", True, True, False, PRE, [
         "candidates", "components", "llmGroups", "vetoed", "roleGuarded", "merged", "vanished", "tasksMinted",
-        "tasksRefreshed", "tasksFramed", "tasksDismissed", "tasksClosed", "tasksCapped"]),
+        "tasksRefreshed", "tasksFramed", "tasksDismissed", "tasksClosed", "tasksCapped", "skipped"]),
     ("entity-resolution", True, True, False, PRE, [
         "entities", "namesNormalized", "fuzzyMerges", "llmMerges", "aliasMerges", "pendingCorroboration",
         "reviewCandidates", "namesKeptApart", "tasksMinted", "tasksRefreshed", "tasksFramed", "tasksDismissed",

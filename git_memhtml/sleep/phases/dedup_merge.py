@@ -1,4 +1,4 @@
-"""Phase 2, dedup-merge, deterministic path: fold every near-duplicate a cosine can prove.
+"""Phase 2, dedup-merge: fold every near-duplicate a cosine can prove, and, with a model, the ones it cannot.
 
 (docs/phases.md §1.2 "No-model path", docs/veto.md §3; docs/phases.md §0.4, docs/veto.md §3, docs/tasks.md §7.)
 First-chunk vectors of the active non-task, non-arc corpus are scanned for neighbour pairs at the 0.92 floor; each pair
@@ -6,6 +6,10 @@ is oriented so the older file (lower corpus offset) keeps; the pairs go through 
 self pair, role guard, cap). Each decision archives the dropped file (``superseded-by`` → keeper) and links the keeper
 ``supersedes`` → the archive path. A pair the veto refused becomes a detected review task naming the predicates
 that fired. With no model the night never judged a component, so vanished veto tasks are not swept.
+
+With a model bound (:func:`run_with_model`, docs/phases.md §1.2 "Model path") the floor's pairs are proposed
+first, unchanged, and the model's group pairs (``dedup_model``) after them, through the same filter; a night whose
+every batch was answered sweeps the veto tasks it no longer sees.
 
 The run journal (docs/ledger.md §2) gets one ``folded`` entry per fold made and one ``merge-vetoed`` entry per pair
 the veto refused (every one, also those whose review task the budget capped), in the phase's own commit.
@@ -22,17 +26,20 @@ from git_memhtml.domain.merge import (
     MAX_MERGE_PAIRS,
     NEAR_DUPLICATE_THRESHOLD,
     MergeDecision,
+    MergeOutcome,
     MergeProposal,
     VetoedPair,
     connected_components,
     merge_candidates,
 )
 from git_memhtml.domain.neighbors import top_neighbor_pairs
-from git_memhtml.index.corpus import CorpusRow, active_corpus, first_chunk_vectors
+from git_memhtml.index.corpus import CorpusRow, active_corpus, first_chunk_vectors, frame_key_groups
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.engine.journal import Folded, JournalEntry, MergeVetoed, record_journal
-from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task
+from git_memhtml.sleep.engine.model import PhaseModel
+from git_memhtml.sleep.phases import dedup_model
+from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task, sweep_detections
 from git_memhtml.store import edits
 
 DETECTOR = "dedup-merge"
@@ -53,7 +60,8 @@ NO_VECTORS = "no vectors"
 
 @dataclass(frozen=True)
 class DedupMergeCounts(PhaseCounts):
-    """See :func:`run`; ``llm_groups`` and ``tasks_closed`` stay 0 with no model bound."""
+    """See :func:`run`; ``llm_groups`` and ``tasks_closed`` stay 0 with no model bound, and ``skipped`` (members of
+    batches that got no answer) exists only on the model path (``None`` is left off the wire)."""
 
     candidates: int = 0
     components: int = 0
@@ -68,14 +76,16 @@ class DedupMergeCounts(PhaseCounts):
     tasks_dismissed: int = 0
     tasks_closed: int = 0
     tasks_capped: int = 0
+    skipped: int | None = None
 
 
 @dataclass(frozen=True)
 class Candidates:
-    """The oriented, de-duplicated pair list of one night and the corpus it came from."""
+    """The oriented, de-duplicated pair list of one night and the corpus it came from (oldest first)."""
 
     proposals: tuple[MergeProposal, ...]
     components: int
+    rows: tuple[CorpusRow, ...] = ()
 
 
 def orient(pairs: Sequence[tuple[str, str, float]], rows: Sequence[CorpusRow]) -> list[MergeProposal]:
@@ -103,8 +113,9 @@ def orient(pairs: Sequence[tuple[str, str, float]], rows: Sequence[CorpusRow]) -
     return out
 
 
-def _mine(env: PhaseEnv) -> Candidates | None:
-    """Mine and orient the night's candidate pairs; ``None`` when there is no vector to compare."""
+def _mine(env: PhaseEnv, floor: float = NO_MODEL_FLOOR, limit: int = NO_MODEL_PAIR_LIMIT) -> Candidates | None:
+    """Mine at ``floor`` (``limit`` pairs) and orient the night's candidate pairs; ``None`` when there is no vector
+    to compare."""
     if env.embedder is None:
         return None
     rows = active_corpus(env.db, exclude_types=EXCLUDED_TYPES)
@@ -112,10 +123,10 @@ def _mine(env: PhaseEnv) -> Candidates | None:
     matrix = first_chunk_vectors(env.db, paths, env.embedder.space)
     if matrix.size == 0 or not np.any(matrix):
         return None
-    mined = top_neighbor_pairs(paths, matrix, floor=NO_MODEL_FLOOR, k=PER_SOURCE_K, limit=NO_MODEL_PAIR_LIMIT)
+    mined = top_neighbor_pairs(paths, matrix, floor=floor, k=PER_SOURCE_K, limit=limit)
     proposals = orient(mined, rows)
     components = connected_components([(p.keep, p.drop) for p in proposals])
-    return Candidates(tuple(proposals), len(components))
+    return Candidates(tuple(proposals), len(components), tuple(rows))
 
 
 def _fold(env: PhaseEnv, decision: MergeDecision, folds: list[Folded]) -> bool:
@@ -176,29 +187,23 @@ def _mint_veto_tasks(env: PhaseEnv, vetoed: Sequence[VetoedPair], floor: float) 
 
 
 def run(env: PhaseEnv) -> PhaseOutcome:
-    """Fold near-duplicates with no model bound (docs/phases.md §1.2).
+    """Fold near-duplicates: the model path when a model is bound (:func:`run_with_model`), else the floor.
 
-    Counts: ``candidates, components, llmGroups (0), vetoed, roleGuarded, merged, vanished, tasksMinted,
+    No-model counts: ``candidates, components, llmGroups (0), vetoed, roleGuarded, merged, vanished, tasksMinted,
     tasksRefreshed, tasksFramed, tasksDismissed, tasksClosed (0: no sweep without a judged night),
     tasksCapped``. With no embedder or no vector the phase reports ``candidates 0`` and detail ``no vectors``.
 
     Raises:
         StorageError: the index could not be read. InvalidMemory: a review task failed the render gate.
     """
+    model = PhaseModel.for_phase(env, DETECTOR)
+    if model.bound:
+        return run_with_model(env, model)
     mined = _mine(env)
     if mined is None:
-        return PhaseOutcome(DedupMergeCounts(), detail=NO_VECTORS)
+        return PhaseOutcome(DedupMergeCounts(), detail=NO_VECTORS, model=model.usage())
     outcome = merge_candidates(mined.proposals, threshold=NEAR_DUPLICATE_THRESHOLD, cap=MAX_MERGE_PAIRS)
-    merged = vanished = 0
-    folds: list[Folded] = []
-    for decision in outcome.decisions:
-        if _fold(env, decision, folds):
-            merged += 1
-        else:
-            vanished += 1
-    tally = _mint_veto_tasks(env, outcome.vetoed, NO_MODEL_FLOOR)
-    refused: list[JournalEntry] = [MergeVetoed(p.keep, p.drop, p.reasons) for p in outcome.vetoed]
-    record_journal(env, [*folds, *refused])
+    merged, vanished, tally = _commit(env, outcome, NO_MODEL_FLOOR)
     counts = DedupMergeCounts(
         candidates=len(mined.proposals),
         components=mined.components,
@@ -208,12 +213,95 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         vanished=vanished,
         **tally.count_fields(),
     )
+    return _outcome(counts, tally, model)
+
+
+def _commit(env: PhaseEnv, outcome: MergeOutcome, floor: float) -> tuple[int, int, TaskTally]:
+    """Fold every decision, mint the veto tasks, journal both; return ``(merged, vanished, tally)``."""
+    merged = vanished = 0
+    folds: list[Folded] = []
+    for decision in outcome.decisions:
+        if _fold(env, decision, folds):
+            merged += 1
+        else:
+            vanished += 1
+    tally = _mint_veto_tasks(env, outcome.vetoed, floor)
+    refused: list[JournalEntry] = [MergeVetoed(p.keep, p.drop, p.reasons) for p in outcome.vetoed]
+    record_journal(env, [*folds, *refused])
+    return merged, vanished, tally
+
+
+def _outcome(counts: DedupMergeCounts, tally: TaskTally, model: PhaseModel) -> PhaseOutcome:
     deferred = tally.minted + tally.refreshed
+    body = f"deferred {deferred} vetoed pairs to review tasks"
+    if tally.closed:
+        body += f"; closed {tally.closed}: no longer detected"
     return PhaseOutcome(
         counts,
-        subject=f"fold {merged} near-duplicates into canonicals",
-        body=f"deferred {deferred} vetoed pairs to review tasks",
+        subject=f"fold {counts.merged} near-duplicates into canonicals",
+        body=body,
+        detail=model.detail if model.env.services.model is not None else None,
+        model=model.usage(),
     )
+
+
+def run_with_model(env: PhaseEnv, model: PhaseModel) -> PhaseOutcome:
+    """Fold near-duplicates with a model bound (docs/phases.md §1.2 "Model path", docs/models.md §6).
+
+    Mine at 0.86 (800 pairs), union the frame-key seeds, cut the components, ask the model to partition them
+    (``dedup_model.partition``). The proposals are the floor's pairs first (every mined pair above 0.92, exactly
+    what the no-model path would fold, so the floor never regresses whatever the model answers), then the group
+    pairs; all of them go through ``merge_candidates`` at threshold 0: the same veto, role guard and cap. A group
+    pair the veto or the role guard refuses is counted on the ``veto`` / ``role-guard`` rail. When every batch was
+    answered, the night judged its whole candidate set and vanished veto tasks are swept.
+
+    Counts: the no-model keys, ``llmGroups`` (groups admitted), ``tasksClosed`` and ``skipped`` (members of batches
+    with no answer).
+    """
+    mined = _mine(env, dedup_model.DEDUP_COMPONENT_FLOOR, dedup_model.DEDUP_PAIR_LIMIT)
+    if mined is None:
+        return PhaseOutcome(DedupMergeCounts(), detail=NO_VECTORS, model=model.usage())
+    rows = {row.path: row for row in mined.rows}
+    offset = {row.path: i for i, row in enumerate(mined.rows)}
+    edges = [(p.keep, p.drop) for p in mined.proposals]
+    edges += dedup_model.frame_edges(frame_key_groups(env.db, exclude_types=EXCLUDED_TYPES), offset)
+    components = dedup_model.cut_components(edges)
+    sims = {(p.keep, p.drop): p.sim for p in mined.proposals}
+    asked = dedup_model.partition(env, model, components, rows, offset, sims)
+    floor = [p for p in mined.proposals if p.sim > NEAR_DUPLICATE_THRESHOLD]
+    seen = {(p.keep, p.drop) for p in floor}
+    grouped: list[MergeProposal] = []
+    for proposal in asked.proposals:
+        if (proposal.keep, proposal.drop) not in seen:
+            seen.add((proposal.keep, proposal.drop))
+            grouped.append(proposal)
+    outcome = merge_candidates([*floor, *grouped], threshold=0.0, cap=MAX_MERGE_PAIRS)
+    _reject_group_refusals(model, grouped, outcome)
+    merged, vanished, tally = _commit(env, outcome, dedup_model.DEDUP_COMPONENT_FLOOR)
+    sweep_detections(env, DETECTOR, tally, judged=model.judged_all)
+    counts = DedupMergeCounts(
+        candidates=len(mined.proposals),
+        components=len(components),
+        llm_groups=asked.groups,
+        vetoed=len(outcome.vetoed),
+        role_guarded=len(outcome.role_guarded),
+        merged=merged,
+        vanished=vanished,
+        **tally.count_fields(),
+        skipped=asked.skipped,
+    )
+    return _outcome(counts, tally, model)
+
+
+def _reject_group_refusals(model: PhaseModel, grouped: Sequence[MergeProposal], outcome: MergeOutcome) -> None:
+    """Count each group pair the veto (``veto``) or the role guard (``role-guard``) refused, with its paths."""
+    mine = {(p.keep, p.drop) for p in grouped}
+    for pair in outcome.vetoed:
+        if (pair.keep, pair.drop) in mine:
+            model.reject("veto", {"keep": pair.keep, "drop": pair.drop, "reasons": list(pair.reasons)})
+    for proposal in outcome.role_guarded:
+        if (proposal.keep, proposal.drop) in mine:
+            model.reject("role-guard", {"keep": proposal.keep, "drop": proposal.drop})
 
 
 register(PhaseSpec("dedup-merge", run, DedupMergeCounts, model=True))

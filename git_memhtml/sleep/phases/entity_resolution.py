@@ -25,7 +25,7 @@ of article markup (``<dfn>``, ``lang``) and ``unknown`` rows have no ``type:`` p
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -39,6 +39,7 @@ from git_memhtml.domain.entities import (
     REASON_BAND,
     REVIEW,
     REVIEW_RATIO,
+    PairVerdict,
     display_name,
     name_key,
     pair_verdicts,
@@ -49,7 +50,9 @@ from git_memhtml.index.corpus import EntityCount, active_entities
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.engine.journal import EntityRenamed, record_journal
-from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task
+from git_memhtml.sleep.engine.model import PhaseModel
+from git_memhtml.sleep.phases import entity_model
+from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task, sweep_detections
 from git_memhtml.store import edits
 from git_memhtml.tree.layout import PEOPLE_DIR
 from git_memhtml.tree.paths import tree_file_problem
@@ -71,6 +74,8 @@ class BandPair:
     reason: str = REASON_BAND
     shown_a: str = ""
     shown_b: str = ""
+    confidence: float | None = None
+    """The model's cluster confidence, for a pair deferred below its floor (reason ``below-floor``)."""
 
 
 @dataclass
@@ -139,10 +144,33 @@ def _display_forms(raw_counts: Mapping[str, int]) -> dict[str, str]:
     return {key: shown for key, (_, shown) in best.items()}
 
 
-def resolve_type(
-    entity_type: str, raw_counts: Mapping[str, int], groups: Iterable[Sequence[str]] = ()
-) -> TypeResolution:
-    """Resolve one type's raw names (docs/entities.md §6 steps 2-4, 7-8). Pure.
+@dataclass(frozen=True)
+class TypeNames:
+    """One type's names before any merge: keys, counts, display forms, pairwise verdicts, declared alias pairs.
+
+    Attributes:
+        keys: ``{raw: key}`` for every raw name, in sorted raw order.
+        counts: file count per key (the sum over its raw spellings).
+        shown: display form per key (:func:`_display_forms`).
+        verdicts: :func:`~git_memhtml.domain.entities.pair_verdicts` over the keys.
+        alias_pairs: sorted key pairs a person file declares that the pairwise rule did not already merge.
+    """
+
+    entity_type: str
+    raw_counts: Mapping[str, int]
+    keys: Mapping[str, str]
+    counts: Mapping[str, int]
+    shown: Mapping[str, str]
+    verdicts: tuple[PairVerdict, ...]
+    alias_pairs: tuple[tuple[str, str], ...]
+
+    def survivors(self, model_pairs: Iterable[tuple[str, str]] = ()) -> dict[str, str]:
+        """``{key: survivor}`` of the character clusters, the alias pairs and ``model_pairs``: one union-find."""
+        return resolve_names(self.counts, self.verdicts, [*self.alias_pairs, *model_pairs])
+
+
+def type_names(entity_type: str, raw_counts: Mapping[str, int], groups: Iterable[Sequence[str]] = ()) -> TypeNames:
+    """Key, count and judge one type's raw names (docs/entities.md §6 steps 2-4). Pure.
 
     Args:
         raw_counts: file count per raw name.
@@ -153,8 +181,7 @@ def resolve_type(
     counts: dict[str, int] = {}
     for raw, key in keys.items():
         counts[key] = counts.get(key, 0) + raw_counts[raw]
-    shown = _display_forms(raw_counts)
-    verdicts = pair_verdicts(counts, entity_type)
+    verdicts = tuple(pair_verdicts(counts, entity_type))
     merges = {(v.a, v.b) for v in verdicts if v.verdict == MERGE}
     alias_pairs: set[tuple[str, str]] = set()
     for group in groups:
@@ -162,16 +189,51 @@ def resolve_type(
         for a, b in combinations(present, 2):
             if (a, b) not in merges:
                 alias_pairs.add((a, b))
-    survivors = resolve_names(counts, verdicts, sorted(alias_pairs))
-    final = {raw: shown[survivors.get(key, key)] for raw, key in keys.items()}
-    normalized = {raw: shown[key] for raw, key in keys.items()}
+    return TypeNames(entity_type, dict(raw_counts), keys, counts, _display_forms(raw_counts), verdicts,
+                     tuple(sorted(alias_pairs)))
+
+
+def resolve_names_of(
+    names: TypeNames,
+    model_pairs: Sequence[tuple[str, str]] = (),
+    clustered: Collection[frozenset[str]] = frozenset(),
+    deferred: Sequence[BandPair] = (),
+) -> TypeResolution:
+    """Resolve one type (docs/entities.md §6 steps 7-8). Pure.
+
+    Args:
+        model_pairs: merges the model stage accepted; they join the same union-find as the alias pairs.
+        clustered: key pairs the model put in one cluster: a review pair among them is the model's, not a
+            ``character-band`` task.
+        deferred: pairs the model stage deferred to review (below its confidence floor).
+    """
+    survivors = names.survivors(model_pairs)
+    shown = names.shown
+    final = {raw: shown[survivors.get(key, key)] for raw, key in names.keys.items()}
+    normalized = {raw: shown[key] for raw, key in names.keys.items()}
     pending = [
-        BandPair(entity_type, v.a, v.b, v.ratio, v.reason, shown[v.a], shown[v.b])
-        for v in verdicts
+        BandPair(names.entity_type, v.a, v.b, v.ratio, v.reason, shown[v.a], shown[v.b])
+        for v in names.verdicts
         if v.verdict == REVIEW and survivors.get(v.a, v.a) != survivors.get(v.b, v.b)
+        and frozenset((v.a, v.b)) not in clustered
     ]
-    apart = sum(1 for v in verdicts if v.verdict == DISTINCT)
-    return TypeResolution(entity_type, final, normalized, counts, len(alias_pairs), apart, pending)
+    pending.extend(p for p in deferred if survivors.get(p.a, p.a) != survivors.get(p.b, p.b))
+    apart = sum(1 for v in names.verdicts if v.verdict == DISTINCT)
+    return TypeResolution(names.entity_type, final, normalized, dict(names.counts), len(names.alias_pairs), apart,
+                          pending)
+
+
+def resolve_type(
+    entity_type: str, raw_counts: Mapping[str, int], groups: Iterable[Sequence[str]] = ()
+) -> TypeResolution:
+    """Resolve one type's raw names with no model (docs/entities.md §6 steps 2-4, 7-8). Pure.
+
+    Args:
+        raw_counts: file count per raw name.
+        groups: alias groups (keys); only pairs whose two keys occur among this type's names and that did not
+            already merge by the pairwise rule count as alias merges.
+    """
+    return resolve_names_of(type_names(entity_type, raw_counts, groups))
 
 
 def _by_type(entities: Sequence[EntityCount]) -> dict[str, list[EntityCount]]:
@@ -279,14 +341,16 @@ def _mint_review_tasks(env: PhaseEnv, pairs: Sequence[BandPair], counts: Mapping
         seen.add(finding)
         ca, cb = counts[pair.entity_type].get(pair.a, 0), counts[pair.entity_type].get(pair.b, 0)
         a, b = pair.shown_a or pair.a, pair.shown_b or pair.b
-        why = (
-            f"in the review band [{REVIEW_RATIO:.2f}, {AUTO_MERGE_RATIO:.2f})"
-            if pair.reason == REASON_BAND
-            else f"at or above {AUTO_MERGE_RATIO:.2f} but refused by the letter rule ({pair.reason})"
-        )
-        evidence = Measurement(
-            f'character similarity {pair.ratio:.3f} {why}; "{a}" is claimed by {ca} memories, "{b}" by {cb}'
-        )
+        if pair.confidence is not None:
+            measured = (f"model cluster confidence {pair.confidence:.2f} below the "
+                        f"{entity_model.ENTITY_CONFIDENCE_FLOOR:.2f} floor")
+        elif pair.reason == REASON_BAND:
+            measured = (f"character similarity {pair.ratio:.3f} in the review band "
+                        f"[{REVIEW_RATIO:.2f}, {AUTO_MERGE_RATIO:.2f})")
+        else:
+            measured = (f"character similarity {pair.ratio:.3f} at or above {AUTO_MERGE_RATIO:.2f} but refused by "
+                        f"the letter rule ({pair.reason})")
+        evidence = Measurement(f'{measured}; "{a}" is claimed by {ca} memories, "{b}" by {cb}')
         tally.add(
             mint_detected_task(
                 env,
@@ -323,20 +387,26 @@ class EntityResolutionCounts(PhaseCounts):
 
 
 def run(env: PhaseEnv) -> PhaseOutcome:
-    """Normalise and merge entity names with no model bound (docs/phases.md §1.3, docs/entities.md §6).
+    """Normalise and merge entity names (docs/phases.md §1.3, docs/entities.md §6); with a model bound the model core
+    (``entity_model``) judges what the characters cannot, and a night whose every call was answered sweeps the review
+    tasks it no longer sees.
 
-    Counts: ``entities`` (distinct type:raw names read), ``namesNormalized``, ``fuzzyMerges``, ``llmMerges`` (0),
-    ``aliasMerges``, ``pendingCorroboration`` (0), ``reviewCandidates``, ``namesKeptApart`` (related pairs the
-    numeric/variant veto calls different entities), ``tasksMinted``, ``tasksRefreshed``,
-    ``tasksFramed``, ``tasksDismissed``, ``tasksClosed`` (0), ``tasksCapped``, ``filesRewritten``.
+    Counts: ``entities`` (distinct type:raw names read), ``namesNormalized``, ``fuzzyMerges``, ``llmMerges``
+    (model merges accepted; 0 with no model), ``aliasMerges``, ``pendingCorroboration`` (model merges seen once so
+    far; 0 with no model), ``reviewCandidates``, ``namesKeptApart`` (related pairs the numeric/variant veto calls
+    different entities), ``tasksMinted``, ``tasksRefreshed``, ``tasksFramed``, ``tasksDismissed``, ``tasksClosed``
+    (0 with no model), ``tasksCapped``, ``filesRewritten``.
 
     Raises:
         StorageError: the index could not be read. InvalidMemory: a review task failed the render gate.
+        ConfigError: a prompt override in the run's tree is unreadable.
     """
+    model = PhaseModel.for_phase(env, DETECTOR)
+    judge = entity_model.EntityJudge(env, model) if model.bound else None
     by_type = _by_type(active_entities(env.db))
     groups = alias_groups(env.repo) if PERSON in by_type else []
     plan: dict[str, list[tuple[str, str]]] = {}
-    names_normalized = fuzzy = alias = apart = 0
+    names_normalized = fuzzy = alias = apart = llm = pending = 0
     band: list[BandPair] = []
     type_counts: dict[str, dict[str, int]] = {}
     total = 0
@@ -346,7 +416,16 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         raw_counts: dict[str, int] = {}
         for row in rows:
             raw_counts[row.entity_name] = raw_counts.get(row.entity_name, 0) + row.count
-        resolution = resolve_type(etype, raw_counts, groups if etype == PERSON else ())
+        if judge is None:
+            resolution = resolve_type(etype, raw_counts, groups if etype == PERSON else ())
+        else:
+            names = type_names(etype, raw_counts, groups if etype == PERSON else ())
+            verdicts = judge.judge(_evidence(names, rows, groups if etype == PERSON else ()))
+            llm += len(verdicts.accepted)
+            pending += verdicts.pending
+            deferred = [BandPair(etype, a, b, 0.0, entity_model.REASON_BELOW_FLOOR, names.shown[a], names.shown[b],
+                                 confidence) for a, b, confidence in verdicts.deferred]
+            resolution = resolve_names_of(names, verdicts.accepted, verdicts.clustered, deferred)
         type_counts[etype] = resolution.counts
         alias += resolution.alias_pairs
         apart += resolution.kept_apart
@@ -365,23 +444,53 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     made: set[tuple[str, str]] = set()
     rewritten = rewrite_claimants(env, plan, made)
     tally = _mint_review_tasks(env, band, type_counts)
+    if judge is not None:
+        sweep_detections(env, DETECTOR, tally, judged=model.judged_all and env.embedder is not None)
     record_journal(env, renames(made))
     counts = EntityResolutionCounts(
         entities=total,
         names_normalized=names_normalized,
         fuzzy_merges=fuzzy,
-        llm_merges=0,
+        llm_merges=llm,
         alias_merges=alias,
-        pending_corroboration=0,
+        pending_corroboration=pending,
         review_candidates=len(band),
         names_kept_apart=apart,
         **tally.count_fields(),
         files_rewritten=rewritten,
     )
+    body = f"deferred {tally.minted + tally.refreshed} alias decisions to review tasks"
+    if tally.closed:
+        body += f"; closed {tally.closed}: no longer detected"
     return PhaseOutcome(
         counts,
         subject=f"normalize {names_normalized} entity names, merge {fuzzy} aliases",
-        body=f"deferred {tally.minted + tally.refreshed} alias decisions to review tasks",
+        body=body,
+        detail=model.detail if env.services.model is not None else None,
+        model=model.usage(),
+    )
+
+
+def _evidence(
+    names: TypeNames, rows: Sequence[EntityCount], groups: Sequence[Sequence[str]]
+) -> entity_model.TypeEvidence:
+    """The model stage's view of one type: claimant paths per key, the pre-model survivors, declared aliases."""
+    paths: dict[str, set[str]] = {}
+    for row in rows:
+        paths.setdefault(names.keys[row.entity_name], set()).update(row.paths)
+    aliases: dict[str, list[str]] = {}
+    for group in groups:
+        for key in group:
+            if key in names.counts:
+                others = [names.shown.get(k, k) for k in group if k != key]
+                aliases.setdefault(key, []).extend(o for o in others if o not in aliases.get(key, []))
+    return entity_model.TypeEvidence(
+        entity_type=names.entity_type,
+        counts=names.counts,
+        shown=names.shown,
+        paths={k: tuple(sorted(v)) for k, v in paths.items()},
+        survivors=names.survivors(),
+        aliases={k: tuple(v) for k, v in aliases.items()},
     )
 
 
