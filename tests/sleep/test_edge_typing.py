@@ -39,6 +39,7 @@ from git_memhtml.sleep.engine.ledger import EdgePromoted
 from git_memhtml.sleep.engine.model import DRY_RUN, PhaseModel, rails_log_path
 from git_memhtml.sleep.engine.run import ModelBinding, run_sleep
 from git_memhtml.sleep.engine.runfiles import ledger_file
+from git_memhtml.sleep.landing.merge import merge_run
 from git_memhtml.sleep.phases import edge_typing, relationship_mining
 from git_memhtml.sleep.phases.edge_pairs import (
     CandidatePair,
@@ -380,6 +381,15 @@ def test_a_contradiction_is_linked_into_both_files_only_on_a_second_look_at_a_ch
         assert text[text.index("<article"):] == original[original.index("<article"):]
         assert "superseded-by" not in text and "memhtml-supersedes" not in text
         assert editors.get_meta(text, "status") == "active"
+
+    # Landing applies the mark once; the linked pair is an authored edge from then on and is never asked again.
+    landed = merge_run(repo, IndexDB.for_repo(repo), third, gate=None, embedder=EMBEDDER,
+                       clock=lambda: "2026-03-12T10:00:00Z")
+    assert landed.merged and (landed.marks_pending, landed.marks_applied) == (1, 1)
+    rows = IndexDB.for_repo(repo).query("SELECT detections, promoted, confirmed FROM state.edge_corroboration")
+    assert [tuple(int(v) for v in r) for r in rows] == [(2, 1, 1)]
+    _, counts = _run(repo, "2026-03-13")
+    assert counts["candidates"] == 0 and counts["contradictions"] == 0
 
 
 # --- rails ---------------------------------------------------------------------------------------------------------
