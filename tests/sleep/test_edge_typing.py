@@ -57,6 +57,7 @@ from git_memhtml.sleep.phases.tasks import (
     open_detections,
     render_detected_task,
 )
+from git_memhtml.store import edits
 from tests.sleep.sleep_corpus_helpers import (
     AT,
     EMBEDDER,
@@ -492,3 +493,21 @@ def test_batch_order_is_deepest_shared_directory_then_paths() -> None:
     assert shared_directory("areas/a/b.html", "areas/a/c.html") == "areas/a"
     assert shared_directory("areas/a/x.html", "projects/b/z.html") == ""
     assert [p.src for p in batch_order(pairs)] == ["areas/a/x.html", "areas/a/b.html", "projects/b/x.html"]
+
+
+def test_a_contradiction_a_person_dismissed_is_never_linked_on_a_later_look(tmp_path: Path) -> None:
+    first, _ = with_model(mined_env(tmp_path), {SCHEMA: verdicts_by(good_rule)})
+    edge_typing.run(first)
+    commit_and_reindex(first, "night one")
+    [task] = open_detections(first.repo, "edge-typing")
+    archived = edits.archive_file(first.repo, task.path, at=AT, extra=[edits.set_meta("task-status", "done")])
+    assert archived is not None  # the person closed the review: "they do not contradict"
+    write(first.repo.root, {"areas/ops/unrelated.html": memory("The office plants need water on Tuesdays.")})
+    first.repo.stage(["areas/ops/unrelated.html"])
+    commit_and_reindex(first, "dismissed, and the corpus changed")
+    env, _ = with_model(first, {SCHEMA: verdicts_by(good_rule)})
+    outcome = edge_typing.run(env)
+    assert detections(env) == [(FRIDAY, "contradicts", MONDAY, 2)]
+    assert outcome.counts.wire()["promoted"] == 0 and env.services.ledger == []
+    assert outcome.model is not None and dict(outcome.model.rails) == {"dismissed": 1}
+    assert links_of(env, FRIDAY) == [] and links_of(env, MONDAY) == []

@@ -17,8 +17,9 @@ docs/models.md §7).
      person (detector ``edge-typing``); at two, the link goes into **both** files and an ``edge-promoted`` mark
      into the run's ledger, applied when the run lands;
    - a rel the format does not know (rail ``unknown-rel``), a link from a file to itself (``self-link``), to or
-     from a file that is gone from the tree (``gone``), and any write past :data:`PROMOTION_CAP` a night
-     (``cap``, also counted ``capped``) are refused.
+     from a file that is gone from the tree (``gone``), a contradiction whose review a person dismissed
+     (``dismissed``), and any write past :data:`PROMOTION_CAP` a night (``cap``, also counted ``capped``) are
+     refused.
 
    The machine never resolves a contradiction: it writes the link and files the task, and never archives, edits
    the text of, or supersedes either side.
@@ -48,7 +49,15 @@ from git_memhtml.sleep.engine.ledger import EdgePromoted
 from git_memhtml.sleep.engine.model import PhaseModel
 from git_memhtml.sleep.engine.prompts import load_prompt
 from git_memhtml.sleep.phases.edge_pairs import MEMBER_CHARS, CandidatePair, batch_order, candidate_pairs, member_text
-from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, flatten, mint_detected_task, sweep_detections
+from git_memhtml.sleep.phases.tasks import (
+    Measurement,
+    TaskTally,
+    detection_key,
+    flatten,
+    is_dismissed,
+    mint_detected_task,
+    sweep_detections,
+)
 from git_memhtml.store import edits
 from git_memhtml.tree.paths import tree_file_problem
 
@@ -177,6 +186,11 @@ def _cleaned_rationale(text: str | None) -> str:
     return cleaned or "none given"
 
 
+def _finding(pair: CandidatePair) -> str:
+    """The finding of a contradiction's review task: ``contradicts <src> <dst>`` (``src < dst``)."""
+    return f"{CONTRADICTS} {pair.src} {pair.dst}"
+
+
 def _name(path: str) -> str:
     return path.rsplit("/", 1)[-1].removesuffix(".html")
 
@@ -188,7 +202,7 @@ def defer_contradiction(night: Night, pair: CandidatePair, verdict: EdgeVerdict,
     detail = (f"The model judged these two memories contradictory with confidence {verdict.confidence:.2f} "
               f"(detection {detections} of {PROMOTE_AFTER}). Its rationale: {_cleaned_rationale(verdict.rationale)}")
     outcome = mint_detected_task(
-        env, DETECTOR, f"{CONTRADICTS} {pair.src} {pair.dst}",
+        env, DETECTOR, _finding(pair),
         title=f"Decide between {_name(pair.src)} and {_name(pair.dst)}",
         claim=f"decide: {pair.src} and {pair.dst} contradict each other; which one holds?",
         evidence=Measurement(detail),
@@ -207,6 +221,9 @@ def apply_contradiction(night: Night, pair: CandidatePair, verdict: EdgeVerdict)
     if src == dst:
         night.model.reject("self-link", payload)
         return
+    if not (present(night.env, src) and present(night.env, dst)):
+        night.model.reject("gone", payload)
+        return
     seen = bump_edge(night.env.db, src, CONTRADICTS, dst, corpus=night.corpus, now=night.env.at)
     if seen.detections < PROMOTE_AFTER:
         defer_contradiction(night, pair, verdict, seen.detections)
@@ -214,8 +231,8 @@ def apply_contradiction(night: Night, pair: CandidatePair, verdict: EdgeVerdict)
         return
     if seen.promoted:
         return
-    if not (present(night.env, src) and present(night.env, dst)):
-        night.model.reject("gone", payload)
+    if is_dismissed(night.env.repo, detection_key(DETECTOR, _finding(pair)), night.env.date):
+        night.model.reject("dismissed", payload)  # a person closed the review: the machine does not overrule it
         return
     if night.written >= PROMOTION_CAP:
         night.capped += 1
