@@ -209,6 +209,10 @@ FAILURES: list[tuple[str, Reply]] = [
         {"pairKey": "m1", "rel": "refines", "direction": "src_to_dst", "confidence": 0.9}]})),
     ("confidence-out-of-range", Answer({"verdicts": [
         {"pairKey": "m1", "rel": "supports", "direction": "src_to_dst", "confidence": 1.5}]})),
+    ("confidence-not-a-number", Answer({"verdicts": [
+        {"pairKey": "m1", "rel": "supports", "direction": "src_to_dst", "confidence": True}]})),
+    ("confidence-as-text", Answer({"verdicts": [
+        {"pairKey": "m1", "rel": "supports", "direction": "src_to_dst", "confidence": "0.9"}]})),
     ("extra-field", Answer({"verdicts": [
         {"pairKey": "m1", "rel": "supports", "direction": "src_to_dst", "confidence": 0.9, "path": FRIDAY}]})),
     ("429", Status(429, retry_after=1)),

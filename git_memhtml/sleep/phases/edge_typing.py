@@ -92,7 +92,7 @@ class EdgeVerdict(AnswerSchema):
     pair_key: str
     rel: Rel
     direction: Direction
-    confidence: float = Field(ge=0.0, le=1.0)
+    confidence: float = Field(ge=0.0, le=1.0, strict=True)
     rationale: str | None = None
 
 
