@@ -55,7 +55,9 @@ SPECS: list[tuple[str, bool, bool, bool, tuple[str, ...], list[str]]] = [
         "tasksClosed", "tasksCapped", "filesRewritten"]),
     ("person-links", False, True, False, PRE, ["people", "filesCreated", "linksAdded"]),
     ("relationship-mining", False, False, False, PRE, ["candidates", "mined", "grouped"]),
-    ("edge-typing", True, True, False, PRE, ["candidates", "judged"]),
+    ("edge-typing", True, True, False, PRE, [
+        "candidates", "judged", "typed", "contradictions", "promoted", "skipped", "capped", "duplicates",
+        "tasksMinted", "tasksRefreshed", "tasksFramed", "tasksDismissed", "tasksClosed", "tasksCapped"]),
     ("confidence-decay", False, True, True, PRE, [
         "active", "reinforced", "skippedType", "notDue", "eligible", "belowGate", "decayed"]),
     ("arc-synthesis", True, True, False, PRE, ["arcs", "planned", "written", "skipped"]),
