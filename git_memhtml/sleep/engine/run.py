@@ -244,6 +244,7 @@ def _run_phase(env: PhaseEnv, spec: PhaseSpec, reindex: Reindex) -> PhaseReport:
     raises, or returns counts of another type than its spec declares, is a ``failed`` phase with its writes undone.
     """
     phase = spec.name
+    start = env.repo.head_sha()
     try:
         outcome = spec.body(env)
         if not isinstance(outcome.counts, spec.counts):
@@ -265,17 +266,21 @@ def _run_phase(env: PhaseEnv, spec: PhaseSpec, reindex: Reindex) -> PhaseReport:
                 reindex()
         return PhaseReport(phase, "ok", counts, sha, outcome.llm_calls, outcome.detail)
     except Exception as exc:
-        _undo(env.repo)
+        _undo(env.repo, start)
         message = exc.message if isinstance(exc, MemhtmlError) else str(exc)
         return PhaseReport(phase, "failed", {}, None, 0, clip(f"{type(exc).__name__}: {message}", 500))
 
 
-def _undo(repo: GitRepo) -> None:
-    """Put every path a failed phase touched back as HEAD has it (the post-0.4 failed-phase cleanup)."""
+def _undo(repo: GitRepo, start: str | None) -> None:
+    """Put every path a failed phase touched back as HEAD has it (the post-0.4 failed-phase cleanup), and drop the
+    commits it made itself: a phase of :data:`~git_memhtml.sleep.engine.contract.MULTI_COMMIT_PHASES` commits as it
+    goes (``commit.PhaseSteps``), so a failure puts the branch back on ``start``, the commit the phase began on."""
     try:
         repo.restore_paths([e.path for e in repo.dirty()])
     except (MemhtmlError, OSError):
         repo.unstage_all()
+    if start is not None and repo.head_sha() != start:
+        repo.run_git(["reset", "-q", "--hard", start])
 
 
 def _seed_index(source: IndexDB, tree: GitRepo, base_sha: str, embedder: Embedder | None) -> None:
