@@ -7,6 +7,7 @@ table costs the one batch and writes nothing.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,13 +15,16 @@ import pytest
 from git_memhtml.document import editors
 from git_memhtml.document.model import Link
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.llm.scripted import Answer, Reply, ScriptedRequest, offered_keys
+from git_memhtml.index.db import IndexDB
+from git_memhtml.llm.scripted import Answer, Reply, ScriptedClient, ScriptedRequest, offered_keys
 from git_memhtml.sleep.engine.journal import Folded, read_journal
 from git_memhtml.sleep.engine.model import DRY_RUN
+from git_memhtml.sleep.engine.run import ModelBinding, completed_phases, run_sleep
+from git_memhtml.sleep.landing.rail import check_sleep_output
 from git_memhtml.sleep.phases import compress
 from git_memhtml.sleep.phases.scoring import retention_pass
-from tests.sleep.sleep_corpus_helpers import make_env, make_repo, tree_files
-from tests.sleep.synthesis_helpers import FAILING, commits_since, finish, mem, model_env, tree_status
+from tests.sleep.sleep_corpus_helpers import DATE, EMBEDDER, make_env, make_repo, tree_files
+from tests.sleep.synthesis_helpers import FAILING, commits_since, finish, git, mem, model_env, tree_status
 
 OPS = {
     "areas/ops/deploy-a.html": mem("The checkout deploy window opens at night.", links=["areas/ops/deploy-b.html"]),
@@ -236,3 +240,69 @@ def test_a_dry_run_asks_nothing(ops_repo: GitRepo) -> None:
     env, client = model_env(ops_repo, {"CompressSynthesis": absorb_all}, dry_run=True)
     outcome = compress.run(env)
     assert outcome.detail == DRY_RUN and client.requests == [] and outcome.counts.wire()["archived"] == 0
+
+
+# --- through the runner: one commit per batch, the landing rail, a failed phase's own commits dropped -------------
+
+THREE = {
+    **TWO,
+    "areas/queue/a.html": mem("The queue drains hourly.", links=["areas/queue/b.html"]),
+    "areas/queue/b.html": mem("Hourly the queue is drained.", links=["areas/queue/c.html"]),
+    "areas/queue/c.html": mem("Draining the queue happens each hour.", links=["areas/queue/a.html"]),
+}
+RUN_PHASES = ("preflight", "arc-synthesis", "compress", "report")
+
+
+def commits_since_ref(repo: GitRepo, base: str, tip: str) -> list[tuple[str, str, dict[str, object]]]:
+    out = git(repo.root, "log", "--reverse", "--format=%s%x1f%(trailers:key=Memhtml-Phase,valueonly,separator=)"
+              "%x1f%(trailers:key=Memhtml-Counts,valueonly,separator=)%x1e", f"{base}..{tip}")
+    rows = []
+    for record in out.split("\x1e"):
+        if record.strip():
+            subject, phase, counts = record.strip("\n").split("\x1f")
+            rows.append((subject, phase.strip(), json.loads(counts.strip())))
+    return rows
+
+
+@pytest.mark.slow
+def test_a_run_makes_one_commit_per_batch_and_lands_through_the_rail(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, THREE)
+    client = ScriptedClient({"CompressSynthesis": _titled, "ArcPlan": [Answer({"entries": []})]})
+    db = IndexDB.for_repo(repo)
+    try:
+        report = run_sleep(repo, db, date=DATE, phases=RUN_PHASES, embedder=EMBEDDER, clock=lambda: f"{DATE}T09:00:00Z",
+                           model=ModelBinding(client))
+        assert report.failed_phases == []
+        rows = commits_since_ref(repo, report.base_sha, report.head_sha)
+        assert [p for _, p, _ in rows] == ["compress", "compress", "compress", "report"]
+        compress_report = next(r for r in report.phases if r.phase == "compress")
+        assert compress_report.counts == rows[2][2]  # the runner's commit carries the final counts
+        assert compress_report.counts["canonicals"] == 3 and compress_report.counts["archived"] == 9
+        check_sleep_output(repo, report.run_id, report.base_sha, report.head_sha)
+        assert completed_phases(repo, report.base_sha, report.head_sha)["compress"][1] == rows[2][2]
+    finally:
+        db.close()
+
+
+def _third_call_breaks(req: ScriptedRequest) -> Reply:
+    if req.index == 2:
+        raise RuntimeError("the client broke on the third batch")
+    return _titled(req)
+
+
+@pytest.mark.slow
+def test_a_phase_that_fails_after_a_step_commit_leaves_no_commit_of_its_own(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, THREE)
+    client = ScriptedClient({"CompressSynthesis": _third_call_breaks, "ArcPlan": [Answer({"entries": []})]})
+    db = IndexDB.for_repo(repo)
+    try:
+        report = run_sleep(repo, db, date=DATE, phases=RUN_PHASES, embedder=EMBEDDER, clock=lambda: f"{DATE}T09:00:00Z",
+                           model=ModelBinding(client))
+    finally:
+        db.close()
+    assert report.failed_phases == ["compress"]
+    assert [r.schema_name for r in client.requests].count("CompressSynthesis") == 3
+    assert [p for _, p, _ in commits_since_ref(repo, report.base_sha, report.head_sha)] == ["report"]
+    for path in TWO:
+        assert repo.read_path_at(report.head_sha, path) == TWO[path].encode()
+    check_sleep_output(repo, report.run_id, report.base_sha, report.head_sha)
