@@ -275,6 +275,8 @@ def test_a_run_makes_one_commit_per_batch_and_lands_through_the_rail(tmp_path: P
         assert report.failed_phases == []
         rows = commits_since_ref(repo, report.base_sha, report.head_sha)
         assert [p for _, p, _ in rows] == ["compress", "compress", "compress", "report"]
+        assert report.commits == tuple(repo.commits_between(report.base_sha, report.head_sha))  # steps included
+        assert len(report.commits) == 4
         compress_report = next(r for r in report.phases if r.phase == "compress")
         assert compress_report.counts == rows[2][2]  # the runner's commit carries the final counts
         assert compress_report.counts["canonicals"] == 3 and compress_report.counts["archived"] == 9

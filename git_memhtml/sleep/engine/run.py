@@ -13,7 +13,7 @@ import json
 import os
 import secrets
 import socket
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -232,9 +232,11 @@ def _execute(
     return results
 
 
-def _new_commits(results: Sequence[PhaseReport], done: Mapping[str, PhaseReport]) -> tuple[str, ...]:
-    """The commits the phases run now made (a ``done`` report's commit is an earlier one)."""
-    return tuple(r.commit_sha for r in results if r.commit_sha and r.phase not in done)
+def _new_commits(repo: GitRepo, start: str, head: str) -> tuple[str, ...]:
+    """The commits the phases run now made: ``start..head`` oldest first, the step commits of a
+    :data:`~git_memhtml.sleep.engine.contract.MULTI_COMMIT_PHASES` phase included (``start`` is the run's base, or
+    the tip a resume began on)."""
+    return tuple(repo.commits_between(start, head)) if start != head else ()
 
 
 def _run_phase(env: PhaseEnv, spec: PhaseSpec, reindex: Reindex) -> PhaseReport:
@@ -437,7 +439,8 @@ def _run_locked(
         env.db.close()
         main.remove_worktree(name)
     report = RunReport(
-        run_id, run_id, base, head, dry_run, tuple(results), _new_commits(results, {}), tuple(reaped),
+        run_id, run_id, base, head, dry_run, tuple(results), () if dry_run else _new_commits(main, base, head),
+        tuple(reaped),
         extra={"unfinished": unfinished},
     )
     if not dry_run:
@@ -525,7 +528,7 @@ def _resume_locked(
     finally:
         env.db.close()
         main.remove_worktree(name)
-    report = RunReport(run_id, run_id, base, head, False, tuple(results), _new_commits(results, done), (),
+    report = RunReport(run_id, run_id, base, head, False, tuple(results), _new_commits(main, tip, head), (),
                        resumed=True, extra={"recoveredLocks": recovered})
     set_status(db, run_id, "failed" if report.failed_phases else "review", head_sha=head, now=clock())
     return report
