@@ -15,10 +15,13 @@ import pytest
 from git_memhtml.document import editors
 from git_memhtml.document.model import Link
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.llm.scripted import Answer, Reply, ScriptedRequest, blocks, offered_keys
+from git_memhtml.index.db import IndexDB
+from git_memhtml.llm.scripted import Answer, Reply, ScriptedClient, ScriptedRequest, blocks, offered_keys
 from git_memhtml.sleep.engine.model import DRY_RUN
+from git_memhtml.sleep.engine.run import ModelBinding, completed_phases, run_sleep
+from git_memhtml.sleep.landing.rail import check_sleep_output
 from git_memhtml.sleep.phases import arc_synthesis
-from tests.sleep.sleep_corpus_helpers import make_env, make_repo, tree_files
+from tests.sleep.sleep_corpus_helpers import DATE, EMBEDDER, make_env, make_repo, tree_files
 from tests.sleep.synthesis_helpers import FAILING, commits_since, finish, mem, model_env, tree_status
 
 ARC = "areas/arcs/deploy-discipline.html"
@@ -201,3 +204,22 @@ def test_a_dry_run_asks_nothing(repo: GitRepo) -> None:
     outcome = arc_synthesis.run(env)
     assert outcome.detail == DRY_RUN and client.requests == []
     assert outcome.counts.wire() == {"arcs": 0, "planned": 0, "written": 0, "skipped": 0}
+
+
+@pytest.mark.slow
+def test_a_run_commits_once_per_arc_and_lands_through_the_rail(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, FILES)
+    client = ScriptedClient({"ArcPlan": good_plan, "ArcContent": echo_title})
+    db = IndexDB.for_repo(repo)
+    try:
+        report = run_sleep(repo, db, date=DATE, phases=("preflight", "arc-synthesis", "report"), embedder=EMBEDDER,
+                           clock=lambda: f"{DATE}T09:00:00Z", model=ModelBinding(client))
+        assert report.failed_phases == []
+        done = completed_phases(repo, report.base_sha, report.head_sha)
+        phases = [values for _, values in repo.log_trailers(report.base_sha, report.head_sha, "Memhtml-Phase")]
+        assert phases == [["arc-synthesis"], ["arc-synthesis"], ["report"]]
+        arc_report = next(r for r in report.phases if r.phase == "arc-synthesis")
+        assert done["arc-synthesis"][1] == arc_report.counts and arc_report.counts["written"] == 2
+        check_sleep_output(repo, report.run_id, report.base_sha, report.head_sha)
+    finally:
+        db.close()

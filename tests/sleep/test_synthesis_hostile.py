@@ -150,3 +150,24 @@ def test_a_memory_telling_arcs_to_link_everything_links_only_what_was_cited(tmp_
                     and any(link.href == arc for link in editors.get_links((repo.root / p).read_text())))
     assert linked == ["areas/ops/deploy-c.html"]
     assert outcome.model is not None and dict(outcome.model.rails) == {"unknown-key": 2}
+
+
+REFUSED_TEXT = [
+    ("compress-bell-in-claim", compress.run, {"CompressSynthesis": compress_answer("Night deploys", "ring \x07 ring")},
+     {"unknown-key": 2, "render-refused": 1}),
+    ("compress-escape-in-title", compress.run, {"CompressSynthesis": compress_answer("Night \x1b[31m deploys")},
+     {"unknown-key": 2, "render-refused": 1}),
+    ("arc-nul-in-claim", arc_synthesis.run, arc_script("Night deploys", "IF \x00 THEN x"),
+     {"unknown-key": 4, "render-refused": 1}),
+]
+
+
+@pytest.mark.parametrize(("label", "phase", "script", "rails"), REFUSED_TEXT, ids=[r[0] for r in REFUSED_TEXT])
+def test_text_the_renderer_refuses_moves_nothing(tmp_path: Path, label: str, phase: Callable[[PhaseEnv], PhaseOutcome],
+                                                 script: dict[str, Any], rails: dict[str, int]) -> None:
+    repo = make_repo(tmp_path, CORPUS)
+    env, _ = model_env(repo, script)
+    before = tree_files(repo)
+    outcome = phase(env)
+    assert tree_files(repo) == before
+    assert outcome.model is not None and dict(outcome.model.rails) == rails
