@@ -20,7 +20,7 @@ from git_memhtml.llm.scripted import Answer, Reply, ScriptedClient, ScriptedRequ
 from git_memhtml.sleep.engine.model import DRY_RUN
 from git_memhtml.sleep.engine.run import ModelBinding, completed_phases, run_sleep
 from git_memhtml.sleep.landing.rail import check_sleep_output
-from git_memhtml.sleep.phases import arc_synthesis
+from git_memhtml.sleep.phases import arc_synthesis, compress
 from tests.sleep.sleep_corpus_helpers import DATE, EMBEDDER, make_env, make_repo, tree_files
 from tests.sleep.synthesis_helpers import FAILING, commits_since, finish, mem, model_env, tree_status
 
@@ -223,3 +223,13 @@ def test_a_run_commits_once_per_arc_and_lands_through_the_rail(tmp_path: Path) -
         check_sleep_output(repo, report.run_id, report.base_sha, report.head_sha)
     finally:
         db.close()
+
+
+SCHEMAS = [arc_synthesis.ArcPlan, arc_synthesis.ArcPlanEntry, arc_synthesis.ArcContent, compress.CompressSynthesis]
+
+
+@pytest.mark.parametrize("schema", SCHEMAS, ids=[s.__name__ for s in SCHEMAS])
+def test_every_answer_schema_requires_every_field_and_forbids_others(schema: type[Any]) -> None:
+    """OpenAI's strict ``json_schema`` mode refuses a schema with an optional property or open objects."""
+    shown = schema.model_json_schema()
+    assert sorted(shown["required"]) == sorted(shown["properties"]) and shown["additionalProperties"] is False

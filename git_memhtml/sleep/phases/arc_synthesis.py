@@ -32,8 +32,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import Field
-
 from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
@@ -79,14 +77,18 @@ NO_PLAN = "triage call produced no plan"
 TRIAGE_EFFORT: Literal["high"] = "high"
 
 
+# The answer schemas' docstrings are sent as their descriptions; every field is required (no defaults), as OpenAI's
+# strict ``json_schema`` mode demands.
+
+
 class ArcPlanEntry(AnswerSchema):
-    """One planned arc: ``slug`` is an arc key (``a1``) for an update, ``""`` for a create."""
+    """One planned arc. slug: the arc's key (a1, a2 ...) for an update, empty for a create."""
 
     slug: str
     title: str
     action: Literal["update", "create", "skip"]
-    rationale: str = ""
-    evidence_keys: list[str] = Field(default_factory=list)
+    rationale: str
+    evidence_keys: list[str]
 
 
 class ArcPlan(AnswerSchema):
@@ -100,7 +102,7 @@ class ArcContent(AnswerSchema):
 
     title: str
     claim: str
-    paragraphs: list[str] = Field(default_factory=list)
+    paragraphs: list[str]
 
 
 @dataclass(frozen=True)

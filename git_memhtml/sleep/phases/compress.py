@@ -44,8 +44,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from pydantic import Field
-
 from git_memhtml.document import editors
 from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.model import Link
@@ -95,12 +93,14 @@ PROTECTED_TYPE = "episodic"
 
 
 class CompressSynthesis(AnswerSchema):
-    """One batch's answer: the canonical memory and the keys of the members it carries forward."""
+    """The canonical memory, and the keys of the members whose every fact it carries forward."""
+
+    # sent as the schema's description; every field required, as OpenAI's strict ``json_schema`` mode demands
 
     title: str
     claim: str
-    paragraphs: list[str] = Field(default_factory=list)
-    absorbed_keys: list[str] = Field(default_factory=list)
+    paragraphs: list[str]
+    absorbed_keys: list[str]
 
 
 @dataclass(frozen=True)
