@@ -132,7 +132,7 @@ class Player:
         return replies[min(req.index, len(replies) - 1)]
 
 
-_BLOCK = re.compile(r"<<<begin (?P<label>[a-z]+)_(?P<key>m\d+) (?P<fence>[0-9a-f]{12})>>>\n(?P<text>.*?)\n"
+_BLOCK = re.compile(r"<<<begin (?P<label>[a-z]+)_(?P<key>[a-z]+\d+) (?P<fence>[0-9a-f]{12})>>>\n(?P<text>.*?)\n"
                     r"<<<end (?P=label)_(?P=key) (?P=fence)>>>", re.DOTALL)
 
 
@@ -142,7 +142,8 @@ def blocks(prompt: str) -> dict[str, str]:
 
 
 def offered_keys(prompt: str) -> list[str]:
-    """The member keys a batch prompt offers, in order (``["m1", "m2", …]``)."""
+    """The member keys a batch prompt offers, in order (``["m1", "m2", …]``; arc-synthesis offers ``a1…`` and
+    ``e1…``)."""
     return list(blocks(prompt))
 
 

@@ -153,6 +153,25 @@ def forge_out_of_order(repo: Path) -> str:
     return "out of canonical order"
 
 
+def forge_phase_twice(repo: Path) -> str:
+    """A phase that commits once per run, committing twice (only MULTI_COMMIT_PHASES may)."""
+    _copy(repo, "copy.html")
+    commit(repo, "integrity")
+    commit(repo, "integrity")
+    commit(repo, "report")
+    return "out of canonical order"
+
+
+def forge_multi_commit_phase_split(repo: Path) -> str:
+    """A phase allowed several commits, but not around another phase's."""
+    _copy(repo, "copy.html")
+    commit(repo, "compress")
+    commit(repo, "reprieve")
+    commit(repo, "compress")
+    commit(repo, "report")
+    return "out of canonical order"
+
+
 def forge_commit_after_report(repo: Path) -> str:
     commit(repo, "report")
     _copy(repo, "copy.html")
@@ -179,6 +198,8 @@ FORGES: dict[str, Callable[[Path], str]] = {
     "script-in-listing": forge_script_in_listing,
     "unknown-phase": forge_unknown_phase,
     "phases-out-of-order": forge_out_of_order,
+    "single-commit-phase-twice": forge_phase_twice,
+    "multi-commit-phase-split": forge_multi_commit_phase_split,
     "commit-after-report": forge_commit_after_report,
     "two-phase-trailers": forge_two_phases,
 }

@@ -48,3 +48,46 @@ def commit_phase(
         body=indent_body(body),
         trailers=[(TRAILER_RUN, run_id), (TRAILER_PHASE, phase), (TRAILER_COUNTS, counts_json(counts))],
     )
+
+
+class PhaseSteps:
+    """One commit per unit of work for a phase of ``MULTI_COMMIT_PHASES`` (docs/phases.md §0.3).
+
+    The runner commits once, after the body returns. A phase that owes one commit per arc or per folded batch stages
+    a unit, then calls :meth:`staged` with that unit's subject; before it stages the next unit it calls
+    :meth:`begin`, which commits the unit still pending with the phase's trailers and its counts *as they stand*.
+    The last unit stays staged for the runner, whose commit carries the final counts (the one resume reads:
+    the last ``Memhtml-Counts`` of a phase wins). Nothing is committed on a dry run (nothing is staged there).
+    A failed phase's step commits are dropped by the runner (``run._undo``).
+    """
+
+    def __init__(self, repo: GitRepo, *, run_id: str, phase: str) -> None:
+        self.repo = repo
+        self.run_id = run_id
+        self.phase = phase
+        self.pending: tuple[str, str | None] | None = None
+        self.made: list[str] = []
+
+    def begin(self, counts: Mapping[str, Any]) -> None:
+        """Commit the pending unit (if any) with ``counts`` (wire shape) as its ``Memhtml-Counts``."""
+        if self.pending is None:
+            return
+        subject, body = self.pending
+        self.pending = None
+        sha = commit_phase(self.repo, run_id=self.run_id, phase=self.phase, subject=subject, body=body, counts=counts)
+        if sha is not None:
+            self.made.append(sha)
+
+    def staged(self, subject: str, body: str | None = None) -> None:
+        """Record that one unit is staged, to be committed under ``subject`` (and ``body``)."""
+        self.pending = (subject, body)
+
+    @property
+    def subject(self) -> str:
+        """The subject of the unit left for the runner's commit (empty when none is pending)."""
+        return self.pending[0] if self.pending is not None else ""
+
+    @property
+    def body(self) -> str | None:
+        """The body of the unit left for the runner's commit."""
+        return self.pending[1] if self.pending is not None else None

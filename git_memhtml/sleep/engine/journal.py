@@ -13,7 +13,7 @@ kind                fields                                         written by
 =================== ============================================== ========================================
 ``entity-renamed``  ``entityType``, ``old``, ``new``               entity-resolution, per rewrite it made
 ``merge-vetoed``    ``keep``, ``drop``, ``reasons``                dedup-merge, per pair the veto refused
-``folded``          ``keep``, ``drop``, ``archived``               dedup-merge, per fold made
+``folded``          ``keep``, ``drop``, ``archived``               dedup-merge and compress, per fold made
 =================== ============================================== ========================================
 
 :func:`parse_journal` is the one reader and is strict: hostile bytes are normal input and give ``None``, never an

@@ -13,7 +13,7 @@ import json
 import os
 import secrets
 import socket
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -232,9 +232,11 @@ def _execute(
     return results
 
 
-def _new_commits(results: Sequence[PhaseReport], done: Mapping[str, PhaseReport]) -> tuple[str, ...]:
-    """The commits the phases run now made (a ``done`` report's commit is an earlier one)."""
-    return tuple(r.commit_sha for r in results if r.commit_sha and r.phase not in done)
+def _new_commits(repo: GitRepo, start: str, head: str) -> tuple[str, ...]:
+    """The commits the phases run now made: ``start..head`` oldest first, the step commits of a
+    :data:`~git_memhtml.sleep.engine.contract.MULTI_COMMIT_PHASES` phase included (``start`` is the run's base, or
+    the tip a resume began on)."""
+    return tuple(repo.commits_between(start, head)) if start != head else ()
 
 
 def _run_phase(env: PhaseEnv, spec: PhaseSpec, reindex: Reindex) -> PhaseReport:
@@ -244,6 +246,7 @@ def _run_phase(env: PhaseEnv, spec: PhaseSpec, reindex: Reindex) -> PhaseReport:
     raises, or returns counts of another type than its spec declares, is a ``failed`` phase with its writes undone.
     """
     phase = spec.name
+    start = env.repo.head_sha()
     try:
         outcome = spec.body(env)
         if not isinstance(outcome.counts, spec.counts):
@@ -265,17 +268,21 @@ def _run_phase(env: PhaseEnv, spec: PhaseSpec, reindex: Reindex) -> PhaseReport:
                 reindex()
         return PhaseReport(phase, "ok", counts, sha, outcome.llm_calls, outcome.detail)
     except Exception as exc:
-        _undo(env.repo)
+        _undo(env.repo, start)
         message = exc.message if isinstance(exc, MemhtmlError) else str(exc)
         return PhaseReport(phase, "failed", {}, None, 0, clip(f"{type(exc).__name__}: {message}", 500))
 
 
-def _undo(repo: GitRepo) -> None:
-    """Put every path a failed phase touched back as HEAD has it (the post-0.4 failed-phase cleanup)."""
+def _undo(repo: GitRepo, start: str | None) -> None:
+    """Put every path a failed phase touched back as HEAD has it (the post-0.4 failed-phase cleanup), and drop the
+    commits it made itself: a phase of :data:`~git_memhtml.sleep.engine.contract.MULTI_COMMIT_PHASES` commits as it
+    goes (``commit.PhaseSteps``), so a failure puts the branch back on ``start``, the commit the phase began on."""
     try:
         repo.restore_paths([e.path for e in repo.dirty()])
     except (MemhtmlError, OSError):
         repo.unstage_all()
+    if start is not None and repo.head_sha() != start:
+        repo.run_git(["reset", "-q", "--hard", start])
 
 
 def _seed_index(source: IndexDB, tree: GitRepo, base_sha: str, embedder: Embedder | None) -> None:
@@ -432,7 +439,8 @@ def _run_locked(
         env.db.close()
         main.remove_worktree(name)
     report = RunReport(
-        run_id, run_id, base, head, dry_run, tuple(results), _new_commits(results, {}), tuple(reaped),
+        run_id, run_id, base, head, dry_run, tuple(results), () if dry_run else _new_commits(main, base, head),
+        tuple(reaped),
         extra={"unfinished": unfinished},
     )
     if not dry_run:
@@ -521,7 +529,7 @@ def _resume_locked(
     finally:
         env.db.close()
         main.remove_worktree(name)
-    report = RunReport(run_id, run_id, base, head, False, tuple(results), _new_commits(results, done), (),
+    report = RunReport(run_id, run_id, base, head, False, tuple(results), _new_commits(main, tip, head), (),
                        resumed=True, extra={"recoveredLocks": recovered})
     set_status(db, run_id, "failed" if report.failed_phases else "review", head_sha=head, now=clock())
     return report

@@ -20,8 +20,9 @@ c. **every added or changed memory passes validate's own check** (:func:`documen
    run journal entries :func:`sleep.engine.journal.parse_journal` reads (docs/ledger.md §2);
 d. **every commit is a phase commit of this run**: exactly one ``Memhtml-Run`` equal to the run, exactly one
    ``Memhtml-Phase`` naming a phase of :data:`sleep.contract.SLEEP_PHASES`, phases in canonical order (no phase
-   twice) within each pass — a pass ends with a ``report`` commit; ``sleep resume`` of a run that has one appends a
-   second pass (:data:`sleep.run.RESWEEP_PHASES`) — and the last commit is the ``report`` phase.
+   twice, except consecutive commits of a :data:`sleep.contract.MULTI_COMMIT_PHASES` phase) within each pass — a
+   pass ends with a ``report`` commit; ``sleep resume`` of a run that has one appends a second pass
+   (:data:`sleep.run.RESWEEP_PHASES`) — and the last commit is the ``report`` phase.
 
 A violation raises :class:`NotSleepOutput` (refusal ``not-sleep-output``, exit 1) naming the first offending
 paths or commits and their count.
@@ -37,7 +38,7 @@ from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.gitrepo.values import TreeChange
 from git_memhtml.sleep.engine.commit import TRAILER_PHASE, TRAILER_RUN
-from git_memhtml.sleep.engine.contract import SLEEP_PHASES, phase_ordinal
+from git_memhtml.sleep.engine.contract import MULTI_COMMIT_PHASES, SLEEP_PHASES, phase_ordinal
 from git_memhtml.sleep.engine.journal import parse_journal
 from git_memhtml.sleep.engine.runfiles import journal_file, run_record_files
 from git_memhtml.sleep.engine.runref import RunVerbRefused
@@ -154,7 +155,8 @@ def commit_violations(repo: GitRepo, run_id: str, base: str, tip: str) -> list[s
             out.append(f"{sha[:12]}: carries {runs.get(sha, [])!r}, not exactly one {TRAILER_RUN}: {run_id}")
         elif len(values) != 1 or values[0] not in SLEEP_PHASES:
             out.append(f"{sha[:12]}: {TRAILER_PHASE} {values!r} is not exactly one known phase")
-        elif phase_ordinal(values[0]) <= last:
+        elif phase_ordinal(values[0]) < last or (phase_ordinal(values[0]) == last
+                                                   and values[0] not in MULTI_COMMIT_PHASES):
             out.append(f"{sha[:12]}: phase {values[0]} out of canonical order (after {SLEEP_PHASES[last - 1]})")
         else:  # a report ends a pass; a resume appends a second one
             last = 0 if values[0] == "report" else phase_ordinal(values[0])

@@ -1,23 +1,114 @@
 """Phase 8, arc-synthesis: the arc of a story told across many memories (docs/phases.md §1.8).
 
-Skeleton split out of ``_nomodel.py`` for issue 11: with no model bound (or on a dry run) the phase reports ``ok``
-with the reason and writes nothing.
+Two kinds of call. **Triage**, one call: the existing arcs (keys ``a1..``, each shown as its title and utility)
+and the evidence (keys ``e1..``: the 40 active non-arc memories with the highest retention score, each cut to 240
+characters) go in, framed as data by the batch kernel; an ``ArcPlan`` comes back (update, create or skip per
+entry, with evidence keys). **Execute**, one call per update or create entry: the entry's evidence (and, for an
+update, the current arc cut to 3000 characters) go in; an ``ArcContent`` (title, claim, paragraphs) comes back.
+
+The model proposes, code decides (docs/models.md §3). Rails, each counted and logged through
+:meth:`PhaseModel.reject`:
+
+- ``unknown-key``: an update naming an arc key never offered, or an evidence key never offered (the key is
+  dropped; the entry goes on with the keys that resolve);
+- ``ungrounded``: an entry with no evidence key that resolves: skipped, no call made (grounded synthesis, seed 003:
+  an arc cites only memories it was given);
+- ``duplicate-target``: a second entry for an arc already planned this night, or a second create of one title;
+- ``blank``: a blank planned title, or an answer with a blank title or claim: skipped;
+- ``render-refused``: text the render gate refuses (a control character): skipped, nothing written.
+
+Paths are ours: an update writes the arc's own path, a create writes ``areas/arcs/<slug(title)>.html`` (the first
+free of ``<slug>.html``, ``<slug>-2.html`` …), whatever the answer says; the model's text is only ever text (the
+renderer escapes it). Supersede-only: an update first archives the arc's current version (``superseded-by`` → the
+arc) and the new version links ``supersedes`` → that archive path. Each supporting memory gains ``part_of`` → the
+arc. One commit per arc written (``commit.PhaseSteps``), subject ``<action> arc <title>``.
+
+With no model bound, or on a dry run, nothing is asked and nothing is written; the detail says why.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
+from git_memhtml.document.draft import MemoryDraft
+from git_memhtml.document.model import Link
+from git_memhtml.document.template import render_memory
+from git_memhtml.domain.reinforce import AccessState
+from git_memhtml.errors import InvalidMemory
+from git_memhtml.index.access import access_rows
+from git_memhtml.llm.contract import AnswerSchema, ModelRequest
+from git_memhtml.sleep.engine.batch import KeyedBatch, Member, key_members
+from git_memhtml.sleep.engine.commit import PhaseSteps
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.engine.model import PhaseModel
+from git_memhtml.sleep.engine.prompts import load_prompt
+from git_memhtml.sleep.phases.scoring import Scored, retention_pass
+from git_memhtml.sleep.phases.synthesis import (
+    SLEEP_AUTHOR,
+    free_memory_path,
+    one_line,
+    rekey,
+    usage_counts,
+    write_new_memory,
+)
+from git_memhtml.store import edits
+from git_memhtml.tree.layout import slugify
 
 PHASE = "arc-synthesis"
+
+EVIDENCE_LIMIT = 40
+"""Evidence memories offered to triage (carried over, spec digest §1.8)."""
+
+EVIDENCE_CHARS = 240
+"""Characters of each evidence memory's ``gist body`` text (carried over)."""
+
+CURRENT_ARC_CHARS = 3000
+"""Characters of the current arc shown to an update's execute call (carried over)."""
+
+ARC_DIR = "areas/arcs"
+"""Where a created arc lands (docs/layout.md §2.2)."""
+
+NO_PLAN = "triage call produced no plan"
+"""Detail of a night whose triage call failed or was not made (carried over)."""
+
+TRIAGE_EFFORT: Literal["high"] = "high"
+
+
+# The answer schemas' docstrings are sent as their descriptions; every field is required (no defaults), as OpenAI's
+# strict ``json_schema`` mode demands.
+
+
+class ArcPlanEntry(AnswerSchema):
+    """One planned arc. slug: the arc's key (a1, a2 ...) for an update, empty for a create."""
+
+    slug: str
+    title: str
+    action: Literal["update", "create", "skip"]
+    rationale: str
+    evidence_keys: list[str]
+
+
+class ArcPlan(AnswerSchema):
+    """The triage answer."""
+
+    entries: list[ArcPlanEntry]
+
+
+class ArcContent(AnswerSchema):
+    """One arc as written: title, the one-sentence claim, further paragraphs."""
+
+    title: str
+    claim: str
+    paragraphs: list[str]
 
 
 @dataclass(frozen=True)
 class ArcSynthesisCounts(PhaseCounts):
-    """``arcs, planned, written, skipped``."""
+    """``arcs`` (existing arcs offered), ``planned`` (update and create entries), ``written``, ``skipped``
+    (planned entries not written: a rail, a failed or budget-skipped execute call, a vanished file)."""
 
     arcs: int = 0
     planned: int = 0
@@ -25,10 +116,197 @@ class ArcSynthesisCounts(PhaseCounts):
     skipped: int = 0
 
 
+@dataclass(frozen=True)
+class Planned:
+    """One entry the rails let through to its execute call: the arc it updates (``None`` for a create), its
+    planned title and the evidence memories it cites, in the plan's order."""
+
+    action: Literal["update", "create"]
+    arc: Scored | None
+    title: str
+    evidence: tuple[Scored, ...]
+
+
+def arc_batch(env: PhaseEnv, arcs: Sequence[Scored]) -> KeyedBatch | None:
+    """The existing arcs keyed ``a1..`` in corpus order, each rendered ``<title> (utility=<outcome 2dp>)``."""
+    if not arcs:
+        return None
+    access: Mapping[str, AccessState] = access_rows(env.db)
+    members = [Member(a.row.path, f"{a.row.title} (utility={access.get(a.row.path, AccessState()).outcome_score:.2f})")
+               for a in arcs]
+    return rekey(key_members(members, label="arc", member_chars=CURRENT_ARC_CHARS), "a")
+
+
+def evidence_rows(scored: Sequence[Scored]) -> list[Scored]:
+    """The non-arc rows with the highest retention score (ties by path), at most :data:`EVIDENCE_LIMIT`."""
+    rows = [s for s in scored if s.row.memory_type != "arc"]
+    return sorted(rows, key=lambda s: (-s.score, s.row.path))[:EVIDENCE_LIMIT]
+
+
+def evidence_batch(rows: Sequence[Scored]) -> KeyedBatch:
+    """``rows`` keyed ``e1..``, text ``gist body`` cut to :data:`EVIDENCE_CHARS`."""
+    members = [Member(s.row.path, f"{s.row.gist} {s.row.body_text}".strip()) for s in rows]
+    return rekey(key_members(members, label="evidence", member_chars=EVIDENCE_CHARS), "e")
+
+
+def triage_prompt(env: PhaseEnv, arcs: KeyedBatch | None, evidence: KeyedBatch) -> str:
+    """The triage user message: the arcs (or ``(no arcs yet)``), the evidence, the instruction."""
+    head = "Existing arcs:\n\n" + (arcs.member_list() if arcs is not None else "(no arcs yet)")
+    return evidence.prompt(load_prompt(env.repo, "arc-synthesis.task"), preamble=head + "\n\nEvidence memories:")
+
+
+def plan_entries(
+    model: PhaseModel, plan: ArcPlan, arcs: KeyedBatch | None, arc_rows: dict[str, Scored],
+    evidence: KeyedBatch, evidence_rows_by_path: dict[str, Scored],
+) -> tuple[list[Planned], int]:
+    """Check every entry of ``plan`` against the rails; return the entries to execute and how many were planned.
+
+    ``planned`` counts the update and create entries (skips are judgements, not plans).
+    """
+    out: list[Planned] = []
+    planned = 0
+    targets: set[str] = set()
+    for entry in plan.entries:
+        if entry.action == "skip":
+            continue
+        planned += 1
+        arc: Scored | None = None
+        if entry.action == "update":
+            member = arcs.member(entry.slug) if arcs is not None else None
+            if member is None:
+                model.reject("unknown-key", {"entry": "update", "slug": entry.slug, "title": entry.title})
+                continue
+            arc = arc_rows[member.ref]
+        title = one_line(entry.title)
+        if not title:
+            model.reject("blank", {"entry": entry.action, "field": "title", "slug": entry.slug})
+            continue
+        target = arc.row.path if arc is not None else "create:" + slugify(title)
+        if target in targets:
+            model.reject("duplicate-target", {"entry": entry.action, "slug": entry.slug, "title": title})
+            continue
+        members, unknown = evidence.resolve(entry.evidence_keys)
+        for key in unknown:
+            model.reject("unknown-key", {"entry": entry.action, "evidenceKey": key, "title": title})
+        if not members:
+            model.reject("ungrounded", {"entry": entry.action, "title": title, "evidenceKeys": entry.evidence_keys})
+            continue
+        targets.add(target)
+        out.append(Planned(entry.action, arc, title, tuple(evidence_rows_by_path[m.ref] for m in members)))
+    return out, planned
+
+
+def execute_prompt(env: PhaseEnv, item: Planned) -> str:
+    """The execute user message: the planned title and (for an update) the current arc as data, the evidence, the
+    instruction. Keys here are fresh and never read back."""
+    framed = [Member("title", item.title)]
+    if item.arc is not None:
+        framed.append(Member(item.arc.row.path, f"{item.arc.row.title}\n{item.arc.row.body_text}"))
+    head = key_members(framed, label="arc", member_chars=CURRENT_ARC_CHARS)
+    evidence = key_members([Member(s.row.path, f"{s.row.gist} {s.row.body_text}".strip()) for s in item.evidence],
+                           label="evidence", member_chars=EVIDENCE_CHARS)
+    instruction = load_prompt(env.repo, "arc-synthesis-write.task", {"action": item.action})
+    preamble = "Planned arc title, then the current arc if any:\n\n" + head.member_list() + "\n\nEvidence memories:"
+    return rekey(evidence, "e").prompt(instruction, preamble=preamble)
+
+
+def render_arc(content: ArcContent, *, now: str, links: Sequence[Link] = ()) -> str:
+    """The arc file: type ``arc``, author ``agent:sleep``, the answer's title, claim and non-blank paragraphs.
+
+    Raises:
+        InvalidMemory: the render gate refused the text.
+    """
+    return render_memory(MemoryDraft(
+        title=one_line(content.title),
+        memory_type="arc",
+        claim=one_line(content.claim),
+        body=tuple(p.strip() for p in content.paragraphs if p.strip()),
+        author=SLEEP_AUTHOR,
+        links=tuple(links),
+    ), now=now)
+
+
+def write_arc(env: PhaseEnv, item: Planned, content: ArcContent, path: str) -> bool:
+    """Write the arc at ``path`` (archiving the current version first on an update) and link its evidence.
+
+    Returns False (nothing written) when the arc to update has left the tree.
+
+    Raises:
+        InvalidMemory: the render gate refused the text (checked before anything moves).
+    """
+    render_arc(content, now=env.at)  # refuse before anything moves
+    links: list[Link] = []
+    if item.arc is not None:
+        archived = edits.archive_file(env.repo, path, at=env.at, extra=[edits.set_meta("superseded-by", "/" + path)])
+        if archived is None:
+            return False
+        links.append(Link("supersedes", "/" + archived))
+    write_new_memory(env, path, render_arc(content, now=env.at, links=links))
+    for support in item.evidence:
+        if (env.repo.root / support.row.path).is_file():
+            edits.stamp_file(env.repo, support.row.path,
+                             [edits.link("part_of", "/" + path), edits.set_meta("updated", env.at)])
+    return True
+
+
 def run(env: PhaseEnv) -> PhaseOutcome:
-    """arc-synthesis: nothing asked without a bound model (docs/phases.md §0.5)."""
+    """Triage, then one execute call and one commit per arc (module docstring).
+
+    Counts ``arcs, planned, written, skipped``; detail ``no model bound`` / ``dry run: no model calls`` when nothing
+    is asked, ``triage call produced no plan`` when the triage call failed or the budget was spent.
+
+    Raises:
+        StorageError: the index cannot be read. GitError / OSError: a write or a commit failed.
+    """
     model = PhaseModel.for_phase(env, PHASE)
-    return PhaseOutcome(ArcSynthesisCounts(), detail=model.detail or "model path not built", model=model.usage())
+    if not model.bound:
+        return PhaseOutcome(ArcSynthesisCounts(), detail=model.detail, model=model.usage())
+    scored = retention_pass(env.db, at=env.at, root=env.repo.root)
+    arcs = [s for s in scored if s.row.memory_type == "arc"]
+    evidence = evidence_rows(scored)
+    if not evidence:
+        return PhaseOutcome(ArcSynthesisCounts(arcs=len(arcs)), detail="no evidence", model=model.usage())
+    arc_keys = arc_batch(env, arcs)
+    evidence_keys = evidence_batch(evidence)
+    plan = model.call(ModelRequest(ArcPlan, load_prompt(env.repo, "arc-synthesis"),
+                                   triage_prompt(env, arc_keys, evidence_keys), effort=TRIAGE_EFFORT,
+                                   cache_system=False))
+    if plan is None:
+        return PhaseOutcome(ArcSynthesisCounts(arcs=len(arcs)), detail=NO_PLAN, model=model.usage())
+    items, planned = plan_entries(model, plan, arc_keys, {a.row.path: a for a in arcs}, evidence_keys,
+                                  {s.row.path: s for s in evidence})
+    steps = PhaseSteps(env.repo, run_id=env.run_id, phase=PHASE)
+    written = 0
+    taken: set[str] = set()
+    system = load_prompt(env.repo, "arc-synthesis-write")
+    for item in items:
+        content = model.call(ModelRequest(ArcContent, system, execute_prompt(env, item), effort=TRIAGE_EFFORT))
+        if content is None:
+            continue
+        if not content.title.strip() or not content.claim.strip():
+            model.reject("blank", {"entry": item.action, "title": content.title, "claim": content.claim})
+            continue
+        path = item.arc.row.path if item.arc is not None else free_memory_path(env, ARC_DIR, content.title, taken)
+        if path is None:
+            model.reject("no-free-path", {"entry": item.action, "title": content.title})
+            continue
+        counts = ArcSynthesisCounts(len(arcs), planned, written, planned - written)
+        steps.begin({**counts.wire(), **usage_counts(model)})
+        try:
+            done = write_arc(env, item, content, path)
+        except InvalidMemory as exc:
+            model.reject("render-refused", {"entry": item.action, "title": content.title, "error": exc.message})
+            continue
+        if not done:
+            continue
+        taken.add(path)
+        written += 1
+        title = one_line(content.title)
+        steps.staged(f"{item.action} arc {title}", "\n".join(
+            [f"arc {path}", *(f"evidence {s.row.path}" for s in item.evidence)]))
+    counts = ArcSynthesisCounts(arcs=len(arcs), planned=planned, written=written, skipped=planned - written)
+    return PhaseOutcome(counts, subject=steps.subject or f"write {written} arcs", body=steps.body,
+                        model=model.usage())
 
 
 register(PhaseSpec(PHASE, run, ArcSynthesisCounts, model=True))

@@ -1,23 +1,112 @@
 """Phase 10, compress: fold a compress-band community into one canonical memory (docs/phases.md §1.10).
 
-Skeleton split out of ``_nomodel.py`` for issue 11: with no model bound (or on a dry run) the phase reports ``ok``
-with the reason and writes nothing.
+**Candidates.** The retention pass (``sleep.scoring``, recomputed here after retention-triage) scores the active
+corpus; a candidate is a memory in the ``compress`` band (0.3 < score ≤ 0.7) that has a community (3 or more
+members, docs/graph.md §5.3), is not an arc or a task, and is not an *episodic record* (below). Candidates are
+grouped by community (labels sorted, members by path), at most 2000, and sliced into batches of 8 (a trailing
+slice under 2 is dropped).
+
+**Episodic records are never archived.** Every ``episodic`` memory records something that happened at a time (its
+``created`` stamp at least, usually a ``<time>`` too), so each one is dated: folding it into a timeless canonical
+would lose the when. Such a memory is never offered, whatever the index says: its type is read from the file (the
+tree is authoritative, docs/phases.md §0.1).
+
+**One call per batch** (``CompressSynthesis``: title, claim, paragraphs, absorbed keys). The model proposes, code
+decides (docs/models.md §3); the rails, counted and logged through :meth:`PhaseModel.reject`:
+
+- ``unknown-key``: an absorbed key never offered is dropped;
+- a batch with fewer than 2 absorbed members that resolve is skipped (the model's ``[]`` declines; no rail);
+- ``blank``: a blank title or claim: the batch is skipped;
+- ``veto``: two absorbed members the merge veto would refuse to fold into each other (negation, numbers,
+  qualifiers: docs/veto.md §3) skip the **whole batch**. The canonical text was written to carry every member it
+  names; when two of them diverge it states one side, or both as one fact, and no code can tell which, so none of
+  them may be retired by it;
+- ``no-free-path``: no free canonical path; ``render-refused``: text the render gate refuses. Skipped.
+
+It absorbs only the members it names; every other member stays as it is.
+
+**Writes** (supersede-only, seed 003). The canonical's folder is the absorbed members' shared folder, or
+``areas/inbox`` when they differ; its path is ``<folder>/<slug(title)>.html``, the first free one that is none of
+the members' own paths (``excludeSelfSupersede``). The canonical is rendered (and refused) before anything moves;
+then each absorbed member is archived with ``superseded-by`` → the canonical, the canonical is written
+(``semantic``, author ``agent:sleep``) with ``supersedes`` → each archive path, and each fold is recorded in the
+run journal (``folded``: keep = the canonical, docs/ledger.md §2). One commit per folded batch
+(``commit.PhaseSteps``), subject ``fold <k> memories into <title>``.
+
+A failed or budget-skipped call writes nothing for its batch and counts it ``skipped``; the other batches go on.
+With no model bound, or on a dry run, nothing is asked and nothing is written; the detail says why.
 """
 
 from __future__ import annotations
 
+import posixpath
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
+from git_memhtml.document import editors
+from git_memhtml.document.draft import MemoryDraft
+from git_memhtml.document.model import Link
+from git_memhtml.document.template import render_memory
+from git_memhtml.domain.merge import MergeText, veto_reasons
+from git_memhtml.errors import InvalidMemory
+from git_memhtml.llm.contract import AnswerSchema, ModelRequest
+from git_memhtml.sleep.engine.batch import KeyedBatch, Member, assemble_batches, key_members
+from git_memhtml.sleep.engine.commit import PhaseSteps
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
+from git_memhtml.sleep.engine.journal import Folded, record_journal
 from git_memhtml.sleep.engine.model import PhaseModel
+from git_memhtml.sleep.engine.prompts import load_prompt
+from git_memhtml.sleep.phases.scoring import Scored, retention_pass
+from git_memhtml.sleep.phases.synthesis import (
+    SLEEP_AUTHOR,
+    free_memory_path,
+    one_line,
+    usage_counts,
+    write_new_memory,
+)
+from git_memhtml.store import edits
 
 PHASE = "compress"
+
+BATCH_MEMBERS = 8
+"""Members per call (carried over, spec digest §1.10)."""
+
+MIN_BATCH = 2
+"""A batch needs two members to fold anything (carried over)."""
+
+MAX_CANDIDATES = 2000
+"""Candidates read per night (carried over)."""
+
+MEMBER_CHARS = 1200
+"""Characters of each member's ``title\\ngist\\nbody`` text (carried over)."""
+
+INBOX = "areas/inbox"
+"""The canonical's folder when the absorbed members live in different folders (carried over)."""
+
+EXCLUDED_TYPES: frozenset[str] = frozenset({"arc", "task"})
+"""Types compress never reads (docs/phases.md §1.10)."""
+
+PROTECTED_TYPE = "episodic"
+"""The type compress never archives: every episodic memory is a dated record (module docstring)."""
+
+
+class CompressSynthesis(AnswerSchema):
+    """The canonical memory, and the keys of the members whose every fact it carries forward."""
+
+    # sent as the schema's description; every field required, as OpenAI's strict ``json_schema`` mode demands
+
+    title: str
+    claim: str
+    paragraphs: list[str]
+    absorbed_keys: list[str]
 
 
 @dataclass(frozen=True)
 class CompressCounts(PhaseCounts):
-    """``candidates, communities, batches, canonicals, archived, skipped``."""
+    """``candidates, communities, batches`` (assembled), ``canonicals`` (written), ``archived`` (members folded),
+    ``skipped`` (batches that folded nothing: a failed or budget-skipped call, a decline, a rail)."""
 
     candidates: int = 0
     communities: int = 0
@@ -27,10 +116,164 @@ class CompressCounts(PhaseCounts):
     skipped: int = 0
 
 
+def is_episodic_on_disk(env: PhaseEnv, path: str) -> bool:
+    """Whether the file at ``path`` says ``memhtml-type`` ``episodic`` (a missing file is not a candidate either)."""
+    target = env.repo.root / path
+    if not target.is_file():
+        return True
+    return editors.get_meta(target.read_text(encoding="utf-8", errors="replace"), "type") == PROTECTED_TYPE
+
+
+def candidates(env: PhaseEnv, scored: Sequence[Scored]) -> list[Scored]:
+    """Compress-band rows with a community, neither arc, task nor episodic (index and file), grouped by community
+    (labels sorted, then paths), the first :data:`MAX_CANDIDATES`."""
+    rows = [s for s in scored if s.band == "compress" and s.community is not None
+            and s.row.memory_type not in EXCLUDED_TYPES and s.row.memory_type != PROTECTED_TYPE]
+    rows.sort(key=lambda s: (s.community or "", s.row.path))
+    rows = [s for s in rows if not is_episodic_on_disk(env, s.row.path)]
+    return rows[:MAX_CANDIDATES]
+
+
+def member_text(s: Scored) -> str:
+    """``title\\ngist\\nbody`` (carried over)."""
+    return f"{s.row.title}\n{s.row.gist}\n{s.row.body_text}"
+
+
+def vetoed_pairs(members: Sequence[Scored]) -> list[dict[str, object]]:
+    """Every pair of ``members`` the merge veto refuses, with the predicates that fired (docs/veto.md §3)."""
+    out: list[dict[str, object]] = []
+    for a, b in combinations(members, 2):
+        reasons = veto_reasons(MergeText(a.row.gist, a.row.body_text), MergeText(b.row.gist, b.row.body_text))
+        if reasons:
+            out.append({"a": a.row.path, "b": b.row.path, "reasons": list(reasons)})
+    return out
+
+
+def canonical_folder(paths: Sequence[str]) -> str:
+    """The members' shared folder, or :data:`INBOX` when they differ."""
+    folders = {posixpath.dirname(p) for p in paths}
+    return folders.pop() if len(folders) == 1 else INBOX
+
+
+def render_canonical(answer: CompressSynthesis, *, now: str, links: Sequence[Link] = ()) -> str:
+    """The canonical memory: ``semantic``, author ``agent:sleep``, the answer's title, claim and paragraphs.
+
+    Raises:
+        InvalidMemory: the render gate refused the text.
+    """
+    return render_memory(MemoryDraft(
+        title=one_line(answer.title),
+        memory_type="semantic",
+        claim=one_line(answer.claim),
+        body=tuple(p.strip() for p in answer.paragraphs if p.strip()),
+        author=SLEEP_AUTHOR,
+        links=tuple(links),
+    ), now=now)
+
+
+@dataclass
+class _Night:
+    """The running tallies of one night."""
+
+    canonicals: int = 0
+    archived: int = 0
+    skipped: int = 0
+
+
+def _fold(env: PhaseEnv, answer: CompressSynthesis, absorbed: Sequence[Scored], path: str) -> list[Folded]:
+    """Archive ``absorbed`` into the canonical at ``path``, then write it; return the folds made (may be empty)."""
+    folds: list[Folded] = []
+    for member in absorbed:
+        archived = edits.archive_file(env.repo, member.row.path, at=env.at,
+                                      extra=[edits.set_meta("superseded-by", "/" + path)])
+        if archived is not None:
+            folds.append(Folded(path, member.row.path, archived))
+    if not folds:
+        return folds
+    links = [Link("supersedes", "/" + f.archived) for f in folds]
+    write_new_memory(env, path, render_canonical(answer, now=env.at, links=links))
+    record_journal(env, folds)
+    return folds
+
+
+def _judge(model: PhaseModel, batch: KeyedBatch, answer: CompressSynthesis,
+           by_path: dict[str, Scored]) -> list[Scored] | None:
+    """The absorbed members the rails let through, or ``None`` when the batch is skipped."""
+    members, unknown = batch.resolve(answer.absorbed_keys)
+    for key in unknown:
+        model.reject("unknown-key", {"absorbedKey": key, "title": answer.title})
+    if len(members) < MIN_BATCH:
+        return None
+    if not answer.title.strip() or not answer.claim.strip():
+        model.reject("blank", {"title": answer.title, "claim": answer.claim})
+        return None
+    absorbed = [by_path[m.ref] for m in members]
+    pairs = vetoed_pairs(absorbed)
+    if pairs:
+        model.reject("veto", {"title": answer.title, "pairs": pairs})
+        return None
+    return absorbed
+
+
 def run(env: PhaseEnv) -> PhaseOutcome:
-    """compress: nothing asked without a bound model (docs/phases.md §0.5)."""
+    """Fold compress-band communities into canonical memories, one call and one commit per batch (module docstring).
+
+    Counts ``candidates, communities, batches, canonicals, archived, skipped``; detail ``no model bound`` /
+    ``dry run: no model calls`` when nothing is asked.
+
+    Raises:
+        StorageError: the index cannot be read. GitError / OSError: a write or a commit failed. RunRefused: a
+            journal line would not read back (docs/ledger.md §2).
+    """
     model = PhaseModel.for_phase(env, PHASE)
-    return PhaseOutcome(CompressCounts(), detail=model.detail or "model path not built", model=model.usage())
+    if not model.bound:
+        return PhaseOutcome(CompressCounts(), detail=model.detail, model=model.usage())
+    rows = candidates(env, retention_pass(env.db, at=env.at, root=env.repo.root))
+    labels = sorted({s.community or "" for s in rows})
+    group = {label: i for i, label in enumerate(labels)}
+    by_path = {s.row.path: s for s in rows}
+    members = [Member(s.row.path, member_text(s), group[s.community or ""]) for s in rows]
+    batches = assemble_batches(members, BATCH_MEMBERS, MIN_BATCH)
+    night = _Night()
+    steps = PhaseSteps(env.repo, run_id=env.run_id, phase=PHASE)
+    system = load_prompt(env.repo, "compress")
+    instruction = load_prompt(env.repo, "compress.task")
+    taken: set[str] = set()
+
+    def counts() -> CompressCounts:
+        return CompressCounts(len(rows), len(labels), len(batches), night.canonicals, night.archived, night.skipped)
+
+    for batch_members in batches:
+        batch = key_members(batch_members, label="member", member_chars=MEMBER_CHARS)
+        answer = model.call(ModelRequest(CompressSynthesis, system, batch.prompt(instruction), effort="high"))
+        absorbed = _judge(model, batch, answer, by_path) if answer is not None else None
+        if answer is None or absorbed is None:
+            night.skipped += 1
+            continue
+        own = {m.ref for m in batch_members}
+        path = free_memory_path(env, canonical_folder([s.row.path for s in absorbed]), answer.title, taken | own)
+        if path is None:
+            model.reject("no-free-path", {"title": answer.title})
+            night.skipped += 1
+            continue
+        try:
+            render_canonical(answer, now=env.at)  # refuse before anything moves
+        except InvalidMemory as exc:
+            model.reject("render-refused", {"title": answer.title, "error": exc.message})
+            night.skipped += 1
+            continue
+        steps.begin({**counts().wire(), **usage_counts(model)})
+        folds = _fold(env, answer, absorbed, path)
+        if not folds:
+            night.skipped += 1
+            continue
+        taken.add(path)
+        night.canonicals += 1
+        night.archived += len(folds)
+        steps.staged(f"fold {len(folds)} memories into {one_line(answer.title)}",
+                     "\n".join([f"canonical {path}", *(f"{f.drop} -> {f.archived}" for f in folds)]))
+    return PhaseOutcome(counts(), subject=steps.subject or f"fold {night.archived} memories",
+                        body=steps.body, model=model.usage())
 
 
 register(PhaseSpec(PHASE, run, CompressCounts, model=True, prerequisites=("preflight", "dedup-merge")))

@@ -14,7 +14,7 @@ not active and takes no part in the graph.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from git_memhtml.domain.graph import Edge, bridge_counts, label_propagation, pagerank
@@ -47,6 +47,9 @@ class Scored:
     observed_days: float = 0.0
     """Days over which its disuse was observed (``domain.retention.observed_window_days``): from the later of its
     ``created_at`` and the store's observation start to the run instant; 0 when the store never recorded a read."""
+    community: str | None = None
+    """Its community label over the memory graph (``domain.graph.label_propagation``: the smallest member path), or
+    ``None`` in a community under 3 members (docs/graph.md §5.3); compress groups by it (docs/phases.md §1.10)."""
 
     @property
     def unobserved(self) -> bool:
@@ -114,7 +117,8 @@ def retention_pass(db: IndexDB, *, at: str, root: Path | None = None) -> list[Sc
             contradictions[dst] = contradictions.get(dst, 0) + 1
     access = access_rows(db)
     since = observation_start(db)
-    return [_score(row, at, since, ranks, max_rank, bridges, supports, contradictions, access) for row in rows]
+    return [replace(_score(row, at, since, ranks, max_rank, bridges, supports, contradictions, access),
+                    community=communities.get(row.path)) for row in rows]
 
 
 def _score(

@@ -1,0 +1,310 @@
+"""Phase 10, compress, with a scripted model (docs/phases.md §1.10): a real repo, a real index, the real kernel.
+
+The corpus: one community of four memories under ``areas/ops`` (three semantic, linked in a ring, plus one
+episodic record linked in), all in the compress band; a lonely memory with no community. Each row of the failure
+table costs the one batch and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from git_memhtml.document import editors
+from git_memhtml.document.model import Link
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index.db import IndexDB
+from git_memhtml.llm.scripted import Answer, Reply, ScriptedClient, ScriptedRequest, offered_keys
+from git_memhtml.sleep.engine.journal import Folded, read_journal
+from git_memhtml.sleep.engine.model import DRY_RUN
+from git_memhtml.sleep.engine.run import ModelBinding, completed_phases, run_sleep
+from git_memhtml.sleep.landing.rail import check_sleep_output
+from git_memhtml.sleep.phases import compress
+from git_memhtml.sleep.phases.scoring import retention_pass
+from tests.sleep.sleep_corpus_helpers import DATE, EMBEDDER, make_env, make_repo, tree_files
+from tests.sleep.synthesis_helpers import FAILING, commits_since, finish, git, mem, model_env, tree_status
+
+OPS = {
+    "areas/ops/deploy-a.html": mem("The checkout deploy window opens at night.", links=["areas/ops/deploy-b.html"]),
+    "areas/ops/deploy-b.html": mem("Checkout deploys wait for the night window.", links=["areas/ops/deploy-c.html"]),
+    "areas/ops/deploy-c.html": mem("Night deploys of checkout need an approver.",
+                                   links=["areas/ops/deploy-a.html", "areas/ops/deploy-d.html"]),
+    "areas/ops/deploy-d.html": mem("The checkout deploy failed once in the night window.",
+                                   links=["areas/ops/deploy-a.html"], memory_type="episodic"),
+    "areas/misc/lonely.html": mem("A lonely fact with no community."),
+}
+MEMBERS = ["areas/ops/deploy-a.html", "areas/ops/deploy-b.html", "areas/ops/deploy-c.html"]
+
+
+def synthesis(keys: list[str], *, title: str = "Checkout night deploys", claim: str = "Checkout deploys at night.",
+              paragraphs: tuple[str, ...] = ("An approver signs each one.",)) -> dict[str, object]:
+    return {"title": title, "claim": claim, "paragraphs": list(paragraphs), "absorbedKeys": keys}
+
+
+def absorb_all(req: ScriptedRequest) -> Reply:
+    return Answer(synthesis(offered_keys(req.prompt)))
+
+
+@pytest.fixture()
+def ops_repo(tmp_path: Path) -> GitRepo:
+    return make_repo(tmp_path, OPS)
+
+
+def test_the_fixture_is_one_compress_band_community(ops_repo: GitRepo) -> None:
+    """Guard of every test below: the four ops memories share a community, all in the compress band."""
+    env = make_env(ops_repo)
+    scored = {s.row.path: s for s in retention_pass(env.db, at=env.at, root=ops_repo.root)}
+    assert {scored[p].community for p in [*MEMBERS, "areas/ops/deploy-d.html"]} == {"areas/ops/deploy-a.html"}
+    assert all(scored[p].band == "compress" for p in [*MEMBERS, "areas/ops/deploy-d.html"])
+    assert scored["areas/misc/lonely.html"].community is None
+
+
+def test_a_good_answer_folds_the_named_members_into_one_canonical(ops_repo: GitRepo) -> None:
+    env, client = model_env(ops_repo, {"CompressSynthesis": absorb_all})
+    base = ops_repo.head_sha()
+    assert base is not None
+    outcome = compress.run(env)
+    finish(env, compress.PHASE, outcome)
+    counts = outcome.counts.wire()
+    assert counts == {"candidates": 3, "communities": 1, "batches": 1, "canonicals": 1, "archived": 3, "skipped": 0}
+    assert outcome.model is not None and outcome.model.calls == 1 and outcome.model.rejected == 0
+    # the prompt carries keys and texts, never a path; the episodic record is never offered
+    prompt = client.requests[0].prompt
+    assert offered_keys(prompt) == ["m1", "m2", "m3"]
+    assert "areas/" not in prompt and "failed once" not in prompt
+    canonical = "areas/ops/checkout-night-deploys.html"
+    html = (ops_repo.root / canonical).read_text()
+    assert editors.get_meta(html, "type") == "semantic" and editors.get_meta(html, "author") == "agent:sleep"
+    archived = [f"archive/2026/{p}" for p in MEMBERS]
+    assert set(editors.get_links(html)) == {Link("supersedes", "/" + a) for a in archived}
+    for path in archived:
+        old = (ops_repo.root / path).read_text()
+        assert editors.get_meta(old, "superseded-by") == "/" + canonical
+        assert editors.get_meta(old, "status") == "archived"
+    for path in MEMBERS:
+        assert not (ops_repo.root / path).exists()
+    assert (ops_repo.root / "areas/ops/deploy-d.html").read_bytes() == OPS["areas/ops/deploy-d.html"].encode()
+    assert read_journal(ops_repo, "HEAD", env.run_id) == [Folded(canonical, p, a) for p, a in zip(MEMBERS, archived)]
+    assert [(s, p) for s, p, _ in commits_since(ops_repo, base)] == [
+        ("memhtml(sleep(compress)): fold 3 memories into Checkout night deploys", "compress")]
+    assert tree_status(ops_repo) == ""
+
+
+def test_it_absorbs_only_the_members_it_names(ops_repo: GitRepo) -> None:
+    env, _ = model_env(ops_repo, {"CompressSynthesis": [Answer(synthesis(["m1", "m3"]))]})
+    outcome = compress.run(env)
+    assert outcome.counts.wire()["archived"] == 2
+    assert (ops_repo.root / "areas/ops/deploy-b.html").read_bytes() == OPS["areas/ops/deploy-b.html"].encode()
+    assert not (ops_repo.root / "areas/ops/deploy-a.html").exists()
+
+
+@pytest.mark.parametrize(("label", "reply"), FAILING, ids=[r[0] for r in FAILING])
+def test_a_failed_call_costs_its_batch_and_writes_nothing(ops_repo: GitRepo, label: str, reply: Reply) -> None:
+    env, _ = model_env(ops_repo, {"CompressSynthesis": [reply]})
+    before = tree_files(ops_repo)
+    outcome = compress.run(env)
+    assert outcome.counts.wire() == {"candidates": 3, "communities": 1, "batches": 1, "canonicals": 0,
+                                     "archived": 0, "skipped": 1}
+    assert outcome.model is not None and outcome.model.failed_calls == 1
+    assert tree_files(ops_repo) == before and tree_status(ops_repo) == ""
+    assert outcome.subject == "fold 0 memories"
+
+
+@pytest.mark.parametrize(("keys", "archived", "unknown"), [
+    (["m1", "m9", "areas/ops/deploy-c.html"], 0, 2),   # one resolves: not a fold
+    (["m1", "m2", "m4", "../../etc/passwd"], 2, 2),   # m4 exists in no batch: the episodic record is never offered
+    (["m1", "m1", "m2"], 2, 0),                        # a repeat is dropped, not counted
+])
+def test_keys_never_offered_are_dropped_and_counted(ops_repo: GitRepo, keys: list[str], archived: int,
+                                                    unknown: int) -> None:
+    env, _ = model_env(ops_repo, {"CompressSynthesis": [Answer(synthesis(keys))]})
+    outcome = compress.run(env)
+    assert outcome.counts.wire()["archived"] == archived
+    assert outcome.counts.wire()["skipped"] == (0 if archived else 1)
+    assert outcome.model is not None and dict(outcome.model.rails).get("unknown-key", 0) == unknown
+    assert (ops_repo.root / "areas/ops/deploy-d.html").is_file()
+
+
+@pytest.mark.parametrize(("title", "claim"), [("", "Checkout deploys at night."), ("Night deploys", "   ")])
+def test_a_blank_title_or_claim_skips_the_batch(ops_repo: GitRepo, title: str, claim: str) -> None:
+    env, _ = model_env(ops_repo, {"CompressSynthesis": [Answer(synthesis(["m1", "m2"], title=title, claim=claim))]})
+    before = tree_files(ops_repo)
+    outcome = compress.run(env)
+    assert outcome.counts.wire()["skipped"] == 1 and tree_files(ops_repo) == before
+    assert outcome.model is not None and dict(outcome.model.rails) == {"blank": 1}
+
+
+def test_a_declined_batch_is_skipped_without_a_rail(ops_repo: GitRepo) -> None:
+    env, _ = model_env(ops_repo, {"CompressSynthesis": [Answer(synthesis([]))]})
+    outcome = compress.run(env)
+    assert outcome.counts.wire()["skipped"] == 1
+    assert outcome.model is not None and outcome.model.rejected == 0 and outcome.model.failed_calls == 0
+
+
+def test_the_canonical_never_takes_a_member_s_own_path(ops_repo: GitRepo) -> None:
+    """excludeSelfSupersede: a title that slugs to a member's path gets the next free ordinal."""
+    env, _ = model_env(ops_repo, {"CompressSynthesis": [Answer(synthesis(["m1", "m2", "m3"], title="Deploy A"))]})
+    compress.run(env)
+    canonical = ops_repo.root / "areas/ops/deploy-a-2.html"
+    assert canonical.is_file()
+    assert editors.get_meta((ops_repo.root / "archive/2026/areas/ops/deploy-a.html").read_text(),
+                            "superseded-by") == "/areas/ops/deploy-a-2.html"
+
+
+VETO = {
+    "areas/cache/a.html": mem("The edge cache is enabled for checkout.", links=["areas/cache/b.html"]),
+    "areas/cache/b.html": mem("The edge cache is not enabled for checkout.", links=["areas/cache/c.html"]),
+    "areas/cache/c.html": mem("The edge cache serves checkout assets.", links=["areas/cache/a.html"]),
+}
+
+
+def test_the_merge_veto_refuses_a_batch_that_folds_a_claim_with_its_negation(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, VETO)
+    env, _ = model_env(repo, {"CompressSynthesis": absorb_all})
+    before = tree_files(repo)
+    outcome = compress.run(env)
+    assert outcome.counts.wire()["batches"] == 1 and outcome.counts.wire()["skipped"] == 1
+    assert outcome.counts.wire()["archived"] == 0 and tree_files(repo) == before
+    assert outcome.model is not None and dict(outcome.model.rails) == {"veto": 1}
+
+
+NUMBERS = {
+    "areas/net/a.html": mem("The checkout timeout is 10 seconds.", links=["areas/net/b.html"]),
+    "areas/net/b.html": mem("The checkout timeout is 30 seconds.", links=["areas/net/c.html"]),
+    "areas/net/c.html": mem("Checkout retries wait 10 seconds after a timeout.", links=["areas/net/a.html"]),
+}
+
+
+def test_the_merge_veto_refuses_two_versions_of_one_number(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, NUMBERS)
+    env, _ = model_env(repo, {"CompressSynthesis": [Answer(synthesis(["m1", "m2"]))]})
+    outcome = compress.run(env)
+    assert outcome.counts.wire()["archived"] == 0
+    assert outcome.model is not None and dict(outcome.model.rails) == {"veto": 1}
+    # the members that agree on the number fold when named without the other
+    env2, _ = model_env(repo, {"CompressSynthesis": [Answer(synthesis(["m1", "m3"]))]})
+    assert compress.run(env2).counts.wire()["archived"] == 2
+
+
+TWO = {
+    **OPS,
+    "areas/pay/a.html": mem("Payments settle daily.", links=["areas/pay/b.html"]),
+    "areas/pay/b.html": mem("Payment settlement runs each day.", links=["areas/pay/c.html"]),
+    "areas/pay/c.html": mem("Daily settlement closes payments.", links=["areas/pay/a.html"]),
+}
+
+
+def _titled(req: ScriptedRequest) -> Reply:
+    return Answer(synthesis(offered_keys(req.prompt), title=f"Folded batch {req.index + 1}"))
+
+
+def test_one_commit_per_folded_batch_with_the_counts_as_they_stood(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, TWO)
+    env, _ = model_env(repo, {"CompressSynthesis": _titled})
+    base = repo.head_sha()
+    assert base is not None
+    outcome = compress.run(env)
+    finish(env, compress.PHASE, outcome)
+    rows = commits_since(repo, base)
+    assert [(s, p) for s, p, _ in rows] == [
+        ("memhtml(sleep(compress)): fold 3 memories into Folded batch 1", "compress"),
+        ("memhtml(sleep(compress)): fold 3 memories into Folded batch 2", "compress"),
+    ]
+    # the first commit is made as the second batch is about to be written: both calls are in its counts
+    assert rows[0][2]["canonicals"] == 1 and rows[0][2]["archived"] == 3 and rows[0][2]["inputTokens"] == 200
+    assert outcome.model is not None and rows[1][2] == {**outcome.counts.wire(), **outcome.model.wire()}
+    assert rows[1][2]["canonicals"] == 2 and rows[1][2]["archived"] == 6
+
+
+def test_the_budget_running_out_mid_phase_skips_the_rest(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, TWO)
+    env, client = model_env(repo, {"CompressSynthesis": _titled}, remaining=1)
+    outcome = compress.run(env)
+    assert outcome.counts.wire() == {"candidates": 6, "communities": 2, "batches": 2, "canonicals": 1,
+                                     "archived": 3, "skipped": 1}
+    assert outcome.model is not None and outcome.model.budget_skipped == 1 and len(client.requests) == 1
+    assert (repo.root / "areas/pay/a.html").is_file()
+
+
+def test_no_model_reports_what_main_reports(ops_repo: GitRepo) -> None:
+    env = make_env(ops_repo)
+    outcome = compress.run(env)
+    assert outcome.counts.wire() == {"candidates": 0, "communities": 0, "batches": 0, "canonicals": 0,
+                                     "archived": 0, "skipped": 0}
+    assert outcome.detail == "no model bound" and outcome.model is None and outcome.subject == ""
+
+
+def test_a_dry_run_asks_nothing(ops_repo: GitRepo) -> None:
+    env, client = model_env(ops_repo, {"CompressSynthesis": absorb_all}, dry_run=True)
+    outcome = compress.run(env)
+    assert outcome.detail == DRY_RUN and client.requests == [] and outcome.counts.wire()["archived"] == 0
+
+
+# --- through the runner: one commit per batch, the landing rail, a failed phase's own commits dropped -------------
+
+THREE = {
+    **TWO,
+    "areas/queue/a.html": mem("The queue drains hourly.", links=["areas/queue/b.html"]),
+    "areas/queue/b.html": mem("Hourly the queue is drained.", links=["areas/queue/c.html"]),
+    "areas/queue/c.html": mem("Draining the queue happens each hour.", links=["areas/queue/a.html"]),
+}
+RUN_PHASES = ("preflight", "arc-synthesis", "compress", "report")
+
+
+def commits_since_ref(repo: GitRepo, base: str, tip: str) -> list[tuple[str, str, dict[str, object]]]:
+    out = git(repo.root, "log", "--reverse", "--format=%s%x1f%(trailers:key=Memhtml-Phase,valueonly,separator=)"
+              "%x1f%(trailers:key=Memhtml-Counts,valueonly,separator=)%x1e", f"{base}..{tip}")
+    rows = []
+    for record in out.split("\x1e"):
+        if record.strip():
+            subject, phase, counts = record.strip("\n").split("\x1f")
+            rows.append((subject, phase.strip(), json.loads(counts.strip())))
+    return rows
+
+
+@pytest.mark.slow
+def test_a_run_makes_one_commit_per_batch_and_lands_through_the_rail(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, THREE)
+    client = ScriptedClient({"CompressSynthesis": _titled, "ArcPlan": [Answer({"entries": []})]})
+    db = IndexDB.for_repo(repo)
+    try:
+        report = run_sleep(repo, db, date=DATE, phases=RUN_PHASES, embedder=EMBEDDER, clock=lambda: f"{DATE}T09:00:00Z",
+                           model=ModelBinding(client))
+        assert report.failed_phases == []
+        rows = commits_since_ref(repo, report.base_sha, report.head_sha)
+        assert [p for _, p, _ in rows] == ["compress", "compress", "compress", "report"]
+        assert report.commits == tuple(repo.commits_between(report.base_sha, report.head_sha))  # steps included
+        assert len(report.commits) == 4
+        compress_report = next(r for r in report.phases if r.phase == "compress")
+        assert compress_report.counts == rows[2][2]  # the runner's commit carries the final counts
+        assert compress_report.counts["canonicals"] == 3 and compress_report.counts["archived"] == 9
+        check_sleep_output(repo, report.run_id, report.base_sha, report.head_sha)
+        assert completed_phases(repo, report.base_sha, report.head_sha)["compress"][1] == rows[2][2]
+    finally:
+        db.close()
+
+
+def _third_call_breaks(req: ScriptedRequest) -> Reply:
+    if req.index == 2:
+        raise RuntimeError("the client broke on the third batch")
+    return _titled(req)
+
+
+@pytest.mark.slow
+def test_a_phase_that_fails_after_a_step_commit_leaves_no_commit_of_its_own(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, THREE)
+    client = ScriptedClient({"CompressSynthesis": _third_call_breaks, "ArcPlan": [Answer({"entries": []})]})
+    db = IndexDB.for_repo(repo)
+    try:
+        report = run_sleep(repo, db, date=DATE, phases=RUN_PHASES, embedder=EMBEDDER, clock=lambda: f"{DATE}T09:00:00Z",
+                           model=ModelBinding(client))
+    finally:
+        db.close()
+    assert report.failed_phases == ["compress"]
+    assert [r.schema_name for r in client.requests].count("CompressSynthesis") == 3
+    assert [p for _, p, _ in commits_since_ref(repo, report.base_sha, report.head_sha)] == ["report"]
+    for path in TWO:
+        assert repo.read_path_at(report.head_sha, path) == TWO[path].encode()
+    check_sleep_output(repo, report.run_id, report.base_sha, report.head_sha)
