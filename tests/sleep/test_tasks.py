@@ -227,6 +227,8 @@ HUMAN_EDITS: list[tuple[str, Callable[[str], str]]] = [
     ("signs-it", lambda html: edits.apply_edits(html, [edits.set_meta("author", "human:ines")])),
     ("links-it", lambda html: edits.apply_edits(html, [edits.link("relates_to", "/" + SOURCE)])),
     ("adds-an-entity", lambda html: edits.apply_edits(html, [edits.add_meta("entity", "person:Ana")])),
+    ("adds-an-attribute", lambda html: html.replace("<mark>", '<mark title="mine">')),
+    ("wraps-a-word", lambda html: html.replace("check: alpha", "check: <em>alpha</em>")),
 ]
 
 
@@ -259,3 +261,15 @@ def test_a_quote_is_matched_after_nfc_and_never_through_a_symlink(tmp_path: Path
     (env.repo.root / "areas/inbox/link.html").symlink_to(env.repo.root / SOURCE)
     assert not evidence_verified(env.repo, Quote("Zoë will review the café menu.", "areas/inbox/link.html"))
     assert not evidence_verified(env.repo, Quote("Zoë will review the café menu.", "areas/inbox/none.html"))
+
+
+def test_a_quote_task_whose_citation_a_person_changed_is_theirs(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    _mint(env, "alpha", evidence=Quote("Ana will send the report by friday.", SOURCE))
+    [task] = open_detections(env.repo, "test-detector")
+    assert task.owned and task.sources == (SOURCE,)
+    html = (env.repo.root / task.path).read_text()
+    assert f'Evidence from /{SOURCE}: <q cite="/{SOURCE}">Ana will send the report by friday.</q>' in html
+    (env.repo.root / task.path).write_text(html.replace(f'cite="/{SOURCE}"', 'cite="/areas/inbox/other.html"'))
+    [edited] = open_detections(env.repo, "test-detector")
+    assert edited.sources == ("areas/inbox/other.html",) and not edited.owned

@@ -28,7 +28,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from html import escape
+from html import escape, unescape
 from typing import Literal
 
 from git_memhtml.document.draft import MemoryDraft
@@ -69,6 +69,14 @@ KEY_RE = re.compile(r"^(det-[0-9a-f]{12})-")
 MACHINE_METAS = frozenset({"type", "status", "created", "updated", "content-hash", "author", "task-status", "tag"})
 """The head metas :func:`render_detected_task` writes; any other one on an open detected task was added by a person
 (our decision, docs/tasks.md §7 "Sweep")."""
+
+_MACHINE_ARTICLE = re.compile(
+    r"<p><mark>[^<]*</mark></p>\n(?:<p>[^<]*</p>\n)?"
+    r"<p>(?:Measured: [^<]*|Evidence from (?P<named>[^<]*): <q cite=\"(?P<cite>[^\"]*)\">[^<]*</q>)</p>\n"
+    r"<p>Detected by the [^<]* phase of the sleep run of [^<]*</p>"
+)
+"""The canonical article :func:`render_detected_task` writes, markup and attributes included (the texts are the
+``content-hash``'s business); a quote's ``cite`` must be the source the evidence paragraph names."""
 
 _WS = re.compile(r"\s+")
 
@@ -204,11 +212,16 @@ def machine_owned(doc: MemoryDocument) -> bool:
     """Whether a detected task is still exactly as the machine left it, so a sweep may close it.
 
     The machine writes author ``agent:sleep``, task status ``todo``, the tags ``[detected, <detector>]``, the head
-    metas of :data:`MACHINE_METAS` and no link, and stamps ``content-hash`` with the hash of the article it rendered;
-    its later stamps (a refresh's ``updated``) touch the head only. A person who edits the file (adds a note to the
-    article, takes the task with ``doing``, signs it, tags it, links it, sets a due date) breaks one of these, and
-    the task is theirs from then on: no sweep closes it (docs/tasks.md §7 "Sweep").
+    metas of :data:`MACHINE_METAS` and no link, an article of exactly the shape :data:`_MACHINE_ARTICLE` (its
+    paragraphs, no other element or attribute, a quote citing the source its text names), and stamps
+    ``content-hash`` with the hash of the article text it rendered; its later stamps (a refresh's ``updated``) touch
+    the head only. A person who edits the file (adds a note, rewords, takes the task with ``doing``, signs it, tags
+    it, links it, sets a due date, changes a citation or an attribute) breaks one of these, and the task is theirs
+    from then on: no sweep closes it (docs/tasks.md §7 "Sweep").
     """
+    shape = _MACHINE_ARTICLE.fullmatch(doc.article_html)
+    if shape is None or (shape["cite"] is not None and unescape(shape["cite"]) != unescape(shape["named"])):
+        return False
     return (
         doc.author == SLEEP_AUTHOR
         and doc.task_status == "todo"
@@ -296,8 +309,9 @@ def _comparable(text: str) -> str:
 def _evidence_html(evidence: Evidence) -> str:
     if isinstance(evidence, Measurement):
         return f"<p>Measured: {escape(flatten(evidence.detail), quote=False)}</p>"
-    href = escape("/" + evidence.source_path.lstrip("/"))
-    return f'<p>Evidence: <q cite="{href}">{escape(flatten(evidence.quote), quote=False)}</q></p>'
+    source = "/" + evidence.source_path.lstrip("/")
+    quote = escape(flatten(evidence.quote), quote=False)
+    return f'<p>Evidence from {escape(source, quote=False)}: <q cite="{escape(source)}">{quote}</q></p>'
 
 
 def run_date(run_id: str) -> str:
