@@ -19,6 +19,7 @@ from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.editors import get_meta, get_metas
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import render_memory
+from git_memhtml.index.db import IndexDB
 from git_memhtml.llm.scripted import (
     Answer,
     Malformed,
@@ -33,6 +34,8 @@ from git_memhtml.llm.scripted import (
 )
 from git_memhtml.sleep.engine.env import LlmBudget, PhaseEnv, PhaseOutcome, RunServices
 from git_memhtml.sleep.engine.model import DRY_RUN, rails_log_path
+from git_memhtml.sleep.engine.run import ModelBinding, run_sleep
+from git_memhtml.sleep.landing.merge import merge_run
 from git_memhtml.sleep.phases import task_detection
 from git_memhtml.sleep.phases.tasks import (
     MACHINE_CLOSED_TAG,
@@ -464,3 +467,35 @@ def test_a_repository_prompt_override_is_what_the_model_reads(tmp_path: Path) ->
     _, outcome, client = night(tmp_path, finds(*GOOD), files=files)
     assert client.requests[0].system == "House rules: {unknown} stays.\n"
     assert counts(outcome)["minted"] == 2
+
+
+# ------------------------------------------------------------------------------------- through the run and merge
+
+
+def test_two_nights_through_the_runner_open_then_close_with_the_seed_commit_messages(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, FILES)
+    db = IndexDB.for_repo(repo)
+    clock = lambda: "2026-03-10T09:00:00Z"  # noqa: E731 - the row clock only
+    phases = ("preflight", PHASE, "report")
+    first = run_sleep(repo, db, date="2026-03-10", phases=phases, embedder=None, clock=clock,
+                      model=ModelBinding(ScriptedClient(finds(*GOOD))))
+    [report] = [p for p in first.phases if p.phase == PHASE]
+    assert report.status == "ok" and report.llm_calls == 1 and report.commit_sha is not None
+    assert report.counts == {**zero(findings=2, minted=2), "inputTokens": 100, "outputTokens": 20, "failedCalls": 0,
+                             "budgetSkipped": 0}
+    message = git(repo.root, "log", "-1", "--format=%B", report.commit_sha)
+    assert message.startswith("memhtml(sleep(task-detection)): open 2 detected tasks, close 0 no longer detected\n")
+    assert merge_run(repo, db, first.run_id, gate=None, embedder=None, clock=clock).merged
+    assert len(open_detections(repo, PHASE)) == 2
+    second = run_sleep(repo, db, date="2026-03-11", phases=phases, embedder=None, clock=clock,
+                       model=ModelBinding(ScriptedClient(finds(GOOD[1]))))
+    [report] = [p for p in second.phases if p.phase == PHASE]
+    assert report.counts["closed"] == 1 and report.counts["refreshed"] == 1
+    assert report.commit_sha is not None
+    message = git(repo.root, "log", "-1", "--format=%B", report.commit_sha)
+    assert message.startswith("memhtml(sleep(task-detection)): open 0 detected tasks, close 1 no longer detected\n")
+    assert "closing reason: no longer detected" in message
+    closed = git(repo.root, "ls-tree", "-r", "--name-only", report.commit_sha, "archive/2026/areas/inbox/tasks")
+    assert len(closed.split()) == 1
+    assert merge_run(repo, db, second.run_id, gate=None, embedder=None, clock=clock).merged  # the rail allows it
+    assert [d.sources for d in open_detections(repo, PHASE)] == [(DB,)]
