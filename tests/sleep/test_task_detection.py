@@ -170,6 +170,10 @@ FAILURES: list[tuple[str, Reply]] = [
     ("malformed", Malformed()),
     ("schema-failing", Answer({"findings": [{"memberKey": "m1", "sentence": ANA_SENTENCE}]})),
     ("extra-field", Answer({"findings": [], "path": ANA})),
+    ("confidence-not-a-number", Answer({"findings": [{"memberKey": "m1", "sentence": ANA_SENTENCE,
+                                                      "kind": "commitment", "confidence": True}]})),
+    ("kind-not-offered", Answer({"findings": [{"memberKey": "m1", "sentence": ANA_SENTENCE, "kind": "merge",
+                                               "confidence": 0.9}]})),
     ("429", Status(429, retry_after=1.0)),
     ("500", Status(500)),
     ("timeout", Stall(60.0, Answer({"findings": []}))),
@@ -359,11 +363,19 @@ def test_a_second_finding_on_one_memory_is_refused(tmp_path: Path) -> None:
     assert wire(outcome)["railRepeatKey"] == 1
 
 
-@pytest.mark.parametrize("confidence", [1.5, -0.2, 7.0])
+@pytest.mark.parametrize("confidence", [1.5, -0.2, 7.0, float("nan"), float("inf")])
 def test_a_confidence_outside_zero_one_is_refused(tmp_path: Path, confidence: float) -> None:
     env, outcome, _ = night(tmp_path, finds(("budget report", ANA_SENTENCE, "commitment", confidence)))
     assert counts(outcome) == zero(findings=1)
     assert wire(outcome)["railConfidence"] == 1 and detections(env) == []
+
+
+def test_a_sentence_that_is_not_text_is_refused_and_never_keyed(tmp_path: Path) -> None:
+    env, outcome, _ = night(tmp_path, finds(("budget report", "Ana will send\ud800 the report.", "commitment", 0.9),
+                                            GOOD[1]))
+    assert counts(outcome) == zero(findings=2, minted=1)
+    assert wire(outcome)["railSentence"] == 1
+    assert [d.sources for d in open_detections(env.repo, PHASE)] == [(DB,)]
 
 
 def test_a_whole_memory_passed_off_as_a_sentence_is_refused(tmp_path: Path) -> None:

@@ -9,8 +9,9 @@ each finding it can verify as a detected task. Four stages, and only the third i
 3. **Ask**: one isolated call per batch (:class:`TaskDetection`); a failed or budget-skipped batch is counted
    (``skipped``) and the phase goes on.
 4. **Decide** (code, the rails): the key must be one this batch offered (else ``unknown-key``), the first finding
-   per key wins (a repeat is refused on ``repeat-key``), the confidence must be a number in [0, 1] (else
-   ``confidence``) and reach :data:`FLOOR`, and the sentence must be found in the article text of the offered
+   per key wins (a repeat is refused on ``repeat-key``), the sentence must be text of at most
+   :data:`SENTENCE_CHARS` characters (else ``sentence``), the confidence a number in [0, 1] (else ``confidence``)
+   that reaches :data:`FLOOR`, and the sentence must be found in the article text of the offered
    memory's file on disk (``mint_detected_task`` reads it; a miss is ``unverified`` and refused on ``quote``).
    The model never names a path, a title, a claim or a status: the path is the member's, the claim and title are
    built here from the finding's kind, and the only model text that reaches a file is the verified sentence.
@@ -28,7 +29,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import Strict
 
 from git_memhtml.index.corpus import CorpusRow
 from git_memhtml.index.recent import recent_active_memories
@@ -74,12 +77,13 @@ Kind = Literal["commitment", "followup"]
 
 
 class TaskFinding(AnswerSchema):
-    """One finding: the member's key, the verbatim sentence, its kind and the model's confidence in [0, 1]."""
+    """One finding: the member's key, the verbatim sentence, its kind and the model's confidence in [0, 1] (a JSON
+    number: ``true`` or ``"0.9"`` fails the schema rather than being read as a number)."""
 
     member_key: str
     sentence: str
     kind: Kind
-    confidence: float
+    confidence: Annotated[float, Strict()]
 
 
 class TaskDetection(AnswerSchema):
@@ -206,16 +210,16 @@ def _decide(env: PhaseEnv, model: PhaseModel, keyed: KeyedBatch, answer: TaskDet
         answered.add(finding.member_key)
         night.findings += 1
         row = by_path[member.ref]
+        problem = sentence_problem(finding.sentence)
+        if problem is not None:
+            model.reject("sentence", {"path": row.path, "problem": problem, "sentence": finding.sentence})
+            continue
         finding_text = f"{row.path} {finding.sentence}"
         tally.live_keys.add(detection_key(PHASE, finding_text))
         if not (math.isfinite(finding.confidence) and 0.0 <= finding.confidence <= 1.0):
             model.reject("confidence", {"path": row.path, "confidence": finding.confidence})
             continue
         if finding.confidence < FLOOR:
-            continue
-        sentence = flatten(finding.sentence)
-        if len(sentence) > SENTENCE_CHARS:
-            model.reject("sentence", {"path": row.path, "chars": len(sentence), "sentence": sentence})
             continue
         outcome = mint_detected_task(
             env, PHASE, finding_text, title=title_for(finding.kind, row), claim=claim_for(finding.kind, row.path),
@@ -224,6 +228,18 @@ def _decide(env: PhaseEnv, model: PhaseModel, keyed: KeyedBatch, answer: TaskDet
         tally.add(outcome)
         if outcome.result == "unverified":
             model.reject("quote", {"path": row.path, "sentence": finding.sentence})
+
+
+def sentence_problem(sentence: str) -> str | None:
+    """Why ``sentence`` cannot be a quoted sentence, or ``None``: it is not encodable text (a lone surrogate), or
+    it is longer than :data:`SENTENCE_CHARS` once flattened. Such a "sentence" is in no memory file as one line a
+    reviewer can act on, so it never becomes a finding's key."""
+    try:
+        sentence.encode("utf-8")
+    except UnicodeEncodeError:
+        return "not text"
+    chars = len(flatten(sentence))
+    return f"{chars} characters, more than {SENTENCE_CHARS}" if chars > SENTENCE_CHARS else None
 
 
 def _within(env: PhaseEnv, item: OpenDetection, judged: set[str]) -> bool:

@@ -175,8 +175,9 @@ def flatten(text: str) -> str:
 
 
 def detection_key(detector: str, finding: str) -> str:
-    """``det-`` + ``sha256(norm(detector) + " " + norm(finding))[:12]`` (docs/tasks.md §7)."""
-    digest = hashlib.sha256(f"{norm(detector)} {norm(finding)}".encode()).hexdigest()
+    """``det-`` + ``sha256(norm(detector) + " " + norm(finding))[:12]`` (docs/tasks.md §7); total: a lone
+    surrogate is hashed as its code unit (``surrogatepass``) instead of raising."""
+    digest = hashlib.sha256(f"{norm(detector)} {norm(finding)}".encode("utf-8", "surrogatepass")).hexdigest()
     return f"det-{digest[:KEY_HEX]}"
 
 
