@@ -67,7 +67,9 @@ SPECS: list[tuple[str, bool, bool, bool, tuple[str, ...], list[str]]] = [
         "candidates", "communities", "batches", "canonicals", "archived", "skipped"]),
     ("reprieve", False, True, False, PRE, ["ttlPassed", "reprieved", "expired", "maxReprieves"]),
     ("trace-consolidation", True, True, False, PRE, ["sessions", "batch", "candidates", "consolidated"]),
-    ("task-detection", True, True, False, PRE, ["candidates", "batches", "findings", "minted"]),
+    ("task-detection", True, True, False, PRE, [
+        "candidates", "batches", "findings", "minted", "refreshed", "unverified", "framed", "dismissed", "closed",
+        "capped", "skipped"]),
     ("placement-triage", True, True, False, PRE, ["candidates", "moved"]),
     ("integrity", False, True, True, PRE, ["dangling", "rewritten", "dropped", "artifacts", "regenerated"]),
     ("state-export", False, True, True, PRE, ["rows", "bytes", "written"]),

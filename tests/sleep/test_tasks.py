@@ -3,19 +3,30 @@ cap."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from git_memhtml.document.editors import get_meta, get_metas
+from git_memhtml.document.parse import parse_memory
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.phases.tasks import (
     MACHINE_CLOSED_TAG,
     Measurement,
+    MintResult,
+    OpenDetection,
     Quote,
+    TaskTally,
     detected_task_path,
     detection_key,
+    evidence_verified,
     mint_detected_task,
     open_detections,
+    sweep_detections,
 )
 from git_memhtml.store import edits
 from tests.sleep.sleep_corpus_helpers import AT, commit_and_reindex, git, make_env, make_repo, memory, tree_files
@@ -114,3 +125,151 @@ def test_dry_run_mints_nothing_on_disk(tmp_path: Path) -> None:
     assert tree_files(env.repo) == before
     assert git(env.repo.root, "status", "--porcelain") == ""
     assert AT.startswith(env.date)
+
+
+# ----------------------------------------------------------------- the shared rules, audited for every detector
+
+DETECTORS: list[tuple[str, str, Measurement | Quote]] = [
+    # detector, finding, evidence of the kind that detector files
+    ("dedup-merge", "areas/inbox/a.html areas/inbox/b.html", Measurement("cosine 0.880 over the 0.86 floor")),
+    ("entity-resolution", "person ana ana lima", Measurement("5 and 2 claimants, similarity 0.91")),
+    ("edge-typing", "contradicts areas/inbox/a.html areas/inbox/b.html", Measurement("detection 2 of 2")),
+    ("task-detection", f"{SOURCE} Ana will send the report by friday.", Quote("Ana will send the report by friday.",
+                                                                              SOURCE)),
+]
+DETECTOR_IDS = [row[0] for row in DETECTORS]
+
+
+def _file(env: PhaseEnv, detector: str, finding: str, evidence: Measurement | Quote) -> MintResult:
+    return mint_detected_task(env, detector, finding, title=f"Look at {finding}", claim=f"check: {finding} now.",
+                              evidence=evidence).result
+
+
+@pytest.mark.parametrize(("detector", "finding", "evidence"), DETECTORS, ids=DETECTOR_IDS)
+def test_every_detector_files_the_same_shape(tmp_path: Path, detector: str, finding: str,
+                                             evidence: Measurement | Quote) -> None:
+    env = _env(tmp_path)
+    assert _file(env, detector, finding, evidence) == "minted"
+    [task] = open_detections(env.repo, detector)
+    assert re.fullmatch(r"areas/inbox/tasks/det-[0-9a-f]{12}-[a-z0-9-]+\.html", task.path)
+    assert task.key == detection_key(detector, finding) and task.owned
+    html = (env.repo.root / task.path).read_text()
+    assert get_metas(html, "tag") == ["detected", detector] and get_meta(html, "author") == "agent:sleep"
+    assert _file(env, detector, finding, Quote("Not a sentence of the file.", SOURCE)) == "refreshed"
+
+
+@pytest.mark.parametrize(("detector", "finding", "evidence"), DETECTORS, ids=DETECTOR_IDS)
+def test_every_detector_refuses_evidence_that_does_not_verify(tmp_path: Path, detector: str, finding: str,
+                                                              evidence: Measurement | Quote) -> None:
+    env = _env(tmp_path)
+    bad: Measurement | Quote = Measurement(" \n ") if isinstance(evidence, Measurement) else Quote(
+        "Ana will send the report by monday.", SOURCE)
+    assert _file(env, detector, finding, bad) == "unverified"
+    assert open_detections(env.repo, detector) == [] and git(env.repo.root, "status", "--porcelain") == ""
+
+
+def test_the_ten_a_night_budget_spans_every_detector(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    results = [_file(env, detector, f"{finding} {i}", evidence)
+               for i in range(3) for detector, finding, evidence in DETECTORS if detector != "task-detection"]
+    results.append(_file(env, "task-detection", DETECTORS[3][1], DETECTORS[3][2]))
+    results += [_file(env, "dedup-merge", f"late pair {i}", Measurement("cosine 0.9")) for i in range(2)]
+    assert results.count("minted") == 10 and results.count("capped") == 2
+    assert env.services.budget.overflow == 2
+    assert sum(len(open_detections(env.repo, d)) for d in DETECTOR_IDS) == 10
+
+
+@pytest.mark.parametrize(("detector", "finding", "evidence"), DETECTORS, ids=DETECTOR_IDS)
+@pytest.mark.parametrize("how", ["done-in-place", "done-archived", "archived-not-done"])
+def test_no_detector_reopens_what_a_person_closed(tmp_path: Path, detector: str, finding: str,
+                                                  evidence: Measurement | Quote, how: str) -> None:
+    env = _env(tmp_path)
+    _file(env, detector, finding, evidence)
+    [task] = open_detections(env.repo, detector)
+    commit_and_reindex(env)
+    if how != "archived-not-done":
+        edits.stamp_file(env.repo, task.path, [edits.set_meta("task-status", "done")])
+    if how != "done-in-place":
+        edits.archive_file(env.repo, task.path, at="2019-06-01T00:00:00Z")  # seven years back
+    commit_and_reindex(env)
+    assert _file(env, detector, finding, evidence) == "dismissed"
+    assert git(env.repo.root, "status", "--porcelain") == ""
+
+
+def test_a_dismissal_older_than_ten_years_is_forgotten(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    _mint(env, "alpha")
+    [task] = open_detections(env.repo, "test-detector")
+    edits.archive_file(env.repo, task.path, at="2016-06-01T00:00:00Z")  # 2016 is outside 2017..2026
+    assert _mint(env, "alpha") == "minted"
+
+
+def _sweep_night(env: PhaseEnv, *, judged: bool = True,
+                 within: Callable[[OpenDetection], bool] | None = None) -> tuple[list[str], TaskTally]:
+    tally = TaskTally()
+    return sweep_detections(env, "test-detector", tally, judged=judged, within=within), tally
+
+
+def test_the_sweep_needs_a_judged_night_and_spares_what_lies_outside_the_judged_set(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    _mint(env, "alpha")
+    _mint(env, "beta", evidence=Quote("We promised to ship the exporter.", SOURCE))
+    commit_and_reindex(env)
+    assert _sweep_night(env, judged=False) == ([], TaskTally())
+    closed, _ = _sweep_night(env, within=lambda item: item.sources == (SOURCE,))
+    assert len(closed) == 1 and [t.sources for t in open_detections(env.repo, "test-detector")] == [()]
+
+
+HUMAN_EDITS: list[tuple[str, Callable[[str], str]]] = [
+    ("adds-a-note", lambda html: html.replace("</article>", "<p>Asked Ana, she needs a week.</p>\n</article>")),
+    ("rewords-the-claim", lambda html: html.replace("check: alpha now.", "check: alpha tomorrow.")),
+    ("takes-it", lambda html: edits.apply_edits(html, [edits.set_meta("task-status", "blocked")])),
+    ("signs-it", lambda html: edits.apply_edits(html, [edits.set_meta("author", "human:ines")])),
+    ("links-it", lambda html: edits.apply_edits(html, [edits.link("relates_to", "/" + SOURCE)])),
+    ("adds-an-entity", lambda html: edits.apply_edits(html, [edits.add_meta("entity", "person:Ana")])),
+    ("adds-an-attribute", lambda html: html.replace("<mark>", '<mark title="mine">')),
+    ("wraps-a-word", lambda html: html.replace("check: alpha", "check: <em>alpha</em>")),
+]
+
+
+@pytest.mark.parametrize(("name", "change"), HUMAN_EDITS, ids=[row[0] for row in HUMAN_EDITS])
+def test_a_task_a_person_edited_is_held_open_by_the_sweep(tmp_path: Path, name: str,
+                                                          change: Callable[[str], str]) -> None:
+    env = _env(tmp_path)
+    _mint(env, "alpha")
+    [task] = open_detections(env.repo, "test-detector")
+    commit_and_reindex(env)
+    env = replace(env, at="2026-03-11T00:00:00Z")
+    assert _mint(env, "alpha") == "refreshed"  # a machine refresh keeps the task the machine's
+    assert open_detections(env.repo, "test-detector")[0].owned
+    target = env.repo.root / task.path
+    target.write_text(change(target.read_text()))
+    parse_memory(target.read_bytes())  # the edit is a valid file
+    assert not open_detections(env.repo, "test-detector")[0].owned
+    closed, tally = _sweep_night(env)
+    assert closed == [] and tally.held == 1 and target.is_file()
+
+
+def test_a_quote_is_matched_after_nfc_and_never_through_a_symlink(tmp_path: Path) -> None:
+    files = {SOURCE: memory("We promised to ship the exporter.", body=["Zoë will review the café menu."])}
+    env = make_env(make_repo(tmp_path, files))
+    decomposed = unicodedata.normalize("NFD", "Zoë will review the café menu.")
+    assert decomposed != "Zoë will review the café menu."
+    assert evidence_verified(env.repo, Quote(decomposed, SOURCE))
+    assert evidence_verified(env.repo, Quote("Zoë will\n review   the café menu.", SOURCE))
+    assert not evidence_verified(env.repo, Quote("zoë will review the café menu.", SOURCE))  # case is kept
+    (env.repo.root / "areas/inbox/link.html").symlink_to(env.repo.root / SOURCE)
+    assert not evidence_verified(env.repo, Quote("Zoë will review the café menu.", "areas/inbox/link.html"))
+    assert not evidence_verified(env.repo, Quote("Zoë will review the café menu.", "areas/inbox/none.html"))
+
+
+def test_a_quote_task_whose_citation_a_person_changed_is_theirs(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    _mint(env, "alpha", evidence=Quote("Ana will send the report by friday.", SOURCE))
+    [task] = open_detections(env.repo, "test-detector")
+    assert task.owned and task.sources == (SOURCE,)
+    html = (env.repo.root / task.path).read_text()
+    assert f'Evidence from /{SOURCE}: <q cite="/{SOURCE}">Ana will send the report by friday.</q>' in html
+    (env.repo.root / task.path).write_text(html.replace(f'cite="/{SOURCE}"', 'cite="/areas/inbox/other.html"'))
+    [edited] = open_detections(env.repo, "test-detector")
+    assert edited.sources == ("areas/inbox/other.html",) and not edited.owned

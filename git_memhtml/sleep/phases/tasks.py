@@ -7,12 +7,15 @@
   ``updated`` stamp instead of opening a duplicate, with no index involved.
 - **Evidence is verified in code**: a quote must appear in the flattened article text of the cited file on disk; a
   measurement must be non-empty.
-- **A human dismissal sticks**: a done detected task under ``archive/<Y>/areas/inbox/tasks/`` that was not closed
-  by the machine refuses the same key (ten years back from the run date).
+- **A human dismissal sticks**: a detected task a person closed (done in place, or archived by anyone but the
+  sweep: not tagged ``machine-closed``) refuses the same key, in place or under ``archive/<Y>/areas/inbox/tasks/``
+  ten years back from the run date.
 - **Ten a night** across detectors (``env.services.budget``); overflow is counted.
 - **The sweep** (:func:`sweep_detections`): a detector that judged its whole candidate set this night (a model was
   bound and every batch was answered) closes its open detections whose finding it no longer saw: marked done,
-  tagged ``machine-closed``, archived. A task tagged ``machine-closed`` is no human dismissal.
+  tagged ``machine-closed``, archived. A task tagged ``machine-closed`` is no human dismissal. The sweep never
+  closes a task a person has touched since the machine wrote it (:func:`machine_owned`), nor one whose finding lies
+  outside what the night judged (the detector's ``within``).
 
 Every function stages through ``store.edits`` and never commits; on ``env.dry_run`` outcomes are computed and
 nothing is written.
@@ -23,8 +26,9 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from html import escape
+from html import escape, unescape
 from typing import Literal
 
 from git_memhtml.document.draft import MemoryDraft
@@ -32,11 +36,12 @@ from git_memhtml.document.model import MemoryDocument
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import render_memory
 from git_memhtml.domain.frame import frame_key_of
-from git_memhtml.errors import InvalidMemory
+from git_memhtml.errors import InvalidMemory, PathRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.store import edits
 from git_memhtml.tree.layout import placement_for, slugify
+from git_memhtml.tree.paths import read_tree_file
 
 DETECTED_DIR = placement_for("task")
 """Directory of detected tasks: ``areas/inbox/tasks`` (docs/tasks.md §7 "Path and key")."""
@@ -60,6 +65,18 @@ SLEEP_AUTHOR = "agent:sleep"
 
 KEY_RE = re.compile(r"^(det-[0-9a-f]{12})-")
 """Recovers the key from a file name (docs/tasks.md §7)."""
+
+MACHINE_METAS = frozenset({"type", "status", "created", "updated", "content-hash", "author", "task-status", "tag"})
+"""The head metas :func:`render_detected_task` writes; any other one on an open detected task was added by a person
+(our decision, docs/tasks.md §7 "Sweep")."""
+
+_MACHINE_ARTICLE = re.compile(
+    r"<p><mark>[^<]*</mark></p>\n(?:<p>[^<]*</p>\n)?"
+    r"<p>(?:Measured: [^<]*|Evidence from (?P<named>[^<]*): <q cite=\"(?P<cite>[^\"]*)\">[^<]*</q>)</p>\n"
+    r"<p>Detected by the [^<]* phase of the sleep run of [^<]*</p>"
+)
+"""The canonical article :func:`render_detected_task` writes, markup and attributes included (the texts are the
+``content-hash``'s business); a quote's ``cite`` must be the source the evidence paragraph names."""
 
 _WS = re.compile(r"\s+")
 
@@ -95,17 +112,24 @@ class MintOutcome:
 
 @dataclass(frozen=True)
 class OpenDetection:
-    """An open detected task on disk: path, key, detector (``tags[1]``) and gist (its claim)."""
+    """An open detected task on disk: path, key, detector (``tags[1]``), gist (its claim), the repository paths its
+    evidence quotes (``<q cite>``, leading ``/`` dropped) and whether it is still as the machine wrote it
+    (:func:`machine_owned`)."""
 
     path: str
     key: str
     detector: str
     gist: str
+    sources: tuple[str, ...] = ()
+    owned: bool = True
 
 
 @dataclass
 class TaskTally:
-    """Per-phase counts of mint outcomes and sweeps, in the phases' count names (``tasksMinted`` …)."""
+    """Per-phase counts of mint outcomes and sweeps, in the phases' count names (``tasksMinted`` …).
+
+    ``held`` counts open detections the sweep would have closed but left open because a person touched them
+    (:func:`machine_owned`); it is not one of the shared ``tasks_*`` count fields."""
 
     minted: int = 0
     refreshed: int = 0
@@ -114,6 +138,7 @@ class TaskTally:
     capped: int = 0
     unverified: int = 0
     closed: int = 0
+    held: int = 0
     live_keys: set[str] = field(default_factory=set)
 
     def add(self, outcome: MintOutcome) -> None:
@@ -150,8 +175,9 @@ def flatten(text: str) -> str:
 
 
 def detection_key(detector: str, finding: str) -> str:
-    """``det-`` + ``sha256(norm(detector) + " " + norm(finding))[:12]`` (docs/tasks.md §7)."""
-    digest = hashlib.sha256(f"{norm(detector)} {norm(finding)}".encode()).hexdigest()
+    """``det-`` + ``sha256(norm(detector) + " " + norm(finding))[:12]`` (docs/tasks.md §7); total: a lone
+    surrogate is hashed as its code unit (``surrogatepass``) instead of raising."""
+    digest = hashlib.sha256(f"{norm(detector)} {norm(finding)}".encode("utf-8", "surrogatepass")).hexdigest()
     return f"det-{digest[:KEY_HEX]}"
 
 
@@ -167,11 +193,14 @@ def key_of_path(path: str) -> str | None:
 
 
 def _read_doc(repo: GitRepo, path: str) -> MemoryDocument | None:
-    target = repo.root / path
-    if not target.is_file():
+    """The parsed file at ``path`` in the work tree; ``None`` when absent, not a regular file, reached through a
+    symlink (never followed: a quote is checked against the tree's own file, nothing a link points at), or invalid."""
+    try:
+        data = read_tree_file(repo.root, path)
+    except (PathRefused, OSError):
         return None
     try:
-        return parse_memory(target.read_bytes(), path=path)
+        return parse_memory(data, path=path)
     except InvalidMemory:
         return None
 
@@ -180,11 +209,41 @@ def _is_detected(doc: MemoryDocument) -> bool:
     return doc.memory_type == "task" and bool(doc.tags) and doc.tags[0] == DETECTED_TAG
 
 
+def machine_owned(doc: MemoryDocument) -> bool:
+    """Whether a detected task is still exactly as the machine left it, so a sweep may close it.
+
+    The machine writes author ``agent:sleep``, task status ``todo``, the tags ``[detected, <detector>]``, the head
+    metas of :data:`MACHINE_METAS` and no link, an article of exactly the shape :data:`_MACHINE_ARTICLE` (its
+    paragraphs, no other element or attribute, a quote citing the source its text names), and stamps
+    ``content-hash`` with the hash of the article text it rendered; its later stamps (a refresh's ``updated``) touch
+    the head only. A person who edits the file (adds a note, rewords, takes the task with ``doing``, signs it, tags
+    it, links it, sets a due date, changes a citation or an attribute) breaks one of these, and the task is theirs
+    from then on: no sweep closes it (docs/tasks.md §7 "Sweep").
+    """
+    shape = _MACHINE_ARTICLE.fullmatch(doc.article_html)
+    if shape is None or (shape["cite"] is not None and unescape(shape["cite"]) != unescape(shape["named"])):
+        return False
+    return (
+        doc.author == SLEEP_AUTHOR
+        and doc.task_status == "todo"
+        and len(doc.tags) == 2
+        and doc.tags[0] == DETECTED_TAG
+        and not doc.links
+        and all(name in MACHINE_METAS for name, _ in doc.metas)
+        and doc.content_hash_meta == doc.content_hash
+    )
+
+
+def _sources(doc: MemoryDocument) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(c.href.lstrip("/") for c in doc.citations if c.href))
+
+
 def open_detections(repo: GitRepo, detector: str | None = None) -> list[OpenDetection]:
     """Open detected tasks in the tree, sorted by path (docs/tasks.md §7 ``openDetections``).
 
     A file ``areas/inbox/tasks/det-*.html`` that parses as a task not marked done, with ``tags[0] == detected``
-    and (when ``detector`` is given) ``tags[1] == detector``. Unparseable files are skipped.
+    and (when ``detector`` is given) ``tags[1] == detector``. Unparseable files, and files reached through a
+    symlink, are skipped.
     """
     folder = repo.root / DETECTED_DIR
     if not folder.is_dir():
@@ -199,15 +258,19 @@ def open_detections(repo: GitRepo, detector: str | None = None) -> list[OpenDete
         owner = doc.tags[1] if len(doc.tags) > 1 else ""
         if detector is not None and owner != detector:
             continue
-        found.append(OpenDetection(path=path, key=key, detector=owner, gist=doc.gist))
+        found.append(OpenDetection(path=path, key=key, detector=owner, gist=doc.gist, sources=_sources(doc),
+                                   owned=machine_owned(doc)))
     return found
 
 
 def is_dismissed(repo: GitRepo, key: str, date: str) -> bool:
-    """Whether a human closed this key: a done, detected, not ``machine-closed`` task in the archive or in place.
+    """Whether a person closed this key: a detected task of this key, not tagged ``machine-closed``, that is done in
+    place, or archived (done or not: only the sweep archives a detected task, and it tags it ``machine-closed``).
 
-    Looks in ``archive/<Y>/areas/inbox/tasks/<key>-*.html`` for Y = the run year back :data:`DISMISSAL_YEARS`
-    years, and at a done ``areas/inbox/tasks/<key>-*.html`` still in place (docs/tasks.md §7 step 2).
+    Looks at ``areas/inbox/tasks/<key>-*.html`` and in ``archive/<Y>/areas/inbox/tasks/<key>-*.html`` for Y = the
+    run year back :data:`DISMISSAL_YEARS` years (docs/tasks.md §7 step 2). A person who runs ``git memhtml
+    archive`` on a detected task, or moves it into the archive by hand, has dismissed it as surely as one who marks
+    it done.
     """
     year = int(date[:4])
     folders = [DETECTED_DIR] + [f"archive/{y:04d}/{DETECTED_DIR}" for y in range(year, year - DISMISSAL_YEARS, -1)]
@@ -217,28 +280,39 @@ def is_dismissed(repo: GitRepo, key: str, date: str) -> bool:
             continue
         for file in sorted(base.glob(f"{key}-*.html")):
             doc = _read_doc(repo, f"{folder}/{file.name}")
-            if doc is None or not _is_detected(doc) or doc.task_status != "done":
+            if doc is None or not _is_detected(doc) or MACHINE_CLOSED_TAG in doc.tags:
                 continue
-            if MACHINE_CLOSED_TAG not in doc.tags:
+            if doc.task_status == "done" or folder != DETECTED_DIR:
                 return True
     return False
 
 
 def evidence_verified(repo: GitRepo, evidence: Evidence) -> bool:
-    """A measurement needs a non-blank detail; a quote must occur (flattened, case-sensitive) in the flattened
-    article text of its source file on disk (docs/tasks.md §7 "Evidence kinds")."""
+    """A measurement needs a non-blank detail; a quote must occur in the article text of its source file on disk
+    (docs/tasks.md §7 "Evidence kinds").
+
+    The quote is matched against the file's *article text* (``MemoryDocument.body_text``: the text a reader sees,
+    markup removed, so a sentence split by ``<em>`` or a link is found) and nothing else: not the head (title,
+    metas), not an attribute, not an HTML comment. Both sides are NFC-normalised and whitespace-flattened; case
+    and punctuation must match. The source is read from the work tree without following a symlink.
+    """
     if isinstance(evidence, Measurement):
         return bool(evidence.detail.strip())
-    quote = flatten(evidence.quote)
+    quote = _comparable(evidence.quote)
     doc = _read_doc(repo, evidence.source_path)
-    return bool(quote) and doc is not None and quote in flatten(doc.body_text)
+    return bool(quote) and doc is not None and quote in _comparable(doc.body_text)
+
+
+def _comparable(text: str) -> str:
+    return flatten(unicodedata.normalize("NFC", text))
 
 
 def _evidence_html(evidence: Evidence) -> str:
     if isinstance(evidence, Measurement):
         return f"<p>Measured: {escape(flatten(evidence.detail), quote=False)}</p>"
-    href = escape("/" + evidence.source_path.lstrip("/"))
-    return f'<p>Evidence: <q cite="{href}">{escape(flatten(evidence.quote), quote=False)}</q></p>'
+    source = "/" + evidence.source_path.lstrip("/")
+    quote = escape(flatten(evidence.quote), quote=False)
+    return f'<p>Evidence from {escape(source, quote=False)}: <q cite="{escape(source)}">{quote}</q></p>'
 
 
 def run_date(run_id: str) -> str:
@@ -335,7 +409,14 @@ def mint_detected_task(
     return MintOutcome("minted", key, path)
 
 
-def sweep_detections(env: PhaseEnv, detector: str, tally: TaskTally, *, judged: bool) -> list[str]:
+def sweep_detections(
+    env: PhaseEnv,
+    detector: str,
+    tally: TaskTally,
+    *,
+    judged: bool,
+    within: Callable[[OpenDetection], bool] | None = None,
+) -> list[str]:
     """Close ``detector``'s open detections whose key ``tally`` did not see this night; return their paths.
 
     Only a night that ``judged`` its whole candidate set may sweep (docs/tasks.md §7 "Sweep"): a night with no
@@ -343,12 +424,22 @@ def sweep_detections(env: PhaseEnv, detector: str, tally: TaskTally, *, judged: 
     swept task gets ``task-status = done``, the tag ``machine-closed`` and ``updated``, and is archived
     (``store.edits.archive_file``); ``tally.closed`` counts them. A task that is not a ``det-`` file of this
     detector is never touched. On a dry run the paths are returned and nothing is written.
+
+    Two more guards: ``within`` (when given) says whether a task's finding lay inside what this night judged (a
+    detector that reads a window of the corpus passes it, so a task whose source fell out of the window stays
+    open); and a task a person touched since the machine wrote it (:func:`machine_owned` is false) is left open
+    and counted in ``tally.held``: the person's edit is theirs, and a machine close would bury it in the archive.
     """
     if not judged:
         return []
     closed: list[str] = []
     for item in open_detections(env.repo, detector):
         if item.key in tally.live_keys or key_of_path(item.path) is None:
+            continue
+        if within is not None and not within(item):
+            continue
+        if not item.owned:
+            tally.held += 1
             continue
         if not env.dry_run:
             archived = edits.archive_file(env.repo, item.path, at=env.at, extra=[
