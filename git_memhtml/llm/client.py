@@ -103,7 +103,7 @@ class HttpModelClient:
                 "model endpoint", s.timeout, _DIALECTS[s.dialect].headers(s.key), policy, sleep=self.sleep,
                 rand=self.rand, timeout_hint=f"raise memhtml.llmtimeout (now {s.timeout:g} s) or check the server",
                 unreachable_hint=(f"check that the server behind memhtml.llmurl ({s.url}) is running, or set "
-                                  "`git config memhtml.llm off`")).__enter__()
+                                  "`git config memhtml.llm off`"), secret=s.key).__enter__()
         return self._transport
 
     def describe(self) -> str:
