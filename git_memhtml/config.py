@@ -200,12 +200,15 @@ def llm_settings(settings: Settings, *, key: str | None) -> LlmSettings | None:
     """The model binding of ``settings`` (``None`` for ``memhtml.llm = off``), with ``key``, the value the CLI read
     from the variable :func:`llm_key_env` names (``None`` or empty: unset).
 
-    A missing key is accepted for a server on this machine or a private network (Ollama and llama.cpp need none):
-    no auth header is sent. Anywhere else a missing key is refused before any request (docs/models.md §1.5).
+    The key is stripped of surrounding whitespace; one with inner spaces, control or non-ASCII characters is
+    refused (it cannot be a header value). A missing key is accepted for a server on this machine or a private
+    network (Ollama and llama.cpp need none): no auth header is sent. Anywhere else a missing key is refused before
+    any request (docs/models.md §1.5).
 
     Raises:
         ConfigError: no ``memhtml.llmmodel``; a ``memhtml.llmurl`` that is not an ``http(s)://host`` URL or carries
-            credentials; no key for a public server. Each names the setting and how to fix it.
+            credentials; no key for a public server; a key no header can carry. Each names the setting and how to
+            fix it, and none shows the key.
     """
     if settings.llm == "off":
         return None
@@ -217,12 +220,15 @@ def llm_settings(settings: Settings, *, key: str | None) -> LlmSettings | None:
         raise ConfigError(f"memhtml.llm is {dialect} but memhtml.llmmodel is not set (a model has no default)",
                           hint=f"git config memhtml.llmmodel <model id> (e.g. {example}), or set MEMHTML_LLM_MODEL")
     host = _url_host(url)
-    if not key:
-        key = None
-        if not _is_local(host):
-            raise ConfigError(f"memhtml.llm is {dialect} at {url}, but ${key_env} holds no API key",
-                              hint=f"export {key_env}=<key>, or name another variable with "
-                                   "git config memhtml.llmkeyenv <VARIABLE> (a local server needs none)")
+    key = (key or "").strip() or None  # a trailing newline from `export K=$(cat file)` is not part of the key
+    if key is not None and not all(33 <= ord(c) <= 126 for c in key):
+        raise ConfigError(f"${key_env} holds characters an HTTP header cannot carry (spaces, control characters or "
+                          "non-ASCII); the value is not shown",
+                          hint=f"export {key_env}=<the key exactly as the provider issued it>")
+    if key is None and not _is_local(host):
+        raise ConfigError(f"memhtml.llm is {dialect} at {url}, but ${key_env} holds no API key",
+                          hint=f"export {key_env}=<key>, or name another variable with "
+                               "git config memhtml.llmkeyenv <VARIABLE> (a local server needs none)")
     return LlmSettings(dialect=dialect, url=url, model=settings.llm_model, key=key, key_env=key_env,
                        timeout=settings.llm_timeout, max_attempts=settings.llm_attempts)
 

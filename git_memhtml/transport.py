@@ -134,6 +134,8 @@ class Transport:
         policy: retries.
         timeout_hint / unreachable_hint: the hint of a :class:`TransportFailure` (name the setting to check).
         sleep / rand / now: injected ``time.sleep``, ``random.random`` and ``time.time``.
+        secret: the API key in :attr:`headers`, masked ``***`` in every failure message (an HTTP library may quote
+            a header it refuses).
     """
 
     label: str
@@ -145,6 +147,7 @@ class Transport:
     sleep: Callable[[float], None] = time.sleep
     rand: Callable[[], float] = random.random
     now: Callable[[], float] = time.time
+    secret: str | None = field(default=None, repr=False)
     _client: httpx.Client | None = field(default=None, init=False, repr=False)
 
     def __enter__(self) -> Transport:
@@ -176,7 +179,7 @@ class Transport:
                 raise TransportFailure(f"{self.label} {url} {reason}", hint=self.timeout_hint, timed_out=True,
                                        reason=reason) from exc
             except httpx.HTTPError as exc:
-                reason = f"{type(exc).__name__}: {exc}"
+                reason = preview(f"{type(exc).__name__}: {exc}", self.secret)
                 raise TransportFailure(f"{self.label} {url} is unreachable: {reason}", hint=self.unreachable_hint,
                                        timed_out=False, reason=reason) from exc
             if response.status_code in RETRY_STATUSES and attempt < attempts:

@@ -80,11 +80,13 @@ PYDANTIC_HOOKS = (
 
 
 STDLIB_HOOKS = (ThreadingHTTPServer.daemon_threads, ThreadingHTTPServer.block_on_close,
-                ScriptedHandler.protocol_version, ScriptedHandler.do_POST, ScriptedHandler.log_message)
+                ScriptedHandler.protocol_version, ScriptedHandler.do_POST, ScriptedHandler.log_message,
+                ScriptedHandler.disable_nagle_algorithm)
 """Attributes the stdlib HTTP server reads or calls by name: ``socketserver.ThreadingMixIn`` decides from the first
 two whether handler threads are daemons and whether ``server_close`` waits for them (the scripted model server sets
 both so a stalled reply never blocks shutdown); ``BaseHTTPRequestHandler`` reads ``protocol_version`` and
-dispatches ``POST`` to ``do_POST`` and logs through ``log_message``."""
+dispatches ``POST`` to ``do_POST`` and logs through ``log_message``; ``StreamRequestHandler`` sets ``TCP_NODELAY``
+when ``disable_nagle_algorithm`` is true."""
 
 
 def settings_fields(s: Settings) -> tuple[object, ...]:

@@ -141,7 +141,7 @@ class OpenAIEmbedder:
         with Transport("embedding endpoint", self.options.timeout, headers, policy, sleep=self.sleep,
                        timeout_hint=(f"raise memhtml.embedtimeout (now {self.options.timeout:g}) or check the "
                                      "server"),
-                       unreachable_hint=self._unreachable_hint()) as transport:
+                       unreachable_hint=self._unreachable_hint(), secret=self.options.api_key) as transport:
             for start in range(0, len(todo), size):
                 rows = todo[start : start + size]
                 vecs = self._batch(transport, [texts[i] for i in rows])

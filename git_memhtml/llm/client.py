@@ -72,13 +72,39 @@ class HttpModelClient:
     """A :class:`~git_memhtml.llm.contract.ModelClient` speaking ``settings.dialect`` over HTTP.
 
     ``sleep`` and ``rand`` (the backoff's wait and jitter) are injected for tests; ``backoff`` is the first retry
-    delay in seconds.
+    delay in seconds. One connection pool serves every call of the client (opening an HTTP client costs more than a
+    loopback call); :meth:`close` releases it, and so does leaving a ``with`` block.
     """
 
     settings: LlmSettings
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
     rand: Callable[[], float] = field(default=random.random, repr=False)
     backoff: float = BACKOFF_SECONDS
+    _transport: Transport | None = field(default=None, init=False, repr=False)
+
+    def __enter__(self) -> HttpModelClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection pool (the next call opens a new one)."""
+        if self._transport is not None:
+            self._transport.__exit__(None, None, None)
+            self._transport = None
+
+    def _open(self) -> Transport:
+        if self._transport is None:
+            s = self.settings
+            policy = RetryPolicy(max_attempts=max(1, s.max_attempts), backoff=self.backoff,
+                                 max_backoff=MAX_BACKOFF_SECONDS, jitter=JITTER)
+            self._transport = Transport(
+                "model endpoint", s.timeout, _DIALECTS[s.dialect].headers(s.key), policy, sleep=self.sleep,
+                rand=self.rand, timeout_hint=f"raise memhtml.llmtimeout (now {s.timeout:g} s) or check the server",
+                unreachable_hint=(f"check that the server behind memhtml.llmurl ({s.url}) is running, or set "
+                                  "`git config memhtml.llm off`"), secret=s.key).__enter__()
+        return self._transport
 
     def describe(self) -> str:
         """``<dialect> <model> at <endpoint>`` (never the key)."""
@@ -89,13 +115,7 @@ class HttpModelClient:
         s = self.settings
         wire = _DIALECTS[s.dialect]
         started = time.monotonic()
-        policy = RetryPolicy(max_attempts=max(1, s.max_attempts), backoff=self.backoff,
-                             max_backoff=MAX_BACKOFF_SECONDS, jitter=JITTER)
-        with Transport("model endpoint", s.timeout, wire.headers(s.key), policy, sleep=self.sleep, rand=self.rand,
-                       timeout_hint=f"raise memhtml.llmtimeout (now {s.timeout:g} s) or check the server",
-                       unreachable_hint=(f"check that the server behind memhtml.llmurl ({s.url}) is running, or set "
-                                         "`git config memhtml.llm off`")) as transport:
-            result = transport.post_json(s.endpoint, wire.encode(request, s.model))
+        result = self._open().post_json(s.endpoint, wire.encode(request, s.model))
         if result.status >= 300:
             raise self._status_error(result, request)
         try:

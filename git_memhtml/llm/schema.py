@@ -23,6 +23,8 @@ better instruction).
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -62,12 +64,18 @@ def wire_name(model: type[BaseModel]) -> str:
 
 
 def wire_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The strict wire schema of ``model`` (by alias: the camelCase names the answer must use).
+    """The strict wire schema of ``model`` (by alias: the camelCase names the answer must use), a fresh copy of the
+    one computed on the model's first use (pydantic's schema generation costs about a millisecond).
 
     Raises:
         ValueError: the model is recursive, not an object at its root, or uses a construct strict mode lacks
             (the message names the model and the construct).
     """
+    return copy.deepcopy(_wire_schema(model))
+
+
+@functools.cache
+def _wire_schema(model: type[BaseModel]) -> dict[str, Any]:
     raw = model.model_json_schema(by_alias=True)
     defs: Mapping[str, Any] = raw.get("$defs", {})
     out = _node(raw, defs, model.__name__, ())

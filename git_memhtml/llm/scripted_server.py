@@ -123,6 +123,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
     """Hands every ``POST`` to the owning :class:`ScriptedModelServer` (HTTP/1.1 keep-alive, no access log)."""
 
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body leave at once: no 40 ms delayed-ACK stall per reply
     server: _Server
 
     def do_POST(self) -> None:

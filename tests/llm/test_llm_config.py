@@ -97,3 +97,20 @@ def test_a_local_server_needs_no_key_and_gets_no_auth_header(url: str) -> None:
     bound = llm_settings(resolved(git={"memhtml.llm": "openai", "memhtml.llmmodel": "q", "memhtml.llmurl": url})
                          .settings, key=None)
     assert bound is not None and bound.key is None and bound.url == url
+
+
+@pytest.mark.parametrize("key", ["sk-abc\nEVIL", "sk-é-key", "sk two parts", "sk-\x00nul"])
+def test_a_key_no_header_can_carry_is_refused_without_showing_it(key: str) -> None:
+    s = resolved(git={"memhtml.llm": "openai", "memhtml.llmmodel": "m"}).settings
+    with pytest.raises(ConfigError) as err:
+        llm_settings(s, key=key)
+    assert "$OPENAI_API_KEY" in err.value.message and err.value.hint
+    assert key not in err.value.message + str(err.value.hint) and "sk" not in err.value.message
+
+
+def test_surrounding_whitespace_is_not_part_of_the_key() -> None:
+    s = resolved(git={"memhtml.llm": "openai", "memhtml.llmmodel": "m"}).settings
+    bound = llm_settings(s, key="  sk-from-a-file\n")
+    assert bound is not None and bound.key == "sk-from-a-file"
+    with pytest.raises(ConfigError, match="holds no API key"):
+        llm_settings(s, key=" \n ")

@@ -110,3 +110,11 @@ def test_preview_is_one_line_clipped_and_masks_the_secret() -> None:
     assert "sk-live-123" not in shown and "***" in shown and "\n" not in shown
     assert len(shown) == PREVIEW_CHARS + 1 and shown.endswith("…")
     assert preview("  ") == "(empty body)"
+
+
+def test_a_failure_message_never_quotes_the_secret() -> None:
+    secret = "sk-header-secret"
+    with pytest.raises(TransportFailure) as err, Transport("t", 2.0, {"Authorization": f"Bearer {secret}\nX: y"},
+                                                           secret=secret) as t:
+        t.post_json(closed_port_root() + "/x", {})
+    assert secret not in err.value.message and secret not in err.value.reason

@@ -397,3 +397,18 @@ def test_a_schema_name_the_providers_refuse_is_a_bug_found_before_sending(raws: 
     with pytest.raises(ValueError, match="cannot be a schema name"):
         raw_client(raw, "openai").call(ModelRequest(bad, "", "x"))
     assert raw.seen == []
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_one_pool_serves_every_call_and_close_reopens(dialect: Dialect) -> None:
+    with ScriptedModelServer({"Verdict": [Answer(GOOD)]}) as server:
+        with server.client(dialect) as client:
+            first = client._open()
+            client.call(REQUEST)
+            client.call(REQUEST)
+            assert client._open() is first  # kept across calls
+            client.close()
+            assert client._transport is None
+            assert client.call(REQUEST).value.member_keys == ["m1", "m2"]  # reopened
+        assert client._transport is None
+        assert len(server.requests) == 3
