@@ -157,7 +157,6 @@ class TypeNames:
     """
 
     entity_type: str
-    raw_counts: Mapping[str, int]
     keys: Mapping[str, str]
     counts: Mapping[str, int]
     shown: Mapping[str, str]
@@ -189,7 +188,7 @@ def type_names(entity_type: str, raw_counts: Mapping[str, int], groups: Iterable
         for a, b in combinations(present, 2):
             if (a, b) not in merges:
                 alias_pairs.add((a, b))
-    return TypeNames(entity_type, dict(raw_counts), keys, counts, _display_forms(raw_counts), verdicts,
+    return TypeNames(entity_type, keys, counts, _display_forms(raw_counts), verdicts,
                      tuple(sorted(alias_pairs)))
 
 
