@@ -155,6 +155,12 @@ def triage_prompt(env: PhaseEnv, arcs: KeyedBatch | None, evidence: KeyedBatch) 
     return evidence.prompt(load_prompt(env.repo, "arc-synthesis.task"), preamble=head + "\n\nEvidence memories:")
 
 
+def _logged(entry: ArcPlanEntry, **more: object) -> dict[str, object]:
+    """The rails-log payload of a refused plan entry: what the model proposed, its rationale included (the log is
+    where a reviewer reads why a model keeps proposing what the rails refuse)."""
+    return {"action": entry.action, "slug": entry.slug, "title": entry.title, "rationale": entry.rationale, **more}
+
+
 def plan_entries(
     model: PhaseModel, plan: ArcPlan, arcs: KeyedBatch | None, arc_rows: dict[str, Scored],
     evidence: KeyedBatch, evidence_rows_by_path: dict[str, Scored],
@@ -174,22 +180,22 @@ def plan_entries(
         if entry.action == "update":
             member = arcs.member(entry.slug) if arcs is not None else None
             if member is None:
-                model.reject("unknown-key", {"entry": "update", "slug": entry.slug, "title": entry.title})
+                model.reject("unknown-key", _logged(entry))
                 continue
             arc = arc_rows[member.ref]
         title = one_line(entry.title)
         if not title:
-            model.reject("blank", {"entry": entry.action, "field": "title", "slug": entry.slug})
+            model.reject("blank", _logged(entry, field="title"))
             continue
         target = arc.row.path if arc is not None else "create:" + slugify(title)
         if target in targets:
-            model.reject("duplicate-target", {"entry": entry.action, "slug": entry.slug, "title": title})
+            model.reject("duplicate-target", _logged(entry))
             continue
         members, unknown = evidence.resolve(entry.evidence_keys)
         for key in unknown:
-            model.reject("unknown-key", {"entry": entry.action, "evidenceKey": key, "title": title})
+            model.reject("unknown-key", _logged(entry, evidenceKey=key))
         if not members:
-            model.reject("ungrounded", {"entry": entry.action, "title": title, "evidenceKeys": entry.evidence_keys})
+            model.reject("ungrounded", _logged(entry, evidenceKeys=entry.evidence_keys))
             continue
         targets.add(target)
         out.append(Planned(entry.action, arc, title, tuple(evidence_rows_by_path[m.ref] for m in members)))
