@@ -6,6 +6,8 @@ never evidence. Evidence keys are found by the memory's text in the prompt (``bl
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from git_memhtml.document.model import Link
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.llm.scripted import Answer, Reply, ScriptedClient, ScriptedRequest, blocks, offered_keys
-from git_memhtml.sleep.engine.model import DRY_RUN
+from git_memhtml.sleep.engine.model import DRY_RUN, rails_log_path
 from git_memhtml.sleep.engine.run import ModelBinding, completed_phases, run_sleep
 from git_memhtml.sleep.landing.rail import check_sleep_output
 from git_memhtml.sleep.phases import arc_synthesis, compress
@@ -149,6 +151,9 @@ def test_the_plan_rails(repo: GitRepo, label: str, plan: Callable[[ScriptedReque
     counts = outcome.counts.wire()
     assert counts["written"] == written and counts["skipped"] == counts["planned"] - written
     assert outcome.model is not None and dict(outcome.model.rails) == rails
+    logged = [json.loads(line) for line in rails_log_path(env).read_text().splitlines()]
+    assert Counter(e["rail"] for e in logged) == rails
+    assert all(e["payload"]["rationale"] == "seen often" for e in logged)  # why the model proposed it
 
 
 def test_only_the_resolved_evidence_is_linked(repo: GitRepo) -> None:

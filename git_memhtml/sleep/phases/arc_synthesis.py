@@ -11,8 +11,8 @@ The model proposes, code decides (docs/models.md §3). Rails, each counted and l
 
 - ``unknown-key``: an update naming an arc key never offered, or an evidence key never offered (the key is
   dropped; the entry goes on with the keys that resolve);
-- ``ungrounded``: an entry with no evidence key that resolves: skipped, no call made (grounded synthesis, seed 003:
-  an arc cites only memories it was given);
+- ``ungrounded``: an entry with no evidence key that resolves: skipped, no call made (grounded synthesis,
+  docs/models.md §8: an arc cites only memories it was given);
 - ``duplicate-target``: a second entry for an arc already planned this night, or a second create of one title;
 - ``blank``: a blank planned title, or an answer with a blank title or claim: skipped;
 - ``render-refused``: text the render gate refuses (a control character): skipped, nothing written.
@@ -55,7 +55,7 @@ from git_memhtml.sleep.phases.synthesis import (
     write_new_memory,
 )
 from git_memhtml.store import edits
-from git_memhtml.tree.layout import slugify
+from git_memhtml.tree.layout import ARCS_DIR, slugify
 
 PHASE = "arc-synthesis"
 
@@ -68,7 +68,7 @@ EVIDENCE_CHARS = 240
 CURRENT_ARC_CHARS = 3000
 """Characters of the current arc shown to an update's execute call (carried over)."""
 
-ARC_DIR = "areas/arcs"
+ARC_DIR = ARCS_DIR
 """Where a created arc lands (docs/layout.md §2.2)."""
 
 NO_PLAN = "triage call produced no plan"
@@ -155,6 +155,12 @@ def triage_prompt(env: PhaseEnv, arcs: KeyedBatch | None, evidence: KeyedBatch) 
     return evidence.prompt(load_prompt(env.repo, "arc-synthesis.task"), preamble=head + "\n\nEvidence memories:")
 
 
+def _logged(entry: ArcPlanEntry, **more: object) -> dict[str, object]:
+    """The rails-log payload of a refused plan entry: what the model proposed, its rationale included (the log is
+    where a reviewer reads why a model keeps proposing what the rails refuse)."""
+    return {"action": entry.action, "slug": entry.slug, "title": entry.title, "rationale": entry.rationale, **more}
+
+
 def plan_entries(
     model: PhaseModel, plan: ArcPlan, arcs: KeyedBatch | None, arc_rows: dict[str, Scored],
     evidence: KeyedBatch, evidence_rows_by_path: dict[str, Scored],
@@ -174,22 +180,22 @@ def plan_entries(
         if entry.action == "update":
             member = arcs.member(entry.slug) if arcs is not None else None
             if member is None:
-                model.reject("unknown-key", {"entry": "update", "slug": entry.slug, "title": entry.title})
+                model.reject("unknown-key", _logged(entry))
                 continue
             arc = arc_rows[member.ref]
         title = one_line(entry.title)
         if not title:
-            model.reject("blank", {"entry": entry.action, "field": "title", "slug": entry.slug})
+            model.reject("blank", _logged(entry, field="title"))
             continue
         target = arc.row.path if arc is not None else "create:" + slugify(title)
         if target in targets:
-            model.reject("duplicate-target", {"entry": entry.action, "slug": entry.slug, "title": title})
+            model.reject("duplicate-target", _logged(entry))
             continue
         members, unknown = evidence.resolve(entry.evidence_keys)
         for key in unknown:
-            model.reject("unknown-key", {"entry": entry.action, "evidenceKey": key, "title": title})
+            model.reject("unknown-key", _logged(entry, evidenceKey=key))
         if not members:
-            model.reject("ungrounded", {"entry": entry.action, "title": title, "evidenceKeys": entry.evidence_keys})
+            model.reject("ungrounded", _logged(entry, evidenceKeys=entry.evidence_keys))
             continue
         targets.add(target)
         out.append(Planned(entry.action, arc, title, tuple(evidence_rows_by_path[m.ref] for m in members)))
