@@ -73,7 +73,7 @@ SPECS: list[tuple[str, bool, bool, bool, tuple[str, ...], list[str]]] = [
     ("placement-triage", True, True, False, PRE, ["candidates", "moved"]),
     ("integrity", False, True, True, PRE, ["dangling", "rewritten", "dropped", "artifacts", "regenerated"]),
     ("state-export", False, True, True, PRE, ["rows", "bytes", "written"]),
-    ("report", False, True, True, PRE, ["phases", "committed", "failed", "skipped", "bytes"]),
+    ("report", False, True, True, PRE, ["phases", "committed", "failed", "skipped", "bytes", "marksPending"]),
 ]
 """The seed contract (docs/phases.md §1–§0.2, docs/sleep.md §2) and today's wire keys, pinned per phase."""
 
