@@ -302,7 +302,7 @@ def check_model(client: HttpModelClient, *, clock: Callable[[], float] = time.mo
     started = clock()
     try:
         answer = client.call(ModelRequest(DoctorPing, PING_SYSTEM, PING_PROMPT, max_tokens=PING_MAX_TOKENS,
-                                          effort="low", cache_system=False))
+                                          cache_system=False))
     except ModelUnavailable as exc:
         return ModelCheck(False, client.describe(), s.dialect, s.model, s.endpoint,
                           round((clock() - started) * 1000), error=exc.message, code=exc.code, hint=exc.hint)

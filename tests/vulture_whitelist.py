@@ -36,9 +36,10 @@ from git_memhtml.eval.corpus import FixtureCorpus, Probe
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import IndexStatus
 from git_memhtml.index.project import FileRow
+from git_memhtml.llm.scripted import ScriptedClient, offered_keys
 from git_memhtml.llm.scripted_server import ScriptedHandler
 from git_memhtml.sleep.engine import contract
-from git_memhtml.sleep.engine.env import DetectionBudget, RunServices
+from git_memhtml.sleep.engine.env import DetectionBudget, ModelUsage, RunServices
 from git_memhtml.sleep.phases._nomodel import TraceConsolidationCounts
 from git_memhtml.sleep.phases.compress import CompressCounts
 from git_memhtml.sleep.phases.confidence_decay import ConfidenceDecayCounts
@@ -58,6 +59,7 @@ __all__ = [
     "CONTRACT_VIEWS",
     "MODEL_LAYER_SLOTS",
     "PYDANTIC_HOOKS",
+    "SCRIPTED_MODEL",
     "STDLIB_HOOKS",
     "TEST_ORACLES",
     "detection_budget",
@@ -125,6 +127,12 @@ rule every resolved cluster must satisfy; ``is_content_hash`` the shape ``conten
 integrity phase's regeneration without its repair; ``op_schema_markdown`` regenerates docs/apply.md's table;
 ``applied_migrations`` reads the migration ledgers."""
 
+SCRIPTED_MODEL = (ScriptedClient, offered_keys, ModelUsage.rejected)
+"""The in-process scripted model (a real implementation of ``llm.contract.ModelClient`` that plays a script) and the
+reader of a batch prompt's keys: the test double every model-phase test binds, and what its responders answer
+with (docs/models.md §1.6), and the total of a usage's rail refusals the phase tests assert. Nothing in the product
+binds it."""
+
 def phase_counts_fields(
     c0: CompressCounts,
     c1: EdgeTypingCounts,
@@ -184,6 +192,7 @@ def phase_counts_fields(
         c9.ttl_passed,
         c9.reprieved,
         c9.expired,
+        c10.compress,
         c10.evict,
         c10.evicted,
     )

@@ -27,9 +27,6 @@ from pydantic.alias_generators import to_camel
 Dialect = Literal["openai", "anthropic"]
 """The two wire dialects (``memhtml.llm``; ``off`` binds no client)."""
 
-Effort = Literal["low", "medium", "high"]
-"""Reasoning effort asked of the model (``reasoning_effort`` / ``output_config.effort``); advisory."""
-
 DEFAULT_MAX_TOKENS = 16384
 """Answer tokens asked for when a request gives none (carried over: ``max_tokens`` default of the original wire)."""
 
@@ -58,7 +55,6 @@ class ModelRequest(Generic[T]):
         system: the system prompt (instructions; never memory text). Empty sends none.
         prompt: the user message: members framed as data plus the instruction (``sleep/engine/batch.py``).
         max_tokens: answer tokens asked for, clamped to 1..:data:`MAX_TOKENS_CLAMP`.
-        effort: reasoning effort (advisory; a dialect that has no such field drops it).
         cache_system: mark the system prompt cache-eligible (Anthropic ``cache_control``; OpenAI caches a
             repeated prefix by itself, so the field is ignored there).
     """
@@ -67,7 +63,6 @@ class ModelRequest(Generic[T]):
     system: str
     prompt: str
     max_tokens: int = DEFAULT_MAX_TOKENS
-    effort: Effort = "medium"
     cache_system: bool = True
 
     @property

@@ -11,7 +11,7 @@ Spoken by OpenAI and by the OpenAI-compatible servers (vLLM, Ollama, llama.cpp's
 
 ``max_completion_tokens`` is OpenAI's current name (reasoning models refuse the older ``max_tokens``); a server that
 does not know it ignores it and applies its own limit. ``reasoning_effort`` is never sent: OpenAI refuses it for
-models that do not reason, and the local servers differ, so :attr:`ModelRequest.effort` is advisory and dropped.
+models that do not reason, and the local servers differ, so no request carries one.
 
 The answer is ``choices[0].message.content``, parsed as JSON and validated. ``finish_reason: length`` is a
 truncated answer (a contract violation); a ``message.refusal`` or ``finish_reason: content_filter`` is a

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, fields
 from typing import Literal, get_args
 
 from git_memhtml.embed.base import Embedder
+from git_memhtml.errors import BudgetExhausted
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.llm.contract import ModelClient
@@ -91,6 +92,19 @@ class LlmBudget:
 
     remaining: int | None = None
     spent: int = 0
+
+    def spend(self) -> None:
+        """Take one call from the budget.
+
+        Raises:
+            BudgetExhausted: nothing is left (``remaining`` is 0); nothing was taken.
+        """
+        if self.remaining is not None:
+            if self.remaining <= 0:
+                raise BudgetExhausted(f"the run's budget of model calls is spent ({self.spent} made)",
+                                      hint="raise --max-llm-calls, or resume the run later")
+            self.remaining -= 1
+        self.spent += 1
 
 
 @dataclass

@@ -30,7 +30,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from git_memhtml.errors import LlmContractViolation, ModelUnavailable, ProviderRefused
+from git_memhtml.errors import BudgetExhausted, LlmContractViolation, ModelUnavailable, ProviderRefused
 from git_memhtml.llm.contract import ModelRequest, Usage
 from git_memhtml.sleep.engine.env import ModelUsage, PhaseEnv
 from git_memhtml.sleep.engine.runfiles import run_file_stem
@@ -98,13 +98,11 @@ class PhaseModel:
         client = self.env.services.model
         if client is None or not self.bound:
             return None
-        budget = self.env.services.llm_budget
-        if budget.remaining is not None and budget.remaining <= 0:
+        try:
+            self.env.services.llm_budget.spend()
+        except BudgetExhausted:
             self.budget_skipped += 1
             return None
-        if budget.remaining is not None:
-            budget.remaining -= 1
-        budget.spent += 1
         self.calls += 1
         self.prompt_bytes += len(request.system.encode("utf-8", "replace")) + len(
             request.prompt.encode("utf-8", "replace"))

@@ -74,7 +74,6 @@ ARC_DIR = ARCS_DIR
 NO_PLAN = "triage call produced no plan"
 """Detail of a night whose triage call failed or was not made (carried over)."""
 
-TRIAGE_EFFORT: Literal["high"] = "high"
 
 
 # The answer schemas' docstrings are sent as their descriptions; every field is required (no defaults), as OpenAI's
@@ -275,7 +274,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     arc_keys = arc_batch(env, arcs)
     evidence_keys = evidence_batch(evidence)
     plan = model.call(ModelRequest(ArcPlan, load_prompt(env.repo, "arc-synthesis"),
-                                   triage_prompt(env, arc_keys, evidence_keys), effort=TRIAGE_EFFORT,
+                                   triage_prompt(env, arc_keys, evidence_keys),
                                    cache_system=False))
     if plan is None:
         return PhaseOutcome(ArcSynthesisCounts(arcs=len(arcs)), detail=NO_PLAN, model=model.usage())
@@ -286,7 +285,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     taken: set[str] = set()
     system = load_prompt(env.repo, "arc-synthesis-write")
     for item in items:
-        content = model.call(ModelRequest(ArcContent, system, execute_prompt(env, item), effort=TRIAGE_EFFORT))
+        content = model.call(ModelRequest(ArcContent, system, execute_prompt(env, item)))
         if content is None:
             continue
         if not content.title.strip() or not content.claim.strip():

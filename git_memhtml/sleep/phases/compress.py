@@ -246,7 +246,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
 
     for batch_members in batches:
         batch = key_members(batch_members, label="member", member_chars=MEMBER_CHARS)
-        answer = model.call(ModelRequest(CompressSynthesis, system, batch.prompt(instruction), effort="high"))
+        answer = model.call(ModelRequest(CompressSynthesis, system, batch.prompt(instruction)))
         absorbed = _judge(model, batch, answer, by_path) if answer is not None else None
         if answer is None or absorbed is None:
             night.skipped += 1

@@ -164,7 +164,7 @@ def partition(
     for parts in batches:
         batch = key_members([m for part in parts for m in part], label=LABEL, member_chars=DEDUP_MEMBER_CHARS)
         request = ModelRequest(MergePartition, system=system, prompt=batch.prompt(instruction,
-                               preamble=_preamble(batch)), effort="high")
+                               preamble=_preamble(batch)))
         answer = model.call(request)
         if answer is None:
             skipped += len(batch.members)

@@ -320,7 +320,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         instruction = load_prompt(env.repo, f"{PHASE}.task")
         for part in assemble_batches(members, PAIRS_PER_CALL):
             batch = key_members(part, label="pair", member_chars=MEMBER_CHARS)
-            answer = model.call(ModelRequest(EdgeVerdicts, system, batch.prompt(instruction), effort="medium"))
+            answer = model.call(ModelRequest(EdgeVerdicts, system, batch.prompt(instruction)))
             if answer is None:
                 night.skipped += len(part)
                 continue

@@ -174,7 +174,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     night = _Night()
     for batch in batches:
         keyed = key_members(batch, label="memory", member_chars=MEMBER_CHARS)
-        answer = model.call(ModelRequest(TaskDetection, system, keyed.prompt(instruction), effort="medium"))
+        answer = model.call(ModelRequest(TaskDetection, system, keyed.prompt(instruction)))
         if answer is None:
             night.skipped += 1
             continue
