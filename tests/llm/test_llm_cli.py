@@ -159,7 +159,8 @@ def test_sleep_run_binds_the_model_and_resume_takes_the_flag(memrepo: Path, caps
     code, out, err = cli(capsys, "-C", str(memrepo), "sleep", "run", "--date", "2026-02-01", "--max-llm-calls", "0")
     assert code == 0, (out, err)
     bound = model_counts(out["data"])
-    assert bound["arc-synthesis"]["budgetSkipped"] == 0 and bound["arc-synthesis"]["failedCalls"] == 0
+    assert bound["arc-synthesis"]["budgetSkipped"] == 1 and bound["arc-synthesis"]["failedCalls"] == 0
+    assert server.requests == []  # a budget of 0: every batch is skipped, no call reaches the server
     assert KEY not in json.dumps(out) + err
     code, out, err = cli(capsys, "-C", str(memrepo), "sleep", "resume", out["data"]["runId"], "--max-llm-calls", "2")
     assert "--max-llm-calls" not in err and "No such option" not in err

@@ -308,3 +308,19 @@ def test_a_phase_that_fails_after_a_step_commit_leaves_no_commit_of_its_own(tmp_
     for path in TWO:
         assert repo.read_path_at(report.head_sha, path) == TWO[path].encode()
     check_sleep_output(repo, report.run_id, report.base_sha, report.head_sha)
+
+
+def test_a_person_file_in_the_community_is_never_offered(tmp_path: Path) -> None:
+    """A person file is the anchor of ``about_person`` links, not a fact: compress never offers or archives it."""
+    person = "resources/people/dana.html"
+    files = {**OPS, person: mem("Dana runs the checkout night deploys.", links=["areas/ops/deploy-a.html"]),
+             "areas/ops/deploy-a.html": mem("The checkout deploy window opens at night.",
+                                            links=["areas/ops/deploy-b.html", person])}
+    repo = make_repo(tmp_path, files)
+    env, client = model_env(repo, {"CompressSynthesis": absorb_all})
+    scored = {s.row.path: s for s in retention_pass(env.db, at=env.at, root=repo.root)}
+    assert scored[person].community is not None and scored[person].band == "compress"  # it would be a candidate
+    assert person not in [s.row.path for s in compress.candidates(env, list(scored.values()))]
+    compress.run(env)
+    assert (repo.root / person).is_file()
+    assert client.requests and all("Dana runs" not in req.prompt for req in client.requests)

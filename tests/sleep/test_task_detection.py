@@ -363,11 +363,19 @@ def test_a_second_finding_on_one_memory_is_refused(tmp_path: Path) -> None:
     assert wire(outcome)["railRepeatKey"] == 1
 
 
-@pytest.mark.parametrize("confidence", [1.5, -0.2, 7.0, float("nan"), float("inf")])
+@pytest.mark.parametrize("confidence", [1.5, -0.2, 7.0])
 def test_a_confidence_outside_zero_one_is_refused(tmp_path: Path, confidence: float) -> None:
     env, outcome, _ = night(tmp_path, finds(("budget report", ANA_SENTENCE, "commitment", confidence)))
     assert counts(outcome) == zero(findings=1)
     assert wire(outcome)["railConfidence"] == 1 and detections(env) == []
+
+
+@pytest.mark.parametrize("confidence", [float("nan"), float("inf")])
+def test_a_confidence_json_cannot_carry_fails_the_call(tmp_path: Path, confidence: float) -> None:
+    """NaN and infinity are not JSON: the answer is a contract violation (as over the wire), one failed batch."""
+    env, outcome, _ = night(tmp_path, finds(("budget report", ANA_SENTENCE, "commitment", confidence)))
+    assert counts(outcome)["skipped"] == 1 and counts(outcome)["findings"] == 0
+    assert wire(outcome)["failedCalls"] == 1 and detections(env) == []
 
 
 def test_a_sentence_that_is_not_text_is_refused_and_never_keyed(tmp_path: Path) -> None:

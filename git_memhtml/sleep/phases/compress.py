@@ -9,7 +9,8 @@ slice under 2 is dropped).
 **Episodic records are never archived.** Every ``episodic`` memory records something that happened at a time (its
 ``created`` stamp at least, usually a ``<time>`` too), so each one is dated: folding it into a timeless canonical
 would lose the when. Such a memory is never offered, whatever the index says: its type is read from the file (the
-tree is authoritative, docs/phases.md §0.1).
+tree is authoritative, docs/phases.md §0.1). Nor is a person file (``resources/people/``): it is the anchor of a
+person's ``about_person`` links, not a fact to fold.
 
 **One call per batch** (``CompressSynthesis``: title, claim, paragraphs, absorbed keys). The model proposes, code
 decides (docs/models.md §3); the rails, counted and logged through :meth:`PhaseModel.reject`:
@@ -68,6 +69,7 @@ from git_memhtml.sleep.phases.synthesis import (
 )
 from git_memhtml.store import edits
 from git_memhtml.tree.layout import INBOX_DIR
+from git_memhtml.tree.people import is_person_file
 
 PHASE = "compress"
 
@@ -126,12 +128,13 @@ def is_episodic_on_disk(env: PhaseEnv, path: str) -> bool:
 
 
 def candidates(env: PhaseEnv, scored: Sequence[Scored]) -> list[Scored]:
-    """Compress-band rows with a community, neither arc, task nor episodic (index and file), grouped by community
-    (labels sorted, then paths), the first :data:`MAX_CANDIDATES`."""
+    """Compress-band rows with a community, neither arc, task nor episodic (index and file) nor a person file (the
+    anchor ``about_person`` links point at, docs/layout.md §2.5: folding it would archive the person), grouped by
+    community (labels sorted, then paths), the first :data:`MAX_CANDIDATES`."""
     rows = [s for s in scored if s.band == "compress" and s.community is not None
             and s.row.memory_type not in EXCLUDED_TYPES and s.row.memory_type != PROTECTED_TYPE]
     rows.sort(key=lambda s: (s.community or "", s.row.path))
-    rows = [s for s in rows if not is_episodic_on_disk(env, s.row.path)]
+    rows = [s for s in rows if not is_episodic_on_disk(env, s.row.path) and not is_person_file(s.row.path)]
     return rows[:MAX_CANDIDATES]
 
 
