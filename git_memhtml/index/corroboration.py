@@ -63,22 +63,37 @@ def bump_edge(db: IndexDB, src: str, rel: str, dst: str, *, corpus: str, now: st
     return _bumped(db, "edge_corroboration", ("src_path", "rel", "dst_path"), (src, rel, dst), corpus=corpus, now=now)
 
 
-def promote_entity(db: IndexDB, entity_type: object, alias: object, canonical: object, *, now: str) -> int:
-    """Mark the ``(entity_type, alias, canonical)`` merge promoted and confirmed at ``now``; return rows changed."""
+PROMOTED_DETECTIONS = 2
+"""Detections a promotion implies: a merge or a contradiction is promoted on its second look (docs/models.md §5)."""
+
+
+def _promote(db: IndexDB, table: str, keys: tuple[str, str, str], values: tuple[object, object, object], *,
+             now: str) -> int:
+    if not all(isinstance(v, str) for v in values):
+        return 0
     return db.execute(
-        "UPDATE state.entity_corroboration SET promoted = 1, confirmed = 1, updated_at = ? "
-        "WHERE entity_type = ? AND alias_name = ? AND canonical_name = ?",
-        (now, entity_type, alias, canonical),
+        f"INSERT INTO state.{table} ({', '.join(keys)}, detections, confirmed, promoted, updated_at) "
+        f"VALUES (?, ?, ?, {PROMOTED_DETECTIONS}, 1, 1, ?) ON CONFLICT DO UPDATE SET promoted = 1, confirmed = 1, "
+        f"detections = max(detections, {PROMOTED_DETECTIONS}), updated_at = excluded.updated_at",
+        (*values, now),
     )
+
+
+def promote_entity(db: IndexDB, entity_type: object, alias: object, canonical: object, *, now: str) -> int:
+    """Mark the ``(entity_type, alias, canonical)`` merge promoted and confirmed at ``now``; return rows changed.
+
+    A landed promotion is a fact of the trunk, so a clone that never made the detections itself (a teammate's, a
+    fresh one reconciling a forge merge) gets the row too, with the two detections it implies; a key that is not
+    three strings changes nothing (0).
+    """
+    return _promote(db, "entity_corroboration", ("entity_type", "alias_name", "canonical_name"),
+                    (entity_type, alias, canonical), now=now)
 
 
 def promote_edge(db: IndexDB, src: object, rel: object, dst: object, *, now: str) -> int:
-    """Mark the ``(src, rel, dst)`` edge promoted and confirmed at ``now``; return rows changed."""
-    return db.execute(
-        "UPDATE state.edge_corroboration SET promoted = 1, confirmed = 1, updated_at = ? "
-        "WHERE src_path = ? AND rel = ? AND dst_path = ?",
-        (now, src, rel, dst),
-    )
+    """Mark the ``(src, rel, dst)`` edge promoted and confirmed at ``now``, inserting the row when this clone has none
+    (as :func:`promote_entity`); return rows changed."""
+    return _promote(db, "edge_corroboration", ("src_path", "rel", "dst_path"), (src, rel, dst), now=now)
 
 
 def pending_entity_merges(db: IndexDB) -> int:

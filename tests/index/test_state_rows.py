@@ -107,6 +107,16 @@ def test_corroboration_promotions_match_only_their_key(db: IndexDB) -> None:
     assert db.query("SELECT promoted, confirmed, updated_at FROM state.edge_corroboration") == [(1, 1, T2)]
 
 
+def test_a_promotion_this_clone_never_detected_is_recorded(db: IndexDB) -> None:
+    """A teammate's landed promotion: no row here yet, so the row is made, promoted, with the two looks it implies."""
+    assert promote_entity(db, "person", "Pri", "Priya Raman", now=T1) == 1
+    assert promote_edge(db, "a.html", "contradicts", "b.html", now=T1) == 1
+    assert db.query("SELECT detections, confirmed, promoted, updated_at FROM state.entity_corroboration") == [
+        (2, 1, 1, T1)]
+    assert db.query("SELECT detections, confirmed, promoted FROM state.edge_corroboration") == [(2, 1, 1)]
+    assert pending_entity_merges(db) == 0
+
+
 def _Seed(path: str, access_count: int, reinforcement_count: int, outcome_score: float,
           last_accessed_at: str | None, last_reinforced_at: str | None, updated_at: str) -> AccessSeed:
     return AccessSeed(access_count, reinforcement_count, outcome_score, last_accessed_at, last_reinforced_at,
