@@ -11,7 +11,7 @@ The model proposes, code decides (docs/models.md §3). Rails, each counted and l
 
 - ``unknown-key``: an update naming an arc key never offered, or an evidence key never offered (the key is
   dropped; the entry goes on with the keys that resolve);
-- ``ungrounded``: an entry with no evidence key that resolves: skipped, no call made (grounded synthesis, seed 003:
+- ``ungrounded``: an entry with no evidence key that resolves: skipped, no call made (grounded synthesis, docs/models.md §8:
   an arc cites only memories it was given);
 - ``duplicate-target``: a second entry for an arc already planned this night, or a second create of one title;
 - ``blank``: a blank planned title, or an answer with a blank title or claim: skipped;
@@ -55,7 +55,7 @@ from git_memhtml.sleep.phases.synthesis import (
     write_new_memory,
 )
 from git_memhtml.store import edits
-from git_memhtml.tree.layout import slugify
+from git_memhtml.tree.layout import ARCS_DIR, slugify
 
 PHASE = "arc-synthesis"
 
@@ -68,8 +68,8 @@ EVIDENCE_CHARS = 240
 CURRENT_ARC_CHARS = 3000
 """Characters of the current arc shown to an update's execute call (carried over)."""
 
-ARC_DIR = "areas/arcs"
-"""Where a created arc lands (docs/layout.md §2.2)."""
+ARC_DIR = ARCS_DIR
+"""Where a created arc lands (docs/layout.md §2.2; the one spelling is ``tree/layout.py:ARCS_DIR``)."""
 
 NO_PLAN = "triage call produced no plan"
 """Detail of a night whose triage call failed or was not made (carried over)."""

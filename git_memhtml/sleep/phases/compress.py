@@ -25,7 +25,7 @@ decides (docs/models.md §3); the rails, counted and logged through :meth:`Phase
 
 It absorbs only the members it names; every other member stays as it is.
 
-**Writes** (supersede-only, seed 003). The canonical's folder is the absorbed members' shared folder, or
+**Writes** (supersede-only, docs/models.md §8). The canonical's folder is the absorbed members' shared folder, or
 ``areas/inbox`` when they differ; its path is ``<folder>/<slug(title)>.html``, the first free one that is none of
 the members' own paths (``excludeSelfSupersede``). The canonical is rendered (and refused) before anything moves;
 then each absorbed member is archived with ``superseded-by`` → the canonical, the canonical is written
@@ -67,6 +67,7 @@ from git_memhtml.sleep.phases.synthesis import (
     write_new_memory,
 )
 from git_memhtml.store import edits
+from git_memhtml.tree.layout import INBOX_DIR
 
 PHASE = "compress"
 
@@ -82,8 +83,9 @@ MAX_CANDIDATES = 2000
 MEMBER_CHARS = 1200
 """Characters of each member's ``title\\ngist\\nbody`` text (carried over)."""
 
-INBOX = "areas/inbox"
-"""The canonical's folder when the absorbed members live in different folders (carried over)."""
+INBOX = INBOX_DIR
+"""The canonical's folder when the absorbed members live in different folders (carried over; the one spelling is
+``tree/layout.py:INBOX_DIR``)."""
 
 EXCLUDED_TYPES: frozenset[str] = frozenset({"arc", "task"})
 """Types compress never reads (docs/phases.md §1.10)."""
