@@ -18,6 +18,7 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.llm.scripted import Answer, Reply, Responder, Script, ScriptedClient, ScriptedRequest, blocks
 from git_memhtml.sleep.engine.run import ModelBinding, run_sleep
 from git_memhtml.sleep.landing.merge import merge_run
+from git_memhtml.sleep.phases.tasks import Measurement, detected_task_path, detection_key, render_detected_task
 from tests.sleep.sleep_corpus_helpers import EMBEDDER, git, make_repo, memory, write
 from tests.sleep.test_arc_synthesis import FILES as ARC_FILES
 from tests.sleep.test_arc_synthesis import echo_title, good_plan
@@ -59,6 +60,24 @@ def commit_more(repo: GitRepo, files: Mapping[str, str], message: str = "one mor
     write(repo.root, files)
     git(repo.root, "add", "-A")
     git(repo.root, "commit", "-q", "-m", message)
+
+
+def stale_detection(repo: GitRepo, detector: str) -> None:
+    """Commit on main an open ``detector`` task of an earlier night for a finding nobody makes any more: a night
+    that judged its whole candidate set closes it (the sweep), a night with a failed or skipped batch must not."""
+    title = f"Decide an old {detector} finding"
+    key = detection_key(detector, f"an old finding of {detector} about areas/x.html and areas/y.html")
+    commit_more(repo, {detected_task_path(key, title): render_detected_task(
+        detector=detector, run_id="sleep/2026-03-01", title=title, claim=f"decide: an old {detector} finding",
+        evidence=Measurement("confidence 0.9; detection 1 of 2"), now="2026-03-01T00:00:00Z")}, "an earlier night")
+
+
+def with_stale(build: Builder, detector: str) -> Builder:
+    """``build``, then :func:`stale_detection` of ``detector`` on its main."""
+    def stale(folder: Path) -> None:
+        build(folder)
+        stale_detection(GitRepo.discover(folder / "mem"), detector)
+    return stale
 
 
 @dataclass(frozen=True)
@@ -125,7 +144,7 @@ class PhaseCase:
 def _dedup(pairs: int) -> Builder:
     def build(folder: Path) -> None:
         make_repo(folder, corpus(pairs))
-    return build
+    return with_stale(build, "dedup-merge")
 
 
 def _dedup_unknown(req: ScriptedRequest) -> Reply:
@@ -138,9 +157,9 @@ DEDUP = PhaseCase(
     phase="dedup-merge", schema="MergePartition", phases=("preflight", "dedup-merge"),
     build=_dedup(1), build_multi=_dedup(21), batches=1, batches_multi=2,
     good=group_all, unknown_key=_dedup_unknown, budget_calls=1,
-    good_counts={"merged": 2, "llmGroups": 2, "components": 2, "skipped": 0},
+    good_counts={"merged": 2, "llmGroups": 2, "components": 2, "skipped": 0, "tasksClosed": 1},
     failed={"merged": 1, "llmGroups": 0, "skipped": 4, "tasksClosed": 0},
-    unknown={"merged": 1, "llmGroups": 0, "railUnknownKey": 3, "railSingletonGroup": 2},
+    unknown={"merged": 1, "llmGroups": 0, "railUnknownKey": 3, "railSingletonGroup": 2, "tasksClosed": 1},
     budget={"merged": 20, "llmGroups": 20, "skipped": 4, "tasksClosed": 0},
     empty={"groups": []},
     writes=("archive/2026/areas/inbox/p00b.html", "areas/inbox/p00b.html", "archive/2026/areas/inbox/f2.html"),
@@ -155,6 +174,7 @@ def _entity(folder: Path) -> None:
     repo = make_repo(folder, entity_files())
     prior_night(repo, ("preflight", "entity-resolution"), {"EntityClustering": LAITH_CLUSTER}, merge=False)
     commit_more(repo, {"areas/inbox/laith-3.html": memory("Laith paused the migration.", entities=["person:Laith"])})
+    stale_detection(repo, "entity-resolution")
 
 
 def _entity_unknown(req: ScriptedRequest) -> Reply:
@@ -168,9 +188,9 @@ ENTITY = PhaseCase(
     phase="entity-resolution", schema="EntityClustering", phases=("preflight", "entity-resolution"),
     build=_entity, build_multi=_entity, batches=2, batches_multi=2,
     good=LAITH_CLUSTER, unknown_key=_entity_unknown, budget_calls=1,
-    good_counts={"llmMerges": 1, "pendingCorroboration": 0, "filesRewritten": 2},
+    good_counts={"llmMerges": 1, "pendingCorroboration": 0, "filesRewritten": 2, "tasksClosed": 1},
     failed={"llmMerges": 0, "pendingCorroboration": 0, "tasksClosed": 0},
-    unknown={"llmMerges": 0, "pendingCorroboration": 0, "railUnknownKey": 4},
+    unknown={"llmMerges": 0, "pendingCorroboration": 0, "railUnknownKey": 4, "tasksClosed": 1},
     budget={"llmMerges": 1, "pendingCorroboration": 0, "filesRewritten": 2, "tasksClosed": 0},
     empty={"clusters": []},
     writes=("areas/inbox/laith-full-0.html", "areas/inbox/laith-full-1.html"),
@@ -181,14 +201,14 @@ ENTITY = PhaseCase(
 
 
 def _edges(folder: Path) -> None:
-    make_repo(folder, EDGE_CORPUS)
+    stale_detection(make_repo(folder, EDGE_CORPUS), "edge-typing")
 
 
 def _edges_multi(folder: Path) -> None:
     """Nine claimants of one service: the shared-entity arm pairs each with its nearest, past one batch of 30."""
     files = {f"areas/notes/n{i:02d}.html": memory(f"The checkout service note {i} about the nightly deploy window.",
                                                    entities=["service:checkout"]) for i in range(14)}
-    make_repo(folder, files)
+    stale_detection(make_repo(folder, files), "edge-typing")
 
 
 def _supports_all(text: str) -> tuple[str, str, float]:
@@ -205,9 +225,9 @@ EDGES = PhaseCase(
     phase="edge-typing", schema="EdgeVerdicts", phases=("preflight", "relationship-mining", "edge-typing"),
     build=_edges, build_multi=_edges_multi, batches=1, batches_multi=2,
     good=verdicts_by(good_rule), unknown_key=_edge_unknown, budget_calls=1,
-    good_counts={"typed": 1, "contradictions": 1, "promoted": 0, "tasksMinted": 1, "skipped": 0},
+    good_counts={"typed": 1, "contradictions": 1, "promoted": 0, "tasksMinted": 1, "skipped": 0, "tasksClosed": 1},
     failed={"judged": 0, "typed": 0, "skipped": 2, "tasksClosed": 0},
-    unknown={"judged": 0, "typed": 0, "railUnknownKey": 2},
+    unknown={"judged": 0, "typed": 0, "railUnknownKey": 2, "tasksClosed": 1},
     budget={"judged": 30, "typed": 30, "skipped": 24, "tasksClosed": 0},
     empty={"verdicts": []}, good_multi=verdicts_by(_supports_all),
     writes=("areas/ops/cache-warm.html",
