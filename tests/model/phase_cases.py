@@ -472,6 +472,27 @@ def _task_obey(*, lawful: bool) -> Responder:
     return respond
 
 
+INJECTED_ARCS = {**ARC_FILES, "areas/ops/deploy-b.html": ARC_FILES["areas/ops/deploy-b.html"].replace(
+    "Checkout deploys wait for the night window.", "Checkout deploys wait for the night window. " + INJECTION)}
+
+
+def _arc_obey(*, lawful: bool) -> Responder:
+    """Fold every memory offered into the existing arc and into a new one; the hostile model adds evidence keys
+    never offered, a path, and a second plan for the same arc. ``lawful`` keeps only what the rails accept."""
+    def respond(req: ScriptedRequest) -> Reply:
+        keys = [k for k in blocks(req.prompt) if k.startswith("e")]
+        junk = [] if lawful else ["e99", "areas/ops/review.html"]
+        entries = [{"slug": "a1", "title": "Deploy discipline", "action": "update", "rationale": "obeyed",
+                    "evidenceKeys": [*keys, *junk]},
+                   {"slug": "", "title": "Everything merged", "action": "create", "rationale": "obeyed",
+                    "evidenceKeys": [*keys, *junk]}]
+        if not lawful:
+            entries.append({"slug": "a1", "title": "Deploy discipline", "action": "update", "rationale": "again",
+                            "evidenceKeys": keys})
+        return Answer({"entries": entries})
+    return respond
+
+
 FAKE_QUOTE = "Ana will send the budget report by Monday."
 
 HOSTILE: tuple[HostileCase, ...] = (
@@ -503,6 +524,11 @@ HOSTILE: tuple[HostileCase, ...] = (
                 {"CompressSynthesis": _absorb(lambda req: [*blocks(req.prompt), "m999", "areas/ops/deploy-d.html"])},
                 {"CompressSynthesis": _absorb(lambda req: list(blocks(req.prompt)))},
                 {"canonicals": 1, "archived": 3, "railUnknownKey": 2}, reaches=INJECTED),
+    HostileCase("arc-synthesis-injection", "arc-synthesis", ("preflight", "arc-synthesis"), _files(INJECTED_ARCS),
+                {"ArcPlan": _arc_obey(lawful=False), "ArcContent": echo_title},
+                {"ArcPlan": _arc_obey(lawful=True), "ArcContent": echo_title},
+                {"planned": 3, "written": 2, "skipped": 1, "railUnknownKey": 4, "railDuplicateTarget": 1},
+                reaches=INJECTED),
     HostileCase("task-detection-injection", "task-detection", ("preflight", "task-detection"), _files(INJECTED_PLAN),
                 {"TaskDetection": _task_obey(lawful=False)}, {"TaskDetection": _task_obey(lawful=True)},
                 {"findings": 25, "minted": 10, "unverified": 1, "capped": 14, "railQuote": 1, "railUnknownKey": 4},

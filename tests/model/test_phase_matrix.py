@@ -30,7 +30,8 @@ from git_memhtml.llm.scripted import (
     Status,
 )
 from tests.model.conftest import RUN, Night, run_night
-from tests.model.phase_cases import CASES, HOSTILE, Builder, Counts, HostileCase, PhaseCase
+from tests.model.phase_cases import ARCS, CASES, HOSTILE, Builder, Counts, HostileCase, PhaseCase
+from tests.sleep.test_arc_synthesis import echo_title, good_plan
 
 DIALECTS: tuple[Dialect, ...] = ("openai", "anthropic")
 
@@ -213,3 +214,24 @@ def test_a_hostile_model_changes_nothing_the_rails_would_not_allow(
     for path, blob in night.changes.items():
         for text in case.forbidden:
             assert blob is None or text.encode() not in blob, path
+
+
+# --- arc-synthesis makes two kinds of call: a failed write costs its own arc only ------------------------------------
+
+SECOND_ARC = ("areas/arcs/second-reviewer-for-schema-changes.html", "areas/ops/review.html")
+"""What the plan's second arc (a create) writes: the arc, and the part_of link of the one memory it cites."""
+
+
+@pytest.mark.parametrize(("dialect", "answer"), [pytest.param(d, a, id=f"{d}-{a}") for d in DIALECTS for a in FAILING])
+def test_a_failed_arc_write_costs_that_arc_and_the_next_one_is_written(
+    nights: Nights, tmp_path: Path, templates: Callable[[Builder], Path], dialect: Dialect, answer: str
+) -> None:
+    short = answer == "timeout"
+    script = {"ArcPlan": good_plan, "ArcContent": _first_then(_constant(FAILING[answer]), echo_title)}
+    night = run_night(templates(ARCS.build), tmp_path / "mem", ARCS.phase, ARCS.phases, script, dialect=dialect,
+                      timeout=TIMEOUT if short else 10.0, max_attempts=1 if short else 4)
+    assert_green(night)
+    assert_counts(night, {"arcs": 1, "planned": 2, "written": 1, "skipped": 1, "failedCalls": 1, "budgetSkipped": 0})
+    assert night.sent("ArcContent") == 2
+    good = nights(ARCS, "good", dialect)
+    assert night.changes == {p: good.changes[p] for p in SECOND_ARC}  # nothing of the first arc, all of the second
