@@ -11,8 +11,8 @@ The model proposes, code decides (docs/models.md §3). Rails, each counted and l
 
 - ``unknown-key``: an update naming an arc key never offered, or an evidence key never offered (the key is
   dropped; the entry goes on with the keys that resolve);
-- ``ungrounded``: an entry with no evidence key that resolves: skipped, no call made (grounded synthesis, docs/models.md §8:
-  an arc cites only memories it was given);
+- ``ungrounded``: an entry with no evidence key that resolves: skipped, no call made (grounded synthesis,
+  docs/models.md §8: an arc cites only memories it was given);
 - ``duplicate-target``: a second entry for an arc already planned this night, or a second create of one title;
 - ``blank``: a blank planned title, or an answer with a blank title or claim: skipped;
 - ``render-refused``: text the render gate refuses (a control character): skipped, nothing written.
