@@ -69,7 +69,7 @@ CURRENT_ARC_CHARS = 3000
 """Characters of the current arc shown to an update's execute call (carried over)."""
 
 ARC_DIR = ARCS_DIR
-"""Where a created arc lands (docs/layout.md §2.2)."""
+"""Where a created arc lands (docs/layout.md §2.2; the one spelling is ``tree/layout.py:ARCS_DIR``)."""
 
 NO_PLAN = "triage call produced no plan"
 """Detail of a night whose triage call failed or was not made (carried over)."""

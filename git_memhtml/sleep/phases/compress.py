@@ -86,7 +86,8 @@ MEMBER_CHARS = 1200
 """Characters of each member's ``title\\ngist\\nbody`` text (carried over)."""
 
 INBOX = INBOX_DIR
-"""The canonical's folder when the absorbed members live in different folders (carried over)."""
+"""The canonical's folder when the absorbed members live in different folders (carried over; the one spelling is
+``tree/layout.py:INBOX_DIR``)."""
 
 EXCLUDED_TYPES: frozenset[str] = frozenset({"arc", "task"})
 """Types compress never reads (docs/phases.md §1.10)."""
