@@ -496,8 +496,9 @@ def kernel_overhead(root: Path, *, repeat: int) -> dict[str, Any]:
     """The kernel's overhead per call and one HTTP round trip per dialect (see module docstring), medians in µs.
 
     Returns ``{members, memberChars, promptBytes, repeat, key_frame_us, prompt_us, phase_call_us, bare_call_us,
-    bookkeeping_us, resolve_us, overhead_us, http_round_trip_us: {dialect: µs}, http_encode_us: {dialect: µs},
-    http_session_us}``; ``overhead_us`` = keying and framing + prompt + resolve + (``PhaseModel.call`` − bare call),
+    bookkeeping_us, resolve_us, overhead_us, http_round_trip_us: {dialect: µs}, http_round_trip_cpu_us: {dialect:
+    µs}, http_encode_us: {dialect: µs}, http_session_us, http_session_cpu_us}`` (``…cpu_us``: process CPU, both
+    threads); ``overhead_us`` = keying and framing + prompt + resolve + (``PhaseModel.call`` − bare call),
     each term a median. Two parts of the round trip are timed on their own: ``http_encode_us``, the dialect's
     request body (``<dialect>.encode``: the strict wire schema is derived from the pydantic model on every call), and
     ``http_session_us``, opening and closing one ``transport.Transport`` (an ``httpx.Client``, whose default SSL
@@ -543,31 +544,35 @@ def kernel_overhead(root: Path, *, repeat: int) -> dict[str, Any]:
                     parts[name].append(took)
         med = {name: _median_us(values) for name, values in parts.items()}
         http: dict[str, float] = {}
+        http_cpu: dict[str, float] = {}
         encode: dict[str, float] = {}
         request = ModelRequest(TaskDetection, system, prompt, effort="medium")
         with ScriptedModelServer({TaskDetection.__name__: [fixed]}) as server:
             for dialect in DIALECTS:
                 client = server.client(dialect)
                 encoder = WIRES[dialect].encode
-                samples, encodes = [], []
+                samples, cpus, encodes = [], [], []
                 for n in range(WARMUP + repeat):
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     client.call(request)
-                    t1 = time.perf_counter()
+                    t1, c1 = time.perf_counter(), time.process_time()
                     encoder(request, "scripted")
                     t2 = time.perf_counter()
                     if n >= WARMUP:
                         samples.append(t1 - t0)
+                        cpus.append(c1 - c0)
                         encodes.append(t2 - t1)
                 http[dialect] = _median_us(samples)
+                http_cpu[dialect] = _median_us(cpus)
                 encode[dialect] = _median_us(encodes)
-        sessions = []
+        sessions, session_cpus = [], []
         for n in range(WARMUP + repeat):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             with Transport("model endpoint", 10.0):
                 pass
             if n >= WARMUP:
                 sessions.append(time.perf_counter() - t0)
+                session_cpus.append(time.process_time() - c0)
     finally:
         db.close()
     bookkeeping = round(med["call"] - med["bare"], 1)
@@ -575,7 +580,8 @@ def kernel_overhead(root: Path, *, repeat: int) -> dict[str, Any]:
             "repeat": repeat, "key_frame_us": med["key"], "prompt_us": med["prompt"], "phase_call_us": med["call"],
             "bare_call_us": med["bare"], "bookkeeping_us": bookkeeping, "resolve_us": med["resolve"],
             "overhead_us": round(med["key"] + med["prompt"] + med["resolve"] + bookkeeping, 1),
-            "http_round_trip_us": http, "http_encode_us": encode, "http_session_us": _median_us(sessions)}
+            "http_round_trip_us": http, "http_round_trip_cpu_us": http_cpu, "http_encode_us": encode,
+            "http_session_us": _median_us(sessions), "http_session_cpu_us": _median_us(session_cpus)}
 
 
 # --- the whole bench ---------------------------------------------------------------------------------------
@@ -684,16 +690,19 @@ def render(result: Mapping[str, Any]) -> str:
     o = result["overhead"]
     lines += ["", f"Kernel overhead per call: {o['members']} members × {o['memberChars']} chars "
               f"({o['promptBytes']:,} prompt bytes), median of {o['repeat']}", ""]
-    lines.append(_md(["step", "µs"], [
-        ["key_members (clean, cut, fence digest)", o["key_frame_us"]],
-        ["KeyedBatch.prompt (framing)", o["prompt_us"]],
-        ["PhaseModel.call bookkeeping (call − bare client call)", o["bookkeeping_us"]],
-        ["KeyedBatch.resolve (20 keys)", o["resolve_us"]],
-        ["**kernel overhead**", f"**{o['overhead_us']}**"],
-        ["bare ScriptedClient.call (JSON round trip + schema decode)", o["bare_call_us"]],
-        *[[f"loopback HTTP round trip, {d} (HttpModelClient.call)", us] for d, us in o["http_round_trip_us"].items()],
-        *[[f"  of which: request body with strict schema, {d}", us] for d, us in o["http_encode_us"].items()],
-        ["  of which: one Transport session (httpx.Client + SSL context), per call", o["http_session_us"]],
+    lines.append(_md(["step", "µs", "CPU µs"], [
+        ["key_members (clean, cut, fence digest)", o["key_frame_us"], ""],
+        ["KeyedBatch.prompt (framing)", o["prompt_us"], ""],
+        ["PhaseModel.call bookkeeping (call − bare client call)", o["bookkeeping_us"], ""],
+        ["KeyedBatch.resolve (20 keys)", o["resolve_us"], ""],
+        ["**kernel overhead**", f"**{o['overhead_us']}**", ""],
+        ["bare ScriptedClient.call (JSON round trip + schema decode)", o["bare_call_us"], ""],
+        *[[f"loopback HTTP round trip, {d} (HttpModelClient.call)", us, o["http_round_trip_cpu_us"][d]]
+          for d, us in o["http_round_trip_us"].items()],
+        *[[f"… of which the request body with its strict schema, {d}", us, ""]
+          for d, us in o["http_encode_us"].items()],
+        ["… of which one Transport session (httpx.Client, SSL context), once per call", o["http_session_us"],
+         o["http_session_cpu_us"]],
     ]))
     return "\n".join(lines)
 

@@ -127,11 +127,13 @@ def test_overhead_figures_are_positive_and_consistent(smoke: tuple[int, str, dic
     o = smoke[2]["overhead"]
     assert o["members"] == 20 and o["memberChars"] == 1200 and o["repeat"] == 3
     assert o["promptBytes"] > 20 * 1200
-    for key in ("key_frame_us", "prompt_us", "phase_call_us", "bare_call_us", "resolve_us", "http_session_us"):
+    for key in ("key_frame_us", "prompt_us", "phase_call_us", "bare_call_us", "resolve_us", "http_session_us",
+                "http_session_cpu_us"):
         assert o[key] > 0, key
     assert o["overhead_us"] == pytest.approx(o["key_frame_us"] + o["prompt_us"] + o["resolve_us"]
                                              + o["bookkeeping_us"], abs=0.2)
-    assert set(o["http_round_trip_us"]) == set(o["http_encode_us"]) == {"openai", "anthropic"}
+    assert set(o["http_round_trip_us"]) == set(o["http_round_trip_cpu_us"]) == set(o["http_encode_us"]) == {
+        "openai", "anthropic"}
     assert all(us > 0 for us in o["http_round_trip_us"].values())
 
 
@@ -151,7 +153,8 @@ def test_markdown_tables_have_their_shape(smoke: tuple[int, str, dict[str, Any]]
     assert all(len(r) == len(bench.PHASE_COLUMNS) for r in rows)
     assert [r[1] for r in rows] == list(bench.MODEL_PHASES) * 2
     assert all(int(r[2]) > 0 for r in rows if r[1] != "compress")
-    assert "| **kernel overhead** |" in text and "loopback HTTP round trip, openai" in text
+    assert "| step | µs | CPU µs |" in text and "| **kernel overhead** |" in text
+    assert "loopback HTTP round trip, openai" in text
 
 
 # --- the responders, on prompts the kernel frames ---------------------------------------------------------
