@@ -191,3 +191,21 @@ def test_task_findings_quote_the_will_sentence_verbatim() -> None:
                          member_chars=1200).prompt("task")
     value = TaskDetection.model_validate(bench.task_findings(_request("TaskDetection", prompt)).value)
     assert [(f.member_key, f.sentence) for f in value.findings] == [("m1", "Dana will call the landlord tomorrow.")]
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--conversation", "conv-nope"], "no LoCoMo conversation 'conv-nope'"),
+    (["--repeat", "0"], "--repeat must be at least 1"),
+])
+def test_bad_arguments_exit_2_with_error_and_hint(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  args: list[str], needle: str) -> None:
+    data = tiny_locomo(tmp_path / "tiny.json")
+    assert bench.main(["--embed", "fake", "--data", str(data), *args]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {needle}" in err and "hint: " in err
+
+
+def test_missing_data_exits_2_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "absent.json"
+    assert bench.main(["--embed", "fake", "--data", str(missing)]) == 2
+    assert str(missing) in capsys.readouterr().err
