@@ -527,7 +527,7 @@ def kernel_overhead(root: Path, *, repeat: int) -> dict[str, Any]:
             t1 = time.perf_counter()
             prompt = batch.prompt(instruction)
             t2 = time.perf_counter()
-            request = ModelRequest(TaskDetection, system, prompt, effort="medium")
+            request = ModelRequest(TaskDetection, system, prompt)
             value = model.call(request)
             t3 = time.perf_counter()
             if value is None:
@@ -546,7 +546,7 @@ def kernel_overhead(root: Path, *, repeat: int) -> dict[str, Any]:
         http: dict[str, float] = {}
         http_cpu: dict[str, float] = {}
         encode: dict[str, float] = {}
-        request = ModelRequest(TaskDetection, system, prompt, effort="medium")
+        request = ModelRequest(TaskDetection, system, prompt)
         with ScriptedModelServer({TaskDetection.__name__: [fixed]}) as server:
             for dialect in DIALECTS:
                 client = server.client(dialect)
