@@ -122,7 +122,8 @@ def parse_access(data: bytes) -> dict[str, dict[str, Any]] | None:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    for line in text.splitlines():
+    for line in text.split("\n"):  # \n only: JSON allows a raw U+2028 or U+0085 inside a string
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         try:

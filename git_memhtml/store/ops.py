@@ -245,6 +245,12 @@ def _surrogate_field(raw: object, where: str = "op") -> str | None:
     return None
 
 
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSONL text: split on ``\n`` only (a trailing ``\r`` dropped), never on the other breaks
+    ``str.splitlines`` knows (U+2028, U+2029, U+0085, VT, FF, FS, GS, RS), which JSON allows raw inside a string."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 def parse_op_lines(text: str, *, source: str = "<stdin>") -> list[WriteOp | BadLine]:
     """Parse every non-blank line of a JSONL ``apply`` stream, in order, into a :class:`WriteOp` or a
     :class:`BadLine` (not JSON, not an object, or refused by the model; ``reason`` starts ``<source>:<line>:``).
@@ -252,7 +258,7 @@ def parse_op_lines(text: str, *, source: str = "<stdin>") -> list[WriteOp | BadL
     Never raises for a bad line; :func:`parse_op_stream` refuses the stream when any line is bad.
     """
     parsed: list[WriteOp | BadLine] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(jsonl_lines(text), start=1):
         if not line.strip():
             continue
         try:

@@ -94,3 +94,11 @@ def test_driver_writes_the_entry_merge_into_ours_and_text_merges_the_rest(tmp_pa
         files[name].write_text(text)
     assert run_merge_driver(files["O"], files["A"], files["B"], "areas/ops/notes.txt") == CONFLICT
     assert "<<<<<<< ours:areas/ops/notes.txt" in files["A"].read_text()
+
+
+def test_access_rows_split_on_newline_only() -> None:
+    """A path holding U+2028 or NEL is one row, not a broken line that sends the merge to text."""
+    data = ('{"path":"areas/a\u2028b.html","accessCount":1}\n'
+            '{"path":"areas/c\u0085d.html","accessCount":2}\r\n').encode()
+    rows = parse_access(data)
+    assert rows is not None and sorted(rows) == ["areas/a\u2028b.html", "areas/c\u0085d.html"]

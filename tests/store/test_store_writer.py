@@ -13,7 +13,7 @@ from git_memhtml.document.template import render_memory
 from git_memhtml.errors import PathNotFound, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.store.edits import apply_edits, set_meta
-from git_memhtml.store.ops import WriteOp, parse_op_stream
+from git_memhtml.store.ops import BadLine, WriteOp, parse_op_lines, parse_op_stream
 from git_memhtml.store.writer import apply_batch, archive_memory, commit_subject, correct_memory
 
 NOW = "2026-11-30T10:00:00Z"
@@ -177,3 +177,18 @@ def test_op_stream_refuses_unknown_fields_and_names_every_bad_line() -> None:
     assert "s.jsonl:1" in err.value.message and "s.jsonl:3" in err.value.message
     with pytest.raises(UsageError):
         parse_op_stream("\n\n", source="empty.jsonl")
+
+
+@pytest.mark.parametrize("sep", ["\u2028", "\u2029", "\u0085", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e"])
+def test_a_line_break_json_allows_inside_a_string_does_not_split_the_op(sep: str) -> None:
+    """JSONL lines end at ``\\n`` only: a raw U+2028, U+2029 or NEL inside a JSON string is text and the op is read;
+    a raw VT, FF, FS, GS or RS is a control character JSON forbids in a string, so that line (and only it) is not
+    JSON — never split into fragments."""
+    line = '{"op":"write","title":"t","type":"semantic","body":"A' + sep + 'fact."}'
+    parsed = parse_op_lines(line + "\r\n" + line.replace('"t"', '"u"') + "\n", source="s.jsonl")
+    assert len(parsed) == 2
+    if sep in "\u2028\u2029\u0085":
+        assert all(isinstance(p, WriteOp) for p in parsed)
+    else:
+        assert all(isinstance(p, BadLine) and "Invalid control character" in p.reason for p in parsed)
+        assert [p.line for p in parsed if isinstance(p, BadLine)] == [1, 2]
