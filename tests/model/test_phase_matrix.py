@@ -154,7 +154,9 @@ def test_every_model_phase_through_both_dialects_with_every_answer(
     elif answer == "unknown-key":
         assert_counts(night, case.unknown)
         assert counts["failedCalls"] == 0 and counts["budgetSkipped"] == 0
-        assert night.changes == nights(case, "empty").changes  # ignored: as if it had proposed nothing
+        # ignored, and no verdict on what was offered: the night writes what a night without a model writes and
+        # sweeps nothing (an empty answer would sweep the stale detection; docs/models.md §2)
+        assert night.changes == nights(case, "no-model").changes
         logged = [r for r in night.rails if r["rail"] == "unknown-key"]
         assert len(logged) == counts["railUnknownKey"]
     elif answer == "429-then-success":

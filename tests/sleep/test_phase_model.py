@@ -199,7 +199,14 @@ def test_rejections_are_counted_per_rail_and_logged_outside_the_work_tree(env: P
         ("unknown-key", {"key": "areas/x.html"}),
     ]
     assert {line["run"] for line in lines} == {"sleep/2026-03-10"}
-    assert model.judged_all  # a refusal is not a lost batch
+    assert not model.judged_all  # an answer about keys it was never offered is no verdict on the offered ones
+
+
+def test_a_refusal_other_than_an_unknown_key_keeps_the_night_judged(env: PhaseEnv) -> None:
+    model = PhaseModel.for_phase(_bind(env, ScriptedClient({"PickKeys": [GOOD]})), "dedup-merge")
+    model.reject("veto", {"keep": "m1", "drop": "m2", "reasons": ["negation"]})
+    model.reject("role-guard", {"keep": "m1", "drop": "m3"})
+    assert model.judged_all  # the model answered about what it was shown; code refused some of it
 
 
 def test_a_hostile_payload_is_bounded_in_the_log(env: PhaseEnv) -> None:

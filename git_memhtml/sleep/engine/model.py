@@ -37,6 +37,9 @@ from git_memhtml.sleep.engine.runfiles import run_file_stem
 
 T = TypeVar("T", bound=BaseModel)
 
+UNKNOWN_KEY = "unknown-key"
+"""The rail of an answer naming a key its batch never offered (every phase counts it under this name)."""
+
 DRY_RUN = "dry run: no model calls"
 """Detail of a model phase on ``--dry-run``: a dry run spends nothing (our decision, docs/models.md §4)."""
 
@@ -85,9 +88,15 @@ class PhaseModel:
 
     @property
     def judged_all(self) -> bool:
-        """Every batch asked for got an answer (no failed call, no budget skip): the night judged its whole
-        candidate set, so a detector may sweep what it no longer sees."""
-        return self.bound and self.failed_calls == 0 and self.budget_skipped == 0
+        """Every batch asked for got an answer (no failed call, no budget skip) and no answer named a key it was not
+        offered: the night judged its whole candidate set, so a detector may sweep what it no longer sees.
+
+        An answer about members it was never shown (``unknown-key``) is not a judgment of the ones it was: silence on
+        the offered keys then proves nothing, and counting it as a verdict would let a misbehaving model close every
+        open detection by answering junk (our decision, stricter than the seeds' ``skipped === 0``; docs/models.md
+        §2)."""
+        return (self.bound and self.failed_calls == 0 and self.budget_skipped == 0
+                and self.rails.get(UNKNOWN_KEY, 0) == 0)
 
     def call(self, request: ModelRequest[T]) -> T | None:
         """Make one call within the run's budget; ``None`` when unbound, over budget, or the call failed.
