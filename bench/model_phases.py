@@ -502,7 +502,7 @@ def kernel_overhead(root: Path, *, repeat: int) -> dict[str, Any]:
     each term a median. Two parts of the round trip are timed on their own: ``http_encode_us``, the dialect's
     request body (``<dialect>.encode``: the strict wire schema is derived from the pydantic model on every call), and
     ``http_session_us``, opening and closing one ``transport.Transport`` (an ``httpx.Client``, whose default SSL
-    context loads the CA store), which ``HttpModelClient.call`` does once per call.
+    context loads the CA store): what a client pays once, on its first call (``HttpModelClient`` keeps its session).
     """
     init_memory(root)
     repo = GitRepo.discover(root)
@@ -701,7 +701,7 @@ def render(result: Mapping[str, Any]) -> str:
           for d, us in o["http_round_trip_us"].items()],
         *[[f"… of which the request body with its strict schema, {d}", us, ""]
           for d, us in o["http_encode_us"].items()],
-        ["… of which one Transport session (httpx.Client, SSL context), once per call", o["http_session_us"],
+        ["one Transport session (httpx.Client, SSL context), opened once per client", o["http_session_us"],
          o["http_session_cpu_us"]],
     ]))
     return "\n".join(lines)
