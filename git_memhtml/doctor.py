@@ -38,7 +38,7 @@ from git_memhtml.index.verify import IndexDrift, TreeFacts, compare, repair, rep
 from git_memhtml.llm.client import HttpModelClient
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
 from git_memhtml.sleep.engine.contract import STALE_RUN_HOURS
-from git_memhtml.sleep.engine.run import worktree_name
+from git_memhtml.sleep.engine.runplace import worktree_name
 from git_memhtml.sleep.engine.runs import reap_stale
 from git_memhtml.store.repo_init import GITATTRIBUTES_LINES
 

@@ -1,5 +1,5 @@
 """A finished run keeps its index for the run gate, and merge, rebase and abort drop it (issue 10 item 1: "the
-run's worktree index already describes the tip"; git_memhtml/sleep/engine/run.py ``keep_run_index``)."""
+run's worktree index already describes the tip"; git_memhtml/sleep/engine/runplace.py ``keep_run_index``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from git_memhtml.cli.main import main
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import open_index
 from git_memhtml.index.snapshot import describes_commit
-from git_memhtml.sleep.engine.run import run_index_path
+from git_memhtml.sleep.engine.runplace import run_index_path
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, object]]:

@@ -257,7 +257,7 @@ def test_a_row_less_start_is_abortable_only_with_our_worktree(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, with_worktree: bool
 ) -> None:
     """A run killed while starting before rows came first: a branch at its base and our worktree, no row."""
-    from git_memhtml.sleep.engine.run import worktree_folder, worktree_name
+    from git_memhtml.sleep.engine.runplace import worktree_folder, worktree_name
 
     monkeypatch.setenv("MEMHTML_NOW", NOW)
     repo = _started_repo(tmp_path)

@@ -26,8 +26,8 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
 from git_memhtml.index.landings import ledger_applied, mark_ledger_applied, record_landing
 from git_memhtml.sleep.engine.ledger import ledger_lines
-from git_memhtml.sleep.engine.run import drop_run_index, worktree_name
 from git_memhtml.sleep.engine.runfiles import ledger_file
+from git_memhtml.sleep.engine.runplace import drop_run_index, worktree_name
 from git_memhtml.sleep.engine.runref import RunVerbRefused, resolve_sleep_run
 from git_memhtml.sleep.engine.runs import set_status
 from git_memhtml.sleep.engine.trunk import trunk_name

@@ -43,8 +43,8 @@ from git_memhtml.sleep.engine.commit import TRAILER_PHASE
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.ledger import ledger_lines
 from git_memhtml.sleep.engine.lock import sleep_lock
-from git_memhtml.sleep.engine.run import drop_run_index
 from git_memhtml.sleep.engine.runfiles import ledger_file, report_path, run_record_files
+from git_memhtml.sleep.engine.runplace import drop_run_index
 from git_memhtml.sleep.engine.runref import resolve_sleep_run
 from git_memhtml.sleep.engine.runs import phase_rows
 from git_memhtml.sleep.engine.trunk import trunk_name

@@ -160,7 +160,7 @@ def _reconcile_one(
     landed: LandingRow | None, applied: bool, now: str,
 ) -> Reconciled:
     from git_memhtml.index.runs import RunRow, get_run  # noqa: PLC0415
-    from git_memhtml.sleep.engine.run import worktree_name  # noqa: PLC0415
+    from git_memhtml.sleep.engine.runplace import worktree_name  # noqa: PLC0415
     from git_memhtml.sleep.engine.runs import set_status, upsert_run  # noqa: PLC0415
     from git_memhtml.sleep.landing.access_moves import land_access_moves, landed_base  # noqa: PLC0415
     from git_memhtml.sleep.landing.merge import apply_ledger  # noqa: PLC0415 - see the module docstring

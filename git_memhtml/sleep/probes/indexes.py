@@ -3,7 +3,7 @@
 An index is reused only when it is a clean projection of exactly that commit in the probe's vector space, with a
 vector for every chunk (:func:`git_memhtml.index.snapshot.describes_commit`): the user's own index for the base (it
 lags or carries uncommitted edits otherwise); for the tip, the run's own index (brought up to each phase commit and
-kept when the run's worktree goes, ``sleep.engine.run.run_index_path``) or, while the run is live, its worktree's.
+kept when the run's worktree goes, ``sleep.engine.runplace.run_index_path``) or, while the run is live, its worktree's.
 Anything else is built from the commit alone in a folder of the caller's, which is what forge CI always does; the
 two paths give the same rankings, so the verdict does not depend on which was taken.
 """
@@ -21,7 +21,7 @@ from git_memhtml.errors import MemhtmlError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.snapshot import build_commit_index, describes_commit
-from git_memhtml.sleep.engine.run import run_index_path, worktree_name
+from git_memhtml.sleep.engine.runplace import run_index_path, worktree_name
 
 Source = Literal["main", "run index", "run worktree", "built"]
 """Where a probe index came from."""
