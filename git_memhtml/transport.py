@@ -20,6 +20,7 @@ transport hands back the last response with the attempts it took.
 from __future__ import annotations
 
 import json
+import logging
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -31,6 +32,11 @@ from typing import Any
 import httpx
 
 from git_memhtml.errors import ModelUnavailable
+
+logging.getLogger("httpx").setLevel(logging.WARNING)
+logging.getLogger("httpcore").setLevel(logging.WARNING)
+"""httpx logs every request at INFO; a library a user's logging setup enables must not print a line per model call
+to the terminal (``output.py`` is the only writer to stdout and stderr). Warnings still pass."""
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
 """Statuses worth another attempt: rate limited (429), transient server failures (500, 502, 503, 504) and
@@ -89,8 +95,12 @@ class HttpResult:
         return self.status in RETRY_STATUSES
 
     def json(self) -> Any:
-        """The body parsed as JSON; raises ``ValueError`` when it is not."""
-        return json.loads(self.text)
+        """The body parsed as JSON; raises ``ValueError`` when it is not (nesting deeper than the decoder goes
+        included: an answer must never crash its caller with ``RecursionError``)."""
+        try:
+            return json.loads(self.text)
+        except RecursionError as exc:
+            raise ValueError("JSON nested too deep") from exc
 
     def preview(self, secret: str | None = None) -> str:
         """The body on one line, at most :data:`PREVIEW_CHARS` characters, with ``secret`` (the API key) masked

@@ -17,6 +17,9 @@ import numpy as np
 from git_memhtml.index.active import active_memory
 from git_memhtml.index.db import IndexDB
 
+SLEEP_AUTHOR = "agent:sleep"
+"""The author of every file a sleep run writes (docs/tasks.md §7; ``sleep/phases/tasks.py:SLEEP_AUTHOR``)."""
+
 SLEEP_EXCLUDED_TYPES: tuple[str, ...] = ("task",)
 """Memory types no sleep read returns (docs/phases.md §0.1; docs/phases.md §0)."""
 
@@ -177,11 +180,15 @@ def corpus_digest(db: IndexDB) -> str:
     holds, not when they were stamped (a head stamp leaves the article hash alone, docs/format.md §1.10).
 
     Two runs over the same memories get the same digest, so a corroboration bump from the second adds no detection
-    (docs/models.md §5). Raises ``StorageError`` when SQLite fails.
+    (docs/models.md §5). Files sleep itself wrote (author ``agent:sleep``: arcs, canonicals, person files, tasks)
+    are left out: a night's own output is no new evidence, so a model cannot unlock its second look by writing
+    something on its first. Raises ``StorageError`` when SQLite fails.
     """
     clause, params = _corpus_clause("", SLEEP_EXCLUDED_TYPES)
     digest = hashlib.sha256()
-    for path, content_hash in db.query(f"SELECT path, content_hash FROM files WHERE {clause} ORDER BY path", params):
+    rows = db.query(f"SELECT path, content_hash FROM files WHERE {clause} AND author <> ? ORDER BY path",
+                    [*params, SLEEP_AUTHOR])
+    for path, content_hash in rows:
         digest.update(f"{path}\x00{content_hash}\n".encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 

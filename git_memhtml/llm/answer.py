@@ -29,7 +29,7 @@ def parse_json(text: str, request: ModelRequest[T], *, where: str) -> Any:
     """
     try:
         return json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the decoder goes
         raise LlmContractViolation(f"the answer to {request.name} is not JSON ({where}): {preview(text)}",
                                    hint=CONTRACT_HINT) from exc
 

@@ -412,3 +412,26 @@ def test_one_pool_serves_every_call_and_close_reopens(dialect: Dialect) -> None:
             assert client.call(REQUEST).value.member_keys == ["m1", "m2"]  # reopened
         assert client._transport is None
         assert len(server.requests) == 3
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+"""JSON nested far deeper than the decoder's recursion goes."""
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("where", ["content", "body"])
+def test_json_nested_too_deep_is_a_contract_violation_or_unavailable_never_a_crash(
+    raws: list[Raw], dialect: Dialect, where: str
+) -> None:
+    def deep(path: str, headers: Any, raw_body: bytes) -> tuple[int, Any, bytes]:
+        if where == "body":
+            return 200, {"Content-Type": "application/json"}, DEEP.encode()
+        if dialect == "openai":
+            return json_reply({"choices": [{"message": {"role": "assistant", "content": DEEP},
+                                            "finish_reason": "stop"}], "usage": {}})
+        return json_reply({"content": [{"type": "text", "text": DEEP}], "stop_reason": "end_turn", "usage": {}})
+
+    raw = serve(deep)
+    raws.append(raw)
+    with pytest.raises(ModelUnavailable):  # LlmContractViolation is one too: one batch lost, never a RecursionError
+        raw_client(raw, dialect).call(ModelRequest(Verdict, "", "x"))

@@ -519,3 +519,10 @@ def test_two_nights_through_the_runner_open_then_close_with_the_seed_commit_mess
     assert len(closed.split()) == 1
     assert merge_run(repo, db, second.run_id, gate=None, embedder=None, clock=clock).merged  # the rail allows it
     assert [d.sources for d in open_detections(repo, PHASE)] == [(DB,)]
+
+
+@pytest.mark.parametrize("fragment", ["Ana", "budget report", "Ana will send"])
+def test_a_word_or_a_title_fragment_is_no_sentence(tmp_path: Path, fragment: str) -> None:
+    """A substring of the file that names no one doing anything ("Flaky", the title) is refused before it is keyed."""
+    env, outcome, _ = night(tmp_path, finds(("budget report", fragment, "commitment", 0.95)))
+    assert wire(outcome)["railSentence"] == 1 and detections(env) == []

@@ -28,6 +28,7 @@ With no model bound the phase reports exactly what it always did: four zero coun
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -67,6 +68,9 @@ FLOOR = 0.7
 """Confidence a finding must reach to be filed (carried over)."""
 
 SENTENCE_CHARS = 600
+MIN_SENTENCE_WORDS = 4
+"""Fewest words a quoted sentence may have (our decision, docs/tasks.md §7): a commitment names who does what, so a
+word or a title fragment ("Flaky", "Budget report") is no sentence, though it is found in the file."""
 """Longest sentence accepted, flattened (our decision, docs/tasks.md §7): a "sentence" longer than this is a
 paragraph or a whole memory copied out, not the one line a reviewer needs; refused on the ``sentence`` rail."""
 
@@ -231,15 +235,18 @@ def _decide(env: PhaseEnv, model: PhaseModel, keyed: KeyedBatch, answer: TaskDet
 
 
 def sentence_problem(sentence: str) -> str | None:
-    """Why ``sentence`` cannot be a quoted sentence, or ``None``: it is not encodable text (a lone surrogate), or
-    it is longer than :data:`SENTENCE_CHARS` once flattened. Such a "sentence" is in no memory file as one line a
-    reviewer can act on, so it never becomes a finding's key."""
+    """Why ``sentence`` cannot be a quoted sentence, or ``None``: it is not encodable text (a lone surrogate), it
+    is longer than :data:`SENTENCE_CHARS` once flattened, or it has fewer than :data:`MIN_SENTENCE_WORDS` words.
+    Such a "sentence" is no line a reviewer can act on, so it never becomes a finding's key."""
     try:
         sentence.encode("utf-8")
     except UnicodeEncodeError:
         return "not text"
-    chars = len(flatten(sentence))
-    return f"{chars} characters, more than {SENTENCE_CHARS}" if chars > SENTENCE_CHARS else None
+    flat = flatten(sentence)
+    if len(flat) > SENTENCE_CHARS:
+        return f"{len(flat)} characters, more than {SENTENCE_CHARS}"
+    words = len(re.findall(r"\w+", flat))
+    return f"{words} words, fewer than {MIN_SENTENCE_WORDS}" if words < MIN_SENTENCE_WORDS else None
 
 
 def _within(env: PhaseEnv, item: OpenDetection, judged: set[str]) -> bool:
