@@ -42,6 +42,10 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
 """Statuses worth another attempt: rate limited (429), transient server failures (500, 502, 503, 504) and
 Anthropic's *overloaded* (529). 501 and 505 say the server will never do it, so they are final."""
 
+MAX_BODY_BYTES = 32 * 1024 * 1024
+"""Largest answer body read (32 MiB; our decision): a model's answer or a batch of embeddings is far smaller, and a
+server that sends more is refused rather than held in memory."""
+
 PREVIEW_CHARS = 800
 """Longest excerpt of a response body quoted in an error message."""
 
@@ -183,7 +187,7 @@ class Transport:
         attempts = max(1, self.policy.max_attempts)
         for attempt in range(1, attempts + 1):
             try:
-                response = self._client.post(url, content=json.dumps(payload).encode())
+                response, text = self._exchange(self._client, url, json.dumps(payload).encode())
             except httpx.TimeoutException as exc:
                 reason = f"timed out after {self.timeout:g} s"
                 raise TransportFailure(f"{self.label} {url} {reason}", hint=self.timeout_hint, timed_out=True,
@@ -197,8 +201,34 @@ class Transport:
                                          self.rand)
                 self.sleep(wait)
                 continue
-            return HttpResult(url, response.status_code, response.text, attempt, time.monotonic() - started)
+            return HttpResult(url, response.status_code, text, attempt, time.monotonic() - started)
         raise AssertionError("unreachable")  # pragma: no cover - the loop always returns or raises
+
+    def _exchange(self, client: httpx.Client, url: str, body: bytes) -> tuple[httpx.Response, str]:
+        """One attempt: the response and its body text, read within :attr:`timeout` seconds in all and at most
+        :data:`MAX_BODY_BYTES` bytes.
+
+        httpx's timeout bounds each read, not the answer: a server dripping one byte a second would hold the call
+        forever. So the body is streamed and the attempt ends at its deadline, or when the answer outgrows the cap.
+
+        Raises:
+            TransportFailure: the whole answer took longer than :attr:`timeout` (``timed_out``), or was too large.
+            httpx.HTTPError: as the client raises it (the caller turns it into a ``TransportFailure``).
+        """
+        deadline = time.monotonic() + self.timeout
+        with client.stream("POST", url, content=body) as response:
+            data = bytearray()
+            for chunk in response.iter_bytes():
+                data += chunk
+                if len(data) > MAX_BODY_BYTES:
+                    reason = f"answered more than {MAX_BODY_BYTES} bytes"
+                    raise TransportFailure(f"{self.label} {url} {reason}", hint=self.unreachable_hint,
+                                           timed_out=False, reason=reason)
+                if time.monotonic() > deadline:
+                    reason = f"timed out after {self.timeout:g} s (the whole answer)"
+                    raise TransportFailure(f"{self.label} {url} {reason}", hint=self.timeout_hint, timed_out=True,
+                                           reason=reason)
+            return response, bytes(data).decode(response.charset_encoding or "utf-8", "replace")
 
 
 def retry_after(raw: str | None, now: float) -> float | None:

@@ -118,3 +118,76 @@ def test_a_failure_message_never_quotes_the_secret() -> None:
                                                            secret=secret) as t:
         t.post_json(closed_port_root() + "/x", {})
     assert secret not in err.value.message and secret not in err.value.reason
+
+
+class _Drip:
+    """A loopback server that sends its headers, then one byte every ``gap`` seconds for ``count`` bytes (or a body
+    of ``size`` bytes at once)."""
+
+    def __init__(self, *, gap: float = 0.2, count: int = 40, size: int = 0) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        outer = self
+
+        class H(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(size or count))
+                self.end_headers()
+                try:
+                    if size:
+                        self.wfile.write(b" " * size)
+                        return
+                    for _ in range(count):
+                        if outer.stop.is_set():
+                            return
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                        outer.stop.wait(gap)
+                except OSError:
+                    return
+
+            def log_message(self, format: str, *args: object) -> None:
+                return
+
+        self.stop = threading.Event()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+
+    def close(self) -> None:
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_server_that_drips_its_answer_is_cut_at_the_attempt_deadline() -> None:
+    """httpx's timeout is per read; a byte every 0.2 s never trips it, so the attempt keeps its own deadline."""
+    import time
+
+    drip = _Drip(gap=0.2, count=40)
+    try:
+        started = time.monotonic()
+        with Transport("t", 1.0, policy=RetryPolicy(max_attempts=1)) as t, pytest.raises(TransportFailure) as err:
+            t.post_json(drip.url, {})
+        assert err.value.timed_out and "the whole answer" in err.value.message
+        assert time.monotonic() - started < 3.0  # not the 8 s the drip would take
+    finally:
+        drip.close()
+
+
+def test_an_answer_larger_than_the_cap_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import git_memhtml.transport as transport
+
+    monkeypatch.setattr(transport, "MAX_BODY_BYTES", 1000)
+    big = _Drip(size=5000)
+    try:
+        with Transport("t", 5.0, policy=RetryPolicy(max_attempts=1)) as t, pytest.raises(TransportFailure) as err:
+            t.post_json(big.url, {})
+        assert not err.value.timed_out and "more than 1000 bytes" in err.value.message
+    finally:
+        big.close()
