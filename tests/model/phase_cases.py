@@ -407,8 +407,8 @@ def _divergent(left: str, right: str) -> dict[str, str]:
 
 def _absorb(keys: Callable[[ScriptedRequest], list[str]]) -> Responder:
     def respond(req: ScriptedRequest) -> Reply:
-        return Answer({"title": "Folded checkout", "claim": "Checkout deploys at night.", "paragraphs": ["x"],
-                       "absorbedKeys": keys(req)})
+        return Answer({"title": "Folded checkout", "claim": "Checkout deploys at night.",
+                       "paragraphs": ["x", *blocks(req.prompt).values()], "absorbedKeys": keys(req)})
     return respond
 
 

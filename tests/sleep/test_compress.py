@@ -39,8 +39,23 @@ MEMBERS = ["areas/ops/deploy-a.html", "areas/ops/deploy-b.html", "areas/ops/depl
 
 
 def synthesis(keys: list[str], *, title: str = "Checkout night deploys", claim: str = "Checkout deploys at night.",
-              paragraphs: tuple[str, ...] = ("An approver signs each one.",)) -> dict[str, object]:
-    return {"title": title, "claim": claim, "paragraphs": list(paragraphs), "absorbedKeys": keys}
+              paragraphs: tuple[str, ...] | None = None) -> dict[str, object]:
+    """A canonical that carries forward every fixture claim of this file (the ``not-carried`` rail reads it)."""
+    body = list(paragraphs) if paragraphs is not None else ["An approver signs each one.", *fixture_claims()]
+    return {"title": title, "claim": claim, "paragraphs": body, "absorbedKeys": keys}
+
+
+def fixture_claims() -> list[str]:
+    """The claim of every memory in this file's fixtures (read at call time, so fixtures below count too)."""
+    import re
+
+    found: list[str] = []
+    for name, value in list(globals().items()):
+        if name.isupper() and isinstance(value, dict):
+            for text in value.values():
+                if isinstance(text, str):
+                    found += re.findall(r"<mark>(.*?)</mark>", text)
+    return found
 
 
 def absorb_all(req: ScriptedRequest) -> Reply:
@@ -324,3 +339,35 @@ def test_a_person_file_in_the_community_is_never_offered(tmp_path: Path) -> None
     compress.run(env)
     assert (repo.root / person).is_file()
     assert client.requests and all("Dana runs" not in req.prompt for req in client.requests)
+
+
+@pytest.mark.parametrize(("title", "claim", "paragraphs"), [
+    ("Services overview", "Services exist.", ()),
+    ("Everything is one fact", "Everything is one fact.", ("It is all the same.",)),
+])
+def test_a_canonical_that_carries_no_member_forward_archives_nothing(
+    ops_repo: GitRepo, title: str, claim: str, paragraphs: tuple[str, ...]
+) -> None:
+    """Grounded synthesis: a member is archived only if the canonical carries its claim (rail ``not-carried``)."""
+    env, _ = model_env(ops_repo, {"CompressSynthesis": [Answer(synthesis(
+        ["m1", "m2", "m3"], title=title, claim=claim, paragraphs=paragraphs))]})
+    outcome = compress.run(env)
+    assert outcome.counts.wire()["archived"] == 0 and outcome.counts.wire()["canonicals"] == 0
+    assert outcome.model is not None and dict(outcome.model.rails) == {"not-carried": 3}
+    assert all((ops_repo.root / p).is_file() for p in MEMBERS)
+
+
+def test_a_member_whose_number_the_canonical_drops_stays(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, NUMBERS)
+    text = "The checkout timeout is 10 seconds, and retries wait after a timeout."
+    env, _ = model_env(repo, {"CompressSynthesis": [Answer(synthesis(["m1", "m3"], claim=text, paragraphs=()))]})
+    outcome = compress.run(env)
+    # m1 (10 seconds) is carried; m3 ("retries wait 10 seconds after a timeout") too; nothing else was named
+    assert outcome.counts.wire()["archived"] == 2
+    dropped = "The checkout timeout is short, and retries wait after a timeout."
+    (tmp_path / "two").mkdir()
+    env2, _ = model_env(make_repo(tmp_path / "two", NUMBERS),
+                        {"CompressSynthesis": [Answer(synthesis(["m1", "m3"], claim=dropped, paragraphs=()))]})
+    outcome2 = compress.run(env2)
+    assert outcome2.counts.wire()["archived"] == 0
+    assert outcome2.model is not None and outcome2.model.rails == (("not-carried", 2),)

@@ -47,7 +47,9 @@ def compress_answer(title: str, claim: str = MARKUP, keys: list[str] | None = No
                                                                                               Reply]:
     def answer(req: ScriptedRequest) -> Reply:
         offered = offered_keys(req.prompt)
-        return Answer({"title": title, "claim": claim, "paragraphs": [MARKUP, "see /etc/passwd and ../../x.html"],
+        carried = list(blocks(req.prompt).values())  # a canonical that carries its members (the not-carried rail)
+        return Answer({"title": title, "claim": claim,
+                       "paragraphs": [MARKUP, "see /etc/passwd and ../../x.html", *carried],
                        "absorbedKeys": keys if keys is not None else [*offered, "m99", "areas/ops/deploy-a.html"]})
     return answer
 

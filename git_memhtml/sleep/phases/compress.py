@@ -49,7 +49,7 @@ from git_memhtml.document import editors
 from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.model import Link
 from git_memhtml.document.template import render_memory
-from git_memhtml.domain.merge import MergeText, veto_reasons
+from git_memhtml.domain.merge import MergeText, tokenize, veto_reasons
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
 from git_memhtml.sleep.engine.batch import KeyedBatch, Member, assemble_batches, key_members
@@ -201,6 +201,55 @@ def _fold(env: PhaseEnv, answer: CompressSynthesis, absorbed: Sequence[Scored], 
     return folds
 
 
+CARRY_SHARE = 0.6
+"""Share of a member's claim words the canonical must hold for the member to count as carried (our decision,
+docs/models.md §8: grounded synthesis; a canonical that drops a member's fact must not archive that member)."""
+
+_FUNCTION_WORDS = frozenset((
+    "the", "and", "for", "are", "was", "were", "has", "have", "had", "this", "that", "with", "from", "into", "onto",
+    "over", "under", "its", "they", "them", "their", "there", "then", "than", "but", "not", "any", "all", "can",
+    "will", "would", "should", "could", "been", "being", "our", "your", "his", "her", "who", "what", "when",
+    "where", "which", "how", "why", "also", "just", "only", "very", "each", "per", "via", "about", "after",
+    "before", "does", "did",
+))
+"""Words that state no fact of their own, left out of :func:`carried`'s share."""
+
+
+def _stem(token: str) -> str:
+    """``deploys`` → ``deploy``: a plural or third-person ``s`` is no other fact (tokens with digits kept whole)."""
+    return token[:-1] if len(token) > 3 and token.endswith("s") and not any(c.isdigit() for c in token) else token
+
+
+def carried(claim: str, canonical: str) -> bool:
+    """Whether ``canonical`` (title, claim and paragraphs of the new memory) carries the member ``claim`` forward.
+
+    Every numeric token of the claim (``3``, ``v2.1``, ``sev1``) must be in the canonical, and at least
+    :data:`CARRY_SHARE` of its other words of three letters or more (function words aside, a final ``s`` ignored).
+    A claim with no such word must appear in the canonical whole (case-folded). Tokens are the veto's
+    (``domain.merge.tokenize``).
+    """
+    have = {_stem(t) for t in tokenize(canonical)}
+    words = [_stem(t) for t in tokenize(claim) if len(t) >= 3 or any(c.isdigit() for c in t)]
+    numeric = {t for t in words if any(c.isdigit() for c in t)}
+    content = {t for t in words if t not in numeric and t not in _FUNCTION_WORDS}
+    if not numeric <= have:
+        return False
+    if not content:
+        return " ".join(claim.split()).casefold() in " ".join(canonical.split()).casefold()
+    return len(content & have) >= CARRY_SHARE * len(content)
+
+
+def _carried(model: PhaseModel, answer: CompressSynthesis, absorbed: Sequence[Scored]) -> list[Scored]:
+    """The absorbed members whose claim the canonical carries; each other one is refused on the ``not-carried``
+    rail and stays where it is (it is not archived)."""
+    canonical = " ".join([answer.title, answer.claim, *answer.paragraphs])
+    kept = [s for s in absorbed if carried(s.row.gist, canonical)]
+    for s in absorbed:
+        if s not in kept:
+            model.reject("not-carried", {"title": answer.title, "member": s.row.path, "claim": s.row.gist})
+    return kept
+
+
 def _judge(model: PhaseModel, batch: KeyedBatch, answer: CompressSynthesis,
            by_path: dict[str, Scored]) -> list[Scored] | None:
     """The absorbed members the rails let through, or ``None`` when the batch is skipped."""
@@ -265,6 +314,10 @@ def run(env: PhaseEnv) -> PhaseOutcome:
             render_canonical(answer, now=env.at)  # refuse before anything moves
         except InvalidMemory as exc:
             model.reject("render-refused", {"title": answer.title, "error": exc.message})
+            night.skipped += 1
+            continue
+        absorbed = _carried(model, answer, absorbed)
+        if len(absorbed) < MIN_BATCH:
             night.skipped += 1
             continue
         steps.begin({**counts().wire(), **usage_counts(model)})
