@@ -7,9 +7,15 @@ Human-readable text by default; ``--json`` prints exactly one envelope ``{"apiVe
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+for _chatty in ("httpx", "httpcore"):
+    # httpx logs every request at INFO: whatever logging setup a host process has, a model call must not print a
+    # line to the terminal; this module is the only writer to stdout and stderr. Warnings still pass.
+    logging.getLogger(_chatty).setLevel(logging.WARNING)
 
 API_VERSION = "1"
 

@@ -20,7 +20,6 @@ transport hands back the last response with the attempts it took.
 from __future__ import annotations
 
 import json
-import logging
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -32,11 +31,6 @@ from typing import Any
 import httpx
 
 from git_memhtml.errors import ModelUnavailable
-
-logging.getLogger("httpx").setLevel(logging.WARNING)
-logging.getLogger("httpcore").setLevel(logging.WARNING)
-"""httpx logs every request at INFO; a library a user's logging setup enables must not print a line per model call
-to the terminal (``output.py`` is the only writer to stdout and stderr). Warnings still pass."""
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
 """Statuses worth another attempt: rate limited (429), transient server failures (500, 502, 503, 504) and
