@@ -32,9 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.model import Link
-from git_memhtml.document.template import render_memory
 from git_memhtml.domain.reinforce import AccessState
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.index.access import access_rows
@@ -47,10 +45,10 @@ from git_memhtml.sleep.engine.model import PhaseModel
 from git_memhtml.sleep.engine.prompts import load_prompt
 from git_memhtml.sleep.phases.scoring import Scored, retention_pass
 from git_memhtml.sleep.phases.synthesis import (
-    SLEEP_AUTHOR,
     free_memory_path,
     one_line,
     rekey,
+    render_synthesis,
     usage_counts,
     write_new_memory,
 )
@@ -221,14 +219,7 @@ def render_arc(content: ArcContent, *, now: str, links: Sequence[Link] = ()) -> 
     Raises:
         InvalidMemory: the render gate refused the text.
     """
-    return render_memory(MemoryDraft(
-        title=one_line(content.title),
-        memory_type="arc",
-        claim=one_line(content.claim),
-        body=tuple(p.strip() for p in content.paragraphs if p.strip()),
-        author=SLEEP_AUTHOR,
-        links=tuple(links),
-    ), now=now)
+    return render_synthesis("arc", content.title, content.claim, content.paragraphs, now=now, links=links)
 
 
 def write_arc(env: PhaseEnv, item: Planned, content: ArcContent, path: str) -> bool:

@@ -46,9 +46,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from git_memhtml.document import editors
-from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.model import Link
-from git_memhtml.document.template import render_memory
 from git_memhtml.domain.merge import MergeText, tokenize, veto_reasons
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
@@ -61,9 +59,9 @@ from git_memhtml.sleep.engine.model import PhaseModel
 from git_memhtml.sleep.engine.prompts import load_prompt
 from git_memhtml.sleep.phases.scoring import Scored, retention_pass
 from git_memhtml.sleep.phases.synthesis import (
-    SLEEP_AUTHOR,
     free_memory_path,
     one_line,
+    render_synthesis,
     usage_counts,
     write_new_memory,
 )
@@ -166,14 +164,7 @@ def render_canonical(answer: CompressSynthesis, *, now: str, links: Sequence[Lin
     Raises:
         InvalidMemory: the render gate refused the text.
     """
-    return render_memory(MemoryDraft(
-        title=one_line(answer.title),
-        memory_type="semantic",
-        claim=one_line(answer.claim),
-        body=tuple(p.strip() for p in answer.paragraphs if p.strip()),
-        author=SLEEP_AUTHOR,
-        links=tuple(links),
-    ), now=now)
+    return render_synthesis("semantic", answer.title, answer.claim, answer.paragraphs, now=now, links=links)
 
 
 @dataclass

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
+from git_memhtml.document.draft import MemoryDraft
+from git_memhtml.document.model import Link
+from git_memhtml.document.template import render_memory
 from git_memhtml.errors import PathRefused
 from git_memhtml.sleep.engine.batch import KeyedBatch
 from git_memhtml.sleep.engine.env import PhaseEnv
@@ -74,3 +77,21 @@ def usage_counts(model: PhaseModel) -> dict[str, int | float]:
 def one_line(text: str) -> str:
     """``text`` with every whitespace run collapsed to one space and trimmed."""
     return " ".join(text.split())
+
+
+def render_synthesis(memory_type: str, title: str, claim: str, paragraphs: Sequence[str], *, now: str,
+                     links: Sequence[Link] = ()) -> str:
+    """A memory sleep synthesised (an arc, a canonical): ``memory_type``, author ``agent:sleep``, the title and claim
+    on one line, the non-blank paragraphs, ``links``; stamped ``now``.
+
+    Raises:
+        InvalidMemory: the render gate refused the text.
+    """
+    return render_memory(MemoryDraft(
+        title=one_line(title),
+        memory_type=memory_type,
+        claim=one_line(claim),
+        body=tuple(p.strip() for p in paragraphs if p.strip()),
+        author=SLEEP_AUTHOR,
+        links=tuple(links),
+    ), now=now)
