@@ -42,7 +42,7 @@ ROOT_ROOM = "__init__"
 # ---- the rules as data (mirrored by docs/architecture.md; tests/architecture/test_architecture_docs.py checks) ----
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("__init__", "errors", "pathnames", "cut"),
+    ("__init__", "errors", "pathnames", "cut", "progress"),
     ("transport",),
     ("document", "domain", "output", "embed", "llm"),
     ("config",),
