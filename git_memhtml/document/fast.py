@@ -13,10 +13,12 @@ has to repair the markup, so the fast path is taken only for such input:
 - every character reference is one of :data:`PLAIN_ENTITIES`, the ones the canonical writer emits;
 - every element Lexbor built is in :data:`FAST_ELEMENTS` (no table, no foreign content, no template, no select,
   no raw-text element, no ruby: the areas the spec rewrote);
-- the tree is the markup as written: the start tags of the source, by name, are exactly the elements of the tree,
-  and its end tags exactly the non-void elements. A parser repair (an implied or stray end tag, the adoption
-  agency, an element swallowed by an unclosed ``<title>`` in the head) adds, drops or moves an element or leaves
-  a tag unmatched, so the counts differ and html5lib decides.
+- the markup is well nested as written: every non-void start tag is closed by its own end tag, in order, no end
+  tag is stray, and no table, row group or row holds text;
+- the tree is the markup as written: its elements in document order are exactly the source's start tags in order.
+  A parser repair (an implied or stray end tag, the adoption agency, foster parenting, an element swallowed by an
+  unclosed ``<title>`` in the head, a body implied by text in the head) adds, drops or moves an element or leaves a
+  tag unmatched, so the check fails and html5lib decides.
 
 Over-counting (a ``<p`` inside an attribute value or a ``<title>``) only ever sends a file to html5lib.
 """
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter
 from typing import Final
 from xml.etree.ElementTree import Element
 
@@ -40,20 +41,22 @@ FAST_ELEMENTS: Final[frozenset[str]] = frozenset(
         "details", "summary", "aside", "section", "abbr", "pre", "code", "kbd", "samp", "var", "p", "ul", "ol",
         "li", "a", "strong", "em", "address", "div", "span", "b", "i", "u", "s", "small", "sub", "sup", "br", "hr",
         "wbr", "bdi", "bdo", "ins", "del", "h1", "h2", "h3", "h4", "h5", "h6", "header", "footer", "main", "nav",
-        "blockquote",
+        "blockquote", "table", "caption", "thead", "tbody", "tfoot", "tr", "th", "td", "colgroup", "col",
     }
 )
 """Elements whose tree construction html5lib 1.1 and Lexbor share (the element vocabulary of docs/format.md §1.4
-and its tolerated text markup, less tables, ``hgroup``, ``img`` and ruby). Any other element sends the file to
-html5lib."""
+and its tolerated text markup, less ``hgroup``, ``img`` and ruby). Any other element sends the file to html5lib."""
+
+TABLE_CONTEXTS: Final[frozenset[str]] = frozenset({"table", "thead", "tbody", "tfoot", "tr", "colgroup"})
+"""Elements whose non-whitespace text the parser moves out of the table ("foster parenting"): such text sends the
+file to html5lib."""
 
 PLAIN_ENTITIES: Final[tuple[str, ...]] = ("amp", "lt", "gt", "quot", "nbsp", "#10", "#13")
 """Character references the fast path decodes: those :mod:`git_memhtml.document.serialize` writes."""
 
 _DOCTYPE: Final = re.compile(r"<!doctype html>", re.IGNORECASE)
 _REFUSED: Final = re.compile("[\x00\r]|<!|<\\?|&(?!(?:" + "|".join(PLAIN_ENTITIES) + ");)")
-_START_TAG: Final = re.compile(r"<([A-Za-z][^\t\n\f />]*)")
-_END_TAG: Final = re.compile(r"</([A-Za-z][^\t\n\f />]*)")
+_TAG: Final = re.compile(r"<(/?)([A-Za-z][^\t\n\f />]*)[^>]*>")
 _ARTICLE_OPEN: Final = re.compile(r"<article[\t\n\f />]", re.IGNORECASE)
 _ARTICLE_CLOSE: Final = re.compile(r"</article[\t\n\f />]", re.IGNORECASE)
 
@@ -65,7 +68,29 @@ def eligible(text: str) -> bool:
     return _REFUSED.search(text, 15) is None
 
 
-def _convert(node: LexborNode, parent: Element, elements: Counter[str]) -> bool:
+def _as_written(text: str, elements: list[str]) -> bool:
+    """Whether the tags of ``text`` (after the doctype) are well nested, no table context holds text, and the start
+    tags in order are ``elements`` (the tree's element names in document order)."""
+    stack: list[str] = []
+    starts: list[str] = []
+    position = 15
+    for tag in _TAG.finditer(text, position):
+        if stack and stack[-1] in TABLE_CONTEXTS and text[position : tag.start()].strip(" \t\n\f"):
+            return False
+        position = tag.end()
+        name = tag.group(2).lower()
+        if tag.group(1):
+            if not stack or stack[-1] != name:
+                return False
+            stack.pop()
+        else:
+            starts.append(name)
+            if name not in VOID_ELEMENTS:
+                stack.append(name)
+    return not stack and starts == elements
+
+
+def _convert(node: LexborNode, parent: Element) -> bool:
     """Append the children of Lexbor ``node`` to etree ``parent`` (iteratively); False on an element outside
     :data:`FAST_ELEMENTS` or a node kind the fast path does not carry (comments: refused by the screen)."""
     stack: list[tuple[LexborNode | None, Element]] = [(node.child, parent)]
@@ -82,7 +107,6 @@ def _convert(node: LexborNode, parent: Element, elements: Counter[str]) -> bool:
                     last.tail = (last.tail or "") + text
             elif tag is not None and tag in FAST_ELEMENTS:
                 element = Element(tag, {key: value or "" for key, value in child.attributes.items()})
-                elements[tag] += 1
                 into.append(element)
                 last = element
                 if child.child is not None:
@@ -95,7 +119,7 @@ def _convert(node: LexborNode, parent: Element, elements: Counter[str]) -> bool:
 
 def fast_tree(text: str) -> Element | None:
     """The ``<html>`` element of ``text`` parsed by Lexbor, or ``None`` when html5lib must parse it (the screen, the
-    element set or the tag counts of the module docstring refuse it). ``text`` is decoded memory text (BOM
+    element set or the as-written check of the module docstring refuse it). ``text`` is decoded memory text (BOM
     dropped, depth pre-checked by :func:`git_memhtml.document.parse.decode_memory`)."""
     if not eligible(text):
         return None
@@ -103,13 +127,9 @@ def fast_tree(text: str) -> Element | None:
     if html is None or html.tag != "html":
         return None
     root = Element("html", {key: value or "" for key, value in html.attributes.items()})
-    elements: Counter[str] = Counter({"html": 1})
-    if not _convert(html, root, elements):
+    if not _convert(html, root):
         return None
-    if Counter(name.lower() for name in _START_TAG.findall(text)) != elements:
-        return None
-    closed = Counter({name: count for name, count in elements.items() if name not in VOID_ELEMENTS})
-    if Counter(name.lower() for name in _END_TAG.findall(text)) != closed:
+    if not _as_written(text, [str(element.tag) for element in root.iter()]):
         return None
     return root
 
