@@ -144,8 +144,8 @@ def _prose_markup(claim: str, body: Sequence[str]) -> str:
 
 
 def _article(claim: str | None, body: Sequence[str], article_html: str | None) -> tuple[str, bool]:
-    """The article markup of a draft and whether it is canonical already (``article_html`` is canonicalised here;
-    prose markup is checked against its own parse by :func:`render_checked`)."""
+    """The article markup of a draft and whether it is known canonical (never: :func:`render_checked` checks the
+    markup against its own parse of the whole file and canonicalises only when they differ)."""
     has_claim = claim is not None and js_trim(claim) != ""
     has_html = article_html is not None and js_trim(article_html) != ""
     if has_claim == has_html:
@@ -164,7 +164,7 @@ def _article(claim: str | None, body: Sequence[str], article_html: str | None) -
         too_deep = depth_violation(article_html)
         if too_deep is not None:  # refused before the canonicalising parse, whose cost grows with depth
             raise InvalidMemory(f"article_html: {too_deep}", violations=[too_deep], hint=DEPTH_HINT)
-        return canonical_article_html(article_html), True
+        return article_html, False
     assert claim is not None
     return _prose_markup(claim, body), False
 
@@ -223,9 +223,10 @@ def render_checked(draft: MemoryDraft, *, now: str) -> RenderedMemory:
     The gate is the same check ``validate`` and the pre-commit hook run (WHATWG parse errors included, as
     :func:`check_memory_bytes`), so no command commits a file they would refuse; a text field holding a code point
     HTML cannot carry (:func:`unrepresentable`, over :meth:`MemoryDraft.texts`) is refused first, naming the field.
-    One html5lib parse of the whole file (plus one of ``article_html``, canonicalised in ``<article>`` context)
-    gives the verdict, the content hash and the document; prose whose markup is not its own canonical form
-    (a CR in the text …) is canonicalised and parsed once more.
+    One html5lib parse of the whole file gives the verdict, the content hash and the document when the article
+    markup writes back to itself from that parse (canonical markup: what ``render_article`` and most callers
+    give); other markup (a CR in the text, implied tags, odd case …) is canonicalised in ``<article>`` context and
+    the file parsed once more, so the bytes are always those of the canonical form.
 
     Raises:
         InvalidMemory: neither or both of claim/article_html; unknown meta name or rel; a field with a control
@@ -253,7 +254,7 @@ def _invalid(violations: Sequence[str], hint: str | None) -> InvalidMemory:
 
 def _render_once(draft: MemoryDraft, article: str, *, now: str, verify: bool) -> RenderedMemory | None:
     """Serialize, parse once and judge; ``None`` when ``verify`` and the parsed article does not write back to
-    ``article`` byte for byte (the markup was not canonical)."""
+    ``article`` byte for byte (the markup was not canonical) or the file could not be parsed at all."""
     placeholder = meta_line("content-hash", _HASH_PLACEHOLDER)
     metas = [("created", now), ("updated", now), ("content-hash", _HASH_PLACEHOLDER), *draft.head_metas()]
     text = serialize_memory(title=collapse(draft.title), metas=metas, links=draft.links, article_html=article,
@@ -262,6 +263,8 @@ def _render_once(draft: MemoryDraft, article: str, *, now: str, verify: bool) ->
         decode_memory(text)
         root, parse_errors = parse_with_errors(text)
     except InvalidMemory as exc:
+        if verify:  # judge the canonical form, as the file will hold it
+            return None
         raise _invalid(exc.violations, exc.hint) from None
     element = first_article(root)
     if verify and (element is None or inner_html(element) != article):

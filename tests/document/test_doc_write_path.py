@@ -85,6 +85,22 @@ def test_apply_parses_each_file_once_and_asks_the_index_once(tmp_path: Path, htm
     assert ("placing", 25) in progress.events and progress.events[-1] == ("close", 0)
 
 
+@pytest.mark.parametrize(("article", "parses"), [
+    ("<p><mark>Fact {i} holds.</mark> Seen on day {i}.</p>\n<ul><li>one</li></ul>", 1),  # canonical: one parse
+    ("<P><MARK>Fact {i} holds.</MARK> Seen<ul><li>one</ul>", 3),  # canonicalised, then the file parsed again
+])
+def test_article_html_ops_parse_once_when_canonical(tmp_path: Path, html5lib_parses: list[int], article: str,
+                                                    parses: int) -> None:
+    init_repo(tmp_path / "memory")
+    repo = GitRepo.discover(tmp_path / "memory")
+    ops = [WriteOp.from_json({"title": f"F{i}", "type": "semantic", "article_html": article.format(i=i)})
+           for i in range(10)]
+    html5lib_parses[0] = 0
+    result = apply_batch(repo, ops, now=NOW, dedupe=lambda _: None, dedupe_many=lambda _: {})
+    assert result.ok and result.summary["written"] == 10
+    assert html5lib_parses[0] == 10 * parses
+
+
 def test_apply_dedupes_a_batch_against_committed_holders(tmp_path: Path) -> None:
     init_repo(tmp_path / "memory")
     repo = GitRepo.discover(tmp_path / "memory")
