@@ -144,8 +144,8 @@ def _prose_markup(claim: str, body: Sequence[str]) -> str:
 
 
 def _article(claim: str | None, body: Sequence[str], article_html: str | None) -> tuple[str, bool]:
-    """The article markup of a draft and whether it is known canonical (never: :func:`render_checked` checks the
-    markup against its own parse of the whole file and canonicalises only when they differ)."""
+    """The article markup of a draft and whether it is canonical already (``article_html`` is canonicalised here,
+    one fragment parse; prose markup is checked against the parse of the whole file by :func:`render_checked`)."""
     has_claim = claim is not None and js_trim(claim) != ""
     has_html = article_html is not None and js_trim(article_html) != ""
     if has_claim == has_html:
@@ -164,7 +164,7 @@ def _article(claim: str | None, body: Sequence[str], article_html: str | None) -
         too_deep = depth_violation(article_html)
         if too_deep is not None:  # refused before the canonicalising parse, whose cost grows with depth
             raise InvalidMemory(f"article_html: {too_deep}", violations=[too_deep], hint=DEPTH_HINT)
-        return article_html, False
+        return canonical_article_html(article_html), True
     assert claim is not None
     return _prose_markup(claim, body), False
 
@@ -223,10 +223,10 @@ def render_checked(draft: MemoryDraft, *, now: str) -> RenderedMemory:
     The gate is the same check ``validate`` and the pre-commit hook run (WHATWG parse errors included, as
     :func:`check_memory_bytes`), so no command commits a file they would refuse; a text field holding a code point
     HTML cannot carry (:func:`unrepresentable`, over :meth:`MemoryDraft.texts`) is refused first, naming the field.
-    One html5lib parse of the whole file gives the verdict, the content hash and the document when the article
-    markup writes back to itself from that parse (canonical markup: what ``render_article`` and most callers
-    give); other markup (a CR in the text, implied tags, odd case …) is canonicalised in ``<article>`` context and
-    the file parsed once more, so the bytes are always those of the canonical form.
+    One html5lib parse of the whole file gives the verdict, the content hash and the document. ``article_html``
+    is canonicalised first (one parse of the fragment in ``<article>`` context, as before); prose markup is used
+    as rendered when it writes back to itself from the whole file's parse, else (a CR in the text …) it is
+    canonicalised and the file parsed once more, so the bytes are always those of the canonical form.
 
     Raises:
         InvalidMemory: neither or both of claim/article_html; unknown meta name or rel; a field with a control
