@@ -169,7 +169,7 @@ def _bad_name(run: _Pass, path: str) -> bool:
 
 
 def _project_bytes(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: str, now: str, parse: Parser,
-                   *, count: str | None) -> bool:
+                   *, count: str | None, fresh: bool = False) -> bool:
     """Parse and write one file; ``count`` is the counter bumped on success (``added``/``modified``/None).
 
     The index plane is a function of the tree, never of the order of writes (issue 4 item 6): a file that does
@@ -180,7 +180,8 @@ def _project_bytes(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: st
 
     A file already indexed (``count`` is not ``"added"``) hands its stored article (:func:`stored_article`) to
     ``parse`` as ``reuse``: a head-only rewrite whose article bytes are unchanged is not extracted again, and its
-    chunks (content-keyed) keep their vectors (docs/index.md "Head-only rewrites")."""
+    chunks (content-keyed) keep their vectors (docs/index.md "Head-only rewrites"). ``fresh`` (a rebuild's pass
+    over emptied tables) writes without first reading or deleting earlier rows of the path."""
     if _bad_name(run, path):
         return False
     reuse = stored_article(db, path) if count != "added" else None
@@ -195,7 +196,7 @@ def _project_bytes(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: st
     for _ in range(2):
         try:
             with db.atomic():
-                write_projection(db, proj, now=now)
+                write_projection(db, proj, now=now, fresh=fresh)
             break
         except DuplicateContent as exc:
             holder = _live_holder(db, doc.content_hash, path)
@@ -449,7 +450,7 @@ def rebuild(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
         files = sorted(blobs().items())
         progress.stage("indexing", len(files))
         for path, sha in files:
-            _project_bytes(db, run, path, repo.read_blob(sha), sha, now, parse, count="added")
+            _project_bytes(db, run, path, repo.read_blob(sha), sha, now, parse, count="added", fresh=True)
             progress.advance()
         progress.close()
         _refuse_committed_links(repo, db, run, head, None)

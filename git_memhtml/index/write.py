@@ -20,7 +20,7 @@ _UPSERT_FILE = (
 §3.5)."""
 
 
-def write_projection(db: IndexDB, proj: Projection, *, now: str) -> None:
+def write_projection(db: IndexDB, proj: Projection, *, now: str, fresh: bool = False) -> None:
     """Replace the index rows of ``proj.path`` with ``proj`` (docs/index.md §3.5).
 
     Detail rows and the file's authored out-edges are replaced; chunks are deleted only when their content hash
@@ -28,6 +28,9 @@ def write_projection(db: IndexDB, proj: Projection, *, now: str) -> None:
     moved file keeps its vectors; a file whose content hash is unchanged writes no chunk (they exist: the rows of
     a content hash and its chunks come and go together) and, by the ``files_fts_au`` trigger, no FTS row when
     ``fts_text`` is unchanged.
+
+    ``fresh`` says the path holds no row at all (a rebuild's first pass over emptied tables): the reads and
+    deletes of earlier rows are skipped, so a file costs its inserts alone.
 
     Raises:
         DuplicateContent: another active non-task file already holds this content hash (the partial unique
@@ -47,15 +50,17 @@ def write_projection(db: IndexDB, proj: Projection, *, now: str) -> None:
                 path=path,
                 hint=f"archive or delete one of {path} and {other[0]}",
             )
-    previous = db.query_one("SELECT content_hash FROM files WHERE path = ?", (path,))
-    for table in ("file_tags", "file_entities", "file_facets", "file_citations"):
-        db.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
-    db.execute("DELETE FROM index_refusals WHERE path = ?", (path,))
-    db.execute("DELETE FROM edges WHERE src_path = ? AND provenance = 'authored'", (path,))
+    previous = None if fresh else db.query_one("SELECT content_hash FROM files WHERE path = ?", (path,))
+    if not fresh:
+        for table in ("file_tags", "file_entities", "file_facets", "file_citations"):
+            db.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
+        db.execute("DELETE FROM index_refusals WHERE path = ?", (path,))
+        db.execute("DELETE FROM edges WHERE src_path = ? AND provenance = 'authored'", (path,))
     db.execute(_UPSERT_FILE, tuple(getattr(row, c) for c in FILE_COLUMNS))
     if previous is not None and previous[0] != row.content_hash:
         settle_chunks(db, str(previous[0]))  # a twin of the old content keeps its chunks and vectors
-    db.execute("DELETE FROM chunks WHERE path = ? AND content_hash <> ?", (path, row.content_hash))
+    if previous is not None:
+        db.execute("DELETE FROM chunks WHERE path = ? AND content_hash <> ?", (path, row.content_hash))
     db.executemany("INSERT INTO file_tags(path, tag) VALUES (?, ?)", [(path, t) for t in proj.tags])
     db.executemany(
         "INSERT INTO file_entities(path, entity_type, entity_name, entity_key) VALUES (?, ?, ?, ?)",
@@ -66,7 +71,8 @@ def write_projection(db: IndexDB, proj: Projection, *, now: str) -> None:
         [(path, n, v, x) for n, v, x in proj.facets],
     )
     db.executemany(
-        "INSERT INTO file_citations(path, text, href) VALUES (?, ?, ?)", [(path, t, h) for t, h in proj.citations]
+        "INSERT INTO file_citations(path, text, href) VALUES (?, ?, ?)",
+        [(path, t, h) for t, h in proj.citations],
     )
     if previous is None or previous[0] != row.content_hash:  # same content: its chunks (and vectors) are there
         db.executemany(
