@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 
 import click
@@ -19,7 +20,7 @@ from git_memhtml.document.parse import parse_memory
 from git_memhtml.errors import InvalidMemory, MemhtmlError, PathNotFound, UsageError, WriteConflict
 from git_memhtml.index.access import record_read, rename_access
 from git_memhtml.index.db import IndexDB
-from git_memhtml.index.memories import active_paths_with_hash
+from git_memhtml.index.memories import active_paths_with_hash, active_paths_with_hashes
 from git_memhtml.index.watermark import indexed_head
 from git_memhtml.output import table, warn
 from git_memhtml.store.batch_lines import apply_lines
@@ -200,10 +201,12 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
             resolve_memory_path(root, op.path, need=VERB_NEEDS["apply"], name=f"{label}: op #{number} path")
     with app.index() as db:
         if continue_on_error:
-            result = apply_lines(app.repo(), parsed, now=utc_now(), dedupe=_dedupe(db), dedupe_since=_indexed_head(db))
+            result = apply_lines(app.repo(), parsed, now=utc_now(), dedupe=_dedupe(db), dedupe_since=_indexed_head(db),
+                                 dedupe_many=partial(active_paths_with_hashes, db))
         else:
             ops = [op for op in parsed if isinstance(op, WriteOp)]
-            result = apply_batch(app.repo(), ops, now=utc_now(), dedupe=_dedupe(db), dedupe_since=_indexed_head(db))
+            result = apply_batch(app.repo(), ops, now=utc_now(), dedupe=_dedupe(db), dedupe_since=_indexed_head(db),
+                                 dedupe_many=partial(active_paths_with_hashes, db))
         if result.commit_sha:
             app.catch_up_after_commit(db)
     data = {"results": [asdict(r) for r in result.results], "summary": result.summary, "commitSha": result.commit_sha}

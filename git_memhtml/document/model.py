@@ -119,6 +119,27 @@ class Citation:
 
 
 @dataclass(frozen=True)
+class ArticleFacts:
+    """Everything a memory's ``<article>`` contributes (what a head-only rewrite leaves as it was): the canonical
+    inner HTML, the content hash, the gist, the block-spaced text, the first ``<time datetime>``, facets,
+    citations, ``<dfn>`` concepts, ``data-lang`` tokens and ``<summary>`` texts; ``source_digest`` is the digest
+    of the article's source bytes when the fast parser vouched for the tree (:func:`git_memhtml.document.fast.
+    article_digest`), else ``None`` (such facts are never reused)."""
+
+    article_html: str
+    content_hash: str
+    gist: str
+    body_text: str
+    event_at: str | None = None
+    facets: tuple[Facet, ...] = ()
+    citations: tuple[Citation, ...] = ()
+    concepts: tuple[str, ...] = ()
+    langs: tuple[str, ...] = ()
+    summaries: tuple[str, ...] = ()
+    source_digest: str | None = None
+
+
+@dataclass(frozen=True)
 class MemoryDocument:
     """A parsed, valid memory file.
 
@@ -162,6 +183,18 @@ class MemoryDocument:
     langs: tuple[str, ...] = ()
     summaries: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    article_digest: str | None = field(default=None, compare=False)
+    """Digest of the article's source bytes (:attr:`ArticleFacts.source_digest`), ``None`` from html5lib: a cache
+    key of the bytes, not content, so it takes no part in equality."""
+
+    @property
+    def article(self) -> ArticleFacts:
+        """The article's share of this document (:class:`ArticleFacts`)."""
+        return ArticleFacts(
+            article_html=self.article_html, content_hash=self.content_hash, gist=self.gist, body_text=self.body_text,
+            event_at=self.event_at, facets=self.facets, citations=self.citations, concepts=self.concepts,
+            langs=self.langs, summaries=self.summaries, source_digest=self.article_digest,
+        )
 
     def meta(self, name: str) -> str | None:
         """Return the first value of head meta ``name`` (short form), or ``None``."""

@@ -1,20 +1,24 @@
 """Parse a memory file into a :class:`MemoryDocument` (docs/format.md §1.2-§1.4, §1.7, §1.8).
 
-The file is parsed once (html5lib); the same tree feeds validation, extraction and the content hash.
+The file is parsed once (the fast Lexbor parse when it vouches for the markup, else html5lib); the same tree feeds
+validation, extraction and the content hash.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 from xml.etree.ElementTree import Element
 
 from git_memhtml.document.bounds import MAX_DEPTH, depth_violation
+from git_memhtml.document.fast import article_digest, fast_tree
 from git_memhtml.document.hash import canonical_text_of, collapse, digest, iter_elements, parse_document
-from git_memhtml.document.model import Citation, Facet, Link, MemoryDocument, rel_from_token
+from git_memhtml.document.model import ArticleFacts, Citation, Facet, Link, MemoryDocument, rel_from_token
 from git_memhtml.document.serialize import inner_html
 from git_memhtml.document.validate import (
     LANG_TOKEN,
     META_PREFIX,
+    CheckResult,
     check_tree,
     head_metas,
     head_of,
@@ -121,34 +125,93 @@ def _links(root: Element) -> tuple[Link, ...]:
     return tuple(links)
 
 
-def parse_memory(data: bytes | str, *, path: str | None = None) -> MemoryDocument:
+ArticleExtractor = Callable[[Element], ArticleFacts]
+"""Extracts the :class:`ArticleFacts` of an ``<article>`` element (:func:`extract_article`; tests wrap it to count)."""
+
+
+def extract_article(article: Element) -> ArticleFacts:
+    """The article's share of a document: canonical inner HTML, content hash (docs/format.md §1.6), gist (mark text
+    without pre/code), block-spaced collapsed text, first ``<time datetime>``, facets, citations, ``<dfn>`` terms
+    (raw, unique), valid ``<code data-lang>`` tokens (lowercased, unique) and ``<summary>`` texts."""
+    mark = next(iter_elements(article, "mark"))
+    time = next(iter_elements(article, "time"), None)
+    article_text = canonical_text_of(article)
+    return ArticleFacts(
+        article_html=inner_html(article),
+        content_hash=digest(article_text),
+        gist=collapse(canonical_text_of(mark, skip_code=True)),
+        body_text=collapse(article_text),
+        event_at=time.get("datetime") if time is not None else None,
+        facets=_facets(article),
+        citations=_citations(article),
+        concepts=_unique([_text(element) for element in iter_elements(article, "dfn")]),
+        langs=_unique(
+            [
+                lang
+                for element in iter_elements(article, "code")
+                if (lang := (element.get("data-lang") or "").strip().lower()) and LANG_TOKEN.match(lang)
+            ]
+        ),
+        summaries=tuple(text for element in iter_elements(article, "summary") if (text := _text(element))),
+    )
+
+
+def parse_memory(data: bytes | str, *, path: str | None = None, reuse: ArticleFacts | None = None,
+                 extract: ArticleExtractor = extract_article, fast: bool = True) -> MemoryDocument:
     """Parse and validate one memory file.
+
+    The tree comes from the fast parser (:func:`git_memhtml.document.fast.fast_tree`) when it vouches for the
+    markup and the tree is valid; otherwise html5lib parses the file and its tree gives the verdict (so a refusal
+    is always html5lib's). ``reuse`` is the article of an earlier version of the file: when its
+    ``source_digest`` equals this file's (the fast path only: an unchanged article under a head-only rewrite),
+    the article is not extracted again and ``reuse`` is the article share (docs/format.md "Two parsers").
 
     Args:
         data: file bytes (must be UTF-8) or text; at most :data:`MAX_FILE_BYTES`.
         path: repository path, used only in error messages.
+        reuse: the :class:`ArticleFacts` of the file's indexed version, or ``None``.
+        extract: the article extractor (:func:`extract_article`).
+        fast: try the fast parser first (``False``: html5lib only, the reference of the differential test).
 
     Returns:
         A :class:`MemoryDocument`: typed metas (bad optionals dropped and named in ``warnings``), links, the
         canonical article inner HTML, ``content_hash`` (docs/format.md §1.6), ``gist`` (mark text without pre/code),
         ``body_text`` (all article text, block-spaced, fully collapsed), ``event_at`` (first ``<time datetime>``
         verbatim), facets, citations, ``concepts`` (``<dfn>`` terms, raw, unique), ``langs`` (valid
-        ``<code data-lang>`` tokens, lowercased, unique), ``summaries``; entities/tags/aliases skip empty values.
+        ``<code data-lang>`` tokens, lowercased, unique), ``summaries``; entities/tags/aliases skip empty values;
+        ``article_digest`` when the fast parser built the tree.
 
     Raises:
         InvalidMemory: any violation of docs/format.md §1.2/§1.3/§1.7, all listed in ``violations`` (message
             ``"<path>: v1; v2"``); undecodable, empty or oversized input.
     """
     try:
-        root = parse_document(decode_memory(data, path=path))
+        text = decode_memory(data, path=path)
     except InvalidMemory as exc:
         if exc.path is not None or path is None:
             raise
         raise _fail(path, list(exc.violations), exc.hint or INVALID_HINT) from None
+    root = fast_tree(text) if fast else None
+    if root is not None:
+        result = check_tree(root)
+        if not result.violations and result.article is not None:
+            return document_of(root, result, source_digest=article_digest(text), reuse=reuse, extract=extract)
+    try:
+        root = parse_document(text)
+    except InvalidMemory as exc:
+        raise _fail(path, list(exc.violations), exc.hint or INVALID_HINT) from None
     result = check_tree(root)
-    article = result.article
-    if result.violations or article is None:
+    if result.violations or result.article is None:
         raise _fail(path, list(result.violations) or ["no <article>"])
+    return document_of(root, result, extract=extract)
+
+
+def document_of(root: Element, result: CheckResult, *, source_digest: str | None = None,
+                reuse: ArticleFacts | None = None, extract: ArticleExtractor = extract_article) -> MemoryDocument:
+    """The :class:`MemoryDocument` of a valid tree (``result`` = :func:`check_tree` of ``root``, no violations).
+    ``reuse`` replaces the article extraction when ``source_digest`` is not ``None`` and equals its digest."""
+    article = result.article
+    assert article is not None and not result.violations
     metas = tuple(
         (name[len(META_PREFIX) :], value) for name, value in head_metas(root) if name.startswith(META_PREFIX)
     )
@@ -157,10 +220,11 @@ def parse_memory(data: bytes | str, *, path: str | None = None) -> MemoryDocumen
         first.setdefault(name, value)
     values = read_meta_values(metas)
     title = next(iter_elements(root, "title"))
-    mark = next(iter_elements(article, "mark"))
-    time = next(iter_elements(article, "time"), None)
-    article_text = canonical_text_of(article)
     assert values.memory_type is not None and values.status is not None  # guaranteed by check_tree
+    if source_digest is not None and reuse is not None and reuse.source_digest == source_digest:
+        facts = reuse
+    else:
+        facts = extract(article)
 
     def repeated(name: str) -> tuple[str, ...]:
         return tuple(value for key, value in metas if key == name and value != "")
@@ -171,10 +235,10 @@ def parse_memory(data: bytes | str, *, path: str | None = None) -> MemoryDocumen
         status=values.status,
         created=first["created"],
         updated=first["updated"],
-        article_html=inner_html(article),
-        content_hash=digest(article_text),
-        gist=collapse(canonical_text_of(mark, skip_code=True)),
-        body_text=collapse(article_text),
+        article_html=facts.article_html,
+        content_hash=facts.content_hash,
+        gist=facts.gist,
+        body_text=facts.body_text,
         metas=metas,
         links=_links(root),
         confidence=values.confidence,
@@ -195,17 +259,12 @@ def parse_memory(data: bytes | str, *, path: str | None = None) -> MemoryDocumen
         entities=repeated("entity"),
         tags=repeated("tag"),
         aliases=repeated("alias"),
-        event_at=time.get("datetime") if time is not None else None,
-        facets=_facets(article),
-        citations=_citations(article),
-        concepts=_unique([_text(element) for element in iter_elements(article, "dfn")]),
-        langs=_unique(
-            [
-                lang
-                for element in iter_elements(article, "code")
-                if (lang := (element.get("data-lang") or "").strip().lower()) and LANG_TOKEN.match(lang)
-            ]
-        ),
-        summaries=tuple(text for element in iter_elements(article, "summary") if (text := _text(element))),
+        event_at=facts.event_at,
+        facets=facts.facets,
+        citations=facts.citations,
+        concepts=facts.concepts,
+        langs=facts.langs,
+        summaries=facts.summaries,
         warnings=result.warnings,
+        article_digest=source_digest,
     )

@@ -144,7 +144,8 @@ def order_metas(metas: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def serialize_memory(
-    *, title: str, metas: Sequence[tuple[str, str]], links: Sequence[Link], article_html: str
+    *, title: str, metas: Sequence[tuple[str, str]], links: Sequence[Link], article_html: str,
+    canonical: bool = False,
 ) -> str:
     """Render a whole memory file, byte-exact per docs/format.md §1.1.
 
@@ -153,6 +154,8 @@ def serialize_memory(
         metas: ``(short name, value)`` pairs; sorted into ``META_ORDER`` (stable for repeatables).
         links: head links in the order given; ``rel`` in underscore form, ``href`` root-relative.
         article_html: article inner HTML; re-parsed and written canonically, trimmed.
+        canonical: ``article_html`` is written as given (the caller vouches it is canonical, or checks it after
+            its own parse of the whole file: ``template.render_checked``).
 
     Returns:
         The file text: lines joined by ``"\\n"`` with a trailing ``"\\n"``.
@@ -170,5 +173,6 @@ def serialize_memory(
     lines = [*PREAMBLE, f"<title>{escape_text(title)}</title>"]
     lines.extend(meta_line(name, value) for name, value in order_metas(metas))
     lines.extend(link_line(link.rel, link.href) for link in links)
-    lines.extend(("</head>", "<body>", "<article>", canonical_article_html(article_html), *POSTAMBLE))
+    article = article_html if canonical else canonical_article_html(article_html)
+    lines.extend(("</head>", "<body>", "<article>", article, *POSTAMBLE))
     return "\n".join(lines) + "\n"

@@ -2,7 +2,7 @@
 
 Exactly one of prose (claim + body paragraphs) or raw ``article_html`` is given. A body paragraph that is one
 whole backtick fence becomes ``<figure><pre><code data-lang>``; no language is guessed. The rendered file is
-re-validated by :func:`parse_memory` (the render gate) before it is returned.
+re-validated (the render gate: one html5lib parse, :func:`render_checked`) before it is returned.
 """
 
 from __future__ import annotations
@@ -14,11 +14,28 @@ from typing import Final
 
 from git_memhtml.document.bounds import depth_violation
 from git_memhtml.document.draft import MemoryDraft
-from git_memhtml.document.hash import collapse, content_hash, js_trim
-from git_memhtml.document.parse import DEPTH_HINT, MAX_FILE_BYTES, parse_memory
-from git_memhtml.document.serialize import canonical_article_html, escape_attribute, escape_text, serialize_memory
-from git_memhtml.document.validate import LANG_TOKEN
-from git_memhtml.document.wellformed import check_memory_bytes
+from git_memhtml.document.hash import (
+    HASH_PREFIX,
+    canonical_text_of,
+    collapse,
+    content_hash,
+    digest,
+    first_article,
+    iter_elements,
+    js_trim,
+)
+from git_memhtml.document.model import MemoryDocument
+from git_memhtml.document.parse import DEPTH_HINT, INVALID_HINT, MAX_FILE_BYTES, decode_memory, document_of
+from git_memhtml.document.serialize import (
+    canonical_article_html,
+    escape_attribute,
+    escape_text,
+    inner_html,
+    meta_line,
+    serialize_memory,
+)
+from git_memhtml.document.validate import LANG_TOKEN, check_tree, head_of
+from git_memhtml.document.wellformed import parse_with_errors
 from git_memhtml.errors import InvalidMemory
 
 DEFAULT_TASK_STATUS: Final[str] = "todo"
@@ -104,6 +121,11 @@ def render_article(claim: str, body: Sequence[str]) -> str:
     paragraph that is one whole fence becomes ``<figure><pre><code data-lang="x">…</code></pre></figure>`` and is
     never joined onto the claim. Blank paragraphs are dropped; all text is escaped.
     """
+    return canonical_article_html(_prose_markup(claim, body))
+
+
+def _prose_markup(claim: str, body: Sequence[str]) -> str:
+    """The markup :func:`render_article` canonicalises (usually already canonical: the render gate checks)."""
     rendered: list[tuple[str, str | None]] = []  # (html, tail text when it is prose)
     for text in body:
         if js_trim(text) == "":
@@ -118,10 +140,12 @@ def render_article(claim: str, body: Sequence[str]) -> str:
         first, following = f"<p>{mark} {escape_text(rendered[0][1])}</p>", rendered[1:]
     else:
         first, following = f"<p>{mark}</p>", rendered
-    return canonical_article_html("\n".join([first, *(html for html, _ in following)]))
+    return "\n".join([first, *(html for html, _ in following)])
 
 
-def _article(claim: str | None, body: Sequence[str], article_html: str | None) -> str:
+def _article(claim: str | None, body: Sequence[str], article_html: str | None) -> tuple[str, bool]:
+    """The article markup of a draft and whether it is canonical already (``article_html`` is canonicalised here,
+    one fragment parse; prose markup is checked against the parse of the whole file by :func:`render_checked`)."""
     has_claim = claim is not None and js_trim(claim) != ""
     has_html = article_html is not None and js_trim(article_html) != ""
     if has_claim == has_html:
@@ -140,9 +164,9 @@ def _article(claim: str | None, body: Sequence[str], article_html: str | None) -
         too_deep = depth_violation(article_html)
         if too_deep is not None:  # refused before the canonicalising parse, whose cost grows with depth
             raise InvalidMemory(f"article_html: {too_deep}", violations=[too_deep], hint=DEPTH_HINT)
-        return canonical_article_html(article_html)
+        return canonical_article_html(article_html), True
     assert claim is not None
-    return render_article(claim, body)
+    return _prose_markup(claim, body), False
 
 
 _UNREPRESENTABLE = re.compile(
@@ -169,7 +193,26 @@ def unrepresentable(field: str, value: str | None) -> str | None:
             "cannot carry")
 
 
+@dataclass(frozen=True)
+class RenderedMemory:
+    """A rendered, validated memory file: its ``text`` and the :class:`MemoryDocument` of that text (from the
+    render gate's own parse: no caller needs to parse the file again)."""
+
+    text: str
+    document: MemoryDocument
+
+
+_HASH_PLACEHOLDER: Final[str] = HASH_PREFIX + "0" * 64
+"""Written as the ``content-hash`` meta before the one parse; the real digest (same length, same alphabet, so the
+tree and every parse error position are unchanged) replaces it in the tree and in the text."""
+
+
 def render_memory(draft: MemoryDraft, *, now: str) -> str:
+    """The text of :func:`render_checked` (same rules, same errors)."""
+    return render_checked(draft, now=now).text
+
+
+def render_checked(draft: MemoryDraft, *, now: str) -> RenderedMemory:
     """Render a new memory file from ``draft`` and re-validate it (the render gate, docs/format.md §1.9).
 
     Emits the draft's head metas (:meth:`MemoryDraft.head_metas`: each given scalar, ``confidence`` with two
@@ -177,9 +220,13 @@ def render_memory(draft: MemoryDraft, *, now: str) -> str:
     UTC) and the ``content-hash`` of the rendered article; a ``task`` without ``task_status`` gets ``todo``. The
     title is whitespace-collapsed.
 
-    The gate is the same check ``validate`` and the pre-commit hook run (:func:`check_memory_bytes`: WHATWG parse
-    errors included), so no command commits a file they would refuse; a text field holding a code point HTML cannot
-    carry (:func:`unrepresentable`, over :meth:`MemoryDraft.texts`) is refused first, naming the field.
+    The gate is the same check ``validate`` and the pre-commit hook run (WHATWG parse errors included, as
+    :func:`check_memory_bytes`), so no command commits a file they would refuse; a text field holding a code point
+    HTML cannot carry (:func:`unrepresentable`, over :meth:`MemoryDraft.texts`) is refused first, naming the field.
+    One html5lib parse of the whole file gives the verdict, the content hash and the document. ``article_html``
+    is canonicalised first (one parse of the fragment in ``<article>`` context, as before); prose markup is used
+    as rendered when it writes back to itself from the whole file's parse, else (a CR in the text …) it is
+    canonicalised and the file parsed once more, so the bytes are always those of the canonical form.
 
     Raises:
         InvalidMemory: neither or both of claim/article_html; unknown meta name or rel; a field with a control
@@ -190,23 +237,50 @@ def render_memory(draft: MemoryDraft, *, now: str) -> str:
     if bad:
         raise InvalidMemory("rendered memory is invalid: " + "; ".join(bad), violations=bad,
                             hint="remove the control characters from the text (a terminal escape, a stray NUL, …)")
-    article = _article(draft.claim, draft.body, draft.article_html)
+    article, canonical = _article(draft.claim, draft.body, draft.article_html)
     if draft.memory_type == "task" and draft.task_status is None:
         draft = replace(draft, task_status=DEFAULT_TASK_STATUS)
-    stamps = [("created", now), ("updated", now), ("content-hash", content_hash(article))]
-    metas = [*stamps, *draft.head_metas()]
-    text = serialize_memory(title=collapse(draft.title), metas=metas, links=draft.links, article_html=article)
+    rendered = _render_once(draft, article, now=now, verify=not canonical)
+    if rendered is None:
+        rendered = _render_once(draft, canonical_article_html(article), now=now, verify=False)
+    assert rendered is not None
+    return rendered
+
+
+def _invalid(violations: Sequence[str], hint: str | None) -> InvalidMemory:
+    return InvalidMemory("rendered memory is invalid: " + "; ".join(violations), violations=list(violations),
+                         hint=hint)
+
+
+def _render_once(draft: MemoryDraft, article: str, *, now: str, verify: bool) -> RenderedMemory | None:
+    """Serialize, parse once and judge; ``None`` when ``verify`` and the parsed article does not write back to
+    ``article`` byte for byte (the markup was not canonical) or the file could not be parsed at all."""
+    placeholder = meta_line("content-hash", _HASH_PLACEHOLDER)
+    metas = [("created", now), ("updated", now), ("content-hash", _HASH_PLACEHOLDER), *draft.head_metas()]
+    text = serialize_memory(title=collapse(draft.title), metas=metas, links=draft.links, article_html=article,
+                            canonical=True)
     try:
-        parse_memory(text)
+        decode_memory(text)
+        root, parse_errors = parse_with_errors(text)
     except InvalidMemory as exc:
-        raise InvalidMemory(
-            "rendered memory is invalid: " + "; ".join(exc.violations),
-            violations=exc.violations,
-            hint=exc.hint,
-        ) from None
-    check = check_memory_bytes(text.encode("utf-8"))  # what `validate` and the pre-commit hook will say of it
-    if check.violations:
-        raise InvalidMemory("rendered memory would not validate: " + "; ".join(check.violations),
-                            violations=check.violations,
+        if verify:  # judge the canonical form, as the file will hold it
+            return None
+        raise _invalid(exc.violations, exc.hint) from None
+    element = first_article(root)
+    if verify and (element is None or inner_html(element) != article):
+        return None
+    real = digest(canonical_text_of(element)) if element is not None else content_hash(article)
+    head = head_of(root)
+    for meta in iter_elements(head, "meta") if head is not None else ():
+        if meta.get("name") == "memhtml-content-hash" and meta.get("content") == _HASH_PLACEHOLDER:
+            meta.set("content", real)
+            break
+    text = text.replace(placeholder, meta_line("content-hash", real), 1)
+    result = check_tree(root)
+    if result.violations or result.article is None:
+        raise _invalid(list(result.violations) or ["no <article>"], INVALID_HINT)
+    if parse_errors:  # what `validate` and the pre-commit hook will say of it
+        raise InvalidMemory("rendered memory would not validate: " + "; ".join(parse_errors),
+                            violations=parse_errors,
                             hint="fix the article HTML; `git memhtml validate` explains each")
-    return text
+    return RenderedMemory(text, document_of(root, result))

@@ -32,8 +32,9 @@ from git_memhtml.index.active import ACTIVE_MEMORY, active_memory
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.project import is_indexable, project
 from git_memhtml.index.watermark import index_state
-from git_memhtml.index.write import delete_path, refuse, rename_path, write_projection
+from git_memhtml.index.write import delete_path, refuse, rename_path, stored_article, write_projection
 from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
+from git_memhtml.progress import NO_PROGRESS, Progress
 from git_memhtml.tree.paths import SYMLINK_REFUSED, read_tree_file, tree_file_problem
 
 EMBED_SLICE = 960
@@ -168,18 +169,24 @@ def _bad_name(run: _Pass, path: str) -> bool:
 
 
 def _project_bytes(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: str, now: str, parse: Parser,
-                   *, count: str | None) -> bool:
+                   *, count: str | None, fresh: bool = False) -> bool:
     """Parse and write one file; ``count`` is the counter bumped on success (``added``/``modified``/None).
 
     The index plane is a function of the tree, never of the order of writes (issue 4 item 6): a file that does
     not parse loses any stale rows and is reported in ``run.errors``; of live non-task files with the same
     content the smallest path is indexed (a smaller newcomer evicts the holder) and the others are remembered in
     ``index_refusals`` and re-tried by :func:`_retry_refusals` when the holder goes. A path that is not UTF-8 is
-    skipped with the error ``(shown path, "file name is not UTF-8")``."""
+    skipped with the error ``(shown path, "file name is not UTF-8")``.
+
+    A file already indexed (``count`` is not ``"added"``) hands its stored article (:func:`stored_article`) to
+    ``parse`` as ``reuse``: a head-only rewrite whose article bytes are unchanged is not extracted again, and its
+    chunks (content-keyed) keep their vectors (docs/index.md "Head-only rewrites"). ``fresh`` (a rebuild's pass
+    over emptied tables) writes without first reading or deleting earlier rows of the path."""
     if _bad_name(run, path):
         return False
+    reuse = stored_article(db, path) if count != "added" else None
     try:
-        doc = parse(data, path=path)
+        doc = parse(data, path=path) if reuse is None else parse(data, path=path, reuse=reuse)
     except InvalidMemory as exc:
         with db.atomic():
             delete_path(db, path)
@@ -189,7 +196,7 @@ def _project_bytes(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: st
     for _ in range(2):
         try:
             with db.atomic():
-                write_projection(db, proj, now=now)
+                write_projection(db, proj, now=now, fresh=fresh)
             break
         except DuplicateContent as exc:
             holder = _live_holder(db, doc.content_hash, path)
@@ -365,8 +372,10 @@ def _set_head(db: IndexDB, head: str | None, now: str, *, rebuilt: bool, space: 
         db.execute("UPDATE index_state SET head_sha = ?, updated_at = ? WHERE id = 1", (head, now))
 
 
-def embed_missing(db: IndexDB, embedder: Embedder | None, *, now: str) -> tuple[int, str | None]:
-    """Embed every chunk lacking a vector, :data:`EMBED_SLICE` chunks per call, each slice committed on its own.
+def embed_missing(db: IndexDB, embedder: Embedder | None, *, now: str,
+                  progress: Progress = NO_PROGRESS) -> tuple[int, str | None]:
+    """Embed every chunk lacking a vector, :data:`EMBED_SLICE` chunks per call, each slice committed on its own;
+    ``progress`` gets the stage ``embedding`` (chunks), advanced per slice.
 
     Records the embedder's space in ``index_state`` with the first vectors. Returns ``(vectors written, error
     message or None)``; an embedder failure stops the loop but keeps earlier slices (docs/index.md §3.7 step 7).
@@ -379,6 +388,8 @@ def embed_missing(db: IndexDB, embedder: Embedder | None, *, now: str) -> tuple[
         "WHERE e.chunk_id IS NULL ORDER BY c.chunk_id"
     )
     written = 0
+    if todo:
+        progress.stage("embedding", len(todo))
     for start in range(0, len(todo), EMBED_SLICE):
         batch = todo[start : start + EMBED_SLICE]
         try:
@@ -386,6 +397,7 @@ def embed_missing(db: IndexDB, embedder: Embedder | None, *, now: str) -> tuple[
             if vecs.shape != (len(batch), embedder.dim):
                 raise ValueError(f"embedder returned shape {vecs.shape}, expected {(len(batch), embedder.dim)}")
         except (MemhtmlError, Exception) as exc:
+            progress.close()
             return written, f"{type(exc).__name__}: {exc}"
         with db.atomic():
             db.execute("INSERT INTO index_state(id) VALUES (1) ON CONFLICT(id) DO NOTHING")
@@ -401,6 +413,8 @@ def embed_missing(db: IndexDB, embedder: Embedder | None, *, now: str) -> tuple[
                                                                                                   strict=True)],
             )
         written += len(batch)
+        progress.advance(len(batch))
+    progress.close()
     return written, None
 
 
@@ -413,8 +427,11 @@ def _report(head: str | None, run: _Pass, rebuilt: bool, written: int, embed_err
 
 
 def rebuild(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
-            parse: Parser | None = None) -> IndexReport:
+            parse: Parser | None = None, progress: Progress = NO_PROGRESS) -> IndexReport:
     """Empty the rebuildable tables and re-project HEAD plus the dirty work tree; embed every chunk.
+
+    One transaction for the whole projection (atomic: a crash leaves the previous index), then the embedding
+    slices. ``progress`` gets the stage ``indexing`` (one item per committed file) and then ``embedding``.
 
     Records ``head_sha``, the embedder's space (``None`` when off), ``rebuilt_at``. Never raises for a bad
     file (reported in ``errors``) or an embedder failure (``embed_error``).
@@ -430,12 +447,16 @@ def rebuild(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
         for table in REBUILD_TABLES:
             db.execute(f"DELETE FROM {table}")
         _set_head(db, head, now, rebuilt=True, space=embedder.space if embedder else None)
-        for path, sha in sorted(blobs().items()):
-            _project_bytes(db, run, path, repo.read_blob(sha), sha, now, parse, count="added")
+        files = sorted(blobs().items())
+        progress.stage("indexing", len(files))
+        for path, sha in files:
+            _project_bytes(db, run, path, repo.read_blob(sha), sha, now, parse, count="added", fresh=True)
+            progress.advance()
+        progress.close()
         _refuse_committed_links(repo, db, run, head, None)
         overlay = _apply_worktree(repo, db, run, blobs, now, parse)
         _retry_refusals(repo, db, run, blobs, overlay, now, parse)
-    written, error = embed_missing(db, embedder, now=now)
+    written, error = embed_missing(db, embedder, now=now, progress=progress)
     return _report(head, run, True, written, error)
 
 

@@ -6,6 +6,7 @@ predicates of :mod:`git_memhtml.index.active`. Every function raises ``StorageEr
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,3 +124,18 @@ def list_page(
         ListedFile(str(path), title, gist, kind, updated, bool(archived), status)
         for path, title, gist, kind, updated, archived, status in rows
     ]
+
+
+def active_paths_with_hashes(db: IndexDB, content_hashes: Sequence[str]) -> dict[str, list[str]]:
+    """:func:`active_paths_with_hash` for many hashes in a few queries (500 hashes a statement): ``{hash: sorted
+    paths}``, hashes without a holder left out (the batch dedupe of ``apply``, docs/store.md §5.2)."""
+    out: dict[str, list[str]] = {}
+    wanted = list(dict.fromkeys(content_hashes))
+    for start in range(0, len(wanted), 500):
+        part = wanted[start : start + 500]
+        rows = db.query(
+            f"SELECT content_hash, path FROM files WHERE content_hash IN ({', '.join('?' for _ in part)}) "
+            f"AND {ACTIVE_MEMORY} ORDER BY path", tuple(part))
+        for digest, path in rows:
+            out.setdefault(str(digest), []).append(str(path))
+    return out

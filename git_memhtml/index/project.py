@@ -7,11 +7,12 @@ Nothing here touches the database; :mod:`git_memhtml.index.write` applies a :cla
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, fields
 from typing import TypeVar
 
-from git_memhtml.document.model import PARA_PREFIXES, REL_CLASSES, MemoryDocument
+from git_memhtml.document.model import PARA_PREFIXES, REL_CLASSES, ArticleFacts, Citation, Facet, MemoryDocument
 from git_memhtml.domain.entities import entity_key, split_entity
 from git_memhtml.tree.layout import ARCHIVE_MIRROR, GENERATED_NAMES, has_memory_suffix
 
@@ -89,6 +90,8 @@ class FileRow:
     task_status: str | None
     due_at: str | None
     frame_key: str | None
+    article_digest: str | None = None
+    article_facts: str | None = None
 
 
 FILE_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(FileRow))
@@ -135,6 +138,36 @@ class Projection:
     def entity_rows(self) -> tuple[tuple[str, str, str], ...]:
         """``(entity_type, entity_name, entity_key)`` per entity: the name as written plus its matching key."""
         return tuple((t, n, entity_row_key(t, n)) for t, n in self.entities)
+
+
+def article_facts_json(facts: ArticleFacts) -> str:
+    """The ``files.article_facts`` value of an article: JSON of every :class:`ArticleFacts` field but ``body_text``
+    (its own column) and ``source_digest`` (``files.article_digest``)."""
+    return json.dumps({
+        "article_html": facts.article_html, "content_hash": facts.content_hash, "gist": facts.gist,
+        "event_at": facts.event_at, "facets": [[f.name, f.value, f.numeric_value] for f in facts.facets],
+        "citations": [[c.text, c.href] for c in facts.citations], "concepts": list(facts.concepts),
+        "langs": list(facts.langs), "summaries": list(facts.summaries),
+    }, ensure_ascii=False, separators=(",", ":"))
+
+
+def article_facts_of(digest: str | None, facts_json: str | None, body_text: str) -> ArticleFacts | None:
+    """The :class:`ArticleFacts` stored for a file (inverse of :func:`article_facts_json`), or ``None`` when the
+    row has none or it does not read back (then the article is simply extracted again)."""
+    if digest is None or facts_json is None:
+        return None
+    try:
+        raw = json.loads(facts_json)
+        return ArticleFacts(
+            article_html=str(raw["article_html"]), content_hash=str(raw["content_hash"]), gist=str(raw["gist"]),
+            body_text=body_text, event_at=raw["event_at"],
+            facets=tuple(Facet(str(n), str(v), None if x is None else float(x)) for n, v, x in raw["facets"]),
+            citations=tuple(Citation(str(t), None if h is None else str(h)) for t, h in raw["citations"]),
+            concepts=tuple(str(c) for c in raw["concepts"]), langs=tuple(str(x) for x in raw["langs"]),
+            summaries=tuple(str(x) for x in raw["summaries"]), source_digest=digest,
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def chunk_id_of(content_hash: str, ordinal: int) -> str:
@@ -265,6 +298,8 @@ def project(doc: MemoryDocument, *, path: str, blob_sha: str, now: str) -> Proje
         task_status=doc.task_status,
         due_at=doc.due,
         frame_key=_frame_key(doc.gist),
+        article_digest=doc.article_digest,
+        article_facts=article_facts_json(doc.article) if doc.article_digest is not None else None,
     )
     return Projection(
         file=file_row,

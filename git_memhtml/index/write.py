@@ -5,10 +5,11 @@ Every function runs its statements on ``db`` as given; the caller owns the trans
 
 from __future__ import annotations
 
+from git_memhtml.document.model import ArticleFacts
 from git_memhtml.errors import DuplicateContent
 from git_memhtml.index.active import ACTIVE_MEMORY
 from git_memhtml.index.db import IndexDB
-from git_memhtml.index.project import FILE_COLUMNS, Projection, path_facts
+from git_memhtml.index.project import FILE_COLUMNS, Projection, article_facts_of, path_facts
 
 _UPSERT_FILE = (
     f"INSERT INTO files({', '.join(FILE_COLUMNS)}) VALUES ({', '.join('?' for _ in FILE_COLUMNS)}) "
@@ -19,12 +20,17 @@ _UPSERT_FILE = (
 §3.5)."""
 
 
-def write_projection(db: IndexDB, proj: Projection, *, now: str) -> None:
+def write_projection(db: IndexDB, proj: Projection, *, now: str, fresh: bool = False) -> None:
     """Replace the index rows of ``proj.path`` with ``proj`` (docs/index.md §3.5).
 
     Detail rows and the file's authored out-edges are replaced; chunks are deleted only when their content hash
     differs from the new one; chunks are inserted with ``ON CONFLICT(chunk_id)`` re-pointing the path, so a
-    moved file keeps its vectors.
+    moved file keeps its vectors; a file whose content hash is unchanged writes no chunk (they exist: the rows of
+    a content hash and its chunks come and go together) and, by the ``files_fts_au`` trigger, no FTS row when
+    ``fts_text`` is unchanged.
+
+    ``fresh`` says the path holds no row at all (a rebuild's first pass over emptied tables): the reads and
+    deletes of earlier rows are skipped, so a file costs its inserts alone.
 
     Raises:
         DuplicateContent: another active non-task file already holds this content hash (the partial unique
@@ -44,15 +50,17 @@ def write_projection(db: IndexDB, proj: Projection, *, now: str) -> None:
                 path=path,
                 hint=f"archive or delete one of {path} and {other[0]}",
             )
-    previous = db.query_one("SELECT content_hash FROM files WHERE path = ?", (path,))
-    for table in ("file_tags", "file_entities", "file_facets", "file_citations"):
-        db.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
-    db.execute("DELETE FROM index_refusals WHERE path = ?", (path,))
-    db.execute("DELETE FROM edges WHERE src_path = ? AND provenance = 'authored'", (path,))
+    previous = None if fresh else db.query_one("SELECT content_hash FROM files WHERE path = ?", (path,))
+    if not fresh:
+        for table in ("file_tags", "file_entities", "file_facets", "file_citations"):
+            db.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
+        db.execute("DELETE FROM index_refusals WHERE path = ?", (path,))
+        db.execute("DELETE FROM edges WHERE src_path = ? AND provenance = 'authored'", (path,))
     db.execute(_UPSERT_FILE, tuple(getattr(row, c) for c in FILE_COLUMNS))
     if previous is not None and previous[0] != row.content_hash:
         settle_chunks(db, str(previous[0]))  # a twin of the old content keeps its chunks and vectors
-    db.execute("DELETE FROM chunks WHERE path = ? AND content_hash <> ?", (path, row.content_hash))
+    if previous is not None:
+        db.execute("DELETE FROM chunks WHERE path = ? AND content_hash <> ?", (path, row.content_hash))
     db.executemany("INSERT INTO file_tags(path, tag) VALUES (?, ?)", [(path, t) for t in proj.tags])
     db.executemany(
         "INSERT INTO file_entities(path, entity_type, entity_name, entity_key) VALUES (?, ?, ?, ?)",
@@ -63,13 +71,15 @@ def write_projection(db: IndexDB, proj: Projection, *, now: str) -> None:
         [(path, n, v, x) for n, v, x in proj.facets],
     )
     db.executemany(
-        "INSERT INTO file_citations(path, text, href) VALUES (?, ?, ?)", [(path, t, h) for t, h in proj.citations]
+        "INSERT INTO file_citations(path, text, href) VALUES (?, ?, ?)",
+        [(path, t, h) for t, h in proj.citations],
     )
-    db.executemany(
-        "INSERT INTO chunks(chunk_id, path, content_hash, ordinal, text, char_count) VALUES (?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT(chunk_id) DO UPDATE SET path = excluded.path",
-        [(c.chunk_id, path, row.content_hash, c.ordinal, c.text, len(c.text)) for c in proj.chunks],
-    )
+    if previous is None or previous[0] != row.content_hash:  # same content: its chunks (and vectors) are there
+        db.executemany(
+            "INSERT INTO chunks(chunk_id, path, content_hash, ordinal, text, char_count) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(chunk_id) DO UPDATE SET path = excluded.path",
+            [(c.chunk_id, path, row.content_hash, c.ordinal, c.text, len(c.text)) for c in proj.chunks],
+        )
     db.executemany(
         "INSERT INTO edges(src_path, rel, dst_path, edge_class, derived, strength, provenance, sleep_run, "
         "src_hash, created_at) VALUES (?, ?, ?, ?, 0, 1.0, 'authored', NULL, ?, ?) "
@@ -78,6 +88,15 @@ def write_projection(db: IndexDB, proj: Projection, *, now: str) -> None:
         [(path, e.rel, e.dst_path, e.edge_class, row.content_hash, now) for e in proj.edges],
     )
     settle_chunks(db, row.content_hash)
+
+
+def stored_article(db: IndexDB, path: str) -> ArticleFacts | None:
+    """The article facts indexed for ``path`` (``files.article_digest``/``article_facts``/``body_text``), or
+    ``None`` when the path is not indexed or its tree came from html5lib (docs/index.md "Head-only rewrites")."""
+    row = db.query_one("SELECT article_digest, article_facts, body_text FROM files WHERE path = ?", (path,))
+    if row is None:
+        return None
+    return article_facts_of(row[0], row[1], str(row[2]))
 
 
 def settle_chunks(db: IndexDB, content_hash: str, *, exclude: str | None = None) -> None:

@@ -8,19 +8,21 @@ the work tree and index untouched, and an acknowledged write is in ``HEAD`` (doc
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
 from git_memhtml.document.hash import content_hash
 from git_memhtml.document.model import Link
 from git_memhtml.document.parse import parse_memory
-from git_memhtml.document.template import render_memory
+from git_memhtml.document.template import RenderedMemory, render_checked, render_memory
 from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.errors import InvalidMemory, MemhtmlError, PathRefused, UsageError, WriteConflict
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.gitrepo.message import fold_line
+from git_memhtml.progress import NO_PROGRESS, Progress
 from git_memhtml.store.edits import Edit, apply_edits, free_archive_path, link, set_meta
 from git_memhtml.store.ops import WriteOp, distinct
 from git_memhtml.tree.layout import (
@@ -38,6 +40,9 @@ DedupeLookup = Callable[[str], "str | Sequence[str] | None"]
 """Maps a content hash to the paths of active non-task memories the index says hold it (docs/store.md §5.1). Only a path
 tracked in ``HEAD`` whose committed bytes have that hash counts: the index also covers uncommitted work-tree files,
 such as what a killed writer left, and those are never "already stored"."""
+
+DedupeMany = Callable[[Sequence[str]], "Mapping[str, str | Sequence[str] | None]"]
+"""The batch form of :data:`DedupeLookup`: content hashes → ``{hash: paths}`` (a hash may be missing: no holder)."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +137,8 @@ def apply_batch(
     continue_on_error: bool = False,
     verb: str = "batch",
     dedupe_since: str | None = None,
+    dedupe_many: DedupeMany | None = None,
+    progress: Progress = NO_PROGRESS,
 ) -> BatchResult:
     """Validate every op, then write the survivors as one commit (docs/store.md §5.2).
 
@@ -142,13 +149,16 @@ def apply_batch(
     files). Under the write lock from the read of HEAD to the commit. ``dedupe_since`` is the commit the
     ``dedupe`` index describes: memories HEAD added or changed since (another writer's commit that landed after
     the index was caught up) are hashed from their blobs, so two racing writers of one fact commit it once.
+    ``dedupe_many`` answers the lookups of the whole batch in one call (one query), in place of one ``dedupe`` call
+    per op. Each op's file is parsed once (the render gate), which also gives its content hash; a committed blob is
+    read only to confirm a hash hit. ``progress`` gets the stages ``rendering`` and ``placing``, one item per op.
 
     Raises:
         WriteLocked: another writer held the lock too long. HeadMoved: HEAD moved under us (nothing committed).
     """
     with repo.write_lock(verb):
         return _apply_locked(repo, ops, now=now, dedupe=dedupe, continue_on_error=continue_on_error, verb=verb,
-                             since=dedupe_since)
+                             since=dedupe_since, dedupe_many=dedupe_many, progress=progress)
 
 
 def committed_holder(repo: GitRepo, tracked: dict[str, str], candidates: str | Sequence[str] | None,
@@ -191,7 +201,7 @@ def recent_hashes(repo: GitRepo, since: str | None, head: str | None) -> dict[st
 
 def _apply_locked(
     repo: GitRepo, ops: Sequence[WriteOp], *, now: str, dedupe: DedupeLookup, continue_on_error: bool, verb: str,
-    since: str | None,
+    since: str | None, dedupe_many: DedupeMany | None, progress: Progress,
 ) -> BatchResult:
     head = repo.head_sha()
     tracked = repo.tree_blobs(head, prefixes=()) if head else {}
@@ -200,26 +210,61 @@ def _apply_locked(
     batch_hashes: dict[str, str] = {}
     planned: list[tuple[int, str, str]] = []  # (index, path, text)
     results: dict[int, OpResult] = {}
+    listings: dict[str, frozenset[str]] = {}
+
+    def listed(candidate: str) -> bool:
+        """Whether the work tree has an entry at ``candidate``: one directory listing per folder, not a stat per op."""
+        folder, _, name = candidate.rpartition("/")
+        if folder not in listings:
+            try:
+                listings[folder] = frozenset(os.listdir(repo.root / folder))
+            except (FileNotFoundError, NotADirectoryError):
+                listings[folder] = frozenset()
+        return name in listings[folder]
 
     def taken(candidate: str, text: str) -> bool:
         """A path is free when nothing claims it, or when it holds an uncommitted leftover of exactly ``text``
         (what a killed writer left: the retry commits it in place)."""
         if candidate in claimed or candidate in tracked:
             return True
+        if not listed(candidate):
+            return False
         target = repo.root / candidate
         if not target.exists():
             return False
         return not (target.is_file() and not target.is_symlink() and target.read_bytes() == text.encode("utf-8"))
 
+    progress.stage("rendering", len(ops))
+    rendered: dict[int, RenderedMemory | MemhtmlError] = {}
     for i, op in enumerate(ops):
+        try:
+            rendered[i] = render_checked(op.draft, now=now)
+        except MemhtmlError as exc:
+            rendered[i] = exc
+            if not continue_on_error:
+                break
+        finally:
+            progress.advance()
+    digests = sorted({r.document.content_hash for i, r in rendered.items()
+                      if isinstance(r, RenderedMemory) and ops[i].draft.memory_type != "task"})
+    holders: Mapping[str, str | Sequence[str] | None] = (
+        dedupe_many(digests) if dedupe_many is not None else {d: dedupe(d) for d in digests}
+    )
+    progress.stage("placing", len(rendered))
+    for i, op in enumerate(ops):
+        if i not in rendered:
+            break
         draft = op.draft
+        progress.advance()
         try:
             explicit = resolve_memory_path(repo.root, op.path, need=Need.NEW, name="path").path if op.path else None
-            text = render_memory(draft, now=now)
-            digest = content_hash(text)
+            outcome = rendered[i]
+            if isinstance(outcome, MemhtmlError):
+                raise outcome
+            text, digest = outcome.text, outcome.document.content_hash
             if draft.memory_type != "task":
                 earlier = batch_hashes.get(digest) or recent.get(digest) or committed_holder(
-                    repo, tracked, dedupe(digest), digest)
+                    repo, tracked, holders.get(digest), digest)
                 if earlier:
                     results[i] = OpResult(i, True, path=earlier, deduped=True, existing_path=earlier)
                     continue
@@ -252,6 +297,7 @@ def _apply_locked(
             results[i] = OpResult(i, False, code=exc.code, error=reason)
             if not continue_on_error:
                 break
+    progress.close()
     failed = [r for r in results.values() if not r.ok]
     if failed and not continue_on_error:
         final = [
@@ -336,7 +382,7 @@ def _correct_locked(repo: GitRepo, target: str, op: WriteOp, *, reason: str | No
     archived = archive_path_for(target, now[:4])
     if (repo.root / archived).exists() or archived in tracked:
         raise WriteConflict(f"{archived} already exists", hint="archive the older copy under another year first")
-    event = parse_memory(render_memory(draft, now=now)).event_at
+    event = render_checked(draft, now=now).document.event_at
     valid_from = draft.valid_from or event or now
     text = render_memory(replace(draft, links=(*draft.links, Link("supersedes", "/" + archived)),
                                  valid_from=valid_from), now=now)

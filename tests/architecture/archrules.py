@@ -95,6 +95,7 @@ CHOKE_POINTS: Mapping[str, tuple[str, ...]] = {
     "httpx": ("transport.py",),
     "wordllama": ("embed/wordllama.py",),
     "html5lib": ("document/",),
+    "selectolax": ("document/",),
     "click": ("cli/",),
     "sqlite3": ("index/db.py",),
 }
