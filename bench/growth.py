@@ -9,7 +9,7 @@ over the sizes measured). A time figure with ``k > 1.1`` is flagged ``!``.
 Operations (``--ops`` takes a comma-separated subset; they always run in this order, because ``rebuild`` moves
 the copy's index from the corpus's embedding space ``fake:hash@256`` to the CLI's):
 
-- ``version``: ``git memhtml --version`` (a new process; median of 5);
+- ``version``: ``git memhtml --version`` (a new process; median of 5, wall and CPU);
 - ``search``: ``retrieval.search`` in process (default scope, limit 10, no MMR, as the bench of issue 4) with
   ``fake:hash@256``; p50 / p95 over ``--queries`` corpus-like queries after 3 warm-ups, and the first query;
 - ``update``: a one-file commit (a new claim in one memory), then ``indexer.update`` in process (median of 5);
@@ -20,7 +20,8 @@ the copy's index from the corpus's embedding space ``fake:hash@256`` to the CLI'
   synthetic ops of ``synth.op`` (the same memories as the corpus), one process (``apply`` indexes its commit);
 - ``rebuild``: ``git memhtml index rebuild``;
 - ``search-wordllama``: as ``search`` with wordllama (only with ``--embed wordllama``, after ``rebuild``);
-- ``cli-search``: ``git memhtml search QUERY --json`` in a new process (median of 3, after one untimed call);
+- ``cli-search``: ``git memhtml search QUERY --json`` in a new process (median of 3 after one untimed call, wall
+  and CPU);
 - ``validate``: ``git memhtml validate`` of the whole tree;
 - ``sleep``: ``sleep run --date`` (default 2026-02-01, two weeks after the corpus instant) in a child process
   running the same ``run_sleep`` the CLI calls; wall, CPU and peak RSS; ``--phase-table`` prints its phases;
@@ -209,8 +210,9 @@ def embedder_for(space: str, cli_embed: str) -> Embedder | None:
 
 
 def op_version(ctx: Ctx) -> None:
-    times = [checked(ctx.cli("--version"), "git memhtml --version").wall_s for _ in range(5)]
-    ctx.figures["version_ms"] = statistics.median(times) * 1000
+    procs = [checked(ctx.cli("--version"), "git memhtml --version") for _ in range(5)]
+    ctx.figures["version_ms"] = statistics.median(p.wall_s for p in procs) * 1000
+    ctx.figures["version_cpu_ms"] = statistics.median(p.cpu_s for p in procs) * 1000
 
 
 def _search(ctx: Ctx, embedder: Embedder | None, prefix: str) -> None:
@@ -339,6 +341,7 @@ def op_cli_search(ctx: Ctx) -> None:
     checked(ctx.cli("search", ctx.queries[0], "--json"), "git memhtml search (warm-up)")
     procs = [checked(ctx.cli("search", q, "--json"), "git memhtml search") for q in ctx.queries[1:4]]
     ctx.figures["cli_search_ms"] = statistics.median(p.wall_s for p in procs) * 1000
+    ctx.figures["cli_search_cpu_ms"] = statistics.median(p.cpu_s for p in procs) * 1000
     ctx.figures["cli_search_rss_mib"] = max(p.rss_mib for p in procs)
 
 
