@@ -92,6 +92,20 @@ def render(i: int) -> tuple[str, str]:
     return memory_path(i), html
 
 
+def op(i: int) -> dict[str, object]:
+    """The ``git memhtml apply`` write op of memory ``i``: the title, type, claim, body, tags, entity and path
+    :func:`render` gives it (the same draws of ``random.Random(i)`` in the same order), for benches that import the
+    corpus through ``apply`` instead of writing rendered files."""
+    rng = random.Random(i)
+    tags = sorted({f"tag{rng.randrange(24)}" for _ in range(rng.randint(1, 2))})
+    memory_type = rng.choice(TYPES)
+    body = " ".join(sentence(rng, 6, 12) for _ in range(rng.randint(1, 2)))
+    title = f"{sentence(rng, 2, 4)[:-1]} {i}"
+    claim = sentence(rng, 8, 14)
+    return {"op": "write", "title": title, "type": memory_type, "claim": claim, "body": body, "tags": tags,
+            "entities": [f"service:svc{rng.randrange(400)}"], "path": memory_path(i)}
+
+
 def _write(args: tuple[Path, int, int]) -> list[str]:
     root, start, stop = args
     out = []

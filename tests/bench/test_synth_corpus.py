@@ -14,6 +14,7 @@ from git_memhtml.document.parse import parse_memory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.verify import verify
+from tests.bench.bench_support import render_op
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
@@ -48,3 +49,15 @@ def test_small_corpus_is_committed_indexed_and_verified(tmp_path: Path, monkeypa
     with IndexDB.for_repo(repo) as db:
         assert db.query_one("SELECT count(*) FROM files") == (40,)
         assert verify(repo, db, now=synth.NOW).clean
+
+
+def test_apply_op_renders_the_same_memory_as_the_corpus_file() -> None:
+    """``synth.op(i)`` through the apply door gives the memory ``synth.render(i)`` writes (same path, same
+    content hash), so a bench importing the corpus with ``apply`` measures the same memories."""
+    synth = load_synth()
+    for i in (0, 7, 499, 500, 1234):
+        path, html = synth.render(i)
+        op = synth.op(i)
+        assert op["path"] == path
+        rendered = parse_memory(render_op(op).encode(), path=path)
+        assert rendered.content_hash == parse_memory(html.encode(), path=path).content_hash
