@@ -18,6 +18,7 @@ from git_memhtml.errors import UsageError
 from git_memhtml.index.archived import ArchivedMatch, archived_matches
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import check_space
+from git_memhtml.index.matrix import vector_ranks
 from git_memhtml.index.resident import FIXED_ARMS, ResidentVectors, eligible_paths, fixed_arm_ranks
 from git_memhtml.index.retrieval_sql import (
     ARM_LIMIT,
@@ -118,6 +119,7 @@ def search(
     now: str,
     mmr_lambda: float | None = None,
     resident: ResidentVectors | None = None,
+    use_matrix: bool = True,
 ) -> SearchResult:
     """Search the index for ``query`` (docs/retrieval.md §4).
 
@@ -132,7 +134,10 @@ def search(
     space, loaded once by the caller) the vector arm is ranked in memory (``ResidentVectors.ranked`` over
     ``eligible_paths(db, scope)``) instead of by the SQL scan, and the query-independent recency and salience
     arms are read once per scope and ``now`` (``fixed_arm_ranks``): the same paths, ranks and scores
-    (docs/retrieval.md §4.11).
+    (docs/retrieval.md §4.11). Without ``resident`` and with ``use_matrix`` (the default) the vector arm is ranked
+    from the persistent matrix beside the index (index/matrix.py, synced first when stale) and the fixed arms are
+    read once per scope and ``now``; when the matrix cannot stand in (missing, torn, another index, a read-only
+    stale one) the SQL scan runs: the results are the same either way (docs/retrieval.md §4.12).
 
     Raises:
         UsageError: ``limit`` < 1, or ``mmr_lambda`` outside [0, 1].
@@ -170,6 +175,11 @@ def search(
             resident.check(db, space if "vector" in arms else None)
             if qvec is not None and "vector" in arms:
                 given["vector"] = resident.ranked(qvec, eligible_paths(db, scope), ARM_LIMIT)
+        elif use_matrix and qvec is not None and space is not None and "vector" in arms:
+            ranks = vector_ranks(db, qvec, space, scope, limit=ARM_LIMIT)
+            if ranks is not None:
+                given["vector"] = ranks
+        if resident is not None or use_matrix:
             for arm in FIXED_ARMS:
                 if arm in arms:
                     given[arm] = fixed_arm_ranks(db, arm, scope, now=now, arm_limit=ARM_LIMIT)
