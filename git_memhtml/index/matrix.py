@@ -1,8 +1,9 @@
 """The persistent vector matrix: every chunk vector of the index's space in one memory-mapped float32 file,
-``<git-dir>/memhtml/vectors.f32``, ranked exactly like the SQL arm (docs/index.md §3.9, docs/retrieval.md §4.12).
+``<git-dir>/memhtml/vectors.f32``, ranked exactly like the SQL arm (docs/index.md §3.11, docs/retrieval.md §4.12).
 
-Layout (little-endian): a :data:`HEADER_BYTES` header, then ``capacity`` rows of ``dim + 1`` float32 — the stored
-vector, then ``1/‖v‖`` (NaN for a row :func:`resident._regular` calls irregular: zero, non-finite, extreme). Row
+Layout (little-endian): a :data:`HEADER_BYTES` header, then ``capacity`` rows of ``dim + 2`` float32 — the stored
+vector, then ``1/‖v‖`` (NaN for a row :func:`resident._regular` calls irregular: zero, non-finite, extreme), then
+sqlite-vec's float32 ``Σ v_i²`` (:func:`resident.squared_norms_f32`, what the exact re-scoring needs). Row
 ``i`` is slot ``i`` of ``vector_slots`` (migration 0011); a slot with no live vector of the space is never read, since
 the slot → path mapping comes from SQL at query time under the scope filter (a mask over the rows).
 
@@ -45,7 +46,7 @@ from git_memhtml.index.retrieval_sql import ARM_LIMIT, Scope, scope_sql
 
 MATRIX_NAME = "vectors.f32"
 LOCK_NAME = "vectors.lock"
-"""File names beside ``index.db`` (our decision, docs/index.md §3.9)."""
+"""File names beside ``index.db`` (our decision, docs/index.md §3.11)."""
 MAGIC = b"MHVEC\x00\x01\x00"
 HEADER_BYTES = 4096
 """Header size: one page, so the rows start page-aligned."""
@@ -61,7 +62,10 @@ until the index grows by a quarter (our decision)."""
 FULL_FRACTION = 0.25
 """An incremental sync that would rewrite more than this fraction of the rows rebuilds the file instead (one
 sequential write beats scattered ones; our decision)."""
+EXTRA = 2
+"""Float32 columns after the vector: ``1/‖v‖`` and ``Σ v_i²``."""
 F32 = npt.NDArray[np.float32]
+F64 = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -101,10 +105,13 @@ def _unpack(raw: bytes) -> Header | None:
 
 
 def matrix_path(db: IndexDB) -> Path | None:
-    """``<dir of index.db>/vectors.f32``, or ``None`` for an in-memory index (no matrix)."""
-    if db.index_path in ("", ":memory:") or db.index_path.startswith("file::memory:"):
+    """``<dir of index.db>/vectors.f32`` for an index file named ``index.db`` (a checkout's, a worktree's, a commit
+    index's folder); ``None`` for an in-memory index or any other file name (a run's kept ``runs/<name>.index.db``
+    shares its folder with other runs' and is dropped by name, so it gets no matrix: the SQL arm serves it)."""
+    if db.index_path in ("", ":memory:") or db.index_path.startswith("file:"):
         return None
-    return Path(db.index_path).parent / MATRIX_NAME
+    index = Path(db.index_path)
+    return index.parent / MATRIX_NAME if index.name == "index.db" else None
 
 
 def _stamp(db: IndexDB) -> tuple[str, int] | None:
@@ -123,7 +130,7 @@ def _space(db: IndexDB) -> tuple[str, int] | None:
 
 
 def _row_bytes(dim: int) -> int:
-    return 4 * (dim + 1)
+    return 4 * (dim + EXTRA)
 
 
 def _open_nofollow(path: Path, flags: int) -> int:
@@ -157,9 +164,10 @@ def _trusted(header: Header | None, size: int, token: str, space: str, dim: int)
 
 
 def _rows(vecs: list[bytes], dim: int) -> F32:
-    """``(k, dim + 1)`` float32 rows: the vectors, then ``1/‖v‖`` (float64, rounded) or NaN when irregular."""
+    """``(k, dim + 2)`` float32 rows: the vectors, ``1/‖v‖`` (float64, rounded) or NaN when irregular, and the
+    float32 squared norm."""
     raw = np.frombuffer(b"".join(vecs), dtype="<f4").reshape(len(vecs), dim) if vecs else np.zeros((0, dim), "<f4")
-    out = np.empty((raw.shape[0], dim + 1), dtype="<f4")
+    out = np.empty((raw.shape[0], dim + EXTRA), dtype="<f4")
     out[:, :dim] = raw
     mags = squared_norms_f32(np.ascontiguousarray(raw, dtype=np.float32))
     regular = _regular(raw.astype(np.float32), mags)
@@ -168,6 +176,7 @@ def _rows(vecs: list[bytes], dim: int) -> F32:
         good = raw[regular].astype(np.float64)
         inv[regular] = 1.0 / np.sqrt(np.einsum("ij,ij->i", good, good))
     out[:, dim] = inv.astype(np.float32)
+    out[:, dim + 1] = mags
     return out
 
 
@@ -272,8 +281,8 @@ def _sync_locked(db: IndexDB, path: Path) -> SyncReport:
 def _slot_rows(db: IndexDB, where: str, params: tuple[object, ...]) -> list[tuple[int, bytes]]:
     """``(slot, vec)`` of the slots whose vector is of the space and ``4·dim`` bytes (``where`` narrows, e.g. to
     the slots stamped after a ``seq``), by slot."""
-    rows = db.query(
-        "SELECT s.slot, e.vec FROM vector_slots s JOIN embeddings e ON e.chunk_id = s.chunk_id "
+    rows = db.query(  # CROSS JOIN: slots first, so a seq bound uses vector_slots_seq (not a scan of a model)
+        "SELECT s.slot, e.vec FROM vector_slots s CROSS JOIN embeddings e ON e.chunk_id = s.chunk_id "
         f"WHERE {where}e.model = ? AND length(e.vec) = ? ORDER BY s.slot",
         params,
     )
@@ -299,7 +308,7 @@ def _build(path: Path, header: Header, every: list[tuple[int, bytes]]) -> None:
     replaces a symlink there, never writing through it)."""
     top = max((r[0] for r in every), default=-1)
     capacity = int((top + 1) * HEADROOM) + SLACK_ROWS
-    matrix = np.zeros((capacity, header.dim + 1), dtype="<f4")
+    matrix = np.zeros((capacity, header.dim + EXTRA), dtype="<f4")
     if every:
         slots = np.fromiter((r[0] for r in every), dtype=np.intp, count=len(every))
         matrix[slots] = _rows([r[1] for r in every], header.dim)
@@ -323,13 +332,13 @@ def _build(path: Path, header: Header, every: list[tuple[int, bytes]]) -> None:
 
 
 class _Mapped:
-    """One mapped file: its identity (device, inode, size) and the ``(capacity, dim + 1)`` float32 view."""
+    """One mapped file: its identity (device, inode, size) and the ``(capacity, dim + 2)`` float32 view."""
 
     def __init__(self, fd: int, ident: tuple[int, int, int], dim: int, capacity: int) -> None:
         self.ident = ident
         self.map = mmap.mmap(fd, ident[2], access=mmap.ACCESS_READ)
         self.rows: F32 = np.frombuffer(self.map, dtype="<f4", offset=HEADER_BYTES,
-                                       count=capacity * (dim + 1)).reshape(capacity, dim + 1)
+                                       count=capacity * (dim + EXTRA)).reshape(capacity, dim + EXTRA)
 
     def header(self) -> Header | None:
         return _unpack(bytes(self.map[:HEADER_BYTES]))
@@ -440,6 +449,29 @@ def vector_ranks(db: IndexDB, qvec: bytes, space: str, scope: Scope, *, limit: i
     return out if after == before else None
 
 
+def _exact(rows: F32, dim: int, slots: npt.NDArray[np.intp], query: F32, query_mag: np.float32) -> F64:
+    """sqlite-vec's distance of each of ``slots`` to ``query``, bit for bit (``resident.sqlite_vec_cosine`` with the
+    stored squared norms). For a row whose ``1/‖v‖`` is finite (every component finite) only the query's non-zero
+    components are summed: a zero component's product is ±0, and adding ±0 to sqlite-vec's running float32 sum
+    leaves it unchanged (up to the sign of a zero sum, which gives the same distance), so the sum over the support,
+    in the same order, is the same float32 value. Rows with a non-finite component are summed over every column."""
+    out = np.empty(slots.size, dtype=np.float64)
+    finite = ~np.isnan(rows[slots, dim])
+    support = np.flatnonzero(query != 0)
+    if support.size == 0:
+        support = np.zeros(1, dtype=np.intp)  # a zero query: one ±0 product, the same (NULL) distance
+    if finite.any():
+        picked = slots[finite]
+        part = np.ascontiguousarray(rows[np.ix_(picked, support)], dtype=np.float32)
+        out[finite] = sqlite_vec_cosine(part, np.ascontiguousarray(rows[picked, dim + 1], dtype=np.float32),
+                                        np.ascontiguousarray(query[support]), query_mag)
+    if (~finite).any():
+        picked = slots[~finite]
+        raw = np.ascontiguousarray(rows[picked, :dim], dtype=np.float32)
+        out[~finite] = sqlite_vec_cosine(raw, squared_norms_f32(raw), query, query_mag)
+    return out
+
+
 def _rank(rows: F32, dim: int, el: _Eligible, qvec: bytes, limit: int) -> list[str]:
     """Rank ``el``'s paths against ``qvec`` over ``rows`` (see :func:`vector_ranks`)."""
     if el.slots.size == 0:
@@ -451,7 +483,9 @@ def _rank(rows: F32, dim: int, el: _Eligible, qvec: bytes, limit: int) -> list[s
         q64 = query.astype(np.float64)
         unit = (q64 / np.sqrt(q64 @ q64)).astype(np.float32)
         with np.errstate(all="ignore"):
-            dots = rows[:, :dim] @ unit  # one sgemv over the whole contiguous matrix
+            # one pass over the whole mapped matrix; einsum's own single-threaded loop, not BLAS: on a loaded
+            # 2-core machine OpenBLAS's threads cost 16 ms at 13.5k rows where einsum takes 0.3 ms (bench/README.md)
+            dots = np.einsum("ij,j->i", rows[:, :dim], unit)
             approx = (1.0 - dots[el.slots] * rows[el.slots, dim]).astype(np.float64)
         irregular = np.isnan(approx)
         approx[irregular] = np.inf
@@ -466,8 +500,7 @@ def _rank(rows: F32, dim: int, el: _Eligible, qvec: bytes, limit: int) -> list[s
             candidate_rows = np.flatnonzero(keep[el.owner]).astype(np.intp)
     if candidate_rows.size == 0:
         return []
-    raw = np.ascontiguousarray(rows[el.slots[candidate_rows], :dim], dtype=np.float32)
-    dist = sqlite_vec_cosine(raw, squared_norms_f32(raw), query, query_mag)
+    dist = _exact(rows, dim, el.slots[candidate_rows], query, query_mag)
     owner = el.owner[candidate_rows]
     firsts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
     per_path = np.fmin.reduceat(dist, firsts)  # fmin skips NaN (SQL min skips NULL)

@@ -1,4 +1,4 @@
-"""The persistent vector matrix (index/matrix.py, docs/index.md §3.9) ranks exactly like the SQL arm, syncs
+"""The persistent vector matrix (index/matrix.py, docs/index.md §3.11) ranks exactly like the SQL arm, syncs
 incrementally, and is never trusted when stale, torn, foreign or behind a symlink.
 
 Real SQLite, real files, real git repositories; the crash cases kill a real subprocess with SIGKILL.
@@ -437,4 +437,36 @@ def test_a_read_only_index_never_syncs(tmp_path: Path) -> None:
     header, _ = _read_header(path)
     assert header is not None and header.seq > int(db.query("SELECT seq FROM vector_state")[0][0])
     db.read_only = None
+    db.close()
+
+
+def test_a_matrix_copied_from_an_identical_index_is_not_trusted(tmp_path: Path) -> None:
+    """Two repositories built the same way reach the same ``seq``; the other's ``vectors.f32`` copied in (a copied
+    ``.git/memhtml``) still names another index and is rebuilt, not read."""
+    _, first, embedder = _world(tmp_path / "a")
+    _, second, _ = _world(tmp_path / "b")
+    assert first.query("SELECT seq FROM vector_state") == second.query("SELECT seq FROM vector_state")
+    mine, theirs = matrix_path(second), matrix_path(first)
+    assert mine is not None and theirs is not None
+    mine.write_bytes(theirs.read_bytes())
+    qvec = _qvec(embedder, "alpha beta")
+    assert vector_ranks(second, qvec, embedder.space, Scope(), sync_stale=False) is None
+    assert sync(second).result == "built"
+    _assert_matches_sql(second, embedder)
+    first.close()
+    second.close()
+
+
+def test_a_copied_index_gets_its_own_token_and_a_kept_run_index_no_matrix(tmp_path: Path) -> None:
+    """``copy_index_to`` (a run's seeded and kept indexes) gives the copy a new token, so a matrix of the source
+    never stands in for a copy that diverged from it at the same ``seq``; a file not named ``index.db`` (the
+    ``runs/<name>.index.db`` kept side by side) has no matrix path."""
+    _, db, _ = _world(tmp_path)
+    copy_path = tmp_path / "runs" / "sleep-x.index.db"
+    db.copy_index_to(copy_path)
+    copy = open_index(copy_path, tmp_path / "runs" / "state.db")
+    assert copy.query("SELECT seq FROM vector_state") == db.query("SELECT seq FROM vector_state")
+    assert copy.query("SELECT token FROM vector_state") != db.query("SELECT token FROM vector_state")
+    assert matrix_path(copy) is None and sync(copy).result == "none"
+    copy.close()
     db.close()
