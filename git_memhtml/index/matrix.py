@@ -36,6 +36,7 @@ import numpy.typing as npt
 
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.resident import (
+    LOAD_BLOCK_ROWS,
     _cached,
     _regular,
     distance_error_bound,
@@ -165,18 +166,21 @@ def _trusted(header: Header | None, size: int, token: str, space: str, dim: int)
 
 def _rows(vecs: list[bytes], dim: int) -> F32:
     """``(k, dim + 2)`` float32 rows: the vectors, ``1/‖v‖`` (float64, rounded) or NaN when irregular, and the
-    float32 squared norm."""
+    float32 squared norm; computed in blocks of ``resident.LOAD_BLOCK_ROWS`` (bounded temporaries)."""
     raw = np.frombuffer(b"".join(vecs), dtype="<f4").reshape(len(vecs), dim) if vecs else np.zeros((0, dim), "<f4")
     out = np.empty((raw.shape[0], dim + EXTRA), dtype="<f4")
-    out[:, :dim] = raw
-    mags = squared_norms_f32(np.ascontiguousarray(raw, dtype=np.float32))
-    regular = _regular(raw.astype(np.float32), mags)
-    inv = np.full(raw.shape[0], np.nan, dtype=np.float64)
-    if regular.any():
-        good = raw[regular].astype(np.float64)
-        inv[regular] = 1.0 / np.sqrt(np.einsum("ij,ij->i", good, good))
-    out[:, dim] = inv.astype(np.float32)
-    out[:, dim + 1] = mags
+    for start in range(0, raw.shape[0], LOAD_BLOCK_ROWS):
+        block = raw[start : start + LOAD_BLOCK_ROWS]
+        target = out[start : start + LOAD_BLOCK_ROWS]
+        target[:, :dim] = block
+        mags = squared_norms_f32(block)
+        regular = _regular(block, mags)
+        inv = np.full(block.shape[0], np.nan, dtype=np.float64)
+        if regular.any():
+            good = block[regular].astype(np.float64)
+            inv[regular] = 1.0 / np.sqrt(np.einsum("ij,ij->i", good, good))
+        target[:, dim] = inv
+        target[:, dim + 1] = mags
     return out
 
 
@@ -289,6 +293,14 @@ def _slot_rows(db: IndexDB, where: str, params: tuple[object, ...]) -> list[tupl
     return [(int(slot), bytes(vec)) for slot, vec in rows]
 
 
+def _pwrite_all(fd: int, data: bytes | memoryview, offset: int) -> None:
+    """``os.pwrite`` until every byte is written (a regular file may take a large write in parts)."""
+    view = memoryview(data).cast("B")
+    while view:
+        done = os.pwrite(fd, view, offset)
+        view, offset = view[done:], offset + done
+
+
 def _write_rows(path: Path, header: Header, seq: int, changed: list[tuple[int, bytes]]) -> None:
     """Mark ``header`` dirty, write ``changed`` ``(slot, vec)`` rows in place, then the clean header at ``seq``."""
     fd = _open_nofollow(path, os.O_RDWR)
@@ -318,8 +330,8 @@ def _build(path: Path, header: Header, every: list[tuple[int, bytes]]) -> None:
         tmp.unlink()
     fd = _open_nofollow(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
-        os.pwrite(fd, done.ljust(HEADER_BYTES, b"\0"), 0)
-        os.pwrite(fd, matrix.tobytes(), HEADER_BYTES)
+        _pwrite_all(fd, done.ljust(HEADER_BYTES, b"\0"), 0)
+        _pwrite_all(fd, matrix.data.cast("B"), HEADER_BYTES)
     except BaseException:
         os.close(fd)
         tmp.unlink()

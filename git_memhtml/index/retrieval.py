@@ -26,11 +26,15 @@ from git_memhtml.index.retrieval_sql import (
     Arm,
     ArmWeights,
     Scope,
+    arm_ranks_sql,
     entities_sql,
     file_vectors_sql,
+    fts_candidates_sql,
+    fts_edge_sql,
     fts_match,
     fusion_sql,
     hydrate_sql,
+    scope_sql,
     snippet_sql,
     superseded_by_sql,
 )
@@ -38,6 +42,9 @@ from git_memhtml.index.retrieval_sql import (
 __all__ = ["ArchivedMatch", "ArmWeights", "Hit", "Scope", "SearchResult", "search"]
 
 FUSE_FACTOR = 3
+FTS_FIRST = (160, 1280)
+"""Best ``bm25`` matches read before the scope join, tried in turn by :func:`fts_ranks` (4 and 32 × the 40 the arm
+keeps; our decision, bench/README.md "index_perf.py": the join of every match was 70 of the arm's 97 ms at 100k)."""
 """Search fuses ``3 × limit`` candidates before MMR picks ``limit`` (docs/retrieval.md §4.6 "Search")."""
 
 
@@ -92,6 +99,33 @@ def _query_vector(embedder: Embedder | None, query: str) -> tuple[bytes | None, 
     if not np.any(vec):
         return None, False  # nothing to compare (no token the embedder knows)
     return vec.tobytes(), False
+
+
+def fts_ranks(db: IndexDB, match: str, scope: Scope, *, arm_limit: int = ARM_LIMIT,
+              first: tuple[int, ...] = FTS_FIRST) -> list[str]:
+    """The lexical arm's paths, best first: exactly the rows of ``fts_arm_sql`` (``bm25`` ascending, then path),
+    without joining every match to ``files``. For each ``k`` of ``first``, the ``k`` best matches by ``bm25``
+    alone are joined and scoped (:func:`~git_memhtml.index.retrieval_sql.fts_candidates_sql`); the answer stands
+    when fewer than ``k`` rows matched, or ``arm_limit`` rows came back and the last scores strictly below the
+    ``k``-th match (every row not read scores at least that, so none could rank). Otherwise the next ``k``, and
+    after the last one the arm's own SQL (a narrow scope that admits few of the best matches).
+
+    Raises:
+        StorageError: SQLite failed.
+    """
+    scope_filter, params = scope_sql(scope)
+    sql = fts_candidates_sql(scope_filter)
+    for k in first:
+        rows = db.query(sql, {**params, "match": match, "fts_first": k, "arm_limit": arm_limit})
+        if rows:
+            edge = rows[0][2]
+        else:  # nothing in scope among the k best: is that all of the matches?
+            found = db.query_one(fts_edge_sql(), {"match": match, "fts_first": k})
+            edge = None if found is None else found[0]
+        if edge is None or (len(rows) == arm_limit and float(rows[-1][1]) < float(edge)):
+            return [str(r[0]) for r in rows]
+    sql, params = arm_ranks_sql("fts", scope, match=match, arm_limit=arm_limit)
+    return [str(r[0]) for r in db.query(sql, params)]
 
 
 def _file_vectors(db: IndexDB, paths: list[str], qvec: bytes | None, space: str | None) -> dict[str, np.ndarray]:
@@ -179,6 +213,8 @@ def search(
             ranks = vector_ranks(db, qvec, space, scope, limit=ARM_LIMIT)
             if ranks is not None:
                 given["vector"] = ranks
+        if (resident is not None or use_matrix) and match is not None and "fts" in arms:
+            given["fts"] = fts_ranks(db, match, scope, arm_limit=ARM_LIMIT)
         if resident is not None or use_matrix:
             for arm in FIXED_ARMS:
                 if arm in arms:

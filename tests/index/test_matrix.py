@@ -33,8 +33,8 @@ from git_memhtml.index.matrix import (
     sync,
     vector_ranks,
 )
-from git_memhtml.index.retrieval import search
-from git_memhtml.index.retrieval_sql import ARM_LIMIT, Scope, scope_sql, vector_arm_sql
+from git_memhtml.index.retrieval import FTS_FIRST, fts_ranks, search
+from git_memhtml.index.retrieval_sql import ARM_LIMIT, Scope, arm_ranks_sql, fts_match, scope_sql, vector_arm_sql
 from tests.index.index_helpers import NOW, Repo, memory_html
 from tests.index.test_resident import CORPORA, OWN_SCOPES, ROWS, SCOPES, Corpus
 
@@ -470,3 +470,23 @@ def test_a_copied_index_gets_its_own_token_and_a_kept_run_index_no_matrix(tmp_pa
     assert matrix_path(copy) is None and sync(copy).result == "none"
     copy.close()
     db.close()
+
+
+FIRSTS = {"default": FTS_FIRST, "one": (1,), "two-then-five": (2, 5), "forty": (40,), "all-fall-back": (3, 7)}
+"""Candidate counts for the two-step lexical arm: small ones force the retries, the fall-back to the arm's SQL, and
+an edge that lands inside a run of tied scores (the generated corpus repeats claims)."""
+
+
+@pytest.mark.parametrize(("corpus_name", "scope_name"), ROWS)
+@pytest.mark.parametrize("firsts", list(FIRSTS))
+def test_two_step_fts_arm_equals_its_sql(corpora: dict[str, tuple[Corpus, Path]], corpus_name: str,
+                                         scope_name: str, firsts: str) -> None:
+    (corpus, _), scope = corpora[corpus_name], {**SCOPES, **OWN_SCOPES[corpus_name]}[scope_name]
+    for query in [*corpus.queries, "alpha", "alpha beta gamma delta cache deploy ledger queue retry"]:
+        match = fts_match(query)
+        if match is None:
+            continue
+        for limit in (1, 3, ARM_LIMIT):
+            sql, params = arm_ranks_sql("fts", scope, match=match, arm_limit=limit)
+            want = [str(r[0]) for r in corpus.db.query(sql, params)]
+            assert fts_ranks(corpus.db, match, scope, arm_limit=limit, first=FIRSTS[firsts]) == want, query

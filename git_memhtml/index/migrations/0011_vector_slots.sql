@@ -1,4 +1,4 @@
--- The persistent vector matrix's change log (docs/index.md §3.9, issue 12 item 1). Every chunk vector owns a
+-- The persistent vector matrix's change log (docs/index.md §3.11, issue 12 item 1). Every chunk vector owns a
 -- slot: its row in <git-dir>/memhtml/vectors.f32. `seq` is the index's vector generation: a trigger bumps
 -- `vector_state.seq` on every insert or update of an embedding and stamps the slot with it, so the matrix syncs the
 -- slots whose `seq` is above the one in its header (O(changed rows)). A deleted vector drops its slot (an
