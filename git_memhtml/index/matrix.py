@@ -204,6 +204,10 @@ def _locked(path: Path, *, wait: bool) -> Iterator[bool]:
         os.close(fd)
 
 
+class _Unusable(Exception):
+    """The index holds a vector the matrix cannot represent (its length is not the space's)."""
+
+
 SyncResult = Literal["fresh", "synced", "built", "none", "busy", "failed"]
 
 
@@ -236,7 +240,7 @@ def sync(db: IndexDB, *, path: Path | None = None, wait: bool = True) -> SyncRep
             return SyncReport("busy")
         try:
             return _sync_locked(db, path)
-        except OSError as exc:
+        except (OSError, _Unusable) as exc:
             return SyncReport("failed", error=f"{path}: {exc}")
 
 
@@ -273,23 +277,30 @@ def _sync_locked(db: IndexDB, path: Path) -> SyncReport:
         if _trusted(header, size, token, space, dim) and header is not None and header.seq <= seq:
             if header.seq == seq:
                 return SyncReport("fresh")
-            changed = _slot_rows(db, "s.seq > ? AND ", (header.seq, space, 4 * dim))
+            changed = _slot_rows(db, "s.seq > ? AND ", (header.seq, space), 4 * dim)
             if all(int(r[0]) < header.capacity for r in changed) and len(changed) <= FULL_FRACTION * header.capacity:
                 _write_rows(path, header, seq, changed)
                 return SyncReport("synced", rows=len(changed))
-        every = _slot_rows(db, "", (space, 4 * dim))
+        every = _slot_rows(db, "", (space,), 4 * dim)
     _build(path, Header(CLEAN, dim, 0, seq, token, space), every)
     return SyncReport("built", rows=len(every))
 
 
-def _slot_rows(db: IndexDB, where: str, params: tuple[object, ...]) -> list[tuple[int, bytes]]:
-    """``(slot, vec)`` of the slots whose vector is of the space and ``4·dim`` bytes (``where`` narrows, e.g. to
-    the slots stamped after a ``seq``), by slot."""
+def _slot_rows(db: IndexDB, where: str, params: tuple[object, ...], width: int) -> list[tuple[int, bytes]]:
+    """``(slot, vec)`` of the slots whose vector is of the space (``where`` narrows, e.g. to the slots stamped
+    after a ``seq``), by slot.
+
+    Raises:
+        _Unusable: a vector of the space is not ``width`` bytes (the SQL arm fails on it, so no matrix answers).
+    """
     rows = db.query(  # CROSS JOIN: slots first, so a seq bound uses vector_slots_seq (not a scan of a model)
         "SELECT s.slot, e.vec FROM vector_slots s CROSS JOIN embeddings e ON e.chunk_id = s.chunk_id "
-        f"WHERE {where}e.model = ? AND length(e.vec) = ? ORDER BY s.slot",
+        f"WHERE {where}e.model = ? ORDER BY s.slot",
         params,
     )
+    bad = next((int(slot) for slot, vec in rows if not isinstance(vec, bytes) or len(vec) != width), None)
+    if bad is not None:  # the SQL arm fails on such a vector: no matrix may answer for it
+        raise _Unusable(f"the vector of slot {bad} is not {width} bytes (hint: git memhtml index rebuild)")
     return [(int(slot), bytes(vec)) for slot, vec in rows]
 
 
@@ -353,7 +364,7 @@ class _Mapped:
                                        count=capacity * (dim + EXTRA)).reshape(capacity, dim + EXTRA)
 
     def header(self) -> Header | None:
-        return _unpack(bytes(self.map[:HEADER_BYTES]))
+        return _unpack(self.map[: _FIELDS.size + SPACE_MAX + 4])
 
 
 _MAPS: dict[str, _Mapped] = {}
@@ -362,6 +373,14 @@ _MAPS: dict[str, _Mapped] = {}
 
 def _mapped(path: Path, dim: int) -> _Mapped | None:
     """The current file at ``path`` mapped read-only (``None``: missing, a symlink, not a file, no valid header)."""
+    known = _MAPS.get(str(path))
+    try:
+        st = os.stat(path, follow_symlinks=False)  # one syscall when the file is the one mapped already
+    except OSError:
+        _MAPS.pop(str(path), None)
+        return None
+    if known is not None and stat.S_ISREG(st.st_mode) and known.ident == (st.st_dev, st.st_ino, st.st_size):
+        return known
     try:
         fd = _open_nofollow(path, os.O_RDONLY)
     except OSError:
@@ -370,9 +389,6 @@ def _mapped(path: Path, dim: int) -> _Mapped | None:
     try:
         st = os.fstat(fd)
         ident = (st.st_dev, st.st_ino, st.st_size)
-        known = _MAPS.get(str(path))
-        if known is not None and known.ident == ident:
-            return known
         header = _unpack(os.pread(fd, HEADER_BYTES, 0))
         if header is None or header.dim != dim or st.st_size != HEADER_BYTES + header.capacity * _row_bytes(dim):
             return None
@@ -400,10 +416,10 @@ def _eligible(db: IndexDB, scope: Scope, space: str) -> _Eligible:
 
     def read() -> _Eligible:
         scope_filter, params = scope_sql(scope)
-        rows = db.query(
+        rows = db.query(  # vector_slots.model is embeddings.model (migration 0011): no vector blob is read
             "SELECT f.path, s.slot FROM files f JOIN chunks c ON c.path = f.path "
-            "JOIN embeddings e ON e.chunk_id = c.chunk_id JOIN vector_slots s ON s.chunk_id = e.chunk_id "
-            f"WHERE e.model = :space AND {scope_filter} ORDER BY f.path",
+            "JOIN vector_slots s ON s.chunk_id = c.chunk_id "
+            f"WHERE s.model = :space AND {scope_filter} ORDER BY f.path, c.ordinal",
             {**params, "space": space},
         )
         names = [str(r[0]) for r in rows]
@@ -433,32 +449,52 @@ def vector_ranks(db: IndexDB, qvec: bytes, space: str, scope: Scope, *, limit: i
         StorageError: SQLite failed.
     """
     path = path or matrix_path(db)
-    found = _space(db)
-    if path is None or found is None or found[0] != space or len(qvec) != 4 * found[1] or limit < 1:
+    state = _state(db)
+    if path is None or state is None or state[2] != space or len(qvec) != 4 * state[3] or limit < 1:
         return None
-    dim = found[1]
-    stamp = _stamp(db)
-    if stamp is None:
-        return None
-    header, size = _read_header(path)
-    if not (_trusted(header, size, stamp[0], space, dim) and header is not None and header.seq == stamp[1]):
+    token, seq, _, dim = state
+    mapped, header = _current(path, dim, token, seq, space)
+    if mapped is None or header is None:
         if not sync_stale or db.read_only is not None or sync(db, path=path, wait=False).result not in (
                 "synced", "built", "fresh"):
             return None
-        stamp = _stamp(db)
-    mapped = _mapped(path, dim)
-    if mapped is None or stamp is None:
-        return None
-    before = mapped.header()
-    if not (before is not None and before.state == CLEAN and before.token == stamp[0] and before.seq == stamp[1]
-            and before.space == space):
-        return None
+        state = _state(db)
+        if state is None:
+            return None
+        token, seq = state[0], state[1]
+        mapped, header = _current(path, dim, token, seq, space)
+        if mapped is None or header is None:
+            return None
     eligible = _eligible(db, scope, space)
-    if _stamp(db) != stamp:
+    if _stamp(db) != (token, seq):
         return None  # the index moved while the mapping was read
     out = _rank(mapped.rows, dim, eligible, qvec, limit)
-    after = mapped.header()
-    return out if after == before else None
+    return out if mapped.header() == header else None  # a sync wrote meanwhile: the scan may mix two states
+
+
+def _state(db: IndexDB) -> tuple[str, int, str, int] | None:
+    """``(token, seq, space, dim)`` of the index in one read, ``None`` without a vector space."""
+    row = db.query_one("SELECT v.token, v.seq, i.embed_model FROM vector_state v LEFT JOIN index_state i "
+                       "ON i.id = 1 WHERE v.id = 1")
+    if row is None or row[2] is None:
+        return None
+    tail = str(row[2]).rpartition("@")[2]
+    if not tail.isdigit() or int(tail) < 1:
+        return None
+    return str(row[0]), int(row[1]), str(row[2]), int(tail)
+
+
+def _current(path: Path, dim: int, token: str, seq: int, space: str) -> tuple[_Mapped | None, Header | None]:
+    """The mapped file at ``path`` and its header when the header is clean and describes exactly this index at
+    ``seq`` with the mapping's shape; ``(mapped or None, None)`` otherwise."""
+    mapped = _mapped(path, dim)
+    if mapped is None:
+        return None, None
+    header = mapped.header()
+    if (header is None or header.state != CLEAN or header.token != token or header.seq != seq
+            or header.space != space or header.dim != dim or header.capacity != mapped.rows.shape[0]):
+        return mapped, None
+    return mapped, header
 
 
 def _exact(rows: F32, dim: int, slots: npt.NDArray[np.intp], query: F32, query_mag: np.float32) -> F64:

@@ -374,8 +374,8 @@ def file_vectors_sql(paths: list[str]) -> tuple[str, Params]:
     ordinal; MMR averages them into one vector per file."""
     names: Params = {f"p{i}": p for i, p in enumerate(paths)}
     holders = ", ".join(f":{n}" for n in names)
-    return (
-        "SELECT c.path, e.vec FROM chunks c JOIN embeddings e ON e.chunk_id = c.chunk_id "
+    return (  # CROSS JOIN: chunks of the paths first; else SQLite walks every vector of the space (all blobs)
+        "SELECT c.path, e.vec FROM chunks c CROSS JOIN embeddings e ON e.chunk_id = c.chunk_id "
         f"WHERE e.model = :space AND c.path IN ({holders}) ORDER BY c.path, c.ordinal",
         names,
     )

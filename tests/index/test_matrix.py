@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from git_memhtml.embed.fake import FakeEmbedder
+from git_memhtml.errors import StorageError
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.matrix import (
@@ -490,3 +491,17 @@ def test_two_step_fts_arm_equals_its_sql(corpora: dict[str, tuple[Corpus, Path]]
             sql, params = arm_ranks_sql("fts", scope, match=match, arm_limit=limit)
             want = [str(r[0]) for r in corpus.db.query(sql, params)]
             assert fts_ranks(corpus.db, match, scope, arm_limit=limit, first=FIRSTS[firsts]) == want, query
+
+
+def test_a_vector_of_the_wrong_length_gets_no_matrix_answer(tmp_path: Path) -> None:
+    """A vector of the space whose blob is not ``4·dim`` bytes makes the SQL arm fail; the matrix refuses to
+    stand in (``failed``), so ``search`` fails the same way instead of answering from stale or zeroed rows."""
+    _, db, embedder = _world(tmp_path)
+    cid = db.query_one("SELECT chunk_id FROM embeddings ORDER BY chunk_id LIMIT 1")
+    assert cid is not None
+    db.execute("UPDATE embeddings SET dim = 4, vec = ? WHERE chunk_id = ?", (b"\0\0\x80\x3f" * 4, cid[0]))
+    assert sync(db).result == "failed"
+    assert vector_ranks(db, _qvec(embedder, "queue"), embedder.space, Scope()) is None
+    with pytest.raises(StorageError):
+        search(db, "queue", embedder=embedder, now=NOW)
+    db.close()
