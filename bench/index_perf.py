@@ -299,13 +299,13 @@ def run(size: int, work: Path, embed: str) -> dict[str, float]:
 
 
 def main() -> None:
+    global EMBEDDER, SQL_QUERIES
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--embed", choices=("fake", "wordllama"), default="fake")
     parser.add_argument("--work", type=Path, default=WORK, help="where the corpora are copied (default %(default)s)")
     parser.add_argument("--sql-queries", type=int, default=SQL_QUERIES, help="queries timed on the SQL vector scan")
     args = parser.parse_args()
-    global EMBEDDER, SQL_QUERIES
     SQL_QUERIES = args.sql_queries
     if args.embed == "wordllama":
         from git_memhtml.embed.wordllama import WordLlamaEmbedder  # noqa: PLC0415
