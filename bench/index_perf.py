@@ -49,7 +49,7 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index import indexer, matrix
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.resident import FIXED_ARMS, fixed_arm_ranks
-from git_memhtml.index.retrieval import _query_vector, hydrate, search
+from git_memhtml.index.retrieval import _query_vector, fts_ranks, hydrate, search
 from git_memhtml.index.retrieval_sql import (
     ARM_LIMIT,
     Arm,
@@ -202,7 +202,8 @@ def matrix_arm(db: IndexDB, queries: list[str]) -> dict[str, float]:
 
 def breakdown(db: IndexDB, queries: list[str]) -> dict[str, float]:
     """p50 ms of each part of a default search (limit 10, no MMR), run one after the other as ``search`` does."""
-    parts: dict[str, list[float]] = {k: [] for k in ("embed", "vector", "fts", "fixed", "fusion", "hydrate")}
+    parts: dict[str, list[float]] = {k: [] for k in ("embed", "vector", "fts", "fixed", "fusion", "hydrate",
+                                                     "fts_one_statement")}
     scope = Scope()
     weights = ArmWeights()
     for q in queries:
@@ -217,8 +218,7 @@ def breakdown(db: IndexDB, queries: list[str]) -> dict[str, float]:
         t2 = time.perf_counter()
         match = fts_match(q)
         if match is not None:
-            sql, params = arm_ranks_sql("fts", scope, match=match)
-            given["fts"] = [r[0] for r in db.query(sql, params)]
+            given["fts"] = fts_ranks(db, match, scope)
         t3 = time.perf_counter()
         for arm in FIXED_ARMS:
             given[arm] = fixed_arm_ranks(db, arm, scope, now=NOW)
@@ -231,8 +231,12 @@ def breakdown(db: IndexDB, queries: list[str]) -> dict[str, float]:
         t5 = time.perf_counter()
         hydrate(db, [p for p, _ in fused], dict(fused), qvec=qvec, space=EMBEDDER.space)
         t6 = time.perf_counter()
+        if match is not None:  # the one-statement lexical arm, for comparison (not part of the search)
+            sql, params = arm_ranks_sql("fts", scope, match=match)
+            assert [r[0] for r in db.query(sql, params)] == given["fts"]
+        t7 = time.perf_counter()
         for name, a, b in (("embed", t0, t1), ("vector", t1, t2), ("fts", t2, t3), ("fixed", t3, t4),
-                           ("fusion", t4, t5), ("hydrate", t5, t6)):
+                           ("fusion", t4, t5), ("hydrate", t5, t6), ("fts_one_statement", t6, t7)):
             parts[name].append((b - a) * 1000)
     return {f"part_{k}_p50_ms": pct(v, 0.5) for k, v in parts.items()}
 
