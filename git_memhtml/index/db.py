@@ -277,6 +277,8 @@ class IndexDB:
             try:
                 with target.backup("main", self._conn, "main") as backup:
                     backup.step()
+                # a copy is another index: its own token, so no vector matrix of the source is trusted for it
+                target.execute("UPDATE vector_state SET token = lower(hex(randomblob(16)))")
             finally:
                 target.close()
         except (apsw.Error, OSError) as exc:

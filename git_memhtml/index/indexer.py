@@ -30,6 +30,7 @@ from git_memhtml.errors import (
 )
 from git_memhtml.index.active import ACTIVE_MEMORY, active_memory
 from git_memhtml.index.db import IndexDB
+from git_memhtml.index.matrix import sync as sync_matrix
 from git_memhtml.index.project import is_indexable, project
 from git_memhtml.index.watermark import index_state
 from git_memhtml.index.write import delete_path, refuse, rename_path, stored_article, write_projection
@@ -457,6 +458,7 @@ def rebuild(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
         overlay = _apply_worktree(repo, db, run, blobs, now, parse)
         _retry_refusals(repo, db, run, blobs, overlay, now, parse)
     written, error = embed_missing(db, embedder, now=now, progress=progress)
+    sync_matrix(db)
     return _report(head, run, True, written, error)
 
 
@@ -530,6 +532,7 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
     with db.atomic():
         _set_head(db, head, now, rebuilt=False, space=None)
     written, error = embed_missing(db, embedder, now=now)
+    sync_matrix(db)
     return _report(head, run, False, written, error)
 
 

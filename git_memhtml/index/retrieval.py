@@ -18,6 +18,7 @@ from git_memhtml.errors import UsageError
 from git_memhtml.index.archived import ArchivedMatch, archived_matches
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import check_space
+from git_memhtml.index.matrix import vector_ranks
 from git_memhtml.index.resident import FIXED_ARMS, ResidentVectors, eligible_paths, fixed_arm_ranks
 from git_memhtml.index.retrieval_sql import (
     ARM_LIMIT,
@@ -25,11 +26,15 @@ from git_memhtml.index.retrieval_sql import (
     Arm,
     ArmWeights,
     Scope,
+    arm_ranks_sql,
     entities_sql,
     file_vectors_sql,
+    fts_candidates_sql,
+    fts_edge_sql,
     fts_match,
     fusion_sql,
     hydrate_sql,
+    scope_sql,
     snippet_sql,
     superseded_by_sql,
 )
@@ -37,6 +42,9 @@ from git_memhtml.index.retrieval_sql import (
 __all__ = ["ArchivedMatch", "ArmWeights", "Hit", "Scope", "SearchResult", "search"]
 
 FUSE_FACTOR = 3
+FTS_FIRST = (160, 1280)
+"""Best ``bm25`` matches read before the scope join, tried in turn by :func:`fts_ranks` (4 and 32 × the 40 the arm
+keeps; our decision, bench/README.md "index_perf.py": the join of every match was 70 of the arm's 97 ms at 100k)."""
 """Search fuses ``3 × limit`` candidates before MMR picks ``limit`` (docs/retrieval.md §4.6 "Search")."""
 
 
@@ -93,6 +101,33 @@ def _query_vector(embedder: Embedder | None, query: str) -> tuple[bytes | None, 
     return vec.tobytes(), False
 
 
+def fts_ranks(db: IndexDB, match: str, scope: Scope, *, arm_limit: int = ARM_LIMIT,
+              first: tuple[int, ...] = FTS_FIRST) -> list[str]:
+    """The lexical arm's paths, best first: exactly the rows of ``fts_arm_sql`` (``bm25`` ascending, then path),
+    without joining every match to ``files``. For each ``k`` of ``first``, the ``k`` best matches by ``bm25``
+    alone are joined and scoped (:func:`~git_memhtml.index.retrieval_sql.fts_candidates_sql`); the answer stands
+    when fewer than ``k`` rows matched, or ``arm_limit`` rows came back and the last scores strictly below the
+    ``k``-th match (every row not read scores at least that, so none could rank). Otherwise the next ``k``, and
+    after the last one the arm's own SQL (a narrow scope that admits few of the best matches).
+
+    Raises:
+        StorageError: SQLite failed.
+    """
+    scope_filter, params = scope_sql(scope)
+    sql = fts_candidates_sql(scope_filter)
+    for k in first:
+        rows = db.query(sql, {**params, "match": match, "fts_first": k, "arm_limit": arm_limit})
+        if rows:
+            edge = rows[0][2]
+        else:  # nothing in scope among the k best: is that all of the matches?
+            found = db.query_one(fts_edge_sql(), {"match": match, "fts_first": k})
+            edge = None if found is None else found[0]
+        if edge is None or (len(rows) == arm_limit and float(rows[-1][1]) < float(edge)):
+            return [str(r[0]) for r in rows]
+    sql, params = arm_ranks_sql("fts", scope, match=match, arm_limit=arm_limit)
+    return [str(r[0]) for r in db.query(sql, params)]
+
+
 def _file_vectors(db: IndexDB, paths: list[str], qvec: bytes | None, space: str | None) -> dict[str, np.ndarray]:
     """Per path the mean of its chunk vectors in ``space`` (empty without a query vector: MMR then keeps the
     fusion order)."""
@@ -118,6 +153,7 @@ def search(
     now: str,
     mmr_lambda: float | None = None,
     resident: ResidentVectors | None = None,
+    use_matrix: bool = True,
 ) -> SearchResult:
     """Search the index for ``query`` (docs/retrieval.md §4).
 
@@ -132,7 +168,10 @@ def search(
     space, loaded once by the caller) the vector arm is ranked in memory (``ResidentVectors.ranked`` over
     ``eligible_paths(db, scope)``) instead of by the SQL scan, and the query-independent recency and salience
     arms are read once per scope and ``now`` (``fixed_arm_ranks``): the same paths, ranks and scores
-    (docs/retrieval.md §4.11).
+    (docs/retrieval.md §4.11). Without ``resident`` and with ``use_matrix`` (the default) the vector arm is ranked
+    from the persistent matrix beside the index (index/matrix.py, synced first when stale) and the fixed arms are
+    read once per scope and ``now``; when the matrix cannot stand in (missing, torn, another index, a read-only
+    stale one) the SQL scan runs: the results are the same either way (docs/retrieval.md §4.12).
 
     Raises:
         UsageError: ``limit`` < 1, or ``mmr_lambda`` outside [0, 1].
@@ -170,6 +209,13 @@ def search(
             resident.check(db, space if "vector" in arms else None)
             if qvec is not None and "vector" in arms:
                 given["vector"] = resident.ranked(qvec, eligible_paths(db, scope), ARM_LIMIT)
+        elif use_matrix and qvec is not None and space is not None and "vector" in arms:
+            ranks = vector_ranks(db, qvec, space, scope, limit=ARM_LIMIT)
+            if ranks is not None:
+                given["vector"] = ranks
+        if (resident is not None or use_matrix) and match is not None and "fts" in arms:
+            given["fts"] = fts_ranks(db, match, scope, arm_limit=ARM_LIMIT)
+        if resident is not None or use_matrix:
             for arm in FIXED_ARMS:
                 if arm in arms:
                     given[arm] = fixed_arm_ranks(db, arm, scope, now=now, arm_limit=ARM_LIMIT)

@@ -149,6 +149,29 @@ def fts_arm_sql(scope_filter: str) -> str:
     return _ranked(inner, "score, path")
 
 
+def fts_candidates_sql(scope_filter: str) -> str:
+    """The lexical arm in two steps (docs/retrieval.md §4.13): the ``:fts_first`` best matches by ``bm25`` alone
+    (``rowid``, ``score``; no join, no scope), then those of them the scope admits, as :func:`fts_arm_sql` orders
+    and cuts them. Rows ``(path, score, last)``: ``last`` is the ``:fts_first``-th score (NULL when fewer rows
+    matched), so the caller knows whether a row it did not see could still rank."""
+    return (
+        f"WITH c AS ({_FTS_FIRST}), edge AS ({_FTS_EDGE}) "
+        "SELECT f.path, c.score, (SELECT last FROM edge) FROM c CROSS JOIN files f ON f.id = c.id "
+        f"WHERE {scope_filter} ORDER BY c.score, f.path LIMIT :arm_limit"
+    )
+
+
+_FTS_FIRST = ("SELECT rowid AS id, bm25(files_fts) AS score FROM files_fts WHERE files_fts MATCH :match "
+              "ORDER BY score LIMIT :fts_first")
+_FTS_EDGE = "SELECT CASE WHEN count(*) < :fts_first THEN NULL ELSE max(score) END AS last FROM c"
+
+
+def fts_edge_sql() -> str:
+    """``(last)``: the ``:fts_first``-th best ``bm25`` score of ``:match``, NULL when fewer rows match (the
+    ``last`` column of :func:`fts_candidates_sql` when the scope admitted none of them)."""
+    return f"WITH c AS ({_FTS_FIRST}) {_FTS_EDGE}"
+
+
 def vector_arm_sql(scope_filter: str) -> str:
     """Vector arm: per path the smallest cosine distance (sqlite-vec ``vec_distance_cosine``, exact) between
     ``:qvec`` and its chunks' vectors of space ``:space``; zero vectors (NULL distance) never rank (docs/retrieval.md
@@ -351,8 +374,8 @@ def file_vectors_sql(paths: list[str]) -> tuple[str, Params]:
     ordinal; MMR averages them into one vector per file."""
     names: Params = {f"p{i}": p for i, p in enumerate(paths)}
     holders = ", ".join(f":{n}" for n in names)
-    return (
-        "SELECT c.path, e.vec FROM chunks c JOIN embeddings e ON e.chunk_id = c.chunk_id "
+    return (  # CROSS JOIN: chunks of the paths first; else SQLite walks every vector of the space (all blobs)
+        "SELECT c.path, e.vec FROM chunks c CROSS JOIN embeddings e ON e.chunk_id = c.chunk_id "
         f"WHERE e.model = :space AND c.path IN ({holders}) ORDER BY c.path, c.ordinal",
         names,
     )

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -23,12 +24,15 @@ from git_memhtml.document.parse import parse_memory
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.index import indexer
+from git_memhtml.index import indexer, matrix
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.indexer import git_blob_sha
+from git_memhtml.index.retrieval_sql import ARM_LIMIT, Scope, scope_sql, vector_arm_sql
 from tests.index.index_helpers import NOW, memory_html
 
 EMBEDDER = FakeEmbedder(dim=8)
+MATRIX_QUERIES = ("alpha mondays", "beta caches pages", "gamma delta", "uncommitted note")
+MATRIX_SCOPES = (Scope(), Scope(include_archived=True), Scope(tags=("cache",)))
 LIVE = (
     "areas/inbox/a.html", "areas/inbox/b.html", "projects/web/c.html", "projects/api/d.html",
     "resources/topic/e.html", "resources/topic/f.html",
@@ -131,6 +135,23 @@ class World:
         finally:
             self.git = GitRepo.discover(self.root)
 
+    def check_matrix(self) -> None:
+        """The incremental index's matrix, synced after every step (kept across steps: only changed rows are
+        rewritten), ranks like a matrix built from the rebuilt index, and both like the SQL arm, for every scope."""
+        kept = self.root.parent / f"{self.root.name}-incremental.f32"
+        built = self.root.parent / f"{self.root.name}-fresh.f32"
+        built.unlink(missing_ok=True)
+        assert matrix.sync(self.db, path=kept).result in ("synced", "built", "fresh")
+        assert matrix.sync(self.fresh, path=built).result == "built"
+        for text, scope in itertools.product(MATRIX_QUERIES, MATRIX_SCOPES):
+            qvec = np.asarray(EMBEDDER.embed([text])[0], dtype="<f4").tobytes()
+            scope_filter, params = scope_sql(scope)
+            sql = [r[0] for r in self.db.query(vector_arm_sql(scope_filter), {
+                **params, "qvec": qvec, "space": EMBEDDER.space, "arm_limit": ARM_LIMIT})]
+            got = matrix.vector_ranks(self.db, qvec, EMBEDDER.space, scope, path=kept, sync_stale=False)
+            want = matrix.vector_ranks(self.fresh, qvec, EMBEDDER.space, scope, path=built, sync_stale=False)
+            assert got == want == sql, f"matrix ranking of {text!r} differs"
+
     def check(self) -> None:
         """``update`` the incremental index and compare it with a rebuild (which empties the plane first) in the
         other database."""
@@ -142,6 +163,7 @@ class World:
             assert got[table] == want[table], f"{table} differs from a rebuild"
         for word in ("alpha", "beta", "gamma", "delta", "uncommitted"):
             assert fts_paths(self.db, word) == fts_paths(self.fresh, word), f"fts {word!r} differs"
+        self.check_matrix()
         self.db.execute("INSERT INTO files_fts(files_fts, rank) VALUES ('integrity-check', 1)")
 
 

@@ -169,7 +169,7 @@ def test_resident_search_equals_sql_search(corpora: dict[str, Corpus], corpus_na
         ranked_any = ranked_any or bool(sql_arm)
         for limit, mmr_lambda in ((10, None), (40, None), (10, 0.9)):
             plain = search(corpus.db, query, scope=scope, embedder=corpus.embedder, now=NOW, limit=limit,
-                           mmr_lambda=mmr_lambda)
+                           mmr_lambda=mmr_lambda, use_matrix=False)
             fast = search(corpus.db, query, scope=scope, embedder=corpus.embedder, now=NOW, limit=limit,
                           mmr_lambda=mmr_lambda, resident=corpus.resident)
             assert fast.arms == plain.arms and fast.degraded == plain.degraded
