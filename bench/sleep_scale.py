@@ -38,6 +38,7 @@ from git_memhtml.errors import UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.output import emit, table
+from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.run import run_sleep
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -70,8 +71,10 @@ def _changed_files(repo: GitRepo, sha: str | None) -> int:
 
 
 def measure(corpus: Path, workdir: Path, *, date: str, profile: Path | None = None,
-            keep: bool = False) -> dict[str, Any]:
+            keep: bool = False, stream: bool = False) -> dict[str, Any]:
     """Copy ``corpus`` under ``workdir``, run sleep once on the copy, and return the figures (JSON-ready).
+
+    ``stream`` prints one line per phase as it ends (a 100k run takes long on a loaded box).
 
     Raises:
         UsageError: ``corpus`` is not a git repository with an index.
@@ -93,8 +96,15 @@ def measure(corpus: Path, workdir: Path, *, date: str, profile: Path | None = No
             started, cpu_started = sampler.mark()[0], time.process_time()
             if profiler is not None:
                 profiler.enable()
+            def after_phase(phase: PhaseReport) -> None:
+                timer.after_phase(phase)
+                if stream:
+                    w = timer.windows[-1]
+                    emit(f"{w.name:20s} {w.status:7s} wall {w.end - w.start:8.2f} s  CPU {w.cpu:8.2f} s  files "
+                         f"{_changed_files(repo, phase.commit_sha):6d}  max RSS {w.max_rss_kib / 1024:7.1f} MiB")
+
             report = run_sleep(repo, db, date=date, embedder=FakeEmbedder(dim=FAKE_DIM), clock=timer.clock,
-                               after_phase=timer.after_phase)
+                               after_phase=after_phase)
             if profiler is not None:
                 profiler.disable()
             ended, cpu_ended = sampler.mark()[0], time.process_time()
@@ -149,11 +159,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--workdir", type=Path, default=None, help="where the copy goes (default: a temp folder)")
     p.add_argument("--profile", type=Path, default=None, help="write a cProfile of the run here")
     p.add_argument("--keep", action="store_true", help="keep the copy")
+    p.add_argument("--stream", action="store_true", help="print each phase's line as it ends")
     p.add_argument("--out", type=Path, default=None, help="also write the figures as JSON here")
     args = p.parse_args(argv)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="sleep-scale-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    result = measure(args.corpus.resolve(), workdir, date=args.date, profile=args.profile, keep=args.keep)
+    result = measure(args.corpus.resolve(), workdir, date=args.date, profile=args.profile, keep=args.keep,
+                     stream=args.stream)
     emit(render(result))
     if args.out is not None:
         args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
