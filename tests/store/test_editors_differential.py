@@ -96,3 +96,17 @@ def test_the_monotonic_stamp_reads_the_text_it_edits() -> None:
     )
     out = apply_edits(html, [set_meta("updated", "2026-02-01T00:00:00Z"), set_meta("updated", "2026-01-10T00:00:00Z")])
     assert editors.get_meta(out, "updated") == "2026-02-01T00:00:00Z"
+
+
+def test_one_scan_serves_every_read_and_the_first_edit_of_a_text() -> None:
+    """Issue 12: ``_scan`` ran ~11 times per decayed file; the reads and the first edit of one text share one scan
+    (set_meta inserting an absent meta scans the same text twice: both hits)."""
+    html = build_corpus(size=60, probes=4).files
+    text = next(iter(html.values())) + "<!-- fresh text -->"
+    before = editors._scan.cache_info()
+    for name in ("updated", "confidence", "status", "type", "entity"):
+        editors.get_meta(text, name)
+    editors.get_links(text)
+    editors.set_meta(text, "confidence", "0.5")
+    after = editors._scan.cache_info()
+    assert after.misses - before.misses == 1 and after.hits - before.hits == 7
