@@ -399,13 +399,16 @@ class GitRepo(CommitPath):
         return aside
 
     def prune_dangling_worktrees(self) -> list[str]:
-        """Prune every linked worktree whose folder is gone and that is not locked (what ``git worktree prune``
-        does; a kill between the rename and the prune of :meth:`remove_worktree` leaves one); return their names."""
+        """Prune every linked worktree of ours (its folder under ``<common-dir>/memhtml/``) whose folder is gone
+        and that is not locked, as ``git worktree prune`` would; a kill between the rename and the prune of
+        :meth:`remove_worktree` leaves one. Your own linked worktrees elsewhere (a drive not mounted now) are left
+        to git's own expiry. Returns the names pruned."""
+        ours = self.common_dir / "memhtml"
         pruned: list[str] = []
         for name in self._repo.list_worktrees():
             try:
                 worktree = self._repo.lookup_worktree(name)
-                if worktree.is_prunable:
+                if Path(worktree.path).is_relative_to(ours) and worktree.is_prunable:
                     worktree.prune(False)
                     pruned.append(name)
             except pygit2.GitError:

@@ -162,3 +162,15 @@ def test_kill_9_during_teardown_leaves_a_state_the_next_removal_cleans(memory: G
     assert len(_worktrees(memory)) == 1 and not folder.exists()
     trash = memory.trash_folder()
     assert all(_wait_gone(entry) for entry in (trash.iterdir() if trash.is_dir() else []))
+
+
+def test_a_dangling_worktree_of_yours_elsewhere_is_left_to_git(memory: GitRepo, tmp_path: Path) -> None:
+    """Only our worktrees (under ``<common dir>/memhtml/``) are pruned; yours on a drive not mounted now stay."""
+    sha = memory.head_sha()
+    assert sha is not None
+    memory.create_branch("mine", sha)
+    folder = tmp_path / "elsewhere" / "mine"
+    memory.add_worktree("mine", folder, "mine")
+    folder.rename(tmp_path / "unmounted")
+    memory.remove_worktree("some-other")
+    assert "mine" in memory.run_git(["worktree", "list", "--porcelain"])
