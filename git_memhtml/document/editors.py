@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import html as html_lib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 from git_memhtml.document.model import META_ORDER, REL_CLASSES, REPEATABLE_METAS, Link, rel_from_token, rel_token
@@ -36,14 +38,35 @@ class _Tag:
 
 
 def _head_end(html: str) -> int:
-    """Offset where the head region ends (``</head>``, ``<body``, ``<article``, or the end of the text)."""
-    masked = _COMMENT.sub(lambda match: " " * len(match.group(0)), html)
+    """Offset where the head region ends (``</head>``, ``<body``, ``<article``, or the end of the text), comments
+    masked out.
+
+    Fast path: when the first head-end match in the raw text ends at or before the first ``<!--``, it is also the
+    first match in the masked text (none of the three patterns has a ``<`` past its first character, so no earlier
+    match can reach into a comment), and the article is never masked. Otherwise the whole text is masked, as
+    before; both paths give the same offset (tests/store/test_editors_differential.py).
+    """
+    comment = html.find("<!--")
+    match = _HEAD_END.search(html)
+    if comment == -1 or (match is not None and match.end() <= comment):
+        return match.start() if match else len(html)
+    masked = _COMMENT.sub(lambda found: " " * len(found.group(0)), html)
     match = _HEAD_END.search(masked)
     return match.start() if match else len(html)
 
 
-def _scan(html: str) -> tuple[list[_Tag], int]:
-    """``<meta>``/``<link>`` tags of the head region in source order, and the head's end offset."""
+SCAN_CACHE_SIZE: Final = 8
+"""Texts whose scan is kept: a phase reads a file's metas and then edits it (each edit makes a new text), so a
+few recent texts cover one file's reads and edits; our choice, not a measured optimum."""
+
+
+@lru_cache(maxsize=SCAN_CACHE_SIZE)
+def _scan(html: str) -> tuple[tuple[_Tag, ...], int]:
+    """``<meta>``/``<link>`` tags of the head region in source order, and the head's end offset.
+
+    Memoised on the text (strings are immutable): every ``get_meta`` and edit of one version of a file shares one
+    scan. The tags are frozen and no caller mutates their ``attrs``.
+    """
     end = _head_end(html)
     masked = _COMMENT.sub(lambda match: " " * len(match.group(0)), html[:end])
     tags: list[_Tag] = []
@@ -53,10 +76,10 @@ def _scan(html: str) -> tuple[list[_Tag], int]:
             value = next((group for group in attr.groups()[1:] if group is not None), "")
             attrs.setdefault(attr.group(1).lower(), html_lib.unescape(value))
         tags.append(_Tag(match.group(1).lower(), match.start(), match.end(), attrs))
-    return tags, end
+    return tuple(tags), end
 
 
-def _metas(tags: list[_Tag]) -> list[tuple[str, _Tag]]:
+def _metas(tags: Sequence[_Tag]) -> list[tuple[str, _Tag]]:
     """``(short name, tag)`` for every ``memhtml-`` meta."""
     return [
         (tag.attrs["name"][len("memhtml-") :], tag)
@@ -65,7 +88,7 @@ def _metas(tags: list[_Tag]) -> list[tuple[str, _Tag]]:
     ]
 
 
-def _links(tags: list[_Tag]) -> list[_Tag]:
+def _links(tags: Sequence[_Tag]) -> list[_Tag]:
     return [tag for tag in tags if tag.kind == "link" and tag.attrs.get("rel", "").startswith("memhtml-")]
 
 

@@ -127,12 +127,15 @@ def free_archive_path(repo: GitRepo, path: str, year: int | str) -> str | None:
     return None
 
 
-def archive_file(repo: GitRepo, path: str, *, at: str, extra: Sequence[Edit] = ()) -> str | None:
+def archive_file(repo: GitRepo, path: str, *, at: str, extra: Sequence[Edit] = (), stage: bool = True) -> str | None:
     """Move ``path`` to the archive mirror (``git mv``) and stamp status, updated and archived.
 
     Args:
         at: the instant stamped as ``updated`` and ``archived``; its year picks ``archive/<YYYY>/``.
         extra: further edits applied in the same stamp (e.g. ``superseded-by``).
+        stage: ``False`` leaves both sides unstaged: a phase archiving many files stages ``[path, target]`` of
+            all of them in one ``GitRepo.stage`` call (each call reads and writes the whole git index, so one per
+            file made an eviction sweep quadratic in the corpus).
 
     Returns:
         The archive path, or ``None`` when the source is gone or no free archive path exists.
@@ -147,10 +150,11 @@ def archive_file(repo: GitRepo, path: str, *, at: str, extra: Sequence[Edit] = (
     if target is None:
         return None
     _refuse_link(repo, target)
-    repo.move(path, target)
+    repo.move(path, target, stage=stage)
     stamp_file(
         repo,
         target,
         [set_meta("status", "archived"), set_meta("updated", at), set_meta("archived", at), *extra],
+        stage=stage,
     )
     return target

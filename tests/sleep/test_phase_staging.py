@@ -59,3 +59,26 @@ def test_stamp_file_without_stage_writes_but_leaves_staging_to_the_caller(tmp_pa
     assert _unstaged(root) == ["areas/inbox/m0.html"] and _staged(root) == []
     assert edits.stamp_file(env.repo, "areas/inbox/m1.html", [edits.set_meta("updated", "2026-03-10T00:00:00Z")])
     assert _staged(root) == ["areas/inbox/m1.html"]
+
+
+def test_archive_file_without_stage_moves_and_stamps_but_stages_nothing(tmp_path: Path) -> None:
+    """A sweep archiving many files stages once (issue 12: one index write per file was quadratic); the staged
+    result equals archiving file by file."""
+    batched = make_env(make_repo(_mkdir(tmp_path / "a"), _files()))
+    single = make_env(make_repo(_mkdir(tmp_path / "b"), _files()))
+    paths = ["areas/inbox/m0.html", "areas/inbox/m3.html"]
+    staged: list[str] = []
+    for path in paths:
+        target = edits.archive_file(batched.repo, path, at="2026-03-10T00:00:00Z", stage=False)
+        assert target is not None
+        staged += [path, target]
+        assert edits.archive_file(single.repo, path, at="2026-03-10T00:00:00Z") == target
+    assert _staged(batched.repo.root) == []
+    batched.repo.stage(staged)
+    assert _unstaged(batched.repo.root) == []
+    assert git(batched.repo.root, "write-tree") == git(single.repo.root, "write-tree")
+
+
+def _mkdir(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    return folder

@@ -324,8 +324,9 @@ def _run_locked(
 ) -> RunReport:
     name = worktree_name(run_id) if not dry_run else f"dry-{worktree_name(run_id)}"
     folder = worktree_folder(main, run_id).with_name(name)
-    if folder.exists():
-        main.remove_worktree(name)
+    main.remove_worktree(name)  # what a killed run left: its registered worktree, and any aged trash
+    if folder.exists():  # a folder no worktree is registered for (killed between the prune and the delete)
+        main.discard_folder(folder)
     if dry_run:
         tree = main.add_detached_worktree(name, folder, base)
     else:  # the row first: a kill at any later point leaves a row, so the run is interrupted, not an orphan

@@ -75,6 +75,19 @@ def file_confidence(html: str) -> float:
     return min(1.0, max(0.0, value))
 
 
+def _base_updated(env: PhaseEnv, blob: str | None, data: bytes, html: str) -> str | None:
+    """``updated`` of the file as the run's base commit has it (blob ``blob``), or ``None`` when the base lacks it.
+
+    Most files are unchanged since the base: their bytes equal the blob's, and the work-tree text already read
+    (whose head scan the editors keep) answers without a second decode.
+    """
+    if blob is None:
+        return None
+    base = env.repo.read_blob(blob)
+    text = html if base == data else base.decode("utf-8", errors="replace")
+    return get_meta(text, "updated")
+
+
 def run(env: PhaseEnv) -> PhaseOutcome:
     """Decay and stamp; counts ``active, reinforced, skippedType, eligible, belowGate, decayed``.
 
@@ -97,6 +110,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         "decayed": 0,
     }
     stamped: list[str] = []
+    base_blobs = env.repo.tree_blobs(env.base_sha, prefixes=()) if env.base_sha else {}  # one tree read
     for row in rows:
         path = row.path
         if row.memory_type == "task":
@@ -108,9 +122,9 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         target = env.repo.root / path
         if not target.is_file():
             continue
-        html = target.read_bytes().decode("utf-8", errors="replace")
-        base = env.repo.read_path_at(env.base_sha, path) if env.base_sha else None
-        anchor = get_meta(base.decode("utf-8", errors="replace"), "updated") if base is not None else None
+        data = target.read_bytes()
+        html = data.decode("utf-8", errors="replace")
+        anchor = _base_updated(env, base_blobs.get(path), data, html)
         steps = due_steps(anchor or get_meta(html, "updated"), env.at)
         if steps == 0:
             counts["not_due"] += 1

@@ -64,6 +64,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     access = access_rows(env.db)
     counts = {"ttl_passed": 0, "reprieved": 0, "expired": 0, "max_reprieves": MAX_REPRIEVES}
     lines: list[str] = []
+    staged: list[str] = []
     for row in active_rows(env.db, env.repo.root):
         until = parse_instant(row.valid_until) if row.valid_until else None
         if row.memory_type in EXEMPT_TYPES or until is None or until > now:
@@ -81,17 +82,21 @@ def run(env: PhaseEnv) -> PhaseOutcome:
                 set_meta("reprieves", str(row.reprieves + 1)),
                 set_meta("updated", env.at),
             ]
-            if stamp_file(env.repo, row.path, edits):
+            if stamp_file(env.repo, row.path, edits, stage=False):
+                staged.append(row.path)
                 counts["reprieved"] += 1
                 lines.append(f"reprieve {row.path} (score {score:.4f}, reprieve {row.reprieves + 1})")
             continue
         if env.dry_run:
             counts["expired"] += 1
             continue
-        target = archive_file(env.repo, row.path, at=env.at)
+        target = archive_file(env.repo, row.path, at=env.at, stage=False)
         if target is not None:
+            staged += [row.path, target]
             counts["expired"] += 1
             lines.append(f"expire {row.path} -> {target} (score {score:.4f}, {row.reprieves} reprieves)")
+    if staged:
+        env.repo.stage(staged)  # once: each stage call rewrites the whole git index
     return PhaseOutcome(
         ReprieveCounts(**counts),
         subject=f"reprieve {counts['reprieved']}, expire {counts['expired']} TTL-passed memories",

@@ -48,6 +48,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     scored = retention_pass(env.db, at=env.at, root=env.repo.root)
     counts = {"scored": len(scored), "keep": 0, "compress": 0, "evict": 0, "evicted": 0, "unobserved": 0}
     moved: list[str] = []
+    staged: list[str] = []
     for item in scored:
         counts[item.band] += 1
         if item.band != "evict" or item.row.memory_type in EXEMPT_TYPES:
@@ -58,10 +59,13 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         if env.dry_run:
             counts["evicted"] += 1
             continue
-        target = archive_file(env.repo, item.row.path, at=env.at)
+        target = archive_file(env.repo, item.row.path, at=env.at, stage=False)
         if target is not None:
             counts["evicted"] += 1
             moved.append(f"{item.row.path} -> {target} (score {item.score:.4f})")
+            staged += [item.row.path, target]
+    if staged:
+        env.repo.stage(staged)  # once: each stage call rewrites the whole git index
     n = counts["evicted"]
     return PhaseOutcome(
         RetentionTriageCounts(**counts),
