@@ -125,6 +125,21 @@ def test_a_pass_looks_up_only_the_paths_it_touches(repo: Repo, db: IndexDB, embe
     assert [c.path for c in repo.git.tree_delta(repo.git.parents(head)[0], head)] == [paths[0]]
 
 
+def test_blobs_at_answers_as_the_whole_tree_listing(repo: Repo, tmp_path: Path) -> None:
+    repo.write("areas/a/x.html", "x")
+    repo.write("areas/a/deep/y.html", "y")
+    repo.write("notes.txt", "n")
+    os.symlink("x.html", repo.root / "areas/a/l.html")
+    subprocess.run(["git", "-C", str(repo.root), "add", "-A"], check=True)
+    head = repo.git.commit("tree")
+    assert head is not None
+    listing = repo.git.tree_files(head, ())
+    asked = [*listing, "", "/", "areas", "areas/", "areas/a", "areas//a/x.html", "/areas/a/x.html", "areas/a/x.html/",
+             "areas/a/l.html/x", "areas/a/absent.html", "absent/x.html", "areas/a/../a/x.html", "areas/./a/x.html"]
+    assert repo.git.blobs_at(head, asked) == listing
+    assert listing["areas/a/l.html"].link and not listing["areas/a/x.html"].link
+
+
 def test_refusal_is_retried_when_its_holder_goes(repo: Repo, db: IndexDB, embedder: FakeEmbedder) -> None:
     same = memory_html("Twin", "The twin fact holds.")
     repo.write("areas/a/a.html", same)
@@ -203,9 +218,10 @@ def test_symlinks_committed_and_in_the_work_tree_through_incremental_passes(
 # -- tree_delta == diff ------------------------------------------------------------------------------------------
 
 NAMES = ("areas/a/x.html", "areas/a/y.html", "areas/b/x.html", "projects/p/q/r.html", "resources/t.html",
-         "areas/a", "areas/b/x.html/in.html")
+         "areas/a", "areas/b/x.html/in.html", "areas/a/caf\udce9.html")
+"""Paths the generated histories use: nested, a file that becomes a folder and back, a name that is not UTF-8."""
 CONTENTS = ("one\n", "two\n", "three\n" * 40, "three\n" * 39 + "four\n")
-OP = st.tuples(st.sampled_from(("write", "delete", "move", "link", "exec")), st.integers(0, 6), st.integers(0, 6),
+OP = st.tuples(st.sampled_from(("write", "delete", "move", "link", "exec")), st.integers(0, 7), st.integers(0, 7),
                st.integers(0, 3))
 
 
