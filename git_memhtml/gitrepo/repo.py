@@ -130,17 +130,10 @@ class GitRepo(CommitPath):
                 out[entry.path] = str(entry.id)
         return out
 
-    def tree_symlinks(self, commit_sha: str) -> frozenset[str]:
-        """Return every path of the commit's tree committed as a symlink (mode ``120000``): its blob is the link
-        target, not file content, and nothing of ours reads through it."""
-        index = pygit2.Index()
-        index.read_tree(self._commit(commit_sha).tree)
-        return frozenset(entry.path for entry in index if entry.mode == pygit2.enums.FileMode.LINK)
-
     def tree_files(self, commit_sha: str, prefixes: Sequence[str] = PARA_PREFIXES) -> dict[str, TreeBlob]:
         """Return ``{path: TreeBlob}`` for every file and symlink of the commit's tree under ``prefixes`` (all when
-        empty), in one read of the tree: what :meth:`tree_blobs` and :meth:`tree_symlinks` give together. Submodule
-        entries (mode ``160000``: a commit, not a blob) are left out. Cost: O(entries of the tree)."""
+        empty), in one read of the tree: :meth:`tree_blobs` with each entry's mode (a symlink's blob is its
+        target). Submodule entries (mode ``160000``: a commit, not a blob) are left out. Cost: O(entries)."""
         index = pygit2.Index()
         index.read_tree(self._commit(commit_sha).tree)
         wanted = tuple(prefixes)

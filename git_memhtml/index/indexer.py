@@ -394,14 +394,13 @@ class _HeadBlobs:
     """HEAD's tree as a pass reads it. :meth:`get` and :meth:`is_link` look paths up one by one (cached; one libgit2
     tree look-up each, ``repo.blobs_at``), so an incremental pass costs what it touches; :meth:`listing` and
     :meth:`links` read the whole tree once (``repo.tree_files``, a rebuild). ``head`` ``None`` (an unborn branch)
-    holds nothing. ``lookups`` counts the paths looked up one by one (a bench and tests read it)."""
+    holds nothing."""
 
     def __init__(self, repo: _Repo, head: str | None) -> None:
         self._repo = repo
         self._head = head
         self._entries: dict[str, _TreeEntry | None] = {}
         self._full: Mapping[str, _TreeEntry] | None = None
-        self.lookups = 0
 
     def fetch(self, paths: Iterable[str]) -> None:
         """Look every path of ``paths`` not yet known up in one call (no-op once the whole tree is read)."""
@@ -410,7 +409,6 @@ class _HeadBlobs:
         todo = [p for p in dict.fromkeys(paths) if p not in self._entries]
         if not todo:
             return
-        self.lookups += len(todo)
         found = self._repo.blobs_at(self._head, todo) if self._head is not None else {}
         for path in todo:
             self._entries[path] = found.get(path)

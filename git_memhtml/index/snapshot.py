@@ -32,8 +32,8 @@ NO_WORK_TREE = "a commit index has no work tree"
 class CommitView:
     """The repository as the indexer sees it (``indexer._Repo``), pinned to commit ``sha``, with no work tree.
 
-    ``head_sha`` is the commit, ``dirty`` is empty, and ``tree_files``/``blobs_at``/``tree_blobs``/``read_blob``/
-    ``diff``/``tree_delta``/``tree_symlinks`` read git objects through ``repo``. ``root`` raises
+    ``head_sha`` is the commit, ``dirty`` is empty, and ``tree_files``/``blobs_at``/``tree_delta``/``read_blob``
+    read git objects through ``repo``. ``root`` raises
     :class:`GitError`: nothing may read a work tree through a commit view, so a pass that tried would fail loudly
     instead of projecting the user's uncommitted files.
 
@@ -55,10 +55,6 @@ class CommitView:
         """The pinned commit's full sha."""
         return self.sha
 
-    def tree_blobs(self, commit_sha: str) -> dict[str, str]:
-        """``{path: blob sha}`` of ``commit_sha``'s memory buckets (``GitRepo.tree_blobs``)."""
-        return self._repo.tree_blobs(commit_sha)
-
     def tree_files(self, commit_sha: str, prefixes: Sequence[str] = PARA_PREFIXES) -> dict[str, TreeBlob]:
         """Every file and symlink of ``commit_sha``'s tree under ``prefixes`` (``GitRepo.tree_files``)."""
         return self._repo.tree_files(commit_sha, prefixes)
@@ -71,10 +67,6 @@ class CommitView:
         """The bytes of blob ``sha``."""
         return self._repo.read_blob(sha)
 
-    def diff(self, a_sha: str, b_sha: str) -> Sequence[Change]:
-        """The changes between two commits, renames detected (``GitRepo.diff``)."""
-        return self._repo.diff(a_sha, b_sha)
-
     def tree_delta(self, a_sha: str, b_sha: str) -> Sequence[Change]:
         """The changes between two commits, renames detected, equal subtrees skipped (``GitRepo.tree_delta``)."""
         return self._repo.tree_delta(a_sha, b_sha)
@@ -82,10 +74,6 @@ class CommitView:
     def dirty(self) -> Sequence[DirtyEntry]:
         """Always empty: a commit has no uncommitted files."""
         return ()
-
-    def tree_symlinks(self, commit_sha: str) -> frozenset[str]:
-        """Every path committed as a symlink in ``commit_sha`` (``GitRepo.tree_symlinks``)."""
-        return self._repo.tree_symlinks(commit_sha)
 
 
 def rebuild_commit(repo: GitRepo, sha: str, db: IndexDB, embedder: Embedder | None, *, now: str) -> IndexReport:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
@@ -27,18 +27,20 @@ from tests.index.test_incremental_property import plane
 
 
 class Watching(GitRepo):
-    """A real repository that counts the reads that walk a whole tree (``tree_blobs``, ``tree_symlinks``,
-    ``tree_files``, and libgit2's tree diff, which walks every entry of both trees)."""
+    """A real repository that counts the reads that walk a whole tree (``tree_blobs``, ``tree_files``, and
+    libgit2's tree diff, which walks every entry of both trees) and the paths looked up one by one."""
 
     whole_tree_reads = 0
+    looked_up: list[str] = []  # noqa: RUF012 - a class-level tally the tests reset
+
+    def blobs_at(self, commit_sha: str, paths: Iterable[str]) -> dict[str, TreeBlob]:
+        wanted = list(paths)
+        Watching.looked_up += wanted
+        return super().blobs_at(commit_sha, wanted)
 
     def tree_blobs(self, commit_sha: str, prefixes: Sequence[str] = PARA_PREFIXES) -> dict[str, str]:
         Watching.whole_tree_reads += 1
         return super().tree_blobs(commit_sha, prefixes)
-
-    def tree_symlinks(self, commit_sha: str) -> frozenset[str]:
-        Watching.whole_tree_reads += 1
-        return super().tree_symlinks(commit_sha)
 
     def tree_files(self, commit_sha: str, prefixes: Sequence[str] = PARA_PREFIXES) -> dict[str, TreeBlob]:
         Watching.whole_tree_reads += 1
@@ -118,10 +120,12 @@ def test_a_pass_looks_up_only_the_paths_it_touches(repo: Repo, db: IndexDB, embe
     indexer.rebuild(repo.git, db, embedder, now=NOW)
     repo.write(paths[0], memory_html("Edited", "Edited fact holds now."))
     head = repo.commit("one file", paths[0])
-    blobs = indexer._HeadBlobs(repo.git, head)
+    Watching.looked_up = []
+    blobs = indexer._HeadBlobs(Watching.discover(repo.root), head)
     assert blobs.get(paths[0]) is not None and blobs.get("areas/f0/absent.html") is None
     assert blobs.get("notes/outside.html") is None  # not a memory path: never looked up
-    assert blobs.lookups == 2
+    assert blobs.get(paths[0]) is not None  # cached
+    assert Watching.looked_up == [paths[0], "areas/f0/absent.html"]
     assert [c.path for c in repo.git.tree_delta(repo.git.parents(head)[0], head)] == [paths[0]]
 
 
