@@ -293,7 +293,9 @@ def op_hook(ctx: Ctx) -> None:
     checked(ctx.cli("install"), "git memhtml install")
     empty = ctx.work / "no-hooks"
     empty.mkdir(exist_ok=True)
-    hooked, plain, passes = [], [], []
+    hooked: list[float] = []
+    plain: list[float] = []
+    passes: list[float] = []
     git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
     for rep in range(3):
         for mode in ("plain", "hooked"):

@@ -28,6 +28,24 @@ class TreeChange:
 
 
 @dataclass(frozen=True)
+class TreeBlob:
+    """One file entry of a commit's tree: its blob sha and git file mode (octal int: ``0o100644`` or ``0o100755`` a
+    file, ``0o120000`` a symlink, whose blob is the link target)."""
+
+    sha: str
+    mode: int
+
+    @property
+    def link(self) -> bool:
+        """Whether the entry is a symlink (mode ``120000``)."""
+        return self.mode == LINK_MODE
+
+
+LINK_MODE = 0o120000
+"""Git's file mode of a symlink entry (git's ``S_IFLNK``, Documentation/technical/index-format.txt)."""
+
+
+@dataclass(frozen=True)
 class InMemoryMerge:
     """Result of :meth:`GitRepo.cherry_pick_in_memory`: the merged tree (``None`` while conflicts remain), every merged
     ``{path: blob sha}`` and the paths the resolver left conflicted."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -66,15 +66,22 @@ class _Dirty(Protocol):
     def deleted(self) -> bool: ...
 
 
+class _TreeEntry(Protocol):
+    @property
+    def sha(self) -> str: ...
+    @property
+    def link(self) -> bool: ...
+
+
 class _Repo(Protocol):
     @property
     def root(self) -> Path: ...
     def head_sha(self) -> str | None: ...
-    def tree_blobs(self, commit_sha: str) -> dict[str, str]: ...
+    def tree_files(self, commit_sha: str, prefixes: Sequence[str] = ...) -> Mapping[str, _TreeEntry]: ...
+    def blobs_at(self, commit_sha: str, paths: Iterable[str]) -> Mapping[str, _TreeEntry]: ...
     def read_blob(self, sha: str) -> bytes: ...
-    def diff(self, a_sha: str, b_sha: str) -> Sequence[_Change]: ...
+    def tree_delta(self, a_sha: str, b_sha: str) -> Sequence[_Change]: ...
     def dirty(self) -> Sequence[_Dirty]: ...
-    def tree_symlinks(self, commit_sha: str) -> frozenset[str]: ...
 
 
 Parser = Callable[..., MemoryDocument]
@@ -236,44 +243,90 @@ def _upsert(db: IndexDB, run: _Pass, path: str, data: bytes, blob_sha: str, now:
     _project_bytes(db, run, path, data, blob_sha, now, parse, count="added" if indexed is None else "modified")
 
 
-def _retry_refusals(repo: _Repo, db: IndexDB, run: _Pass, head_blobs: Callable[[], dict[str, str]],
-                    overlay: Collection[str], now: str, parse: Parser) -> None:
+def _retry_refusals(repo: _Repo, db: IndexDB, run: _Pass, head: _HeadBlobs, overlay: Collection[str], now: str,
+                    parse: Parser, hashes: Collection[str] | None) -> None:
     """Re-try, smallest path first, every refused file whose content no smaller live path holds any more (the
-    holder was deleted, archived or edited in this pass). A path of ``overlay`` (the dirty work-tree paths) is
-    read from the work tree; any other is clean, so its bytes are HEAD's blob and the work tree is not read
-    (docs/index.md §3.7 step 5): a pass over a tree with no work tree (index/snapshot.py) never touches one."""
-    rows = db.query(
-        "SELECT r.path FROM index_refusals r WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.content_hash = "
-        f"r.content_hash AND {active_memory('f')} AND f.path < r.path) ORDER BY r.path"
-    )
+    holder was deleted, archived, moved or edited in this pass). ``hashes`` limits the search to refusals of those
+    content hashes (what the paths this pass touched held before it, and what it parsed: a holder can only go by
+    being touched, see :func:`_noting_hashes`); ``None`` searches every refusal (a rebuild), and an empty
+    ``hashes`` costs nothing. A path of ``overlay`` (the dirty work-tree paths) is read from the work tree; any
+    other is clean, so its bytes are HEAD's blob and the work tree is not read (docs/index.md §3.7 step 5): a pass
+    over a tree with no work tree (index/snapshot.py) never touches one."""
+    free = (f"NOT EXISTS (SELECT 1 FROM files f WHERE f.content_hash = r.content_hash AND {active_memory('f')} "
+            "AND f.path < r.path)")
+    if hashes is None:
+        rows = db.query(f"SELECT r.path FROM index_refusals r WHERE {free} ORDER BY r.path")
+    else:
+        found: set[str] = set()
+        wanted = sorted(set(hashes))
+        for start in range(0, len(wanted), SQL_VARS):
+            part = wanted[start : start + SQL_VARS]
+            found.update(r[0] for r in db.query(
+                f"SELECT r.path FROM index_refusals r WHERE r.content_hash IN ({', '.join('?' * len(part))}) "
+                f"AND {free}", part))
+        rows = [(path,) for path in sorted(found)]
     for (path,) in rows:
         if path in overlay:
             data = _disk_bytes(repo, db, run, path)
         else:
-            blob = head_blobs().get(path)
+            blob = head.get(path)
             data = None if blob is None else repo.read_blob(blob)
         if data is None:
             with db.atomic():
                 db.execute("DELETE FROM index_refusals WHERE path = ?", (path,))
             continue
         _project_bytes(db, run, path, data, git_blob_sha(data), now, parse, count="added")
-    indexed = {r[0] for r in db.query("SELECT path FROM files")} if rows else set()
-    run.errors[:] = [(p, why) for p, why in run.errors if p not in indexed]
+    if rows:
+        run.errors[:] = [(p, why) for p, why in run.errors if _indexed_blob(db, p) is None]
 
 
-def _apply_worktree(repo: _Repo, db: IndexDB, run: _Pass, head_blobs: Callable[[], dict[str, str]], now: str,
-                    parse: Parser) -> frozenset[str]:
-    """Project dirty indexable files (adds first, deletes last so moved chunks keep their vectors); restore from
-    HEAD any path projected from the work tree earlier that is clean again. Returns the dirty indexable paths
-    (the new ``worktree_paths`` overlay)."""
-    entries = repo.dirty()
+SQL_VARS = 500
+"""Host parameters per ``IN (…)`` list: well under SQLite's 32,766 default limit (sqlite.org/limits.html §9)."""
+
+
+def _held_hashes(db: IndexDB, paths: Iterable[str]) -> set[str]:
+    """The content hashes the index rows of ``paths`` hold now (one indexed look-up per path): taken before a pass
+    touches those paths, they are the only hashes whose refusals the pass can free (:func:`_retry_refusals`)."""
+    wanted = sorted({p for p in paths if is_utf8_name(p)})
+    out: set[str] = set()
+    for start in range(0, len(wanted), SQL_VARS):
+        part = wanted[start : start + SQL_VARS]
+        out.update(str(r[0]) for r in db.query(
+            f"SELECT content_hash FROM files WHERE path IN ({', '.join('?' * len(part))})", part))
+    return out
+
+
+def _noting_hashes(parse: Parser, hashes: set[str]) -> Parser:
+    """``parse``, adding the content hash of every document it returns to ``hashes``: a refusal the pass makes
+    (the refused file, or a holder a smaller newcomer evicts) carries the hash of a document the pass parsed, and a
+    row the pass writes and later drops within the same pass held one too, so these and the hashes the touched
+    paths held before the pass (:func:`_held_hashes`) are every hash whose refusals the pass can free."""
+
+    def noting(data: bytes, *, path: str) -> MemoryDocument:
+        doc = parse(data, path=path)
+        hashes.add(doc.content_hash)
+        return doc
+
+    return noting
+
+
+def _overlay(db: IndexDB) -> set[str]:
+    """The ``worktree_paths`` overlay the last pass recorded."""
+    return {str(r[0]) for r in db.query("SELECT path FROM worktree_paths")}
+
+
+def _apply_worktree(repo: _Repo, db: IndexDB, run: _Pass, head: _HeadBlobs, now: str, parse: Parser,
+                    entries: Sequence[_Dirty], previous: Collection[str]) -> frozenset[str]:
+    """Project the dirty indexable files ``entries`` (``repo.dirty()``; adds first, deletes last so moved chunks
+    keep their vectors); restore from HEAD any path of ``previous`` (the overlay the last pass recorded) that is
+    clean again. Returns the dirty indexable paths, the new ``worktree_paths`` overlay (rewritten only when it
+    changed). Cost: O(dirty + previous) rows and files, whatever the size of the tree."""
     for entry in entries:  # a linked folder (or a link of another name) in a bucket: reported, never entered
         if not is_indexable(entry.path) and not entry.deleted and _in_bucket(entry.path) \
                 and os.path.islink(repo.root / entry.path):
             _refuse_link(db, run, entry.path, f"is a symlink: {SYMLINK_REFUSED}")
     dirty = [d for d in entries if is_indexable(d.path)]
     dirty_paths = {d.path for d in dirty}
-    previous = {r[0] for r in db.query("SELECT path FROM worktree_paths")}
     deletes: list[str] = []
     for entry in dirty:
         data = None if entry.deleted else _disk_bytes(repo, db, run, entry.path)
@@ -288,17 +341,20 @@ def _apply_worktree(repo: _Repo, db: IndexDB, run: _Pass, head_blobs: Callable[[
             if delete_path(db, path):
                 run.removed += 1
     dirty_paths = {p for p in dirty_paths if is_utf8_name(p)}
-    for path in sorted(previous - dirty_paths):
-        blob = head_blobs().get(path)
+    clean_again = sorted(set(previous) - dirty_paths)
+    head.fetch(clean_again)
+    for path in clean_again:
+        blob = head.get(path)
         if blob is None:
             with db.atomic():
                 if delete_path(db, path):
                     run.removed += 1
         else:
             _upsert(db, run, path, repo.read_blob(blob), blob, now, parse)
-    with db.atomic():
-        db.execute("DELETE FROM worktree_paths")
-        db.executemany("INSERT INTO worktree_paths(path) VALUES (?)", [(p,) for p in sorted(dirty_paths)])
+    if dirty_paths != set(previous):
+        with db.atomic():
+            db.execute("DELETE FROM worktree_paths")
+            db.executemany("INSERT INTO worktree_paths(path) VALUES (?)", [(p,) for p in sorted(dirty_paths)])
     return frozenset(dirty_paths)
 
 
@@ -328,15 +384,12 @@ def _refuse_link(db: IndexDB, run: _Pass, path: str, problem: str) -> None:
         run.errors.append(entry)
 
 
-def _refuse_committed_links(repo: _Repo, db: IndexDB, run: _Pass, head: str | None,
-                            paths: Sequence[str] | None) -> None:
-    """Report (and drop the rows of) every indexable path committed at ``head`` as a symlink; ``paths`` limits the
-    check to those paths (an incremental pass), ``None`` checks the whole tree (a rebuild)."""
-    if head is None:
-        return
-    links = repo.tree_symlinks(head)
-    wanted = links if paths is None else links & set(paths)
-    for path in sorted(wanted):
+def _refuse_committed_links(db: IndexDB, run: _Pass, head: _HeadBlobs, paths: Iterable[str] | None) -> None:
+    """Report (and drop the rows of) every indexable or bucket path HEAD commits as a symlink; ``paths`` limits
+    the check to those paths (an incremental pass: one tree look-up each), ``None`` checks the whole tree (a
+    rebuild)."""
+    links = head.links() if paths is None else [p for p in sorted(set(paths)) if head.is_link(p)]
+    for path in links:
         if is_indexable(path) or _in_bucket(path):
             _refuse_link(db, run, path, COMMITTED_LINK)
 
@@ -345,19 +398,60 @@ def _in_bucket(path: str) -> bool:
     return path.split("/", 1)[0] in PARA_BUCKETS
 
 
-def _lazy_blobs(repo: _Repo, head: str | None) -> Callable[[], dict[str, str]]:
-    cache: dict[str, dict[str, str]] = {}
+class _HeadBlobs:
+    """HEAD's tree as a pass reads it. :meth:`get` and :meth:`is_link` look paths up one by one (cached; one libgit2
+    tree look-up each, ``repo.blobs_at``), so an incremental pass costs what it touches; :meth:`listing` and
+    :meth:`links` read the whole tree once (``repo.tree_files``, a rebuild). ``head`` ``None`` (an unborn branch)
+    holds nothing."""
 
-    def get() -> dict[str, str]:
-        if "b" not in cache:
-            links = repo.tree_symlinks(head) if head is not None else frozenset()
-            cache["b"] = (
-                {p: s for p, s in repo.tree_blobs(head).items() if is_indexable(p) and p not in links}
-                if head is not None else {}
-            )
-        return cache["b"]
+    def __init__(self, repo: _Repo, head: str | None) -> None:
+        self._repo = repo
+        self._head = head
+        self._entries: dict[str, _TreeEntry | None] = {}
+        self._full: Mapping[str, _TreeEntry] | None = None
 
-    return get
+    def fetch(self, paths: Iterable[str]) -> None:
+        """Look every path of ``paths`` not yet known up in one call (no-op once the whole tree is read)."""
+        if self._full is not None:
+            return
+        todo = [p for p in dict.fromkeys(paths) if p not in self._entries]
+        if not todo:
+            return
+        found = self._repo.blobs_at(self._head, todo) if self._head is not None else {}
+        for path in todo:
+            self._entries[path] = found.get(path)
+
+    def _entry(self, path: str) -> _TreeEntry | None:
+        if self._full is not None:
+            return self._full.get(path)
+        self.fetch((path,))
+        return self._entries[path]
+
+    def get(self, path: str) -> str | None:
+        """The blob sha of ``path`` when HEAD holds it as an indexable regular file, else ``None`` (absent, a folder,
+        a symlink, or not a memory path)."""
+        if not is_indexable(path):
+            return None
+        entry = self._entry(path)
+        return None if entry is None or entry.link else entry.sha
+
+    def is_link(self, path: str) -> bool:
+        """Whether HEAD commits ``path`` as a symlink (mode ``120000``)."""
+        entry = self._entry(path)
+        return entry is not None and entry.link
+
+    def _tree(self) -> Mapping[str, _TreeEntry]:
+        if self._full is None:
+            self._full = self._repo.tree_files(self._head, ()) if self._head is not None else {}
+        return self._full
+
+    def listing(self) -> dict[str, str]:
+        """``{path: blob sha}`` of every indexable regular file of HEAD (reads the whole tree once)."""
+        return {p: e.sha for p, e in self._tree().items() if not e.link and is_indexable(p)}
+
+    def links(self) -> list[str]:
+        """Every path HEAD commits as a symlink, sorted (reads the whole tree once)."""
+        return sorted(p for p, e in self._tree().items() if e.link)
 
 
 def _set_head(db: IndexDB, head: str | None, now: str, *, rebuilt: bool, space: str | None) -> None:
@@ -442,21 +536,21 @@ def rebuild(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
     """
     parse = parse or _parser()
     head = repo.head_sha()
-    blobs = _lazy_blobs(repo, head)
+    blobs = _HeadBlobs(repo, head)
     run = _Pass()
     with db.atomic():
         for table in REBUILD_TABLES:
             db.execute(f"DELETE FROM {table}")
         _set_head(db, head, now, rebuilt=True, space=embedder.space if embedder else None)
-        files = sorted(blobs().items())
+        files = sorted(blobs.listing().items())
         progress.stage("indexing", len(files))
         for path, sha in files:
             _project_bytes(db, run, path, repo.read_blob(sha), sha, now, parse, count="added", fresh=True)
             progress.advance()
         progress.close()
-        _refuse_committed_links(repo, db, run, head, None)
-        overlay = _apply_worktree(repo, db, run, blobs, now, parse)
-        _retry_refusals(repo, db, run, blobs, overlay, now, parse)
+        _refuse_committed_links(db, run, blobs, None)
+        overlay = _apply_worktree(repo, db, run, blobs, now, parse, repo.dirty(), ())
+        _retry_refusals(repo, db, run, blobs, overlay, now, parse, None)
     written, error = embed_missing(db, embedder, now=now, progress=progress)
     sync_matrix(db)
     return _report(head, run, True, written, error)
@@ -466,6 +560,11 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
            parse: Parser | None = None) -> IndexReport:
     """Bring the index from its watermark to HEAD + work tree (docs/index.md §3.7); rebuild when there is no watermark
     or the watermark commit is gone.
+
+    Cost (docs/index.md §3.7 "Cost"): O(changed) in git objects, parses and index rows — the tree diff of
+    watermark..HEAD, one tree look-up per changed path, the dirty and previously dirty work-tree files, and the
+    refusals of the content hashes the pass touched — plus one work-tree status (``repo.dirty()``: libgit2 stats
+    every tracked file against git's index, the one part that grows with the tree).
 
     Raises:
         EmbedModelMismatch: the index holds vectors of another space (hint ``git memhtml index rebuild``).
@@ -480,11 +579,18 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
     changes: Sequence[_Change] = ()
     if head is not None and head != watermark:
         try:
-            changes = repo.diff(watermark, head)
+            changes = repo.tree_delta(watermark, head)
         except GitError:
             return rebuild(repo, db, embedder, now=now, parse=parse)
-    blobs = _lazy_blobs(repo, head)
+    blobs = _HeadBlobs(repo, head)
     run = _Pass()
+    entries = repo.dirty()
+    previous = _overlay(db)
+    touched = {c.path for c in changes} | {c.old_path for c in changes if c.old_path}
+    touched |= {e.path for e in entries} | previous
+    freed = _held_hashes(db, touched)
+    parse = _noting_hashes(parse, freed)
+    blobs.fetch(c.path for c in changes if c.status != "D")
     renames = [c for c in changes if c.status == "R" and c.old_path]
     upserts: list[str] = []
     deletes: list[str] = []
@@ -509,7 +615,7 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
                 with db.atomic():
                     if delete_path(db, old):
                         run.removed += 1
-        sha = blobs().get(new)
+        sha = blobs.get(new)
         if moved:
             run.renamed += 1
             if sha is not None:  # always: the path itself feeds the projection (self-link edges are dropped)
@@ -517,7 +623,7 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
         elif sha is not None:
             _upsert(db, run, new, repo.read_blob(sha), sha, now, parse)
     for path in upserts:
-        sha = blobs().get(path) if is_indexable(path) else None
+        sha = blobs.get(path)
         if sha is not None:
             _upsert(db, run, path, repo.read_blob(sha), sha, now, parse)
     for path in deletes:
@@ -526,9 +632,9 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
                 if delete_path(db, path):
                     run.removed += 1
     if changes:
-        _refuse_committed_links(repo, db, run, head, [c.path for c in changes])
-    overlay = _apply_worktree(repo, db, run, blobs, now, parse)
-    _retry_refusals(repo, db, run, blobs, overlay, now, parse)
+        _refuse_committed_links(db, run, blobs, [c.path for c in changes if c.status != "D"])
+    overlay = _apply_worktree(repo, db, run, blobs, now, parse, entries, previous)
+    _retry_refusals(repo, db, run, blobs, overlay, now, parse, freed)
     with db.atomic():
         _set_head(db, head, now, rebuilt=False, space=None)
     written, error = embed_missing(db, embedder, now=now)
@@ -539,16 +645,21 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
 def reproject_paths(repo: _Repo, db: IndexDB, paths: Sequence[str], *, now: str,
                     parse: Parser | None = None) -> IndexReport:
     """Drop the rows of ``paths`` and project them again from HEAD + work tree (the repair of ``doctor --fix``
-    for drifted rows); a path the tree lacks stays dropped. Embeds nothing; the watermark is unchanged.
+    for drifted rows); a path the tree lacks stays dropped. Embeds nothing; the watermark is unchanged. Reads one
+    tree entry per path and one work-tree status.
 
     Raises:
         StorageError: SQLite failed. GitError: the repository cannot be read.
     """
     parse = parse or _parser()
     run = _Pass()
-    blobs = _lazy_blobs(repo, repo.head_sha())
+    blobs = _HeadBlobs(repo, repo.head_sha())
     dirty = {d.path: d.deleted for d in repo.dirty()}
-    for path in sorted(set(paths)):
+    wanted = sorted(set(paths))
+    freed = _held_hashes(db, wanted)
+    parse = _noting_hashes(parse, freed)
+    blobs.fetch(wanted)
+    for path in wanted:
         with db.atomic():
             delete_path(db, path)
         if not is_indexable(path) or dirty.get(path):
@@ -556,10 +667,11 @@ def reproject_paths(repo: _Repo, db: IndexDB, paths: Sequence[str], *, now: str,
         data = _disk_bytes(repo, db, run, path) if path in dirty else None
         if data is not None:
             _project_bytes(db, run, path, data, git_blob_sha(data), now, parse, count="added")
-        elif path not in dirty and path in blobs():
-            sha = blobs()[path]
-            _project_bytes(db, run, path, repo.read_blob(sha), sha, now, parse, count="added")
-    _retry_refusals(repo, db, run, blobs, frozenset(dirty), now, parse)
+        elif path not in dirty:
+            sha = blobs.get(path)
+            if sha is not None:
+                _project_bytes(db, run, path, repo.read_blob(sha), sha, now, parse, count="added")
+    _retry_refusals(repo, db, run, blobs, frozenset(dirty), now, parse, freed)
     return _report(_state(db)[0], run, False, 0, None)
 
 

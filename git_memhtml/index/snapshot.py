@@ -9,13 +9,14 @@ whether an open index is a clean projection of exactly one commit, so a caller c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from git_memhtml.document.model import PARA_PREFIXES
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import GitError, ModelUnavailable, StorageError
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.gitrepo.values import Change, DirtyEntry
+from git_memhtml.gitrepo.values import Change, DirtyEntry, TreeBlob
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.indexer import IndexReport
@@ -31,9 +32,10 @@ NO_WORK_TREE = "a commit index has no work tree"
 class CommitView:
     """The repository as the indexer sees it (``indexer._Repo``), pinned to commit ``sha``, with no work tree.
 
-    ``head_sha`` is the commit, ``dirty`` is empty, and ``tree_blobs``/``read_blob``/``diff``/``tree_symlinks``
-    read git objects through ``repo``. ``root`` raises :class:`GitError`: nothing may read a work tree through a
-    commit view, so a pass that tried would fail loudly instead of projecting the user's uncommitted files.
+    ``head_sha`` is the commit, ``dirty`` is empty, and ``tree_files``/``blobs_at``/``tree_delta``/``read_blob``
+    read git objects through ``repo``. ``root`` raises
+    :class:`GitError`: nothing may read a work tree through a commit view, so a pass that tried would fail loudly
+    instead of projecting the user's uncommitted files.
 
     Raises:
         GitError: ``sha`` names no commit (hint ``git log --oneline``).
@@ -53,25 +55,25 @@ class CommitView:
         """The pinned commit's full sha."""
         return self.sha
 
-    def tree_blobs(self, commit_sha: str) -> dict[str, str]:
-        """``{path: blob sha}`` of ``commit_sha``'s memory buckets (``GitRepo.tree_blobs``)."""
-        return self._repo.tree_blobs(commit_sha)
+    def tree_files(self, commit_sha: str, prefixes: Sequence[str] = PARA_PREFIXES) -> dict[str, TreeBlob]:
+        """Every file and symlink of ``commit_sha``'s tree under ``prefixes`` (``GitRepo.tree_files``)."""
+        return self._repo.tree_files(commit_sha, prefixes)
+
+    def blobs_at(self, commit_sha: str, paths: Iterable[str]) -> dict[str, TreeBlob]:
+        """The tree entries of ``paths`` in ``commit_sha``, one look-up each (``GitRepo.blobs_at``)."""
+        return self._repo.blobs_at(commit_sha, paths)
 
     def read_blob(self, sha: str) -> bytes:
         """The bytes of blob ``sha``."""
         return self._repo.read_blob(sha)
 
-    def diff(self, a_sha: str, b_sha: str) -> Sequence[Change]:
-        """The changes between two commits, renames detected (``GitRepo.diff``)."""
-        return self._repo.diff(a_sha, b_sha)
+    def tree_delta(self, a_sha: str, b_sha: str) -> Sequence[Change]:
+        """The changes between two commits, renames detected, equal subtrees skipped (``GitRepo.tree_delta``)."""
+        return self._repo.tree_delta(a_sha, b_sha)
 
     def dirty(self) -> Sequence[DirtyEntry]:
         """Always empty: a commit has no uncommitted files."""
         return ()
-
-    def tree_symlinks(self, commit_sha: str) -> frozenset[str]:
-        """Every path committed as a symlink in ``commit_sha`` (``GitRepo.tree_symlinks``)."""
-        return self._repo.tree_symlinks(commit_sha)
 
 
 def rebuild_commit(repo: GitRepo, sha: str, db: IndexDB, embedder: Embedder | None, *, now: str) -> IndexReport:
