@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -302,8 +302,8 @@ def _noting_hashes(parse: Parser, hashes: set[str]) -> Parser:
     row the pass writes and later drops within the same pass held one too, so these and the hashes the touched
     paths held before the pass (:func:`_held_hashes`) are every hash whose refusals the pass can free."""
 
-    def noting(data: bytes, *, path: str) -> MemoryDocument:
-        doc = parse(data, path=path)
+    def noting(data: bytes, *, path: str, **options: Any) -> MemoryDocument:
+        doc = parse(data, path=path, **options)  # options: the parser's own keywords (``reuse=`` ...)
         hashes.add(doc.content_hash)
         return doc
 

@@ -9,6 +9,7 @@ import os
 import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -57,9 +58,9 @@ class Counting:
     def __init__(self) -> None:
         self.paths: list[str] = []
 
-    def __call__(self, data: bytes, *, path: str) -> MemoryDocument:
+    def __call__(self, data: bytes, *, path: str, **options: Any) -> MemoryDocument:
         self.paths.append(path)
-        return parse_memory(data, path=path)
+        return parse_memory(data, path=path, **options)
 
 
 def _corpus(repo: Repo, n: int) -> list[str]:
