@@ -34,6 +34,7 @@ from git_memhtml.index.project import is_indexable, project
 from git_memhtml.index.watermark import index_state
 from git_memhtml.index.write import delete_path, refuse, rename_path, write_projection
 from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
+from git_memhtml.progress import NO_PROGRESS, Progress
 from git_memhtml.tree.paths import SYMLINK_REFUSED, read_tree_file, tree_file_problem
 
 EMBED_SLICE = 960
@@ -413,8 +414,11 @@ def _report(head: str | None, run: _Pass, rebuilt: bool, written: int, embed_err
 
 
 def rebuild(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
-            parse: Parser | None = None) -> IndexReport:
+            parse: Parser | None = None, progress: Progress = NO_PROGRESS) -> IndexReport:
     """Empty the rebuildable tables and re-project HEAD plus the dirty work tree; embed every chunk.
+
+    ``progress`` is told of a stage ``"indexing"`` (one item per committed file) and ``"embedding"`` (total
+    unknown).
 
     Records ``head_sha``, the embedder's space (``None`` when off), ``rebuilt_at``. Never raises for a bad
     file (reported in ``errors``) or an embedder failure (``embed_error``).
@@ -430,12 +434,20 @@ def rebuild(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
         for table in REBUILD_TABLES:
             db.execute(f"DELETE FROM {table}")
         _set_head(db, head, now, rebuilt=True, space=embedder.space if embedder else None)
-        for path, sha in sorted(blobs().items()):
+        committed = sorted(blobs().items())
+        progress.stage("indexing", len(committed))
+        for path, sha in committed:
             _project_bytes(db, run, path, repo.read_blob(sha), sha, now, parse, count="added")
+            progress.advance()
         _refuse_committed_links(repo, db, run, head, None)
         overlay = _apply_worktree(repo, db, run, blobs, now, parse)
         _retry_refusals(repo, db, run, blobs, overlay, now, parse)
-    written, error = embed_missing(db, embedder, now=now)
+    if embedder is not None:
+        progress.stage("embedding", 0)
+    try:
+        written, error = embed_missing(db, embedder, now=now)
+    finally:
+        progress.close()
     return _report(head, run, True, written, error)
 
 
