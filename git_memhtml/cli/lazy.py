@@ -20,6 +20,10 @@ from typing import Any, NamedTuple
 import click
 
 
+COMMAND_PACKAGE = "git_memhtml.cli."
+"""Lazy targets live in this package only."""
+
+
 class LazyCommand(NamedTuple):
     """One lazy sub-command.
 
@@ -38,9 +42,12 @@ def load_command(name: str, row: LazyCommand) -> click.Command:
     """Import ``row.target`` and return the command object it names.
 
     Raises:
-        TypeError: the attribute is not a :class:`click.Command`, or its name is not ``name`` (a table mistake).
+        TypeError: the module is not one of ``git_memhtml.cli`` (the architecture rules see every import of those),
+            the attribute is not a :class:`click.Command`, or its name is not ``name`` (a table mistake).
     """
     module_name, _, attribute = row.target.partition(":")
+    if not module_name.startswith(COMMAND_PACKAGE):
+        raise TypeError(f"lazy command {name!r}: {row.target} is outside {COMMAND_PACKAGE}")
     command = getattr(importlib.import_module(module_name), attribute)
     if not isinstance(command, click.Command) or command.name != name:
         raise TypeError(f"lazy command {name!r}: {row.target} is not the click command {name!r}")

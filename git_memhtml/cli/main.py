@@ -26,11 +26,11 @@ import click
 from git_memhtml import __version__
 from git_memhtml.cli.app import App
 from git_memhtml.cli.inputs import check_arguments
-from git_memhtml.cli.lazy import LazyCommand, LazyGroup
+from git_memhtml.cli.lazy import COMMAND_PACKAGE, LazyCommand, LazyGroup
 from git_memhtml.errors import MemhtmlError
 from git_memhtml.output import emit, envelope, error_envelope, log, warn
 
-_M = "git_memhtml.cli."
+_M = COMMAND_PACKAGE
 COMMAND_TABLE: Final[Mapping[str, LazyCommand]] = {
     "init": LazyCommand(_M + "memory_cmds:init_cmd",
                         "Create or complete a memory repository (PARA folders, .gitattributes, .gitignore, merge "

@@ -91,6 +91,8 @@ def test_a_bad_row_is_refused() -> None:
         lazy.load_command("nope", lazy.LazyCommand("git_memhtml.cli.man_cmds:man_cmd", "x"))
     with pytest.raises(TypeError, match="is not the click command"):
         lazy.load_command("x", lazy.LazyCommand("git_memhtml.cli.lazy:LazyCommand", "x"))
+    with pytest.raises(TypeError, match="is outside git_memhtml.cli."):
+        lazy.load_command("x", lazy.LazyCommand("os:system", "x"))
 
 
 def test_unknown_command_is_still_a_usage_error(tmp_path: Path) -> None:
