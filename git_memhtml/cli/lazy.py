@@ -19,7 +19,6 @@ from typing import Any, NamedTuple
 
 import click
 
-
 COMMAND_PACKAGE = "git_memhtml.cli."
 """Lazy targets live in this package only."""
 
