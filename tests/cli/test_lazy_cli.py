@@ -91,7 +91,7 @@ def test_a_bad_row_is_refused() -> None:
         lazy.load_command("nope", lazy.LazyCommand("git_memhtml.cli.man_cmds:man_cmd", "x"))
     with pytest.raises(TypeError, match="is not the click command"):
         lazy.load_command("x", lazy.LazyCommand("git_memhtml.cli.lazy:LazyCommand", "x"))
-    with pytest.raises(TypeError, match="is outside git_memhtml.cli."):
+    with pytest.raises(TypeError, match=r"is outside git_memhtml\.cli\."):
         lazy.load_command("x", lazy.LazyCommand("os:system", "x"))
 
 
