@@ -6,11 +6,16 @@ Human-readable text by default; ``--json`` prints exactly one envelope ``{"apiVe
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import click
+
+from git_memhtml.progress import NO_PROGRESS, Progress
 
 for _chatty in ("httpx", "httpcore"):
     # httpx logs every request at INFO: whatever logging setup a host process has, a model call must not print a
@@ -59,7 +64,9 @@ def emit(text: str) -> None:
 
 
 def log(text: str) -> None:
-    """Write one log line to stderr."""
+    """Write one log line to stderr (below a progress bar that is on screen, which ends)."""
+    if _OPEN is not None:
+        _OPEN.close()
     sys.stderr.write(printable(text) + "\n")
     sys.stderr.flush()
 
@@ -72,6 +79,53 @@ def warn(text: str) -> None:
 def stderr_is_tty() -> bool:
     """Whether stderr is a terminal (progress is shown only then)."""
     return sys.stderr.isatty()
+
+
+class TerminalProgress:
+    """A :class:`~git_memhtml.progress.Progress` drawn on stderr with ``click.progressbar``: one bar per stage
+    (label, bar, ``done/total``, percent and ETA; a stage of unknown total shows its label and count). Never writes
+    to stdout. A bar left open is finished (its line ended) by the next stage, by :meth:`close`, and by :func:`log`,
+    so a log line never lands in the middle of a bar."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None  # click's ProgressBar is not public API; only update/render_finish are used
+
+    def stage(self, label: str, total: int) -> None:
+        """Finish the open bar and draw a new one for ``total`` items (``0``: unknown)."""
+        self.close()
+        global _OPEN
+        if total > 0:
+            bar = click.progressbar(length=total, label=label, file=sys.stderr, show_pos=True)
+        else:
+            bar = click.progressbar(itertools.repeat(0), label=label, file=sys.stderr, show_pos=True)
+        bar.__enter__()  # draws the empty bar now
+        self._bar = bar
+        _OPEN = self
+
+    def advance(self, done: int = 1) -> None:
+        """Move the open bar ``done`` items on (nothing when no stage is open)."""
+        if self._bar is not None and done > 0:
+            self._bar.update(done)
+
+    def close(self) -> None:
+        """Finish the open bar: its line is ended with a newline (idempotent)."""
+        global _OPEN
+        if self._bar is not None:
+            bar, self._bar = self._bar, None
+            bar.render_finish()
+        if _OPEN is self:
+            _OPEN = None
+
+
+_OPEN: TerminalProgress | None = None
+"""The bar on screen now, finished before a log line is written."""
+
+
+def progress_for(*, show: bool) -> Progress:
+    """The :class:`Progress` a command passes to long work: a :class:`TerminalProgress` when ``show`` (the caller
+    says no ``--quiet`` and no ``--json``) and stderr is a terminal, else :data:`NO_PROGRESS` (piped output is
+    byte-for-byte what it is without bars)."""
+    return TerminalProgress() if show and stderr_is_tty() else NO_PROGRESS
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

@@ -11,8 +11,25 @@ from __future__ import annotations
 from http.server import ThreadingHTTPServer
 
 from git_memhtml.artifacts.listings import publish
+from git_memhtml.cli.config_cmds import config_cmd
+from git_memhtml.cli.demo import demo_cmd
+from git_memhtml.cli.doctor_cmds import doctor_cmd, verify_cmd
 from git_memhtml.cli.eval_cmds import discriminate_cmd
+from git_memhtml.cli.hooks_cmds import hook_cmd, install_cmd, merge_driver_cmd, uninstall_cmd
 from git_memhtml.cli.index_cmds import rebuild_cmd, status_cmd, update_cmd
+from git_memhtml.cli.lazy import LazyGroup
+from git_memhtml.cli.man_cmds import man_cmd
+from git_memhtml.cli.memory_cmds import (
+    apply_cmd,
+    archive_cmd,
+    correct_cmd,
+    init_cmd,
+    link_cmd,
+    list_cmd,
+    read_cmd,
+    write_cmd,
+)
+from git_memhtml.cli.retrieval_cmds import neighbors_cmd, recall_cmd, reinforce_cmd, search_cmd
 from git_memhtml.cli.sleep_cmds import (
     abort_cmd,
     merge_cmd,
@@ -24,6 +41,7 @@ from git_memhtml.cli.sleep_cmds import (
     run_cmd,
 )
 from git_memhtml.cli.sleep_cmds import status_cmd as sleep_status_cmd
+from git_memhtml.cli.validate_cmd import validate_cmd
 from git_memhtml.config import Settings
 from git_memhtml.document.hash import is_content_hash
 from git_memhtml.document.model import MemoryDocument
@@ -57,6 +75,7 @@ from git_memhtml.store.ops import LinkOp, OpLine, op_schema_markdown
 __all__ = [
     "CLICK_COMMANDS",
     "CONTRACT_VIEWS",
+    "LAZY_COMMANDS",
     "MODEL_LAYER_SLOTS",
     "PYDANTIC_HOOKS",
     "SCRIPTED_MODEL",
@@ -73,6 +92,14 @@ CLICK_COMMANDS = (
     review_cmd, merge_cmd, rebase_cmd, abort_cmd, pr_cmd,
 )
 """Click commands: registered on their group by decorator, called by click, never by name."""
+
+LAZY_COMMANDS = (
+    config_cmd, demo_cmd, doctor_cmd, verify_cmd, hook_cmd, install_cmd, merge_driver_cmd, uninstall_cmd, man_cmd,
+    apply_cmd, archive_cmd, correct_cmd, init_cmd, link_cmd, list_cmd, read_cmd, write_cmd, neighbors_cmd, recall_cmd,
+    reinforce_cmd, search_cmd, validate_cmd, LazyGroup.format_commands,
+)
+"""Commands named by a ``"module:attribute"`` string in a lazy table (cli/main.py ``COMMAND_TABLE``, the index
+group's table), imported on first use; ``format_commands`` is called by click when it prints a group's help."""
 
 PYDANTIC_HOOKS = (
     Settings.model_config, LinkOp.model_config, OpLine.model_config,

@@ -16,20 +16,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-from git_memhtml.config import ResolvedSettings, resolve_settings
-from git_memhtml.embed.base import Embedder
-from git_memhtml.embed.registry import get_embedder
 from git_memhtml.errors import ConfigError, MemhtmlError, UsageError
-from git_memhtml.gitrepo import GitRepo
-from git_memhtml.gitrepo.identity import require_identity
-from git_memhtml.hooks.checks import undefined_driver_warning
-from git_memhtml.index.db import IndexDB
-from git_memhtml.index.indexer import IndexReport, update
-from git_memhtml.index.retrieval import ArmWeights
-from git_memhtml.index.weights import default_weights
-from git_memhtml.output import warn
-from git_memhtml.tree.paths import VERB_NEEDS, resolve_memory_path
+from git_memhtml.output import progress_for, warn
+
+if TYPE_CHECKING:  # the CLI's start-up imports none of these (issue 12 item 4): each method imports what it uses
+    from git_memhtml.config import ResolvedSettings
+    from git_memhtml.embed.base import Embedder
+    from git_memhtml.gitrepo import GitRepo
+    from git_memhtml.index.db import IndexDB
+    from git_memhtml.index.indexer import IndexReport
+    from git_memhtml.index.retrieval import ArmWeights
+    from git_memhtml.progress import Progress
 
 _INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
@@ -62,6 +61,8 @@ class App:
 
     repo_path: Path | None = None
     json: bool = False
+    quiet: bool = False
+    """``--quiet``/``-q``: no progress bar."""
     env: Mapping[str, str] = field(default_factory=environment_snapshot)
     flags: Mapping[str, object | None] = field(default_factory=dict)
     """Settings given on the command line (``{"llm": "openai"}``), above every other source."""
@@ -76,6 +77,8 @@ class App:
     def repo(self) -> GitRepo:
         """The repository containing ``--repo`` (default: the current directory)."""
         if self._repo is None:
+            from git_memhtml.gitrepo import GitRepo
+
             self._repo = GitRepo.discover(self.repo_path or Path.cwd(), env=self.env)
             self._repo.fault_point = self.env.get("MEMHTML_FAULT_POINT") or None  # tests only (docs/store.md)
             try:
@@ -96,6 +99,8 @@ class App:
         Raises:
             PathRefused, PathNotFound: see :func:`git_memhtml.tree.paths.resolve_memory_path`.
         """
+        from git_memhtml.tree.paths import VERB_NEEDS, resolve_memory_path
+
         return resolve_memory_path(self.repo().root, argument, need=VERB_NEEDS[verb], base=self.cwd(), name=name).path
 
     def landed_commits(self) -> list[str]:
@@ -113,6 +118,8 @@ class App:
     def settings(self) -> ResolvedSettings:
         """Effective settings: defaults < git config < MEMHTML_* < flags."""
         if self._settings is None:
+            from git_memhtml.config import resolve_settings
+
             repo: GitRepo | None
             try:
                 repo = self.repo()
@@ -124,8 +131,11 @@ class App:
 
     def embedder(self) -> Embedder | None:
         """The configured embedder (``None`` when ``embed=off``); ``openai`` reads its API key from the environment
-        variable named by ``memhtml.embedkeyenv`` here, at the CLI edge."""
+        variable named by ``memhtml.embedkeyenv`` here, at the CLI edge; ``fake`` takes an explicitly set
+        ``memhtml.embeddim`` as its dimension."""
         if not self._embedder_loaded:
+            from git_memhtml.embed.registry import get_embedder
+
             s = self.settings().settings
             options = None
             if s.embed == "openai":
@@ -134,13 +144,18 @@ class App:
                 options = OpenAIOptions(url=s.embed_url, model=s.embed_model, dim=s.embed_dim,
                                         api_key=self.env.get(s.embed_key_env) or None, key_env=s.embed_key_env,
                                         timeout=s.embed_timeout, batch=s.embed_batch)
-            self._embedder = get_embedder(s.embed, openai=options)
+            explicit_dim = self.settings().sources.get("embed_dim", "default") != "default"
+            self._embedder = get_embedder(s.embed, openai=options,
+                                          fake_dim=s.embed_dim if s.embed == "fake" and explicit_dim else None)
             self._embedder_loaded = True
         return self._embedder
 
     def weights(self) -> ArmWeights:
         """RRF arm weights: per key, the user's value (git config ``memhtml.weight*``, ``MEMHTML_WEIGHT_*``,
         flag) or else the configured embedder's measured default (:func:`default_weights`)."""
+        from git_memhtml.index.retrieval import ArmWeights
+        from git_memhtml.index.weights import default_weights
+
         resolved = self.settings()
         s, sources = resolved.settings, resolved.sources
         base = default_weights(s.embed)
@@ -170,6 +185,9 @@ class App:
         - with ``on_head`` (the commit lands on HEAD), a detached HEAD gets one ``warning:`` line: the commit
           will be on no branch.
         """
+        from git_memhtml.gitrepo.identity import require_identity
+        from git_memhtml.hooks.checks import undefined_driver_warning
+
         repo = self.repo()
         require_identity(self.env, repo.config_get)
         note = undefined_driver_warning(repo)
@@ -182,6 +200,8 @@ class App:
     @contextmanager
     def index(self, *, catch_up: bool = True) -> Iterator[IndexDB]:
         """Open the checkout's index; with ``catch_up`` bring it to HEAD + work tree first (logging skipped files)."""
+        from git_memhtml.index.db import IndexDB
+
         repo = self.repo()
         if repo.has_journal():  # a killed writer's landed commit: finish its work tree before indexing it
             with repo.write_lock("recover a killed write"):
@@ -200,9 +220,16 @@ class App:
         finally:
             db.close()
 
+    def progress(self, *, as_json: bool = False) -> Progress:
+        """The progress reporter of this command's long work: a bar on stderr when it is a terminal, unless
+        ``--quiet`` or ``as_json`` (``--json`` output never shows one); else the silent one."""
+        return progress_for(show=not (self.quiet or as_json or self.json))
+
     def reindex(self, db: IndexDB) -> IndexReport:
         """Incrementally update ``db`` to the work tree; skipped files are warned about on stderr, each
         ``(path, reason)`` once per command."""
+        from git_memhtml.index.indexer import update
+
         report = update(self.repo(), db, self.embedder(), now=utc_now())
         for path, reason in report.errors:
             if (path, reason) not in self._warned:

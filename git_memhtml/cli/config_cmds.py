@@ -60,4 +60,3 @@ def _trunk_row(app: App) -> dict[str, Any]:
     return {"value": value, "source": "default", "env": None, "setting": None}
 
 
-COMMANDS = [config_cmd]

@@ -146,4 +146,3 @@ def _model_line(model: ModelBinding) -> str:
     return f"{check.describe}: did not answer ({check.error}); the run counts its batches as failed calls{budget}"
 
 
-COMMANDS = [demo_cmd]

@@ -13,7 +13,6 @@ import click
 
 from git_memhtml.cli.app import App, utc_now
 from git_memhtml.cli.common import app_of, json_option, respond
-from git_memhtml.cli.index_cmds import index_group
 from git_memhtml.cli.model_binding import model_client
 from git_memhtml.doctor import LEFTOVER_MODES, DoctorReport, check_model, diagnose, fix
 from git_memhtml.errors import ModelUnavailable, UsageError
@@ -164,5 +163,3 @@ def verify_cmd(ctx: click.Context, as_json: bool) -> int:
     return 0 if drift.clean else 1
 
 
-index_group.add_command(verify_cmd)
-COMMANDS = [doctor_cmd]

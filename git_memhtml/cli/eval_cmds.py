@@ -69,4 +69,3 @@ def run_cmd(ctx: click.Context, run_id: str, sample_size: int, k: int, max_lost:
     return 0 if report.verdict.passed else 1
 
 
-COMMANDS = [eval_group]

@@ -93,4 +93,3 @@ def merge_driver_cmd(ctx: click.Context, base: Path, ours: Path, theirs: Path, p
         return DRIVER_FAILED
 
 
-COMMANDS = [install_cmd, uninstall_cmd, hook_cmd, merge_driver_cmd]

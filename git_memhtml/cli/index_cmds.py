@@ -8,11 +8,16 @@ import click
 
 from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import app_of, json_option, respond
+from git_memhtml.cli.lazy import LazyCommand, LazyGroup
 from git_memhtml.index.indexer import IndexReport, rebuild, status
 from git_memhtml.output import kv, warn
 
 
-@click.group("index")
+@click.group("index", cls=LazyGroup, lazy={
+    "verify": LazyCommand("git_memhtml.cli.doctor_cmds:verify_cmd",
+                          "Compare the index with a re-projection of HEAD + work tree (reads only; `doctor --fix` "
+                          "repairs)."),
+})
 def index_group() -> None:
     """Maintain the rebuildable SQLite index (kept in the git dir)."""
 
@@ -34,7 +39,7 @@ def rebuild_cmd(ctx: click.Context, as_json: bool) -> int:
     """Drop the index plane and re-project HEAD plus the work tree (re-embeds every chunk)."""
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
-        report = rebuild(app.repo(), db, app.embedder(), now=utc_now())
+        report = rebuild(app.repo(), db, app.embedder(), now=utc_now(), progress=app.progress(as_json=as_json))
     if report.embed_error:
         warn(f"embedding stopped early: {report.embed_error}; search degrades to the lexical arms until it works")
     respond(as_json, "index.report", asdict(report), lambda: _human(report))
@@ -65,4 +70,3 @@ def status_cmd(ctx: click.Context, as_json: bool) -> int:
     return 0
 
 
-COMMANDS = [index_group]

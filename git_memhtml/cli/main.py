@@ -16,20 +16,82 @@ import platform
 import sys
 import tempfile
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Final
 
 import click
 
 from git_memhtml import __version__
 from git_memhtml.cli.app import App
 from git_memhtml.cli.inputs import check_arguments
+from git_memhtml.cli.lazy import COMMAND_PACKAGE, LazyCommand, LazyGroup
 from git_memhtml.errors import MemhtmlError
 from git_memhtml.output import emit, envelope, error_envelope, log, warn
 
+_M = COMMAND_PACKAGE
+COMMAND_TABLE: Final[Mapping[str, LazyCommand]] = {
+    "init": LazyCommand(_M + "memory_cmds:init_cmd",
+                        "Create or complete a memory repository (PARA folders, .gitattributes, .gitignore, merge "
+                        "config)."),
+    "write": LazyCommand(_M + "memory_cmds:write_cmd",
+                         "Write one memory as one commit (deduplicated by content hash)."),
+    "apply": LazyCommand(_M + "memory_cmds:apply_cmd",
+                         "Write a JSONL batch of memories as one commit; atomic unless --continue-on-error "
+                         "(docs/apply.md)."),
+    "correct": LazyCommand(_M + "memory_cmds:correct_cmd",
+                           "Write a memory that supersedes TARGET; TARGET is archived (one commit)."),
+    "archive": LazyCommand(_M + "memory_cmds:archive_cmd",
+                           "Move a memory into archive/<YYYY>/ (git mv) as one commit; nothing is ever deleted."),
+    "link": LazyCommand(_M + "memory_cmds:link_cmd",
+                        "Add a typed head link SRC --REL--> DST (one commit when it changes the file)."),
+    "read": LazyCommand(_M + "memory_cmds:read_cmd", "Show one memory (an explicit read: it counts as an access)."),
+    "list": LazyCommand(_M + "memory_cmds:list_cmd", "List memories in path order (tasks included)."),
+    "index": LazyCommand(_M + "index_cmds:index_group", "Maintain the rebuildable SQLite index (kept in the git dir)."),
+    "sleep": LazyCommand(_M + "sleep_cmds:sleep_group",
+                         "Curate the memory on a sleep/<date> branch that a person reviews and merges."),
+    "eval": LazyCommand(_M + "eval_cmds:eval_group", "Measure retrieval quality."),
+    "config": LazyCommand(_M + "config_cmds:config_cmd",
+                          "List effective settings by git config key: default < git config memhtml.<key> < "
+                          "MEMHTML_<KEY>."),
+    "demo": LazyCommand(_M + "demo:demo_cmd",
+                        "Create a demo memory repository and run plan → sleep run → review → merge → search in it."),
+    "validate": LazyCommand(_M + "validate_cmd:validate_cmd",
+                            "Check memory files: WHATWG parse errors (html5lib) and the memory format rules."),
+    "install": LazyCommand(_M + "hooks_cmds:install_cmd",
+                           "Install the index hooks (post-commit, post-merge, post-checkout, post-rewrite) and the "
+                           "merge driver."),
+    "uninstall": LazyCommand(_M + "hooks_cmds:uninstall_cmd",
+                             "Remove exactly what install wrote: our hooks (chained ones are put back) and our git "
+                             "config."),
+    "hook": LazyCommand(_M + "hooks_cmds:hook_cmd",
+                        "Run by the installed shims: catch the index up to HEAD. Always exits 0.", hidden=True),
+    "merge-driver": LazyCommand(_M + "hooks_cmds:merge_driver_cmd",
+                                "Called by git as `git-memhtml merge-driver %O %A %B %P` for generated listings, "
+                                "sitemap, access sidecar.", hidden=True),
+    "man": LazyCommand(_M + "man_cmds:man_cmd",
+                       "Print or write the git-memhtml(1) man page, generated from these commands."),
+    "search": LazyCommand(_M + "retrieval_cmds:search_cmd",
+                          "Hybrid search: fts, vector, recency and salience arms fused by RRF (k=60), then MMR. Never "
+                          "an access."),
+    "recall": LazyCommand(_M + "retrieval_cmds:recall_cmd",
+                          "A budgeted recall pack: arcs and memories disclosed in rank order, the rest as index lines. "
+                          "Never an access."),
+    "neighbors": LazyCommand(_M + "retrieval_cmds:neighbors_cmd",
+                             "Memories linked to PATH by memory-class edges (authored and mined), both directions, "
+                             "depth ≤ 2."),
+    "reinforce": LazyCommand(_M + "retrieval_cmds:reinforce_cmd",
+                             "Record that PATH… served (an access bump with a signal); a path bumped in the last 900 s "
+                             "is cooled down."),
+    "doctor": LazyCommand(_M + "doctor_cmds:doctor_cmd",
+                          "Report index drift, unparseable files, dangling links, stale sleep runs and leftover "
+                          "worktrees."),
+}
+"""Every top-level command by name: where it lives and its help summary (:mod:`git_memhtml.cli.lazy`)."""
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(cls=LazyGroup, lazy=COMMAND_TABLE, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "-C",
     "--repo",
@@ -38,9 +100,10 @@ from git_memhtml.output import emit, envelope, error_envelope, log, warn
     default=None,
     help="Run as if started in this folder (default: the current directory).",
 )
+@click.option("-q", "--quiet", is_flag=True, help="Show no progress bar (bars show only when stderr is a terminal).")
 @click.version_option(__version__, prog_name="git-memhtml")
 @click.pass_context
-def cli(ctx: click.Context, repo_path: Path | None) -> None:
+def cli(ctx: click.Context, repo_path: Path | None, quiet: bool) -> None:
     """A long-term memory for AI agents kept in an ordinary git repository.
 
     Every fact is one semantic HTML5 file; a rebuildable SQLite index serves hybrid search; `sleep` curates the
@@ -48,36 +111,7 @@ def cli(ctx: click.Context, repo_path: Path | None) -> None:
     """
     app = ctx.ensure_object(App)  # main() passes its own, to read what landed after a failure
     app.repo_path = repo_path
-
-
-def _register() -> None:
-    from git_memhtml.cli import config_cmds, demo, eval_cmds, index_cmds, memory_cmds, sleep_cmds, validate_cmd
-
-    for module in (memory_cmds, index_cmds, sleep_cmds, eval_cmds, config_cmds, demo, validate_cmd):
-        for command in module.COMMANDS:
-            cli.add_command(command)
-    from git_memhtml.cli import hooks_cmds
-
-    for command in hooks_cmds.COMMANDS:
-        cli.add_command(command)
-
-    from git_memhtml.cli import man_cmds
-
-    for command in man_cmds.COMMANDS:
-        cli.add_command(command)
-
-    from git_memhtml.cli import retrieval_cmds
-
-    for command in retrieval_cmds.COMMANDS:
-        cli.add_command(command)
-
-    from git_memhtml.cli import doctor_cmds
-
-    for command in doctor_cmds.COMMANDS:
-        cli.add_command(command)
-
-
-_register()
+    app.quiet = quiet
 
 
 def _crash_report(exc: BaseException) -> Path:

@@ -36,4 +36,3 @@ def man_cmd(ctx: click.Context, out_dir: Path | None, as_json: bool) -> int:
     return 0
 
 
-COMMANDS = [man_cmd]

@@ -363,5 +363,4 @@ def list_cmd(
     return 0
 
 
-COMMANDS = [init_cmd, write_cmd, apply_cmd, correct_cmd, archive_cmd, link_cmd, read_cmd, list_cmd]
 """``search`` lives in :mod:`git_memhtml.cli.retrieval_cmds` with recall, neighbors and reinforce."""

@@ -225,4 +225,3 @@ def reinforce_cmd(ctx: click.Context, paths: tuple[str, ...], signal: str, as_js
     return 0
 
 
-COMMANDS = [search_cmd, recall_cmd, neighbors_cmd, reinforce_cmd]

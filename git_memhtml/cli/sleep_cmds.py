@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Callable
 from datetime import date as date_type
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,8 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.landings import landing_rows
 from git_memhtml.index.runs import all_runs, unfinished_runs
-from git_memhtml.output import emit, kv, log, stderr_is_tty, table, terminal_text, warn
+from git_memhtml.output import emit, kv, log, table, terminal_text, warn
+from git_memhtml.progress import Progress
 from git_memhtml.sleep.engine.contract import select_phases
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.lock import live_holder
@@ -61,10 +63,16 @@ def sleep_group() -> None:
     """Curate the memory on a sleep/<date> branch that a person reviews and merges."""
 
 
-def _progress(report: PhaseReport) -> None:
-    """One stderr line per finished phase, only on a terminal (docs/design.md §3.8)."""
-    if stderr_is_tty():
-        log(f"  {report.phase:<20} {report.status}" + (f" ({report.detail})" if report.detail else ""))
+def _phase_bar(app: App, as_json: bool, total: int) -> tuple[Progress, Callable[[PhaseReport], None]]:
+    """The run's progress (a bar of ``total`` phases, ``0``: unknown, on a terminal without ``--quiet``/``--json``)
+    and the ``after_phase`` callback that advances it once per finished phase (docs/cli.md "Progress")."""
+    progress = app.progress(as_json=as_json)
+    progress.stage("sleep", total)
+
+    def after_phase(_: PhaseReport) -> None:
+        progress.advance()
+
+    return progress, after_phase
 
 
 def _reconcile(repo: GitRepo, db: IndexDB, *, quiet: bool = False) -> list[Reconciled]:
@@ -137,13 +145,16 @@ def run_cmd(ctx: click.Context, date: str | None, phases: str | None, dry_run: b
     with app.index(catch_up=True) as db:  # a fresh, clean checkout index seeds the run's own index
         if not dry_run:
             _reconcile(app.repo(), db)
+        progress, after_phase = _phase_bar(app, as_json, len(selected))
         try:
             report = run_sleep(app.repo(), db, date=date or utc_now()[:10], phases=selected, dry_run=dry_run,
-                               deep=deep, embedder=app.embedder(), clock=utc_now, after_phase=_progress,
+                               deep=deep, embedder=app.embedder(), clock=utc_now, after_phase=after_phase,
                                model=model)
         except KeyboardInterrupt:
             _resume_hint(db)
             raise
+        finally:
+            progress.close()
     for run_id in report.extra.get("unfinished", []):
         warn(f"{run_id} is unfinished; finish it with `git memhtml sleep resume {run_id}` "
              f"or drop it with `git memhtml sleep abort {run_id}`")
@@ -169,12 +180,15 @@ def resume_cmd(ctx: click.Context, run_id: str, max_llm_calls: int | None, as_js
     app = app_of(ctx)
     model = bind_model(app, max_llm_calls)
     with app.index(catch_up=False) as db:
+        progress, after_phase = _phase_bar(app, as_json, 0)  # how many phases are left shows as the run goes
         try:
             report = resume_sleep(app.repo(), db, run_id, embedder=app.embedder(), clock=utc_now,
-                                  after_phase=_progress, model=model)
+                                  after_phase=after_phase, model=model)
         except KeyboardInterrupt:
             _resume_hint(db)
             raise
+        finally:
+            progress.close()
     for path in report.extra.get("recoveredLocks", []):
         warn(f"removed the stale lock {path} (no live process owned {run_id})")
     respond(as_json, "sleep.report", report.as_json(), lambda: _run_table(report))
@@ -430,4 +444,3 @@ def pr_cmd(ctx: click.Context, run_id: str, remote: str, base: str | None, allow
     return 0
 
 
-COMMANDS = [sleep_group]

@@ -40,9 +40,10 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_js
     repo = app.repo()
     base = (app.repo_path or Path.cwd()).resolve()
     if paths:
-        report = validate_files(repo.root, paths, base=base)
+        report = validate_files(repo.root, paths, base=base, progress=app.progress(as_json=as_json))
     else:
-        report = validate_files(repo.root, default_memory_paths(repo), base=repo.root)
+        report = validate_files(repo.root, default_memory_paths(repo), base=repo.root,
+                                progress=app.progress(as_json=as_json))
     failed = report.failed(strict=strict)
     if as_json:
         data = {
@@ -66,4 +67,3 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_js
     return 1 if failed else 0
 
 
-COMMANDS = [validate_cmd]

@@ -16,10 +16,12 @@ if TYPE_CHECKING:
     from git_memhtml.embed.openai import OpenAIOptions
 
 
-def get_embedder(name: str | None = DEFAULT_EMBEDDER, *, openai: OpenAIOptions | None = None) -> Embedder | None:
+def get_embedder(name: str | None = DEFAULT_EMBEDDER, *, openai: OpenAIOptions | None = None,
+                 fake_dim: int | None = None) -> Embedder | None:
     """Return the embedder called ``name`` (case-insensitive, trimmed; ``None``/empty → default).
 
-    ``"off"`` returns ``None`` (lexical-only retrieval). ``"fake"`` is :class:`FakeEmbedder` at 1024 dims.
+    ``"off"`` returns ``None`` (lexical-only retrieval). ``"fake"`` is :class:`FakeEmbedder` at 1024 dims, or at
+    ``fake_dim`` when given (a user's explicit ``memhtml.embeddim``: the bench corpora are ``fake:hash@256``).
     ``"openai"`` is :class:`OpenAIEmbedder` with ``openai`` (default options when ``None``); it makes no request
     until its first ``embed`` call.
 
@@ -27,6 +29,10 @@ def get_embedder(name: str | None = DEFAULT_EMBEDDER, *, openai: OpenAIOptions |
         ConfigError: unknown name (the message and hint list the valid choices).
     """
     key = (name or DEFAULT_EMBEDDER).strip().lower() or DEFAULT_EMBEDDER
+    if key == "fake" and fake_dim is not None:
+        from git_memhtml.embed.fake import FakeEmbedder  # noqa: PLC0415 - providers load only when asked for
+
+        return FakeEmbedder(dim=fake_dim)
     loader = LOADERS.get(key)
     if loader is not None:
         return loader(openai)

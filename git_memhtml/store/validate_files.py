@@ -22,6 +22,7 @@ from git_memhtml.document.parse import MAX_FILE_BYTES
 from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
+from git_memhtml.progress import NO_PROGRESS, Progress
 from git_memhtml.tree.layout import GENERATED_NAMES, has_memory_suffix, is_indexable
 from git_memhtml.tree.paths import symlink_problem
 
@@ -135,7 +136,8 @@ def _read_checked(root: Path, rel: str) -> tuple[bytes | None, Finding | None]:
     return data, None
 
 
-def validate_files(root: Path, paths: Sequence[str] | None, *, base: Path | None = None) -> ValidationReport:
+def validate_files(root: Path, paths: Sequence[str] | None, *, base: Path | None = None,
+                   progress: Progress = NO_PROGRESS) -> ValidationReport:
     """Validate memory files of the work tree at ``root``.
 
     Args:
@@ -143,6 +145,7 @@ def validate_files(root: Path, paths: Sequence[str] | None, *, base: Path | None
         paths: file arguments as the user typed them, relative to ``base`` (or absolute); ``None`` is not
             allowed here — the caller lists the defaults with :func:`default_memory_paths`.
         base: the folder relative arguments are read from (default ``root``).
+        progress: told of one stage ``"validating"`` of ``len(paths)`` arguments, advanced once per argument.
 
     Returns:
         :class:`ValidationReport` (never raises on a bad file: every problem is a finding).
@@ -152,35 +155,46 @@ def validate_files(root: Path, paths: Sequence[str] | None, *, base: Path | None
     skipped: list[str] = []
     findings: list[Finding] = []
     seen: set[str] = set()
-    for argument in paths or ():
-        if not is_utf8_name(argument):
-            findings.append(Finding(shown_name(argument), NOT_UTF8))
-            continue
-        rel, refused = _locate(root, origin, argument)
-        if refused is not None:
-            findings.append(refused)
-            continue
-        assert rel is not None
-        if rel in seen:
-            continue
-        seen.add(rel)
-        name = PurePosixPath(rel).name
-        if name in GENERATED_NAMES or rel in ROOT_SCAFFOLD:
-            skipped.append(rel)
-            continue
-        if not has_memory_suffix(name):
-            findings.append(Finding(rel, "not a memory file: memory files end in .html"))
-            continue
-        data, refused = _read_checked(root, rel)
-        if refused is not None:
-            findings.append(refused)
-            continue
-        assert data is not None
-        checked.append(rel)
-        if not unicodedata.is_normalized("NFC", rel):
-            findings.append(Finding(shown_name(rel), "file name is not in Unicode NFC form (a look-alike of "
-                                    f"{shown_name(unicodedata.normalize('NFC', rel))}): git mv it to the NFC name"))
-        result = check_memory_bytes(data)
-        findings.extend(Finding(rel, reason) for reason in result.violations)
-        findings.extend(Finding(rel, reason, warning=True) for reason in result.warnings)
+    progress.stage("validating", len(paths or ()))
+    try:
+        for argument in paths or ():
+            _validate_one(root, origin, argument, seen, checked, skipped, findings)
+            progress.advance()
+    finally:
+        progress.close()
     return ValidationReport(checked=tuple(checked), skipped=tuple(skipped), findings=tuple(findings))
+
+
+def _validate_one(root: Path, origin: Path, argument: str, seen: set[str], checked: list[str], skipped: list[str],
+                  findings: list[Finding]) -> None:
+    """Check one argument of :func:`validate_files`, appending to ``checked``, ``skipped`` and ``findings``."""
+    if not is_utf8_name(argument):
+        findings.append(Finding(shown_name(argument), NOT_UTF8))
+        return
+    rel, refused = _locate(root, origin, argument)
+    if refused is not None:
+        findings.append(refused)
+        return
+    assert rel is not None
+    if rel in seen:
+        return
+    seen.add(rel)
+    name = PurePosixPath(rel).name
+    if name in GENERATED_NAMES or rel in ROOT_SCAFFOLD:
+        skipped.append(rel)
+        return
+    if not has_memory_suffix(name):
+        findings.append(Finding(rel, "not a memory file: memory files end in .html"))
+        return
+    data, refused = _read_checked(root, rel)
+    if refused is not None:
+        findings.append(refused)
+        return
+    assert data is not None
+    checked.append(rel)
+    if not unicodedata.is_normalized("NFC", rel):
+        findings.append(Finding(shown_name(rel), "file name is not in Unicode NFC form (a look-alike of "
+                                f"{shown_name(unicodedata.normalize('NFC', rel))}): git mv it to the NFC name"))
+    result = check_memory_bytes(data)
+    findings.extend(Finding(rel, reason) for reason in result.violations)
+    findings.extend(Finding(rel, reason, warning=True) for reason in result.warnings)

@@ -1,0 +1,101 @@
+"""Start-up imports no command module (issue 12 item 4): ``--version`` and the group's ``-h`` load none of the heavy
+libraries, and the lazy table says exactly what the commands say."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from git_memhtml.cli import lazy
+from git_memhtml.cli.index_cmds import index_group
+from git_memhtml.cli.main import COMMAND_TABLE, cli
+
+HEAVY = ("numpy", "pygit2", "apsw", "html5lib", "selectolax", "wordllama", "httpx", "pydantic", "sqlite_vec")
+"""Top-level packages start-up must not import (the issue's list, plus the vector extension)."""
+
+
+def _imported(args: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run ``python -X importtime -m git_memhtml ARGS``; return the process and every module it imported."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "git_memhtml", *args], capture_output=True,
+                          text=True, cwd=cwd, check=False)
+    modules = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
+               if line.startswith("import time:") and line.count("|") == 2}
+    return proc, modules - {"package"}  # the header line "import time: self [us] | cumulative | imported package"
+
+
+@pytest.mark.parametrize("args", [["--version"], ["-h"], ["--help"], ["-q", "--version"]])
+def test_start_up_imports_no_heavy_library_and_no_command(args: list[str], tmp_path: Path) -> None:
+    proc, modules = _imported(args, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "git_memhtml.cli.main" in modules  # the measurement sees our own imports
+    heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
+    assert heavy == []
+    commands = sorted(m for m in modules if m.endswith(("_cmds", "_cmd")) or m == "git_memhtml.cli.demo")
+    assert commands == []
+    if args[-1] in ("-h", "--help"):
+        for name, row in COMMAND_TABLE.items():
+            assert (f"  {name} " in proc.stdout) is not row.hidden, name
+
+
+def test_help_lists_every_visible_command_with_its_own_summary(tmp_path: Path) -> None:
+    """The lazy listing of ``-h`` is byte-for-byte the listing click makes from the imported commands."""
+    lazy_help = subprocess.run([sys.executable, "-m", "git_memhtml", "-h"], capture_output=True, text=True,
+                               cwd=tmp_path, check=True).stdout
+    eager = click.Context(cli, info_name="git memhtml")
+    formatter = eager.make_formatter()
+    click.Group.format_commands(cli, eager, formatter)  # click's own listing: imports every command
+    assert formatter.getvalue() in lazy_help
+
+
+GROUPS: list[tuple[str, lazy.LazyGroup]] = [("git memhtml", cli), ("git memhtml index", index_group)]
+
+
+@pytest.mark.parametrize(("where", "group"), GROUPS, ids=[g[0] for g in GROUPS])
+def test_the_table_matches_the_commands(where: str, group: lazy.LazyGroup) -> None:
+    """Each row imports the command of its name, with the same hidden flag and the same summary at every width."""
+    assert isinstance(group, lazy.LazyGroup) and group.lazy, where
+    for name, row in group.lazy.items():
+        real = lazy.load_command(name, row)
+        stand_in = click.Command(name, help=row.summary, hidden=row.hidden)
+        assert real.hidden is row.hidden, name
+        for limit in range(10, 240):
+            assert stand_in.get_short_help_str(limit) == real.get_short_help_str(limit), (name, limit)
+
+
+def test_every_command_is_reachable() -> None:
+    """A command defined in a command module but in no table and no group would be unreachable: refuse it."""
+    import importlib
+    import pkgutil
+
+    import git_memhtml.cli
+
+    rows = [*COMMAND_TABLE.items(), *index_group.lazy.items()]
+    modules = [importlib.import_module(f"git_memhtml.cli.{info.name}")
+               for info in pkgutil.iter_modules(git_memhtml.cli.__path__)]
+    assert len(modules) > 10
+    defined = {id(v): f"{m.__name__}.{k}" for m in modules for k, v in vars(m).items() if isinstance(v, click.Command)}
+    reachable = {id(cli), *(id(lazy.load_command(name, row)) for name, row in rows)}
+    for m in modules:
+        for v in vars(m).values():
+            if isinstance(v, click.Group):
+                reachable |= {id(c) for c in v.commands.values()}
+    assert sorted(name for key, name in defined.items() if key not in reachable) == []
+
+
+def test_a_bad_row_is_refused() -> None:
+    with pytest.raises(TypeError, match="is not the click command 'nope'"):
+        lazy.load_command("nope", lazy.LazyCommand("git_memhtml.cli.man_cmds:man_cmd", "x"))
+    with pytest.raises(TypeError, match="is not the click command"):
+        lazy.load_command("x", lazy.LazyCommand("git_memhtml.cli.lazy:LazyCommand", "x"))
+    with pytest.raises(TypeError, match=r"is outside git_memhtml\.cli\."):
+        lazy.load_command("x", lazy.LazyCommand("os:system", "x"))
+
+
+def test_unknown_command_is_still_a_usage_error(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "git_memhtml", "serach"], capture_output=True, text=True,
+                          cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "serach" in proc.stderr

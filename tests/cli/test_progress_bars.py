@@ -1,0 +1,108 @@
+"""Progress bars on long work (issue 12 item 5): drawn on stderr only when it is a terminal (a real
+pseudo-terminal here), never with ``--quiet``/``-q`` or ``--json``, never on a pipe; stdout is the same either way."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from git_memhtml.cli.main import main
+from git_memhtml.output import TerminalProgress, progress_for
+from git_memhtml.progress import NO_PROGRESS
+
+NOW = "2026-01-20T09:00:00Z"
+
+CASES = [
+    ("validate", ["validate"], "validating"),
+    ("index rebuild", ["index", "rebuild"], "indexing"),
+    ("sleep run", ["sleep", "run", "--dry-run", "--date", "2026-01-20"], "sleep"),
+]
+"""``(id, argv, the bar's label)``: one row per command that draws a bar."""
+
+
+@pytest.fixture
+def repo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    root = tmp_path / "memory"
+    assert main(["init", str(root)]) == 0
+    for n in range(6):
+        assert main(["-C", str(root), "write", "--type", "semantic", "--title", f"Fact number {n}", "--claim",
+                     f"The fact number {n} holds for the team."]) == 0
+    capsys.readouterr()
+    return root
+
+
+def _run(argv: list[str], cwd: Path, *, tty: bool) -> tuple[int, bytes, bytes]:
+    """Run ``git memhtml ARGV`` with stderr on a pseudo-terminal (``tty``) or a pipe; return (code, out, err)."""
+    env = {**os.environ, "MEMHTML_NOW": NOW, "COLUMNS": "100"}
+    command = [sys.executable, "-m", "git_memhtml", *argv]
+    if not tty:
+        proc = subprocess.run(command, cwd=cwd, env=env, capture_output=True, stdin=subprocess.DEVNULL, check=False)
+        return proc.returncode, proc.stdout, proc.stderr
+    master, slave = pty.openpty()
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # EIO: the child closed its end
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    child = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=slave,
+                             stdin=subprocess.DEVNULL)
+    os.close(slave)
+    out, _ = child.communicate(timeout=300)
+    reader.join(timeout=30)
+    os.close(master)
+    return child.returncode, out, b"".join(chunks)
+
+
+@pytest.mark.parametrize(("argv", "label"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_a_terminal_shows_the_bar_and_stdout_does_not_change(repo: Path, argv: list[str], label: str) -> None:
+    code_tty, out_tty, err_tty = _run(argv, repo, tty=True)
+    code_pipe, out_pipe, err_pipe = _run(argv, repo, tty=False)
+    assert code_tty == code_pipe == 0, err_tty.decode(errors="replace") + err_pipe.decode(errors="replace")
+    shown = err_tty.decode("utf-8", "replace")
+    assert re.search(label + r" +\[#+\] +(\d+)/\1", shown), shown  # the full bar: done/total, all done
+    assert label.encode() not in err_pipe.replace(b"sleep/", b"")
+    assert out_tty == out_pipe
+    assert b"\x1b" not in out_tty and b"\r" not in out_tty  # nothing of the bar leaks to stdout
+
+
+@pytest.mark.parametrize("silencer", [["-q"], ["--quiet"], ["--json"]])
+@pytest.mark.parametrize(("argv", "label"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_quiet_and_json_show_no_bar_on_a_terminal(repo: Path, argv: list[str], label: str,
+                                                  silencer: list[str]) -> None:
+    args = [*argv, *silencer] if silencer == ["--json"] else [*silencer, *argv]
+    code, out, err = _run(args, repo, tty=True)
+    assert code == 0, err.decode(errors="replace")
+    assert b"#" not in err and b"[-" not in err, err
+    if silencer == ["--json"]:
+        assert out.startswith(b"{")
+
+
+def test_the_reporter_follows_the_terminal_and_the_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    assert progress_for(show=False) is NO_PROGRESS
+    assert progress_for(show=True) is NO_PROGRESS  # capsys: stderr is not a terminal
+    bar = TerminalProgress()  # drawn on a non-terminal, click prints the label only: still nothing on stdout
+    bar.stage("counting", 3)
+    bar.advance(2)
+    bar.advance(0)
+    bar.stage("unknown", 0)
+    bar.advance()
+    bar.close()
+    bar.close()
+    captured = capsys.readouterr()
+    assert captured.out == ""
