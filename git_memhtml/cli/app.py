@@ -227,10 +227,11 @@ class App:
 
     def reindex(self, db: IndexDB) -> IndexReport:
         """Incrementally update ``db`` to the work tree; skipped files are warned about on stderr, each
-        ``(path, reason)`` once per command."""
+        ``(path, reason)`` once per command. A long catch-up (an ``apply`` of thousands of memories) draws the
+        progress bar of :meth:`progress`."""
         from git_memhtml.index.indexer import update
 
-        report = update(self.repo(), db, self.embedder(), now=utc_now())
+        report = update(self.repo(), db, self.embedder(), now=utc_now(), progress=self.progress())
         for path, reason in report.errors:
             if (path, reason) not in self._warned:
                 warn(f"{path}: not indexed: {reason}")

@@ -19,7 +19,17 @@ from git_memhtml.store.repo_init import InitReport, init_repo
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON envelope on stdout.")
+def _note_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    """Record ``--json`` on the invocation's :class:`App` as well, so work it does on the command's behalf (the
+    index catch-up after a commit) never draws a progress bar under a JSON answer."""
+    app = ctx.find_object(App)
+    if value and app is not None:
+        app.json = True
+    return value
+
+
+json_option = click.option("--json", "as_json", is_flag=True, callback=_note_json,
+                           help="Print one JSON envelope on stdout.")
 
 
 def writes(*, on_head: bool = True) -> Callable[[F], F]:

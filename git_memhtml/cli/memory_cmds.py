@@ -202,11 +202,13 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
     with app.index() as db:
         if continue_on_error:
             result = apply_lines(app.repo(), parsed, now=utc_now(), dedupe=_dedupe(db), dedupe_since=_indexed_head(db),
-                                 dedupe_many=partial(active_paths_with_hashes, db))
+                                 dedupe_many=partial(active_paths_with_hashes, db),
+                                 progress=app.progress(as_json=as_json))
         else:
             ops = [op for op in parsed if isinstance(op, WriteOp)]
             result = apply_batch(app.repo(), ops, now=utc_now(), dedupe=_dedupe(db), dedupe_since=_indexed_head(db),
-                                 dedupe_many=partial(active_paths_with_hashes, db))
+                                 dedupe_many=partial(active_paths_with_hashes, db),
+                                 progress=app.progress(as_json=as_json))
         if result.commit_sha:
             app.catch_up_after_commit(db)
     data = {"results": [asdict(r) for r in result.results], "summary": result.summary, "commitSha": result.commit_sha}

@@ -557,7 +557,7 @@ def rebuild(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
 
 
 def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
-           parse: Parser | None = None) -> IndexReport:
+           parse: Parser | None = None, progress: Progress = NO_PROGRESS) -> IndexReport:
     """Bring the index from its watermark to HEAD + work tree (docs/index.md §3.7); rebuild when there is no watermark
     or the watermark commit is gone.
 
@@ -565,6 +565,9 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
     watermark..HEAD, one tree look-up per changed path, the dirty and previously dirty work-tree files, and the
     refusals of the content hashes the pass touched — plus one work-tree status (``repo.dirty()``: libgit2 stats
     every tracked file against git's index, the one part that grows with the tree).
+
+    ``progress`` gets the stage ``indexing`` (one item per changed committed path) and then ``embedding``; a pass
+    that falls back to :func:`rebuild` reports as a rebuild.
 
     Raises:
         EmbedModelMismatch: the index holds vectors of another space (hint ``git memhtml index rebuild``).
@@ -574,14 +577,14 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
     check_space(db, embedder)
     watermark, _ = _state(db)
     if watermark is None:
-        return rebuild(repo, db, embedder, now=now, parse=parse)
+        return rebuild(repo, db, embedder, now=now, parse=parse, progress=progress)
     head = repo.head_sha()
     changes: Sequence[_Change] = ()
     if head is not None and head != watermark:
         try:
             changes = repo.tree_delta(watermark, head)
         except GitError:
-            return rebuild(repo, db, embedder, now=now, parse=parse)
+            return rebuild(repo, db, embedder, now=now, parse=parse, progress=progress)
     blobs = _HeadBlobs(repo, head)
     run = _Pass()
     entries = repo.dirty()
@@ -602,7 +605,9 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
                 deletes.append(c.old_path)
         elif c.status in ("A", "C", "M", "T"):
             upserts.append(c.path)
+    progress.stage("indexing", len(renames) + len(upserts))
     for c in renames:
+        progress.advance()
         old, new = c.old_path or "", c.path
         if not is_indexable(new):
             continue
@@ -623,9 +628,11 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
         elif sha is not None:
             _upsert(db, run, new, repo.read_blob(sha), sha, now, parse)
     for path in upserts:
+        progress.advance()
         sha = blobs.get(path)
         if sha is not None:
             _upsert(db, run, path, repo.read_blob(sha), sha, now, parse)
+    progress.close()
     for path in deletes:
         if is_indexable(path) and is_utf8_name(path):
             with db.atomic():
@@ -637,7 +644,7 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
     _retry_refusals(repo, db, run, blobs, overlay, now, parse, freed)
     with db.atomic():
         _set_head(db, head, now, rebuilt=False, space=None)
-    written, error = embed_missing(db, embedder, now=now)
+    written, error = embed_missing(db, embedder, now=now, progress=progress)
     sync_matrix(db)
     return _report(head, run, False, written, error)
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from git_memhtml.errors import UsageError
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.progress import NO_PROGRESS, Progress
 from git_memhtml.store.ops import BadLine, WriteOp
 from git_memhtml.store.writer import BatchResult, DedupeLookup, DedupeMany, OpResult, apply_batch, summarize
 
@@ -19,15 +20,17 @@ BAD_LINE_CODE = UsageError.code
 
 
 def apply_lines(repo: GitRepo, parsed: Sequence[WriteOp | BadLine], *, now: str, dedupe: DedupeLookup,
-                dedupe_since: str | None = None, dedupe_many: DedupeMany | None = None) -> BatchResult:
+                dedupe_since: str | None = None, dedupe_many: DedupeMany | None = None,
+                progress: Progress = NO_PROGRESS) -> BatchResult:
     """Commit every op that passes; return results in stream order (0-based ``index`` over non-blank lines).
+    ``progress`` is :func:`apply_batch`'s.
 
     Raises:
         DirtyTree: as :func:`apply_batch` (the git index already holds staged changes).
     """
     ops = [item for item in parsed if isinstance(item, WriteOp)]
     batch = (apply_batch(repo, ops, now=now, dedupe=dedupe, continue_on_error=True, dedupe_since=dedupe_since,
-                         dedupe_many=dedupe_many) if ops else None)
+                         dedupe_many=dedupe_many, progress=progress) if ops else None)
     ordered: list[OpResult] = []
     done = iter(batch.results if batch is not None else ())
     for index, item in enumerate(parsed):

@@ -106,3 +106,49 @@ def test_the_reporter_follows_the_terminal_and_the_flags(capsys: pytest.CaptureF
     bar.close()
     captured = capsys.readouterr()
     assert captured.out == ""
+
+
+def _ops(tmp_path: Path, count: int) -> Path:
+    lines = [
+        '{"op": "write", "type": "semantic", "title": "Batch fact %d", "claim": "The batch fact %d holds."}' % (n, n)
+        for n in range(count)
+    ]
+    stream = tmp_path / "ops.jsonl"
+    stream.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return stream
+
+
+def _fresh(tmp_path: Path, name: str) -> Path:
+    root = tmp_path / name
+    assert main(["init", str(root)]) == 0
+    return root
+
+
+def test_apply_shows_its_stages_and_the_catch_up_on_a_terminal(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """``apply`` draws its rendering stage and the index catch-up after the commit (``indexing``) on a terminal; the
+    same batch through a pipe into an identical repository prints the same stdout and no bar."""
+    stream = _ops(tmp_path, 12)
+    on_tty, on_pipe = _fresh(tmp_path, "a"), _fresh(tmp_path, "b")
+    capsys.readouterr()
+    code_tty, out_tty, err_tty = _run(["apply", "--file", str(stream)], on_tty, tty=True)
+    code_pipe, out_pipe, err_pipe = _run(["apply", "--file", str(stream)], on_pipe, tty=False)
+    assert code_tty == code_pipe == 0, err_tty.decode(errors="replace") + err_pipe.decode(errors="replace")
+    shown = err_tty.decode("utf-8", "replace")
+    assert re.search(r"rendering +\[#+\] +12/12", shown), shown
+    assert re.search(r"indexing +\[#+\] +12/12", shown), shown
+    assert b"[#" not in err_pipe and b"rendering" not in err_pipe
+    assert out_tty == out_pipe
+
+
+@pytest.mark.parametrize("silencer", [["-q"], ["--json"]])
+def test_apply_with_quiet_or_json_draws_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                silencer: list[str]) -> None:
+    """Neither the batch nor the catch-up after its commit draws under ``-q`` or ``--json``."""
+    stream = _ops(tmp_path, 8)
+    root = _fresh(tmp_path, "m")
+    capsys.readouterr()
+    argv = ["apply", "--file", str(stream)]
+    code, out, err = _run([*argv, *silencer] if silencer == ["--json"] else [*silencer, *argv], root, tty=True)
+    assert code == 0, err.decode(errors="replace")
+    assert b"[#" not in err and b"[-" not in err, err
