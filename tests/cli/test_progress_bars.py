@@ -3,6 +3,7 @@ pseudo-terminal here), never with ``--quiet``/``-q`` or ``--json``, never on a p
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
@@ -110,7 +111,8 @@ def test_the_reporter_follows_the_terminal_and_the_flags(capsys: pytest.CaptureF
 
 def _ops(tmp_path: Path, count: int) -> Path:
     lines = [
-        '{"op": "write", "type": "semantic", "title": "Batch fact %d", "claim": "The batch fact %d holds."}' % (n, n)
+        json.dumps({"op": "write", "type": "semantic", "title": f"Batch fact {n}",
+                    "claim": f"The batch fact {n} holds."})
         for n in range(count)
     ]
     stream = tmp_path / "ops.jsonl"
@@ -152,3 +154,4 @@ def test_apply_with_quiet_or_json_draws_nothing(tmp_path: Path, capsys: pytest.C
     code, out, err = _run([*argv, *silencer] if silencer == ["--json"] else [*silencer, *argv], root, tty=True)
     assert code == 0, err.decode(errors="replace")
     assert b"[#" not in err and b"[-" not in err, err
+    assert out.startswith(b"{") == (silencer == ["--json"])
