@@ -114,18 +114,14 @@ def _code_figure(block: FencedBlock) -> str:
     return f"<figure><pre><code{lang}>{escape_text(block.code)}</code></pre></figure>"
 
 
-def render_article(claim: str, body: Sequence[str]) -> str:
-    """Canonical article inner HTML for prose (docs/format.md §1.9).
+def prose_markup(claim: str, body: Sequence[str]) -> str:
+    """The article inner HTML of prose (docs/format.md §1.9), before canonicalisation (usually already canonical:
+    the render gate checks; ``canonical_article_html(prose_markup(...))`` is the canonical form).
 
     ``<p><mark>CLAIM</mark> BODY0</p>``, then one ``<p>`` per further paragraph, joined by ``"\\n"``; a
     paragraph that is one whole fence becomes ``<figure><pre><code data-lang="x">…</code></pre></figure>`` and is
     never joined onto the claim. Blank paragraphs are dropped; all text is escaped.
     """
-    return canonical_article_html(_prose_markup(claim, body))
-
-
-def _prose_markup(claim: str, body: Sequence[str]) -> str:
-    """The markup :func:`render_article` canonicalises (usually already canonical: the render gate checks)."""
     rendered: list[tuple[str, str | None]] = []  # (html, tail text when it is prose)
     for text in body:
         if js_trim(text) == "":
@@ -166,7 +162,7 @@ def _article(claim: str | None, body: Sequence[str], article_html: str | None) -
             raise InvalidMemory(f"article_html: {too_deep}", violations=[too_deep], hint=DEPTH_HINT)
         return canonical_article_html(article_html), True
     assert claim is not None
-    return _prose_markup(claim, body), False
+    return prose_markup(claim, body), False
 
 
 _UNREPRESENTABLE = re.compile(

@@ -2,26 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.hash import content_hash
 from git_memhtml.document.model import Link
 from git_memhtml.document.parse import parse_memory
-from git_memhtml.document.template import render_article, render_memory, split_prose
+from git_memhtml.document.serialize import canonical_article_html
+from git_memhtml.document.template import prose_markup, render_memory, split_prose
 from git_memhtml.errors import InvalidMemory
 
 NOW = "2026-01-15T12:00:00Z"
 
 
+def _render_article(claim: str, body: Sequence[str]) -> str:
+    return canonical_article_html(prose_markup(claim, body))
+
+
 def test_claim_and_first_body_share_the_first_paragraph() -> None:
-    assert render_article("Retry <3> times.", ["Then stop & wait.", "Second."]) == (
+    assert _render_article("Retry <3> times.", ["Then stop & wait.", "Second."]) == (
         "<p><mark>Retry &lt;3&gt; times.</mark> Then stop &amp; wait.</p>\n<p>Second.</p>"
     )
 
 
 def test_leading_fence_stands_apart_and_lang_is_lowercased() -> None:
-    out = render_article("Claim.", ["```Python extra\nif x:\n    y = '<b>'\n```", "", "After."])
+    out = _render_article("Claim.", ["```Python extra\nif x:\n    y = '<b>'\n```", "", "After."])
     assert out == (
         "<p><mark>Claim.</mark></p>\n"
         '<figure><pre><code data-lang="python">if x:\n    y = \'&lt;b&gt;\'</code></pre></figure>\n'
@@ -30,13 +37,13 @@ def test_leading_fence_stands_apart_and_lang_is_lowercased() -> None:
 
 
 def test_unlabelled_longer_fence_gets_no_language() -> None:
-    out = render_article("Claim.", ["Body.", "````\nx\n`````"])
+    out = _render_article("Claim.", ["Body.", "````\nx\n`````"])
     assert out.endswith("<figure><pre><code>x</code></pre></figure>")
 
 
 def test_unclosed_or_mixed_fences_are_text() -> None:
-    assert render_article("C.", ["B.", "```sh\nrm -rf /"]) == "<p><mark>C.</mark> B.</p>\n<p>```sh\nrm -rf /</p>"
-    assert "<figure>" not in render_article("C.", ["B.", "see\n```\nx\n```"])
+    assert _render_article("C.", ["B.", "```sh\nrm -rf /"]) == "<p><mark>C.</mark> B.</p>\n<p>```sh\nrm -rf /</p>"
+    assert "<figure>" not in _render_article("C.", ["B.", "see\n```\nx\n```"])
 
 
 def test_split_prose() -> None:

@@ -16,7 +16,7 @@ from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.hash import content_hash
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.serialize import canonical_article_html, serialize_memory
-from git_memhtml.document.template import render_article, render_checked, render_memory, unrepresentable
+from git_memhtml.document.template import prose_markup, render_checked, render_memory, unrepresentable
 from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
@@ -25,6 +25,10 @@ from git_memhtml.store.writer import apply_batch
 from tests.document.test_doc_fast_parser import generated_article
 
 NOW = "2026-11-30T10:00:00Z"
+
+
+def _render_article(claim: str, body: Sequence[str]) -> str:
+    return canonical_article_html(prose_markup(claim, body))
 
 
 @pytest.fixture
@@ -120,7 +124,7 @@ def _old_render(draft: MemoryDraft) -> str:
     if draft.memory_type == "task" and draft.task_status is None:
         draft = replace(draft, task_status="todo")
     article = (canonical_article_html(draft.article_html) if draft.article_html
-               else render_article(draft.claim or "", draft.body))
+               else _render_article(draft.claim or "", draft.body))
     metas = [("created", NOW), ("updated", NOW), ("content-hash", content_hash(article)), *draft.head_metas()]
     return serialize_memory(title=" ".join(draft.title.split()), metas=metas, links=draft.links, article_html=article)
 

@@ -27,6 +27,7 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.contract import REGISTRY, SLEEP_PHASES, non_committing_phases, phase_specs
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.run import run_sleep
+from tests.treewalk import work_tree_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
@@ -53,7 +54,7 @@ def tree_bytes(root: Path) -> dict[str, bytes]:
     """Every file of the work tree (outside .git) with its bytes."""
     return {
         str(p.relative_to(root)): p.read_bytes()
-        for p in sorted(root.rglob("*"))
+        for p in work_tree_paths(root)
         if p.is_file() and ".git" not in p.relative_to(root).parts
     }
 

@@ -12,6 +12,7 @@ from git_memhtml.cli.main import main
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from tests.index.index_helpers import memory_html
+from tests.treewalk import work_tree_paths
 
 NOW = "2026-02-01T00:00:00Z"
 
@@ -24,7 +25,7 @@ def cli(capsys: pytest.CaptureFixture[str], root: Path, *args: str) -> tuple[int
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+    return {str(p.relative_to(root)): p.read_bytes() for p in work_tree_paths(root)
             if p.is_file() and ".git" not in p.relative_to(root).parts}
 
 

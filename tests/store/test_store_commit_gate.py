@@ -18,6 +18,7 @@ from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.store.ops import WriteOp
 from git_memhtml.store.writer import archive_memory, correct_memory, link_memories
+from tests.treewalk import work_tree_paths
 
 NOW = "2026-11-30T10:00:00Z"
 BAD = "areas/inbox/bad.html"
@@ -43,7 +44,7 @@ def repo(tmp_path: Path) -> GitRepo:
 
 
 def _tree(repo: GitRepo) -> dict[str, bytes]:
-    return {p.relative_to(repo.root).as_posix(): p.read_bytes() for p in repo.root.rglob("*")
+    return {p.relative_to(repo.root).as_posix(): p.read_bytes() for p in work_tree_paths(repo.root)
             if p.is_file() and ".git" not in p.relative_to(repo.root).parts}
 
 

@@ -15,6 +15,7 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.store.edits import apply_edits, set_meta
 from git_memhtml.store.ops import BadLine, WriteOp, parse_op_lines, parse_op_stream
 from git_memhtml.store.writer import apply_batch, archive_memory, commit_subject, correct_memory
+from tests.treewalk import work_tree_paths
 
 NOW = "2026-11-30T10:00:00Z"
 
@@ -34,7 +35,7 @@ def op(title: str, claim: str, **extra: object) -> WriteOp:
 
 
 def snapshot(repo: GitRepo) -> dict[str, bytes]:
-    return {str(p.relative_to(repo.root)): p.read_bytes() for p in repo.root.rglob("*")
+    return {str(p.relative_to(repo.root)): p.read_bytes() for p in work_tree_paths(repo.root)
             if p.is_file() and ".git" not in p.relative_to(repo.root).parts}
 
 

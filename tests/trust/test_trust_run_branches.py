@@ -31,6 +31,7 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.run import run_sleep
+from tests.treewalk import work_tree_paths
 from tests.trust.run_helpers import killed_mid_phase
 
 DATE = "2026-02-01"
@@ -219,7 +220,7 @@ def names(name: str, text: str) -> bool:
 
 def snapshot(repo: Path) -> dict[str, Any]:
     """Every ref, HEAD, the worktree list, the index state and every work-tree file's bytes."""
-    files = {str(p.relative_to(repo)): p.read_bytes() for p in sorted(repo.rglob("*"))
+    files = {str(p.relative_to(repo)): p.read_bytes() for p in work_tree_paths(repo)
              if p.is_file() and ".git" not in p.relative_to(repo).parts}
     return {
         "refs": git(repo, "for-each-ref", "--format=%(refname) %(objectname)"),
