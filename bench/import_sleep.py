@@ -48,6 +48,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -58,12 +59,12 @@ from git_memhtml.errors import MemhtmlError, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
-from git_memhtml.index.memories import active_paths_with_hash
+from git_memhtml.index.memories import hash_holders
 from git_memhtml.output import emit, log, table
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.run import run_sleep
 from git_memhtml.store.ops import parse_op_stream
-from git_memhtml.store.writer import apply_batch
+from git_memhtml.store.writer import DedupeView, apply_batch
 
 BENCH_DIR = Path(__file__).resolve().parent
 DEFAULT_NOW = "2026-11-30T09:00:00Z"
@@ -236,14 +237,9 @@ def _timed(sampler: RssSampler, name: str, action: Callable[[], dict[str, Any]])
     return _close(sampler, window)
 
 
-def _dedupe(db: IndexDB) -> Callable[[str], list[str]]:
-    """The content-hash lookup ``git memhtml apply`` uses: the active memories holding the hash
-    (``index.memories.active_paths_with_hash``, the one active-memory predicate)."""
-
-    def lookup(digest: str) -> list[str]:
-        return active_paths_with_hash(db, digest)
-
-    return lookup
+def _dedupe(db: IndexDB) -> DedupeView:
+    """The dedupe view ``git memhtml apply`` uses (``index.memories.hash_holders``: one snapshot of the index)."""
+    return partial(hash_holders, db)
 
 
 def _loadavg() -> list[float]:
@@ -303,7 +299,7 @@ def measure(
 
             def do_import() -> dict[str, Any]:
                 ops = parse_op_stream(holder.pop("jsonl"), source=f"locomo {conversation} {units}")
-                result = apply_batch(repo, ops, now=now, dedupe=_dedupe(db))
+                result = apply_batch(repo, ops, now=now, dedupe_view=_dedupe(db))
                 if not result.ok or result.commit_sha is None:
                     bad = next((r for r in result.results if r.code), None)
                     raise UsageError(f"import refused: {bad.error if bad else 'nothing written'}",

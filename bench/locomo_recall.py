@@ -24,6 +24,7 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -34,7 +35,7 @@ from git_memhtml.embed.registry import get_embedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
-from git_memhtml.index.memories import active_paths_with_hash
+from git_memhtml.index.memories import hash_holders
 from git_memhtml.index.retrieval import ArmWeights, search
 from git_memhtml.index.weights import default_weights
 from git_memhtml.store.ops import parse_op_stream
@@ -160,10 +161,8 @@ def import_conversation(root: Path, stream: str, embedder: Embedder | None) -> t
     db = IndexDB.for_repo(repo)
     update(repo, db, embedder, now=IMPORT_NOW)
 
-    def dedupe(digest: str) -> list[str]:  # what `git memhtml apply` asks the index (one active predicate)
-        return active_paths_with_hash(db, digest)
-
-    result = apply_batch(repo, parse_op_stream(stream, source="locomo"), now=IMPORT_NOW, dedupe=dedupe)
+    result = apply_batch(repo, parse_op_stream(stream, source="locomo"), now=IMPORT_NOW,
+                         dedupe_view=partial(hash_holders, db))  # what `git memhtml apply` asks the index
     if not result.ok:
         bad = next(r for r in result.results if r.code)
         raise RuntimeError(f"apply refused op {bad.index}: {bad.code} {bad.error}")

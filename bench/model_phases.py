@@ -57,6 +57,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -69,7 +70,7 @@ from git_memhtml.errors import LlmContractViolation, MemhtmlError, ModelUnavaila
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
-from git_memhtml.index.memories import active_paths_with_hash
+from git_memhtml.index.memories import hash_holders
 from git_memhtml.llm import anthropic, openai
 from git_memhtml.llm.contract import Dialect, ModelAnswer, ModelClient, ModelRequest, T
 from git_memhtml.llm.scripted import Answer, Reply, Script, ScriptedClient, ScriptedRequest, blocks
@@ -441,7 +442,7 @@ def measure_conversation(data: Sequence[Mapping[str, Any]], sample_id: str, *, e
     try:
         update(repo, db, embedder, now=now)
         result = apply_batch(repo, parse_op_stream(locomo.dumps_jsonl(ops), source=f"locomo {sample_id}"), now=now,
-                             dedupe=lambda digest: active_paths_with_hash(db, digest))
+                             dedupe_view=partial(hash_holders, db))
         if not result.ok:
             bad = next((r for r in result.results if r.code), None)
             raise UsageError(f"import of {sample_id} refused: {bad.error if bad else 'nothing written'}",

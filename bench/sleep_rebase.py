@@ -88,7 +88,7 @@ def measure(*, root: Path, conversation: str, units: str, embed: str, writes: in
             op = {"op": "write", "title": f"Note written during review {i + 1}", "type": "semantic",
                   "body": f"While the run waited for review, the agent learned fact number {i + 1}."}
             result = apply_batch(repo, parse_op_stream(json.dumps(op) + "\n", source="bench"), now=_clock(),
-                                 dedupe=bench._dedupe(db))
+                                 dedupe_view=bench._dedupe(db))
             if not result.ok:
                 raise UsageError(f"write {i + 1} refused", hint="check the op")
         update(repo, db, embedder, now=_clock())

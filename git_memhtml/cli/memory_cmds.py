@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
@@ -19,9 +19,7 @@ from git_memhtml.document.model import MEMORY_TYPES, PARA_BUCKETS
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.errors import InvalidMemory, MemhtmlError, PathNotFound, UsageError, WriteConflict
 from git_memhtml.index.access import record_read, rename_access
-from git_memhtml.index.db import IndexDB
-from git_memhtml.index.memories import active_paths_with_hash, active_paths_with_hashes
-from git_memhtml.index.watermark import indexed_head
+from git_memhtml.index.memories import hash_holders
 from git_memhtml.output import table, warn
 from git_memhtml.store.batch_lines import apply_lines
 from git_memhtml.store.ops import WRITABLE_TYPES, WriteOp, op_schema_text, parse_op_lines, parse_op_stream
@@ -39,20 +37,6 @@ APPLY_EPILOG = ("\b\nJSONL op schema: one JSON object per line, unknown fields r
                 + op_schema_text())
 """``apply -h``'s op schema, generated from the :class:`~git_memhtml.store.ops.OpLine` model
 (``store.ops.op_schema``)."""
-
-
-def _dedupe(db: IndexDB) -> Callable[[str], list[str]]:
-    """Every active non-task path the index holds with a content hash; the writer keeps only one committed in
-    HEAD with that hash (the index also covers uncommitted work-tree files)."""
-    def lookup(digest: str) -> list[str]:
-        return active_paths_with_hash(db, digest)
-
-    return lookup
-
-
-def _indexed_head(db: IndexDB) -> str | None:
-    """The commit the index describes (its watermark), for the writer's check of commits that landed since."""
-    return indexed_head(db)
 
 
 @click.command("init")
@@ -148,8 +132,7 @@ def write_cmd(ctx: click.Context, /, path: str | None, workspace: str | None, as
         path = app.memory_path(path, "write", name="--path")
     op = _op(ctx, flags, path=path, workspace=workspace)
     with app.index() as db:
-        result = apply_batch(app.repo(), [op], now=utc_now(), dedupe=_dedupe(db), verb="write",
-                             dedupe_since=_indexed_head(db))
+        result = apply_batch(app.repo(), [op], now=utc_now(), verb="write", dedupe_view=partial(hash_holders, db))
         _raise_first_error(result.results)
         if result.commit_sha:
             app.catch_up_after_commit(db)
@@ -201,13 +184,11 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
             resolve_memory_path(root, op.path, need=VERB_NEEDS["apply"], name=f"{label}: op #{number} path")
     with app.index() as db:
         if continue_on_error:
-            result = apply_lines(app.repo(), parsed, now=utc_now(), dedupe=_dedupe(db), dedupe_since=_indexed_head(db),
-                                 dedupe_many=partial(active_paths_with_hashes, db),
+            result = apply_lines(app.repo(), parsed, now=utc_now(), dedupe_view=partial(hash_holders, db),
                                  progress=app.progress(as_json=as_json))
         else:
             ops = [op for op in parsed if isinstance(op, WriteOp)]
-            result = apply_batch(app.repo(), ops, now=utc_now(), dedupe=_dedupe(db), dedupe_since=_indexed_head(db),
-                                 dedupe_many=partial(active_paths_with_hashes, db),
+            result = apply_batch(app.repo(), ops, now=utc_now(), dedupe_view=partial(hash_holders, db),
                                  progress=app.progress(as_json=as_json))
         if result.commit_sha:
             app.catch_up_after_commit(db)

@@ -575,18 +575,29 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
     """
     parse = parse or _parser()
     check_space(db, embedder)
-    watermark, _ = _state(db)
-    if watermark is None:
-        return rebuild(repo, db, embedder, now=now, parse=parse, progress=progress)
     head = repo.head_sha()
+    run = _Pass()
+    with db.atomic():  # one transaction: a reader (the writer's dedupe) sees the pass whole or not at all
+        watermark, _ = _state(db)
+        projected = watermark is not None and _project_changes(repo, db, run, watermark, head, now, parse, progress)
+    if not projected:
+        return rebuild(repo, db, embedder, now=now, parse=parse, progress=progress)
+    written, error = embed_missing(db, embedder, now=now, progress=progress)
+    sync_matrix(db)
+    return _report(head, run, False, written, error)
+
+
+def _project_changes(repo: _Repo, db: IndexDB, run: _Pass, watermark: str, head: str | None, now: str,
+                     parse: Parser, progress: Progress) -> bool:
+    """The projection of :func:`update` inside its transaction: watermark..HEAD, the work tree, the refusals, the
+    new watermark. ``False`` (nothing written) when the watermark commit cannot be read: the caller rebuilds."""
     changes: Sequence[_Change] = ()
     if head is not None and head != watermark:
         try:
             changes = repo.tree_delta(watermark, head)
         except GitError:
-            return rebuild(repo, db, embedder, now=now, parse=parse, progress=progress)
+            return False
     blobs = _HeadBlobs(repo, head)
-    run = _Pass()
     entries = repo.dirty()
     previous = _overlay(db)
     touched = {c.path for c in changes} | {c.old_path for c in changes if c.old_path}
@@ -642,11 +653,8 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
         _refuse_committed_links(db, run, blobs, [c.path for c in changes if c.status != "D"])
     overlay = _apply_worktree(repo, db, run, blobs, now, parse, entries, previous)
     _retry_refusals(repo, db, run, blobs, overlay, now, parse, freed)
-    with db.atomic():
-        _set_head(db, head, now, rebuilt=False, space=None)
-    written, error = embed_missing(db, embedder, now=now, progress=progress)
-    sync_matrix(db)
-    return _report(head, run, False, written, error)
+    _set_head(db, head, now, rebuilt=False, space=None)
+    return True
 
 
 def reproject_paths(repo: _Repo, db: IndexDB, paths: Sequence[str], *, now: str,
@@ -660,25 +668,28 @@ def reproject_paths(repo: _Repo, db: IndexDB, paths: Sequence[str], *, now: str,
     """
     parse = parse or _parser()
     run = _Pass()
-    blobs = _HeadBlobs(repo, repo.head_sha())
-    dirty = {d.path: d.deleted for d in repo.dirty()}
-    wanted = sorted(set(paths))
-    freed = _held_hashes(db, wanted)
-    parse = _noting_hashes(parse, freed)
-    blobs.fetch(wanted)
-    for path in wanted:
-        with db.atomic():
-            delete_path(db, path)
-        if not is_indexable(path) or dirty.get(path):
-            continue
-        data = _disk_bytes(repo, db, run, path) if path in dirty else None
-        if data is not None:
-            _project_bytes(db, run, path, data, git_blob_sha(data), now, parse, count="added")
-        elif path not in dirty:
-            sha = blobs.get(path)
-            if sha is not None:
-                _project_bytes(db, run, path, repo.read_blob(sha), sha, now, parse, count="added")
-    _retry_refusals(repo, db, run, blobs, frozenset(dirty), now, parse, freed)
+    with db.atomic():  # one transaction, as update's
+        blobs = _HeadBlobs(repo, repo.head_sha())
+        dirty = {d.path: d.deleted for d in repo.dirty()}
+        wanted = sorted(set(paths))
+        freed = _held_hashes(db, wanted)
+        parse = _noting_hashes(parse, freed)
+        blobs.fetch(wanted)
+        for path in wanted:
+            with db.atomic():
+                delete_path(db, path)
+            if not is_indexable(path) or dirty.get(path):
+                continue
+            data = _disk_bytes(repo, db, run, path) if path in dirty else None
+            if data is not None:
+                _project_bytes(db, run, path, data, git_blob_sha(data), now, parse, count="added")
+            elif path not in dirty:
+                sha = blobs.get(path)
+                if sha is not None:
+                    _project_bytes(db, run, path, repo.read_blob(sha), sha, now, parse, count="added")
+        overlaid = [(p,) for p in wanted if p in dirty and is_indexable(p) and is_utf8_name(p)]
+        db.executemany("INSERT INTO worktree_paths(path) VALUES (?) ON CONFLICT(path) DO NOTHING", overlaid)
+        _retry_refusals(repo, db, run, blobs, frozenset(dirty), now, parse, freed)
     return _report(_state(db)[0], run, False, 0, None)
 
 

@@ -6,12 +6,13 @@ predicates of :mod:`git_memhtml.index.active`. Every function raises ``StorageEr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from git_memhtml.index.active import ACTIVE_MEMORY, live_file
 from git_memhtml.index.db import IndexDB
+from git_memhtml.index.watermark import indexed_head
 
 
 @dataclass(frozen=True)
@@ -49,16 +50,43 @@ class LiveReinforcement:
     reinforcement_count: int
 
 
+@dataclass(frozen=True)
+class HashHolders:
+    """What one snapshot of the index says about some content hashes (the writer's dedupe, docs/store.md §5.1).
+
+    ``holders``: ``{hash: sorted paths}`` of the active non-task rows with that hash, and of the files refused
+    because a smaller path held it (``index_refusals``); hashes without one are left out. ``watermark``: the
+    commit the clean rows were projected from (``None``: never stamped). ``overlay``: the paths whose rows came
+    from the work tree instead (``worktree_paths``: edited, deleted, symlinked, untracked). Every committed file
+    outside ``overlay`` that is unchanged since ``watermark`` is described by its row or its refusal, so the
+    writer hashes only HEAD's changes since ``watermark`` and HEAD's bytes of ``overlay`` to know HEAD exactly.
+    """
+
+    holders: Mapping[str, tuple[str, ...]]
+    watermark: str | None
+    overlay: frozenset[str]
+
+
+def hash_holders(db: IndexDB, content_hashes: Sequence[str]) -> HashHolders:
+    """:class:`HashHolders` of ``content_hashes``, every part read in one snapshot (:meth:`IndexDB.read_snapshot`),
+    so a concurrent index pass is seen whole or not at all. A few queries (500 hashes a statement)."""
+    with db.read_snapshot():
+        watermark = indexed_head(db)
+        overlay = frozenset(str(path) for (path,) in db.query("SELECT path FROM worktree_paths"))
+        found: dict[str, set[str]] = {d: set(ps) for d, ps in active_paths_with_hashes(db, content_hashes).items()}
+        wanted = list(dict.fromkeys(content_hashes))
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            rows = db.query(f"SELECT content_hash, path FROM index_refusals WHERE content_hash IN "
+                            f"({', '.join('?' for _ in part)})", tuple(part))
+            for digest, path in rows:
+                found.setdefault(str(digest), set()).add(str(path))
+    return HashHolders({d: tuple(sorted(ps)) for d, ps in found.items()}, watermark, overlay)
+
+
 def file_exists(db: IndexDB, path: str) -> bool:
     """Whether the index holds a ``files`` row at ``path`` (archived and tasks included)."""
     return db.query_one("SELECT 1 FROM files WHERE path = ?", (path,)) is not None
-
-
-def active_paths_with_hash(db: IndexDB, content_hash: str) -> list[str]:
-    """Paths of the active memories whose ``content_hash`` is ``content_hash``, sorted (at most one is committed:
-    the partial unique index; the index also covers uncommitted work-tree files)."""
-    rows = db.query(f"SELECT path FROM files WHERE content_hash = ? AND {ACTIVE_MEMORY} ORDER BY path", (content_hash,))
-    return [str(path) for (path,) in rows]
 
 
 def indexed_blobs(db: IndexDB) -> dict[str, str]:
@@ -127,8 +155,9 @@ def list_page(
 
 
 def active_paths_with_hashes(db: IndexDB, content_hashes: Sequence[str]) -> dict[str, list[str]]:
-    """:func:`active_paths_with_hash` for many hashes in a few queries (500 hashes a statement): ``{hash: sorted
-    paths}``, hashes without a holder left out (the batch dedupe of ``apply``, docs/store.md §5.2)."""
+    """Paths of the active memories holding each of ``content_hashes``, in a few queries (500 hashes a statement):
+    ``{hash: sorted paths}``, hashes without a holder left out (at most one path is committed: the partial unique
+    index; the index also covers uncommitted work-tree files). Read by :func:`hash_holders`."""
     out: dict[str, list[str]] = {}
     wanted = list(dict.fromkeys(content_hashes))
     for start in range(0, len(wanted), 500):

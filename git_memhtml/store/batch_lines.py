@@ -13,24 +13,23 @@ from git_memhtml.errors import UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.progress import NO_PROGRESS, Progress
 from git_memhtml.store.ops import BadLine, WriteOp
-from git_memhtml.store.writer import BatchResult, DedupeLookup, DedupeMany, OpResult, apply_batch, summarize
+from git_memhtml.store.writer import BatchResult, DedupeLookup, DedupeView, OpResult, apply_batch, summarize
 
 BAD_LINE_CODE = UsageError.code
 """The result code of a line the op model refused (``ERR_INVALID_FLAG``: it is bad input)."""
 
 
-def apply_lines(repo: GitRepo, parsed: Sequence[WriteOp | BadLine], *, now: str, dedupe: DedupeLookup,
-                dedupe_since: str | None = None, dedupe_many: DedupeMany | None = None,
-                progress: Progress = NO_PROGRESS) -> BatchResult:
+def apply_lines(repo: GitRepo, parsed: Sequence[WriteOp | BadLine], *, now: str, dedupe: DedupeLookup | None = None,
+                dedupe_view: DedupeView | None = None, progress: Progress = NO_PROGRESS) -> BatchResult:
     """Commit every op that passes; return results in stream order (0-based ``index`` over non-blank lines).
-    ``progress`` is :func:`apply_batch`'s.
+    ``dedupe``, ``dedupe_view`` and ``progress`` are :func:`apply_batch`'s.
 
     Raises:
         DirtyTree: as :func:`apply_batch` (the git index already holds staged changes).
     """
     ops = [item for item in parsed if isinstance(item, WriteOp)]
-    batch = (apply_batch(repo, ops, now=now, dedupe=dedupe, continue_on_error=True, dedupe_since=dedupe_since,
-                         dedupe_many=dedupe_many, progress=progress) if ops else None)
+    batch = (apply_batch(repo, ops, now=now, dedupe=dedupe, continue_on_error=True, dedupe_view=dedupe_view,
+                         progress=progress) if ops else None)
     ordered: list[OpResult] = []
     done = iter(batch.results if batch is not None else ())
     for index, item in enumerate(parsed):

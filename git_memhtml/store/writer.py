@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -19,9 +19,10 @@ from git_memhtml.document.model import Link
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import RenderedMemory, render_checked, render_memory
 from git_memhtml.document.wellformed import check_memory_bytes
-from git_memhtml.errors import InvalidMemory, MemhtmlError, PathRefused, UsageError, WriteConflict
+from git_memhtml.errors import GitError, InvalidMemory, MemhtmlError, PathRefused, UsageError, WriteConflict
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.gitrepo.message import fold_line
+from git_memhtml.index.memories import HashHolders
 from git_memhtml.progress import NO_PROGRESS, Progress
 from git_memhtml.store.edits import Edit, apply_edits, free_archive_path, link, set_meta
 from git_memhtml.store.ops import WriteOp, distinct
@@ -41,8 +42,10 @@ DedupeLookup = Callable[[str], "str | Sequence[str] | None"]
 tracked in ``HEAD`` whose committed bytes have that hash counts: the index also covers uncommitted work-tree files,
 such as what a killed writer left, and those are never "already stored"."""
 
-DedupeMany = Callable[[Sequence[str]], "Mapping[str, str | Sequence[str] | None]"]
-"""The batch form of :data:`DedupeLookup`: content hashes → ``{hash: paths}`` (a hash may be missing: no holder)."""
+DedupeView = Callable[[Sequence[str]], HashHolders]
+"""Content hashes → what one snapshot of the index says about them (:func:`index.memories.hash_holders`): the
+holders, and which committed files the index cannot vouch for (changed since its watermark, or in its work-tree
+overlay). With it the writer's "already stored" is exact against ``HEAD`` (docs/store.md §5.1)."""
 
 
 @dataclass(frozen=True)
@@ -133,11 +136,10 @@ def apply_batch(
     ops: Sequence[WriteOp],
     *,
     now: str,
-    dedupe: DedupeLookup,
+    dedupe: DedupeLookup | None = None,
     continue_on_error: bool = False,
     verb: str = "batch",
-    dedupe_since: str | None = None,
-    dedupe_many: DedupeMany | None = None,
+    dedupe_view: DedupeView | None = None,
     progress: Progress = NO_PROGRESS,
 ) -> BatchResult:
     """Validate every op, then write the survivors as one commit (docs/store.md §5.2).
@@ -146,10 +148,13 @@ def apply_batch(
     written. ``continue_on_error`` commits the ops that passed. Tasks are exempt from content-hash dedup.
 
     Staged changes of others in the git index are neither committed nor lost (the commit is HEAD plus these
-    files). Under the write lock from the read of HEAD to the commit. ``dedupe_since`` is the commit the
-    ``dedupe`` index describes: memories HEAD added or changed since (another writer's commit that landed after
-    the index was caught up) are hashed from their blobs, so two racing writers of one fact commit it once.
-    ``dedupe_many`` answers the lookups of the whole batch in one call (one query), in place of one ``dedupe`` call
+    files). Under the write lock from the read of HEAD to the commit. A memory is "already stored" only when
+    ``HEAD`` holds its content hash at an active non-task path (the committed blob is hashed to confirm). With
+    ``dedupe_view`` (the CLI's: the index, asked once under the lock for the whole batch) that answer is exact: the
+    index's holders, plus HEAD's bytes of every path the index cannot vouch for (changed since its watermark, in
+    its work-tree overlay; all of HEAD when it has no usable watermark), so racing writers of one fact commit it
+    once and a committed fact the work tree deletes or edits is still found. ``dedupe`` alone (callers without an
+    index) trusts its answer for everything else; neither given: nothing is deduplicated but the batch itself.
     per op. Each op's file is parsed once (the render gate), which also gives its content hash; a committed blob is
     read only to confirm a hash hit. ``progress`` gets the stages ``rendering`` and ``placing``, one item per op.
 
@@ -158,7 +163,7 @@ def apply_batch(
     """
     with repo.write_lock(verb):
         return _apply_locked(repo, ops, now=now, dedupe=dedupe, continue_on_error=continue_on_error, verb=verb,
-                             since=dedupe_since, dedupe_many=dedupe_many, progress=progress)
+                             dedupe_view=dedupe_view, progress=progress)
 
 
 def committed_holder(repo: GitRepo, tracked: dict[str, str], candidates: str | Sequence[str] | None,
@@ -177,21 +182,17 @@ def committed_holder(repo: GitRepo, tracked: dict[str, str], candidates: str | S
     return None
 
 
-def recent_hashes(repo: GitRepo, since: str | None, head: str | None) -> dict[str, str]:
-    """``{content hash: path}`` of the active non-task memories ``HEAD`` added or changed after ``since`` (empty
-    when ``since`` is unknown, is HEAD, or is not an ancestor of it). Unparseable files are skipped."""
-    if not since or not head or since == head or not repo.is_ancestor(since, head):
-        return {}
+def committed_hashes(repo: GitRepo, tracked: Mapping[str, str], paths: Iterable[str]) -> dict[str, str]:
+    """``{content hash: smallest path}`` of the active non-task memories among ``paths``, hashed from their
+    committed blobs (``tracked``: ``{path: blob sha}`` of HEAD), not the work tree. Paths HEAD lacks, archived and
+    unparseable files are skipped."""
     out: dict[str, str] = {}
-    for change in repo.diff(since, head):
-        path = change.path
-        if change.status == "D" or is_archived_path(path) or not is_valid_memory_path(path):
-            continue
-        data = repo.read_path_at(head, path)
-        if data is None:
+    for path in sorted(set(paths)):
+        blob = tracked.get(path)
+        if blob is None or is_archived_path(path) or not is_valid_memory_path(path):
             continue
         try:
-            doc = parse_memory(data, path=path)
+            doc = parse_memory(repo.read_blob(blob), path=path)
         except MemhtmlError:
             continue
         if doc.memory_type != "task" and doc.status != "archived":
@@ -199,13 +200,30 @@ def recent_hashes(repo: GitRepo, since: str | None, head: str | None) -> dict[st
     return out
 
 
+def unvouched_paths(repo: GitRepo, view: HashHolders, head: str | None, tracked: Mapping[str, str]) -> set[str]:
+    """The paths of ``HEAD`` whose committed bytes the index ``view`` does not describe: changed between its
+    watermark and ``head``, or in its work-tree overlay; every tracked path when the watermark is unknown or its
+    commit cannot be read (then the index vouches for nothing)."""
+    if head is None:
+        return set()
+    overlay = {p for p in view.overlay if p in tracked}
+    if view.watermark == head:
+        return overlay
+    if view.watermark is None:
+        return set(tracked)
+    try:
+        changes = repo.tree_delta(view.watermark, head)
+    except GitError:
+        return set(tracked)
+    return overlay | {c.path for c in changes if c.status != "D" and c.path in tracked}
+
+
 def _apply_locked(
-    repo: GitRepo, ops: Sequence[WriteOp], *, now: str, dedupe: DedupeLookup, continue_on_error: bool, verb: str,
-    since: str | None, dedupe_many: DedupeMany | None, progress: Progress,
+    repo: GitRepo, ops: Sequence[WriteOp], *, now: str, dedupe: DedupeLookup | None, continue_on_error: bool,
+    verb: str, dedupe_view: DedupeView | None, progress: Progress,
 ) -> BatchResult:
     head = repo.head_sha()
     tracked = repo.tree_blobs(head, prefixes=()) if head else {}
-    recent = recent_hashes(repo, since, head)
     claimed: set[str] = set()
     batch_hashes: dict[str, str] = {}
     planned: list[tuple[int, str, str]] = []  # (index, path, text)
@@ -247,9 +265,14 @@ def _apply_locked(
             progress.advance()
     digests = sorted({r.document.content_hash for i, r in rendered.items()
                       if isinstance(r, RenderedMemory) and ops[i].draft.memory_type != "task"})
-    holders: Mapping[str, str | Sequence[str] | None] = (
-        dedupe_many(digests) if dedupe_many is not None else {d: dedupe(d) for d in digests}
-    )
+    holders: Mapping[str, str | Sequence[str] | None]
+    recent: dict[str, str] = {}
+    if dedupe_view is not None and digests:
+        view = dedupe_view(digests)  # under the lock: no writer of ours can commit until we are done
+        holders = view.holders
+        recent = committed_hashes(repo, tracked, unvouched_paths(repo, view, head, tracked))
+    else:
+        holders = {d: dedupe(d) for d in digests} if dedupe is not None else {}
     progress.stage("placing", len(rendered))
     for i, op in enumerate(ops):
         if i not in rendered:

@@ -20,6 +20,7 @@ from git_memhtml.document.template import prose_markup, render_checked, render_m
 from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index.memories import HashHolders
 from git_memhtml.store.ops import WriteOp
 from git_memhtml.store.writer import apply_batch
 from tests.document.test_doc_fast_parser import generated_article
@@ -72,16 +73,16 @@ def test_apply_parses_each_file_once_and_asks_the_index_once(tmp_path: Path, htm
     repo = GitRepo.discover(tmp_path / "memory")
     asked: list[Sequence[str]] = []
 
-    def many(hashes: Sequence[str]) -> dict[str, list[str]]:
+    def many(hashes: Sequence[str]) -> HashHolders:
         asked.append(list(hashes))
-        return {}
+        return HashHolders({}, repo.head_sha(), frozenset())
 
     def one(_: str) -> None:
         raise AssertionError("the per-op lookup must not run when the batch lookup is given")
 
     progress = Recorder()
     html5lib_parses[0] = 0
-    result = apply_batch(repo, _ops(25), now=NOW, dedupe=one, dedupe_many=many, progress=progress)
+    result = apply_batch(repo, _ops(25), now=NOW, dedupe=one, dedupe_view=many, progress=progress)
     assert result.ok and result.summary["written"] == 25
     assert html5lib_parses[0] == 25  # one parse per file: the validator's
     assert len(asked) == 1 and len(asked[0]) == 25
@@ -100,7 +101,7 @@ def test_article_html_ops_parse_the_fragment_and_the_file(tmp_path: Path, html5l
     ops = [WriteOp.from_json({"title": f"F{i}", "type": "semantic", "article_html": article.format(i=i)})
            for i in range(10)]
     html5lib_parses[0] = 0
-    result = apply_batch(repo, ops, now=NOW, dedupe=lambda _: None, dedupe_many=lambda _: {})
+    result = apply_batch(repo, ops, now=NOW, dedupe_view=lambda _: HashHolders({}, repo.head_sha(), frozenset()))
     assert result.ok and result.summary["written"] == 10
     assert html5lib_parses[0] == 10 * parses
 
@@ -110,8 +111,9 @@ def test_apply_dedupes_a_batch_against_committed_holders(tmp_path: Path) -> None
     repo = GitRepo.discover(tmp_path / "memory")
     first = apply_batch(repo, _ops(3), now=NOW, dedupe=lambda _: None)
     holders = {parse_memory((repo.root / p).read_bytes()).content_hash: [p] for p in first.written}
-    again = apply_batch(repo, _ops(4), now=NOW, dedupe=lambda _: None, dedupe_many=lambda hs: {
-        h: holders[h] for h in hs if h in holders})
+    head = repo.head_sha()
+    again = apply_batch(repo, _ops(4), now=NOW, dedupe_view=lambda hs: HashHolders(
+        {h: tuple(holders[h]) for h in hs if h in holders}, head, frozenset()))
     assert [r.deduped for r in again.results] == [True, True, True, False]
     assert [r.existing_path for r in again.results[:3]] == list(first.written)
 

@@ -15,7 +15,7 @@ from git_memhtml.index import indexer
 from git_memhtml.index.active import ACTIVE_MEMORY, LIVE_FILE, active_memory, live_file
 from git_memhtml.index.corpus import active_corpus, active_entities
 from git_memhtml.index.db import IndexDB
-from git_memhtml.index.memories import active_paths_with_hash, list_page, live_reinforcements
+from git_memhtml.index.memories import active_paths_with_hashes, list_page, live_reinforcements
 from git_memhtml.index.retrieval_sql import Scope, scope_sql
 from git_memhtml.index.stats import corpus_counts, plan_counts
 from tests.index.index_helpers import NOW, Repo, memory_html
@@ -52,7 +52,7 @@ def corpus(repo: Repo, db: IndexDB) -> IndexDB:
 def _by_hash(db: IndexDB) -> set[str]:
     found: set[str] = set()
     for (digest,) in db.query("SELECT content_hash FROM files"):
-        found |= set(active_paths_with_hash(db, str(digest)))
+        found |= set(active_paths_with_hashes(db, [str(digest)]).get(str(digest), ()))
     return found
 
 
@@ -67,7 +67,7 @@ ACTIVE_READS: list[tuple[str, Callable[[IndexDB], set[str]]]] = [
         f"SELECT f.path FROM files f WHERE {active_memory('f')}")}),
     ("corpus.active_corpus", lambda db: {r.path for r in active_corpus(db)}),
     ("corpus.active_entities", lambda db: {p for e in active_entities(db) for p in e.paths}),
-    ("memories.active_paths_with_hash", _by_hash),
+    ("memories.active_paths_with_hashes", _by_hash),
     ("retrieval_sql.scope_sql default scope", _scope),
 ]
 

@@ -313,3 +313,36 @@ def test_the_sleep_reindex_between_phases_projects_only_what_the_phase_changed(r
             assert [r[0] for r in env.db.query(stamped, (env.at,))] == sorted(rewritten)
         finally:
             env.db.close()
+
+
+class Failing(Counting):
+    """``parse_memory`` that dies on its ``at``-th call (a crash, or a bug, in the middle of a pass)."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__()
+        self.at = at
+
+    def __call__(self, data: bytes, *, path: str, **options: Any) -> MemoryDocument:
+        if len(self.paths) + 1 == self.at:
+            raise RuntimeError("killed mid-pass")
+        return super().__call__(data, path=path, **options)
+
+
+@pytest.mark.parametrize("at", [1, 3, 5])
+def test_an_update_that_dies_mid_pass_leaves_the_index_as_it_was(repo: Repo, db: IndexDB, embedder: FakeEmbedder,
+                                                                 at: int) -> None:
+    """One transaction per pass: a reader (the writer's dedupe, docs/store.md §5.1) never sees rows of a pass
+    without its watermark and work-tree overlay, and a pass that dies changes nothing."""
+    paths = _corpus(repo, 30)
+    indexer.rebuild(repo.git, db, embedder, now=NOW)
+    before = plane(db)
+    for i, path in enumerate(paths[:4]):
+        repo.write(path, memory_html(f"Edited {i}", f"Edited fact {i} holds now."))
+    repo.commit("edit four", *paths[:4])
+    (repo.root / paths[10]).unlink()  # and the work tree: one deletion, one edit
+    repo.write(paths[11], memory_html("Dirty", "Uncommitted fact."))
+    with pytest.raises(RuntimeError, match="killed mid-pass"):
+        indexer.update(repo.git, db, embedder, now=NOW, parse=Failing(at))
+    assert plane(db) == before
+    indexer.update(repo.git, db, embedder, now=NOW)
+    _same_as_rebuild(repo, db, embedder)

@@ -12,6 +12,7 @@ from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import render_memory
 from git_memhtml.errors import PathNotFound, UsageError
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index.memories import HashHolders
 from git_memhtml.store.edits import apply_edits, set_meta
 from git_memhtml.store.ops import BadLine, WriteOp, parse_op_lines, parse_op_stream
 from git_memhtml.store.writer import apply_batch, archive_memory, commit_subject, correct_memory
@@ -68,7 +69,25 @@ def test_store_dedupe_returns_the_existing_path_and_writes_nothing(repo: GitRepo
 def test_dedupe_sees_commits_that_landed_after_the_index_was_caught_up(repo: GitRepo) -> None:
     indexed = repo.head_sha()
     stored = apply_batch(repo, [op("A", "The cache is warm.")], now=NOW, dedupe=no_dedupe).results[0].path
-    result = apply_batch(repo, [op("A", "The cache is warm.")], now=NOW, dedupe=no_dedupe, dedupe_since=indexed)
+    result = apply_batch(repo, [op("A", "The cache is warm.")], now=NOW,
+                         dedupe_view=lambda _: HashHolders({}, indexed, frozenset()))
+    assert result.results[0].deduped and result.results[0].existing_path == stored and result.commit_sha is None
+
+
+def test_dedupe_hashes_the_committed_bytes_of_the_work_tree_overlay(repo: GitRepo) -> None:
+    """A committed file the index shows from the work tree (here deleted there) is hashed from HEAD's blob."""
+    stored = apply_batch(repo, [op("A", "The cache is warm.")], now=NOW, dedupe=no_dedupe).results[0].path or ""
+    (repo.root / stored).unlink()
+    result = apply_batch(repo, [op("A", "The cache is warm.")], now=NOW,
+                         dedupe_view=lambda _: HashHolders({}, repo.head_sha(), frozenset({stored})))
+    assert result.results[0].deduped and result.results[0].existing_path == stored and result.commit_sha is None
+
+
+@pytest.mark.parametrize("watermark", [None, "0" * 40], ids=["never-stamped", "missing-commit"])
+def test_dedupe_without_a_usable_watermark_hashes_all_of_head(repo: GitRepo, watermark: str | None) -> None:
+    stored = apply_batch(repo, [op("A", "The cache is warm.")], now=NOW, dedupe=no_dedupe).results[0].path or ""
+    result = apply_batch(repo, [op("A", "The cache is warm.")], now=NOW,
+                         dedupe_view=lambda _: HashHolders({}, watermark, frozenset()))
     assert result.results[0].deduped and result.results[0].existing_path == stored and result.commit_sha is None
 
 
