@@ -18,6 +18,21 @@ BLOCK_BYTES = 64 * 1024 * 1024
 """Upper bound on the float64 similarity block held at once (an implementation choice, not from the spec)."""
 
 
+COMPACT_AT = 4_000_000
+"""Candidate list entries held before they are cut to each node's top ``k`` (bounds memory when ``floor`` admits
+many pairs; an implementation choice, not from the spec)."""
+
+
+def _keep_top(node: np.ndarray, other: np.ndarray, sim: np.ndarray, kk: int) -> tuple[np.ndarray, ...]:
+    """The first ``kk`` entries of each node's list ordered sim DESC, then ``other`` ASC (path ASC)."""
+    order = np.lexsort((other, -sim, node))
+    node, other, sim = node[order], other[order], sim[order]
+    starts = np.flatnonzero(np.r_[True, node[1:] != node[:-1]])
+    rank = np.arange(node.size) - np.repeat(starts, np.diff(np.r_[starts, node.size]))
+    keep = rank < kk
+    return node[keep], other[keep], sim[keep]
+
+
 def _unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     matrix = np.asarray(vectors)
     if matrix.ndim != 2:
@@ -47,7 +62,11 @@ def top_neighbor_pairs(
     mirrored duplicates and left de-duplication to callers; callers that need corpus order orient themselves).
 
     The scan runs in the input's precision (float32 input → float32 products, anything else float64), in row
-    blocks of at most :data:`BLOCK_BYTES`; the returned sims are recomputed in float64 for the chosen pairs (so a
+    blocks of at most :data:`BLOCK_BYTES`, each against the rows after its first only (the upper triangle: every
+    pair is computed once, half the products of a full scan); only the pairs at or above ``floor`` are kept, cut
+    to each node's top ``k`` whenever more than :data:`COMPACT_AT` entries are held. Cost: n²·dim/2 multiply-adds
+    and one comparison per pair, so the scan stays quadratic (an exact all-pairs answer needs every pair); memory
+    is one block plus the candidates. The returned sims are recomputed in float64 for the chosen pairs (so a
     pair chosen at float32 precision may report a sim up to ~1e-7 below ``floor``).
 
     Args:
@@ -73,32 +92,40 @@ def top_neighbor_pairs(
     order = sorted(range(n), key=lambda i: paths[i])
     names = [paths[i] for i in order]
     unit, valid = _unit_rows(np.asarray(vectors)[order])
-    # Rows and columns are in path order, so argmax's first-index tie-break is the path ASC tie-break.
+    live = np.flatnonzero(valid)  # path order is kept, so an index order tie-break is the path ASC tie-break
+    packed = unit[live]
+    m = len(live)
     kk = min(k, n - 1)
-    block = max(1, BLOCK_BYTES // (unit.itemsize * n))
-    found: dict[tuple[int, int], None] = {}
-    for start in range(0, n, block):
-        stop = min(n, start + block)
-        rows = np.arange(stop - start)
-        sims = unit[start:stop] @ unit.T
-        sims[rows, rows + start] = -np.inf
-        sims[:, ~valid] = -np.inf
-        sims[~valid[start:stop], :] = -np.inf
-        sims[sims < floor] = -np.inf
-        live = np.flatnonzero(np.isfinite(sims).any(axis=1))
-        if live.size == 0:
+    block = max(1, BLOCK_BYTES // (packed.itemsize * max(m, 1)))
+    node_parts: list[np.ndarray] = []
+    other_parts: list[np.ndarray] = []
+    sim_parts: list[np.ndarray] = []
+    held = 0
+    for start in range(0, m, block):
+        stop = min(m, start + block)
+        sims = packed[start:stop] @ packed[start:].T  # the upper triangle only: column c is row start + c
+        r, c = np.nonzero(sims >= floor)
+        upper = c > r
+        r, c = r[upper], c[upper]
+        if r.size == 0:
             continue
-        sub = sims[live]
-        sub_rows = np.arange(live.size)
-        for _ in range(kk):
-            best = sub.argmax(axis=1)
-            hit = np.isfinite(sub[sub_rows, best])
-            if not hit.any():
-                break
-            for r, j in zip(live[hit].tolist(), best[hit].tolist(), strict=True):
-                i = start + r
-                found[(i, j) if i < j else (j, i)] = None
-            sub[sub_rows, best] = -np.inf
+        value = sims[r, c]
+        a, b = r + start, c + start
+        node_parts += [a, b]  # each pair enters both endpoints' lists
+        other_parts += [b, a]
+        sim_parts += [value, value]
+        held += 2 * r.size
+        if held > COMPACT_AT:
+            merged = _keep_top(np.concatenate(node_parts), np.concatenate(other_parts), np.concatenate(sim_parts), kk)
+            node_parts, other_parts, sim_parts = [merged[0]], [merged[1]], [merged[2]]
+            held = merged[0].size
+    if not node_parts:
+        return []
+    chosen_node, chosen_other, _ = _keep_top(np.concatenate(node_parts), np.concatenate(other_parts),
+                                             np.concatenate(sim_parts), kk)
+    low = live[np.minimum(chosen_node, chosen_other)]
+    high = live[np.maximum(chosen_node, chosen_other)]
+    found = dict.fromkeys(zip(low.tolist(), high.tolist(), strict=True))
     if not found:
         return []
     keys = list(found)

@@ -65,6 +65,21 @@ def test_small_blocks_give_the_same_answer(monkeypatch: pytest.MonkeyPatch) -> N
     assert top_neighbor_pairs(paths, vectors, floor=0.3, k=4, limit=500) == whole
 
 
+@pytest.mark.parametrize("compact_at", [1, 7, 50])
+def test_cutting_the_candidates_to_each_top_k_gives_the_same_answer(monkeypatch: pytest.MonkeyPatch,
+                                                                    compact_at: int) -> None:
+    """The candidate list is cut to every node's top k when it grows past ``COMPACT_AT``: the answer is the same."""
+    n = 120
+    rng = np.random.default_rng(4)
+    paths = [f"dir/{i:03d}.html" for i in rng.permutation(n)]
+    vectors = _clustered(n, 12, 6)
+    want = _brute_force(paths, vectors, 0.4, 3, 5000)
+    monkeypatch.setattr(neighbors, "COMPACT_AT", compact_at)
+    monkeypatch.setattr(neighbors, "BLOCK_BYTES", 8 * n * 5)  # five rows per block: many cuts
+    got = top_neighbor_pairs(paths, vectors, floor=0.4, k=3, limit=5000)
+    assert [(a, b) for a, b, _ in got] == [(a, b) for a, b, _ in want]
+
+
 def test_ties_break_by_path_and_both_endpoint_lists_are_unioned() -> None:
     v = np.array([[1.0, 0.0]] * 3 + [[0.0, 1.0]])
     got = top_neighbor_pairs(["c", "a", "b", "z"], v, floor=0.9, k=1, limit=10)
