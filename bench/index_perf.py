@@ -48,6 +48,7 @@ from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index import indexer, matrix
 from git_memhtml.index.db import IndexDB, open_index
+from git_memhtml.index.embedding import embed_missing
 from git_memhtml.index.resident import FIXED_ARMS, fixed_arm_ranks
 from git_memhtml.index.retrieval import _query_vector, fts_ranks, hydrate, search
 from git_memhtml.index.retrieval_sql import (
@@ -275,7 +276,7 @@ def reembed(db: IndexDB) -> float:
     with db.atomic():
         db.execute("DELETE FROM embeddings")
         db.execute("UPDATE index_state SET embed_model = NULL, embed_dim = NULL")
-    _written, error = indexer.embed_missing(db, EMBEDDER, now=NOW)
+    _written, error = embed_missing(db, EMBEDDER, now=NOW)
     assert error is None, error
     return time.perf_counter() - t
 

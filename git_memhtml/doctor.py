@@ -32,8 +32,8 @@ from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import ModelUnavailable
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.index.indexer import Parser
 from git_memhtml.index.runs import running_runs
+from git_memhtml.index.source import Parser
 from git_memhtml.index.verify import IndexDrift, TreeFacts, compare, repair, reproject, tree_facts
 from git_memhtml.llm.client import HttpModelClient
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest

@@ -17,7 +17,7 @@ from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import UsageError
 from git_memhtml.index.archived import ArchivedMatch, archived_matches
 from git_memhtml.index.db import IndexDB
-from git_memhtml.index.indexer import check_space
+from git_memhtml.index.embedding import check_space
 from git_memhtml.index.matrix import vector_ranks
 from git_memhtml.index.resident import FIXED_ARMS, ResidentVectors, eligible_paths, fixed_arm_ranks
 from git_memhtml.index.retrieval_sql import (

@@ -30,7 +30,7 @@ NO_WORK_TREE = "a commit index has no work tree"
 
 
 class CommitView:
-    """The repository as the indexer sees it (``indexer._Repo``), pinned to commit ``sha``, with no work tree.
+    """The repository as the indexer sees it (``source.IndexedRepo``), pinned to commit ``sha``, with no work tree.
 
     ``head_sha`` is the commit, ``dirty`` is empty, and ``tree_files``/``blobs_at``/``tree_delta``/``read_blob``
     read git objects through ``repo``. ``root`` raises

@@ -16,7 +16,8 @@ from git_memhtml.embed.base import Embedder
 from git_memhtml.index import indexer
 from git_memhtml.index.active import ACTIVE_MEMORY
 from git_memhtml.index.db import IndexDB, open_index
-from git_memhtml.index.indexer import Parser
+from git_memhtml.index.embedding import embed_missing
+from git_memhtml.index.source import IndexedRepo, Parser
 from git_memhtml.index.watermark import indexed_head, vector_space
 
 _FILE_COLUMNS = (
@@ -117,7 +118,7 @@ def _missing_vectors(db: IndexDB) -> int:
     return int(found[0]) if found else 0
 
 
-def reproject(repo: indexer._Repo, *, now: str, parse: Parser | None = None) -> tuple[IndexDB, indexer.IndexReport]:
+def reproject(repo: IndexedRepo, *, now: str, parse: Parser | None = None) -> tuple[IndexDB, indexer.IndexReport]:
     """Project the tree into a new in-memory index (no vectors); the caller closes the returned database."""
     scratch = open_index(":memory:", ":memory:")
     try:
@@ -148,7 +149,7 @@ def compare(db: IndexDB, scratch: IndexDB, *, head: str | None) -> IndexDrift:
     )
 
 
-def tree_facts(repo: indexer._Repo, scratch: IndexDB, report: indexer.IndexReport,
+def tree_facts(repo: IndexedRepo, scratch: IndexDB, report: indexer.IndexReport,
                tree_paths: Callable[[], set[str]]) -> TreeFacts:
     """Unparseable files, duplicate live content and dangling authored links of the re-projected tree.
 
@@ -171,7 +172,7 @@ def tree_facts(repo: indexer._Repo, scratch: IndexDB, report: indexer.IndexRepor
     return TreeFacts(unparseable=unparseable, duplicates=duplicates, dangling=dangling)
 
 
-def verify(repo: indexer._Repo, db: IndexDB, *, now: str, parse: Parser | None = None) -> IndexDrift:
+def verify(repo: IndexedRepo, db: IndexDB, *, now: str, parse: Parser | None = None) -> IndexDrift:
     """Re-project the tree and compare it with ``db``; reads only (docs/index.md §3.4: the index is a cache of the
     tree).
 
@@ -187,7 +188,7 @@ def verify(repo: indexer._Repo, db: IndexDB, *, now: str, parse: Parser | None =
         scratch.close()
 
 
-def repair(repo: indexer._Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
+def repair(repo: IndexedRepo, db: IndexDB, embedder: Embedder | None, *, now: str,
            parse: Parser | None = None) -> IndexDrift:
     """Catch the index up (``update``), re-project every drifted path, rebuild the FTS table if it disagrees and
     embed missing chunks; return the drift that remains (normally none). Never touches the tree.
@@ -203,5 +204,5 @@ def repair(repo: indexer._Repo, db: IndexDB, embedder: Embedder | None, *, now: 
     if not drift.fts_ok:
         with db.atomic():
             db.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
-    indexer.embed_missing(db, embedder, now=now)
+    embed_missing(db, embedder, now=now)
     return verify(repo, db, now=now, parse=parse)

@@ -26,8 +26,8 @@ from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index import indexer, matrix
 from git_memhtml.index.db import IndexDB, open_index
-from git_memhtml.index.indexer import git_blob_sha
 from git_memhtml.index.retrieval_sql import ARM_LIMIT, Scope, scope_sql, vector_arm_sql
+from git_memhtml.index.source import git_blob_sha
 from tests.index.index_helpers import NOW, memory_html
 
 EMBEDDER = FakeEmbedder(dim=8)

@@ -13,6 +13,7 @@ import pytest
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB
+from git_memhtml.index.overlay import COMMITTED_LINK
 from tests.index.index_helpers import NOW, Repo, memory_html
 
 LINK_ERROR = "is a symlink: refused, symlinks are never followed"
@@ -62,7 +63,7 @@ def test_folder_link_is_reported_and_never_entered(repo: Repo, db: IndexDB, embe
     subprocess.run(["git", "-C", str(repo.root), "add", "--", "areas/linked"], check=True)
     repo.git.commit("a linked folder")
     for report in (indexer.update(repo.git, db, embedder, now=NOW), indexer.rebuild(repo.git, db, embedder, now=NOW)):
-        assert report.errors == (("areas/linked", indexer.COMMITTED_LINK),)
+        assert report.errors == (("areas/linked", COMMITTED_LINK),)
         assert _paths(db) == ["areas/inbox/a.html"]
 
 
@@ -77,7 +78,7 @@ def test_committed_link_is_reported_and_a_file_turned_link_loses_its_rows(repo: 
     subprocess.run(["git", "-C", str(repo.root), "add", "--", "areas/inbox/a.html"], check=True)
     repo.git.commit("a becomes a link")
     report = indexer.update(repo.git, db, embedder, now=NOW)
-    assert report.errors == (("areas/inbox/a.html", indexer.COMMITTED_LINK),)
+    assert report.errors == (("areas/inbox/a.html", COMMITTED_LINK),)
     assert _paths(db) == []
     report = indexer.rebuild(repo.git, db, embedder, now=NOW)
-    assert report.errors == (("areas/inbox/a.html", indexer.COMMITTED_LINK),) and _paths(db) == []
+    assert report.errors == (("areas/inbox/a.html", COMMITTED_LINK),) and _paths(db) == []

@@ -23,6 +23,7 @@ from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.errors import StorageError
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB, open_index
+from git_memhtml.index.embedding import embed_missing
 from git_memhtml.index.matrix import (
     CLEAN,
     DIRTY,
@@ -165,7 +166,7 @@ def test_embed_missing_and_direct_writes_are_caught_by_the_log(tmp_path: Path) -
     path = matrix_path(db)
     assert path is not None
     db.execute("DELETE FROM embeddings WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE path LIKE 'areas/%')")
-    indexer.embed_missing(db, embedder, now=NOW)
+    embed_missing(db, embedder, now=NOW)
     cid = db.query_one("SELECT chunk_id FROM chunks ORDER BY chunk_id LIMIT 1")
     assert cid is not None
     db.execute("UPDATE embeddings SET vec = ? WHERE chunk_id = ?", (_qvec(embedder, "queue"), cid[0]))

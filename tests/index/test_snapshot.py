@@ -22,7 +22,7 @@ from git_memhtml.errors import GitError, ModelUnavailable, StorageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB, open_index
-from git_memhtml.index.indexer import COMMITTED_LINK
+from git_memhtml.index.overlay import COMMITTED_LINK
 from git_memhtml.index.retrieval import search
 from git_memhtml.index.retrieval_sql import Scope
 from git_memhtml.index.snapshot import CommitView, build_commit_index, describes_commit, rebuild_commit

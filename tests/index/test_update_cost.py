@@ -22,6 +22,7 @@ from git_memhtml.gitrepo import Change, GitRepo
 from git_memhtml.gitrepo.values import TreeBlob
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB, open_index
+from git_memhtml.index.source import HeadBlobs
 from git_memhtml.sleep.engine.run import _open_env
 from tests.index.index_helpers import NOW, Repo, memory_html
 from tests.index.test_incremental_property import plane
@@ -122,7 +123,7 @@ def test_a_pass_looks_up_only_the_paths_it_touches(repo: Repo, db: IndexDB, embe
     repo.write(paths[0], memory_html("Edited", "Edited fact holds now."))
     head = repo.commit("one file", paths[0])
     Watching.looked_up = []
-    blobs = indexer._HeadBlobs(Watching.discover(repo.root), head)
+    blobs = HeadBlobs(Watching.discover(repo.root), head)
     assert blobs.get(paths[0]) is not None and blobs.get("areas/f0/absent.html") is None
     assert blobs.get("notes/outside.html") is None  # not a memory path: never looked up
     assert blobs.get(paths[0]) is not None  # cached
