@@ -6,7 +6,7 @@ corpora are never opened for writing: opening migrates the index and writes the 
 
 - ``--embed wordllama``: the copy's vectors are replaced by wordllama's (same 256 dims; ``reembed_s``), and every
   search embeds its query with wordllama;
-- the vector arm on the persistent matrix (``matrix.vector_ranks``, index/matrix.py: exact, SQL-equal) against
+- the vector arm on the persistent matrix (``matrix_read.vector_ranks``, index/matrix_read.py: exact, SQL-equal) against
   numpy brute force ``M @ q`` + ``argpartition`` top-40 over the same memory-mapped matrix, with BLAS (``@``) and
   with einsum (``matrix_p50_ms``, ``brute_blas_p50_ms``, ``brute_einsum_p50_ms``; ``matrix_over_brute`` divides
   by the faster), the matrix's full build and a no-op sync;
@@ -46,7 +46,7 @@ from git_memhtml.document.template import render_memory
 from git_memhtml.embed.base import Embedder
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.index import indexer, matrix
+from git_memhtml.index import indexer, matrix, matrix_file, matrix_read
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.resident import FIXED_ARMS, fixed_arm_ranks
 from git_memhtml.index.retrieval import _query_vector, fts_ranks, hydrate, search
@@ -160,7 +160,7 @@ def matrix_arm(db: IndexDB, queries: list[str]) -> dict[str, float]:
     """The persistent matrix: full build, no-op sync, and the vector arm on it against numpy brute force over the
     same mapped matrix (ms p50), after checking the arm equals the SQL scan for every query."""
     out: dict[str, float] = {}
-    path = matrix.matrix_path(db)
+    path = matrix_file.matrix_path(db)
     assert path is not None
     path.unlink(missing_ok=True)
     t = time.perf_counter()
@@ -174,11 +174,11 @@ def matrix_arm(db: IndexDB, queries: list[str]) -> dict[str, float]:
     vecs = [v for v in qvecs if v is not None]
     for v in vecs[:10]:
         want = [r[0] for r in db.query(sql, {**params, "space": EMBEDDER.space, "arm_limit": ARM_LIMIT, "qvec": v})]
-        assert matrix.vector_ranks(db, v, EMBEDDER.space, Scope()) == want
+        assert matrix_read.vector_ranks(db, v, EMBEDDER.space, Scope()) == want
     for v in vecs[:WARMUP]:
-        matrix.vector_ranks(db, v, EMBEDDER.space, Scope())
-    fast = [_ms(matrix.vector_ranks, db, v, EMBEDDER.space, Scope()) for v in vecs]
-    mapped = matrix._mapped(path, EMBEDDER.dim)
+        matrix_read.vector_ranks(db, v, EMBEDDER.space, Scope())
+    fast = [_ms(matrix_read.vector_ranks, db, v, EMBEDDER.space, Scope()) for v in vecs]
+    mapped = matrix_read.mapped_file(path, EMBEDDER.dim)
     assert mapped is not None
     rows = mapped.rows[:, : EMBEDDER.dim]
 
@@ -212,7 +212,7 @@ def breakdown(db: IndexDB, queries: list[str]) -> dict[str, float]:
         t1 = time.perf_counter()
         given: dict[Arm, list[str]] = {}
         if qvec is not None:
-            ranks = matrix.vector_ranks(db, qvec, EMBEDDER.space, scope)
+            ranks = matrix_read.vector_ranks(db, qvec, EMBEDDER.space, scope)
             assert ranks is not None
             given["vector"] = ranks
         t2 = time.perf_counter()

@@ -18,7 +18,7 @@ from git_memhtml.errors import UsageError
 from git_memhtml.index.archived import ArchivedMatch, archived_matches
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import check_space
-from git_memhtml.index.matrix import vector_ranks
+from git_memhtml.index.matrix_read import vector_ranks
 from git_memhtml.index.resident import FIXED_ARMS, ResidentVectors, eligible_paths, fixed_arm_ranks
 from git_memhtml.index.retrieval_sql import (
     ARM_LIMIT,
@@ -169,8 +169,8 @@ def search(
     ``eligible_paths(db, scope)``) instead of by the SQL scan, and the query-independent recency and salience
     arms are read once per scope and ``now`` (``fixed_arm_ranks``): the same paths, ranks and scores
     (docs/retrieval.md §4.11). Without ``resident`` and with ``use_matrix`` (the default) the vector arm is ranked
-    from the persistent matrix beside the index (index/matrix.py, synced first when stale) and the fixed arms are
-    read once per scope and ``now``; when the matrix cannot stand in (missing, torn, another index, a read-only
+    from the persistent matrix beside the index (index/matrix_read.py, synced first when stale) and the fixed arms
+    are read once per scope and ``now``; when the matrix cannot stand in (missing, torn, another index, a read-only
     stale one) the SQL scan runs: the results are the same either way (docs/retrieval.md §4.12).
 
     Raises:
