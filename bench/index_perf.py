@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 from synth import DIM, NOW, corpus, query
+from timing import Stopwatch, ms, pct
 
 from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.template import render_memory
@@ -70,22 +71,10 @@ QUERIES = 50
 WARMUP = 5
 
 
-def pct(values: list[float], q: float) -> float:
-    """``q``-quantile (0..1) of ``values`` by nearest rank, in the values' unit."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))]
-
-
-def _ms(fn: object, *args: object) -> float:
-    t = time.perf_counter()
-    fn(*args)  # type: ignore[operator]
-    return (time.perf_counter() - t) * 1000
-
-
 def search_latency(db: IndexDB, queries: list[str]) -> tuple[float, float]:
     for q in queries[:WARMUP]:
         search(db, q, embedder=EMBEDDER, now=NOW)
-    times = [_ms(lambda q=q: search(db, q, embedder=EMBEDDER, now=NOW)) for q in queries]
+    times = [ms(lambda q=q: search(db, q, embedder=EMBEDDER, now=NOW)) for q in queries]
     return pct(times, 0.5), pct(times, 0.95)
 
 
@@ -97,8 +86,8 @@ def vector_arm(db: IndexDB, queries: list[str]) -> tuple[float, float, float]:
     base = {**params, "space": EMBEDDER.space, "arm_limit": ARM_LIMIT}
     for v in qvecs[:WARMUP]:
         db.query(sql, {**base, "qvec": v.tobytes()})
-    sqlite = [_ms(lambda v=v: db.query(sql, {**base, "qvec": v.tobytes()})) for v in qvecs[:SQL_QUERIES]]
-    t = time.perf_counter()
+    sqlite = [ms(lambda v=v: db.query(sql, {**base, "qvec": v.tobytes()})) for v in qvecs[:SQL_QUERIES]]
+    watch = Stopwatch()
     rows = db.query(
         "SELECT c.path, e.vec FROM files f JOIN chunks c ON c.path = f.path JOIN embeddings e ON "
         f"e.chunk_id = c.chunk_id WHERE e.model = :space AND {scope_filter}", {**params, "space": EMBEDDER.space})
@@ -106,7 +95,7 @@ def vector_arm(db: IndexDB, queries: list[str]) -> tuple[float, float, float]:
     matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), DIM)
     norms = np.linalg.norm(matrix, axis=1)
     matrix = matrix / np.where(norms == 0, 1, norms)[:, None]
-    load = (time.perf_counter() - t) * 1000
+    load = watch.wall() * 1000
 
     def brute(v: np.ndarray) -> list[str]:
         dist = 1.0 - matrix @ (v / (np.linalg.norm(v) or 1.0))
@@ -117,7 +106,7 @@ def vector_arm(db: IndexDB, queries: list[str]) -> tuple[float, float, float]:
             best.setdefault(str(paths[i]), float(dist[i]))
         return sorted(best, key=lambda p: (best[p], p))[:ARM_LIMIT]
 
-    numpy_times = [_ms(brute, v) for v in qvecs]
+    numpy_times = [ms(brute, v) for v in qvecs]
     return pct(sqlite, 0.5), pct(numpy_times, 0.5), load
 
 
@@ -140,7 +129,7 @@ def incremental(root: Path, reps: int = 5) -> float:
             (root / path).write_text(html, encoding="utf-8")
             repo.stage([path])
             repo.commit(f"bench: edit {path}")
-            times.append(_ms(lambda: indexer.update(repo, db, EMBEDDER, now=NOW)))
+            times.append(ms(lambda: indexer.update(repo, db, EMBEDDER, now=NOW)))
     return statistics.median(times)
 
 
@@ -149,9 +138,9 @@ def fresh_rebuild(root: Path) -> float:
     repo = GitRepo.discover(root)
     db = open_index(":memory:", ":memory:")
     try:
-        t = time.perf_counter()
+        watch = Stopwatch()
         report = indexer.rebuild(repo, db, EMBEDDER, now=NOW)
-        return report.added / (time.perf_counter() - t)
+        return report.added / watch.wall()
     finally:
         db.close()
 
@@ -163,10 +152,10 @@ def matrix_arm(db: IndexDB, queries: list[str]) -> dict[str, float]:
     path = matrix_file.matrix_path(db)
     assert path is not None
     path.unlink(missing_ok=True)
-    t = time.perf_counter()
+    watch = Stopwatch()
     assert matrix.sync(db).result == "built"
-    out["matrix_build_ms"] = (time.perf_counter() - t) * 1000
-    out["matrix_noop_sync_ms"] = _ms(matrix.sync, db)
+    out["matrix_build_ms"] = watch.wall() * 1000
+    out["matrix_noop_sync_ms"] = ms(matrix.sync, db)
     out["matrix_mib"] = path.stat().st_size / 2**20
     scope_filter, params = scope_sql(Scope())
     sql = vector_arm_sql(scope_filter)
@@ -177,7 +166,7 @@ def matrix_arm(db: IndexDB, queries: list[str]) -> dict[str, float]:
         assert matrix_read.vector_ranks(db, v, EMBEDDER.space, Scope()) == want
     for v in vecs[:WARMUP]:
         matrix_read.vector_ranks(db, v, EMBEDDER.space, Scope())
-    fast = [_ms(matrix_read.vector_ranks, db, v, EMBEDDER.space, Scope()) for v in vecs]
+    fast = [ms(matrix_read.vector_ranks, db, v, EMBEDDER.space, Scope()) for v in vecs]
     mapped = matrix_read.mapped_file(path, EMBEDDER.dim)
     assert mapped is not None
     rows = mapped.rows[:, : EMBEDDER.dim]
@@ -192,8 +181,8 @@ def matrix_arm(db: IndexDB, queries: list[str]) -> dict[str, float]:
     for v in vecs[:WARMUP]:
         brute(v, True)
         brute(v, False)
-    blas = [_ms(brute, v, False) for v in vecs]
-    loop = [_ms(brute, v, True) for v in vecs]
+    blas = [ms(brute, v, False) for v in vecs]
+    loop = [ms(brute, v, True) for v in vecs]
     out["matrix_p50_ms"], out["matrix_p95_ms"] = pct(fast, 0.5), pct(fast, 0.95)
     out["brute_blas_p50_ms"], out["brute_einsum_p50_ms"] = pct(blas, 0.5), pct(loop, 0.5)
     out["matrix_over_brute"] = out["matrix_p50_ms"] / min(out["brute_blas_p50_ms"], out["brute_einsum_p50_ms"])
@@ -248,9 +237,7 @@ def cold_cli(root: Path, queries: list[str], embed: str, reps: int = 5) -> float
     cmd = [exe] if exe else [sys.executable, "-m", "git_memhtml.cli.main"]
     times = []
     for q in queries[:reps]:
-        t = time.perf_counter()
-        subprocess.run([*cmd, "search", q], cwd=root, env=env, check=True, capture_output=True)
-        times.append((time.perf_counter() - t) * 1000)
+        times.append(ms(subprocess.run, [*cmd, "search", q], cwd=root, env=env, check=True, capture_output=True))
     return statistics.median(times)
 
 
@@ -271,13 +258,13 @@ def reembed(db: IndexDB) -> float:
     """Replace every vector of the copy by :data:`EMBEDDER`'s (s); nothing to do when it already holds them."""
     if db.query_one("SELECT 1 FROM index_state WHERE embed_model = ?", (EMBEDDER.space,)):
         return 0.0
-    t = time.perf_counter()
+    watch = Stopwatch()
     with db.atomic():
         db.execute("DELETE FROM embeddings")
         db.execute("UPDATE index_state SET embed_model = NULL, embed_dim = NULL")
     _written, error = indexer.embed_missing(db, EMBEDDER, now=NOW)
     assert error is None, error
-    return time.perf_counter() - t
+    return watch.wall()
 
 
 def run(size: int, work: Path, embed: str) -> dict[str, float]:
