@@ -10,6 +10,8 @@ corrupt one aside. None of them runs a migration nor builds an ``IndexDB``: ``in
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from importlib import resources
 from pathlib import Path
 
@@ -78,6 +80,18 @@ def pending(conn: apsw.Connection, schema: str) -> bool:
     except apsw.Error:
         return True
     return any(name not in applied for name, _ in migration_files(schema))
+
+
+@contextmanager
+def closed_on_error(conn: apsw.Connection) -> Iterator[None]:
+    """Close ``conn`` when the block raises (anything, even ``KeyboardInterrupt``), then re-raise; a failing close
+    is ignored so the original error stands."""
+    try:
+        yield
+    except BaseException:
+        with suppress(apsw.Error):
+            conn.close()
+        raise
 
 
 def _uri(path: Path, mode: str) -> str:
@@ -149,7 +163,7 @@ def connect_read_only(index_path: Path, state_path: Path) -> apsw.Connection:
 def _connect_in(index_path: Path, state_path: Path, mode: str) -> apsw.Connection:
     """One read-only open of :func:`connect_read_only` in ``mode``. Raises ``apsw.Error``."""
     conn = apsw.Connection(_uri(index_path, mode), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
-    try:
+    with closed_on_error(conn):
         conn.setbusytimeout(BUSY_TIMEOUT_MS)
         conn.execute("SELECT count(*) FROM main.sqlite_schema").fetchall()
         state_uri = _uri(state_path, mode) if state_path.exists() else "file::memory:"
@@ -157,9 +171,6 @@ def _connect_in(index_path: Path, state_path: Path, mode: str) -> apsw.Connectio
         conn.execute("SELECT count(*) FROM state.sqlite_schema").fetchall()
         conn.execute("PRAGMA foreign_keys=ON")
         _load_functions(conn)
-    except apsw.Error:
-        conn.close()
-        raise
     return conn
 
 
@@ -177,7 +188,7 @@ def connect(index_s: str, state_s: str) -> apsw.Connection:
         conn = apsw.Connection(index_s)
     except apsw.Error as exc:
         raise storage_error(exc, f"cannot open the index {index_s}", hint=REBUILD_HINT.format(path=index_s)) from exc
-    try:
+    with closed_on_error(conn):
         conn.setbusytimeout(BUSY_TIMEOUT_MS)
         try:
             conn.execute("PRAGMA main.journal_mode=WAL").fetchall()
@@ -205,10 +216,4 @@ def connect(index_s: str, state_s: str) -> apsw.Connection:
         conn.create_scalar_function(  # migration 0010 backfills file_entities.entity_key through it
             "memhtml_entity_key", entity_key, 1, deterministic=True  # type: ignore[arg-type]
         )
-    except BaseException:
-        try:
-            conn.close()
-        except apsw.Error:
-            pass
-        raise
     return conn

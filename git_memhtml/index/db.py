@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -23,6 +23,7 @@ from git_memhtml.errors import StorageError
 from git_memhtml.index.connection import (
     REBUILD_HINT,
     busy,
+    closed_on_error,
     connect,
     connect_read_only,
     damaged,
@@ -39,6 +40,26 @@ BUSY_RETRY_CAP_S = 20.0
 
 Params = Sequence[Any] | dict[str, Any] | None
 """Positional (``?``/``?N``) or named parameters."""
+
+
+class _Backoff:
+    """The jittered exponential wait between tries on SQLITE_BUSY: :data:`BUSY_RETRY_FIRST_S` × [0.5, 1.5),
+    doubling up to 2 s a pause, until :data:`BUSY_RETRY_CAP_S` were waited in all."""
+
+    def __init__(self) -> None:
+        self.delay = BUSY_RETRY_FIRST_S
+        self.waited = 0.0
+
+    def wait(self) -> bool:
+        """Sleep the next pause and return ``True``, or return ``False`` (without sleeping) once the cap is
+        reached."""
+        if self.waited >= BUSY_RETRY_CAP_S:
+            return False
+        pause = self.delay * (0.5 + random.random())
+        time.sleep(pause)
+        self.waited += pause
+        self.delay = min(self.delay * 2, 2.0)
+        return True
 
 
 class _Repo(Protocol):
@@ -151,22 +172,23 @@ class IndexDB:
     # -- transactions -----------------------------------------------------------------------------------------
 
     def _begin_immediate(self) -> None:
-        delay = BUSY_RETRY_FIRST_S
-        waited = 0.0
+        backoff = _Backoff()
         while True:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 return
             except apsw.BusyError as exc:
-                if waited >= BUSY_RETRY_CAP_S:
+                if not backoff.wait():
                     raise storage_error(exc, "the index is locked by another writer",
-                                hint="wait for the other git-memhtml command to finish and retry") from exc
-                pause = delay * (0.5 + random.random())
-                time.sleep(pause)
-                waited += pause
-                delay = min(delay * 2, 2.0)
+                                        hint="wait for the other git-memhtml command to finish and retry") from exc
             except apsw.Error as exc:
                 raise storage_error(exc, "cannot begin an index transaction") from exc
+
+    def _rollback_quietly(self) -> None:
+        """``ROLLBACK``, ignoring a failure (no transaction left open, or the connection broke): the error being
+        handled is the one to report."""
+        with suppress(apsw.Error):
+            self._conn.execute("ROLLBACK")
 
     @contextmanager
     def read_snapshot(self) -> Iterator[None]:
@@ -184,10 +206,7 @@ class IndexDB:
         try:
             yield
         finally:
-            try:
-                self._conn.execute("ROLLBACK")
-            except apsw.Error:
-                pass
+            self._rollback_quietly()
 
     @contextmanager
     def atomic(self) -> Iterator[None]:
@@ -200,19 +219,13 @@ class IndexDB:
                 yield
             except BaseException:
                 self._depth = 0
-                try:
-                    self._conn.execute("ROLLBACK")
-                except apsw.Error:
-                    pass
+                self._rollback_quietly()
                 raise
             self._depth = 0
             try:
                 self._conn.execute("COMMIT")
             except apsw.Error as exc:
-                try:
-                    self._conn.execute("ROLLBACK")
-                except apsw.Error:
-                    pass
+                self._rollback_quietly()
                 raise storage_error(exc, "index commit failed") from exc
             return
         self._sp += 1
@@ -297,17 +310,13 @@ def _open_waiting(index_path: Path, state_path: Path) -> IndexDB:
     Raises:
         StorageError: the open failed for another reason, or stayed busy past the cap.
     """
-    delay, waited = BUSY_RETRY_FIRST_S, 0.0
+    backoff = _Backoff()
     while True:
         try:
             return open_index(index_path, state_path)
         except StorageError as exc:
-            if not busy(exc) or waited >= BUSY_RETRY_CAP_S:
+            if not busy(exc) or not backoff.wait():
                 raise
-        pause = delay * (0.5 + random.random())
-        time.sleep(pause)
-        waited += pause
-        delay = min(delay * 2, 2.0)
 
 
 def _open_read_only(index_path: Path, state_path: Path, *, reason: StorageError) -> IndexDB:
@@ -345,17 +354,11 @@ def open_index(index_path: str | Path, state_path: str | Path) -> IndexDB:
     """
     index_s, state_s = str(index_path), str(state_path)
     conn = connect(index_s, state_s)
-    try:
+    with closed_on_error(conn):
         db = IndexDB(conn, index_s, state_s)
         try:
             db._migrate("main")
             db._migrate("state")
         except apsw.Error as exc:
             raise storage_error(exc, "index migration failed", hint=REBUILD_HINT.format(path=index_s)) from exc
-    except BaseException:
-        try:
-            conn.close()
-        except apsw.Error:
-            pass
-        raise
     return db

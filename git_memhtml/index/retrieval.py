@@ -34,6 +34,7 @@ from git_memhtml.index.retrieval_sql import (
     fts_match,
     fusion_sql,
     hydrate_sql,
+    running_arms,
     scope_sql,
     snippet_sql,
     superseded_by_sql,
@@ -187,20 +188,9 @@ def search(
     scope = scope or Scope()
     weights = weights or ArmWeights()
     check_space(db, embedder)
-    arms: dict[Arm, float] = {}
     match = fts_match(query)
-    if match is not None and weights.fts > 0:
-        arms["fts"] = weights.fts
-    qvec: bytes | None = None
-    degraded = False
-    if weights.vector > 0:
-        qvec, degraded = _query_vector(embedder, query)
-        if qvec is not None:
-            arms["vector"] = weights.vector
-    if weights.recency > 0:
-        arms["recency"] = weights.recency
-    if weights.salience > 0:
-        arms["salience"] = weights.salience
+    qvec, degraded = _query_vector(embedder, query) if weights.vector > 0 else (None, False)
+    arms = running_arms(weights, match=match, qvec=qvec)
     fused: list[tuple[str, float]] = []
     space = embedder.space if embedder is not None else None
     if arms:
