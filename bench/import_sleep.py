@@ -63,7 +63,7 @@ from git_memhtml.store.writer import apply_batch
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from timing import failure, load_script, scratch, write_json  # noqa: E402  (a script beside this one)
+from timing import failure, load_script, loadavg, scratch, write_json  # noqa: E402  (a script beside this one)
 
 DEFAULT_NOW = "2026-11-30T09:00:00Z"
 """The import instant (every memory's ``created``/``updated``); fixed so runs are comparable."""
@@ -234,14 +234,6 @@ def _dedupe(db: IndexDB) -> Callable[[str], list[str]]:
     return lookup
 
 
-def _loadavg() -> list[float]:
-    """The 1/5/15-minute load averages (a loaded machine inflates wall times, not CPU times)."""
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return []
-
-
 def _rate(n: int, seconds: float) -> float:
     return round(n / seconds, 1) if seconds > 0 else 0.0
 
@@ -272,7 +264,7 @@ def measure(
     run_date = date or (datetime.fromisoformat(now.replace("Z", "+00:00")) + DECAY_DELAY).date().isoformat()
     locomo = load_script("locomo")
     stages: list[Stage] = []
-    load_before = _loadavg()
+    load_before = loadavg()
     with RssSampler(sample_ms / 1000) as sampler:
         holder: dict[str, Any] = {}
 
@@ -325,7 +317,7 @@ def measure(
             "conversation": conversation, "units": units, "embed": embed, "now": now, "date": run_date,
             "data": str(data_path), "sampleMs": sample_ms, "nproc": os.cpu_count(),
             "python": platform.python_version(), "platform": platform.platform(),
-            "loadavg_before": load_before, "loadavg_after": _loadavg(),
+            "loadavg_before": load_before, "loadavg_after": loadavg(),
         },
         "stages": [asdict(s) for s in stages],
         "throughput": {

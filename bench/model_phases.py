@@ -91,7 +91,7 @@ from git_memhtml.transport import Transport
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from timing import failure, load_script, scratch, write_json  # noqa: E402  (a script beside this one)
+from timing import Stopwatch, failure, load_script, loadavg, scratch, write_json  # noqa: E402  (a script beside this one)
 
 DEFAULT_DATA = BENCH_DIR.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
 EMBED_CHOICES = ("wordllama", "fake")
@@ -330,16 +330,15 @@ class TimedClient:
         """Time ``inner.call(request)`` and record it; errors are recorded and re-raised unchanged."""
         prompt_bytes = len(request.system.encode("utf-8", "replace")) + len(request.prompt.encode("utf-8", "replace"))
         wire = self.wire_bytes()
-        started, cpu = time.perf_counter(), time.process_time()
+        watch = Stopwatch()
         try:
             result = self.inner.call(request)
         except (ModelUnavailable, LlmContractViolation, ProviderRefused) as exc:
-            self.pending.append(CallRecord(request.name, time.perf_counter() - started, time.process_time() - cpu,
-                                           prompt_bytes, self.wire_bytes() - wire, error=type(exc).__name__))
+            self.pending.append(CallRecord(request.name, watch.wall(), watch.cpu(), prompt_bytes,
+                                           self.wire_bytes() - wire, error=type(exc).__name__))
             raise
-        self.pending.append(CallRecord(request.name, time.perf_counter() - started, time.process_time() - cpu,
-                                       prompt_bytes, self.wire_bytes() - wire, result.usage.input_tokens,
-                                       result.usage.output_tokens))
+        self.pending.append(CallRecord(request.name, watch.wall(), watch.cpu(), prompt_bytes, self.wire_bytes() - wire,
+                                       result.usage.input_tokens, result.usage.output_tokens))
         return result
 
     def take(self) -> list[CallRecord]:
@@ -444,10 +443,10 @@ def measure_conversation(data: Sequence[Mapping[str, Any]], sample_id: str, *, e
                 timer.after_phase(report)
                 taken.append((report, client.take()))
 
-            started = time.perf_counter()
+            watch = Stopwatch()
             run = run_sleep(repo, db, date=date, embedder=embedder, clock=timer.clock, after_phase=after_phase,
                             model=ModelBinding(client))
-            wall = time.perf_counter() - started
+            wall = watch.wall()
             unscripted = sorted({r.schema_name for r in server.requests} - set(script()))
     finally:
         db.close()
@@ -575,13 +574,6 @@ def kernel_overhead(root: Path, *, repeat: int) -> dict[str, Any]:
 # --- the whole bench ---------------------------------------------------------------------------------------
 
 
-def _loadavg() -> list[float]:
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return []
-
-
 def measure(*, data_path: Path, conversation: str, embed: str, dialect: Dialect, workdir: Path, repeat: int,
             now: str, date: str | None = None) -> dict[str, Any]:
     """Every conversation asked for (``all`` = every item of the data), then the kernel overhead.
@@ -601,7 +593,7 @@ def measure(*, data_path: Path, conversation: str, embed: str, dialect: Dialect,
     data = locomo.load_data(data_path)
     ids = [str(i["sample_id"]) for i in data] if conversation == "all" else [
         str(locomo.find_conversation(data, conversation)["sample_id"])]
-    load_before = _loadavg()
+    load_before = loadavg()
     started = time.perf_counter()
     convs = [measure_conversation(data, sid, embed=embed, dialect=dialect, root=workdir / sid / "memory", now=now,
                                   date=run_date) for sid in ids]
@@ -617,7 +609,7 @@ def measure(*, data_path: Path, conversation: str, embed: str, dialect: Dialect,
         "config": {"conversations": ids, "units": "observations", "embed": embed, "dialect": dialect, "now": now,
                    "date": run_date, "data": str(data_path), "repeat": repeat, "bytesPerToken": BYTES_PER_TOKEN,
                    "nproc": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                   "loadavg_before": load_before, "loadavg_after": _loadavg(),
+                   "loadavg_before": load_before, "loadavg_after": loadavg(),
                    "wall_s": round(time.perf_counter() - started, 3)},
         "conversations": convs,
         "totals": totals,

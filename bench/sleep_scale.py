@@ -41,7 +41,7 @@ from git_memhtml.sleep.engine.run import run_sleep
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from timing import load_script, write_json  # noqa: E402  (a script beside this one)
+from timing import load_script, loadavg, write_json  # noqa: E402  (a script beside this one)
 
 FAKE_DIM = 256
 """The synthetic corpora are indexed with ``fake:hash@256`` (bench/synth.py); the run uses the same space so the
@@ -74,7 +74,7 @@ def measure(corpus: Path, workdir: Path, *, date: str, profile: Path | None = No
     started_copy = time.perf_counter()
     subprocess.run(["cp", "-a", str(corpus), str(copy)], check=True)
     copy_s = time.perf_counter() - started_copy
-    load_before = importer._loadavg()
+    load_before = loadavg()
     repo = GitRepo.discover(copy)
     db = IndexDB.for_repo(repo)
     profiler = cProfile.Profile() if profile is not None else None
@@ -113,7 +113,7 @@ def measure(corpus: Path, workdir: Path, *, date: str, profile: Path | None = No
             shutil.rmtree(copy, ignore_errors=True)
     return {
         "config": {"corpus": str(corpus), "date": date, "nproc": os.cpu_count(), "copy_s": round(copy_s, 2),
-                   "loadavg_before": load_before, "loadavg_after": importer._loadavg()},
+                   "loadavg_before": load_before, "loadavg_after": loadavg()},
         "sleep": {
             "run_id": report.run_id, "wall_s": round(ended - started, 3), "cpu_s": round(cpu_ended - cpu_started, 3),
             "setup_s": round(first - started, 3), "teardown_s": round(ended - last, 3),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 import shutil
 import sys
 import tempfile
@@ -47,6 +48,15 @@ class Stopwatch:
     def cpu(self) -> float:
         """CPU seconds of this process since the start."""
         return time.process_time() - self.cpu_start
+
+
+def loadavg() -> list[float]:
+    """The 1/5/15-minute load averages, rounded to 0.01 (``[]`` where the system has none): a loaded machine
+    inflates wall times, not CPU times, so every figure is reported with them."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return []
 
 
 def pct(values: Sequence[float], q: float) -> float:
