@@ -50,7 +50,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
 from growth import cli_env, loadavg, pct, run_proc  # noqa: E402  (scripts beside this one)
-from import_sleep import load_locomo  # noqa: E402
+from timing import load_script, write_json  # noqa: E402
 
 from git_memhtml.embed.registry import get_embedder  # noqa: E402
 from git_memhtml.gitrepo import GitRepo  # noqa: E402
@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {args.bm}: no basic-memory executable\nhint: see this script's docstring for the venv",
               file=sys.stderr)
         return 2
-    locomo = load_locomo()
+    locomo = load_script("locomo")
     data = locomo.load_data(args.data) if args.data else locomo.load_data()
     ops = locomo.convert(data, args.conversation, "turns")
     questions = [q for q, _, _ in locomo.load_questions(data, "conv-26")]
@@ -255,8 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     result["ratio_import"] = round(result["basic_memory"]["import"]["wall_s"] / result["memhtml"]["import"]["wall_s"],
                                    2)
     print(render(result))
-    if args.out is not None:
-        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_json(args.out, result)
     return 0
 
 

@@ -35,14 +35,10 @@ temporary folder is used and removed at the end.
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import json
 import os
 import platform
 import resource
-import shutil
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -50,7 +46,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from git_memhtml.cli.common import init_memory as init_repo
@@ -67,23 +62,16 @@ from git_memhtml.store.ops import parse_op_stream
 from git_memhtml.store.writer import DedupeView, apply_batch
 
 BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from timing import failure, load_script, loadavg, scratch, write_json  # noqa: E402  (a script beside this one)
+
 DEFAULT_NOW = "2026-11-30T09:00:00Z"
 """The import instant (every memory's ``created``/``updated``); fixed so runs are comparable."""
 DECAY_DELAY = timedelta(days=14)
 """Default run date = import date + two weeks: one confidence-decay step is due (docs/phases.md §1.6)."""
 EMBED_CHOICES = ("wordllama", "fake", "off")
 UNIT_CHOICES = ("turns", "observations")
-
-
-def load_locomo() -> ModuleType:
-    """Import ``bench/locomo.py`` (a script beside this one, not a package) by path."""
-    spec = importlib.util.spec_from_file_location("bench_locomo", BENCH_DIR / "locomo.py")
-    if spec is None or spec.loader is None:
-        raise UsageError(f"cannot load {BENCH_DIR / 'locomo.py'}", hint="run from a checkout of the project")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)
-    spec.loader.exec_module(module)
-    return module
 
 
 # --- RSS sampling ------------------------------------------------------------------------------------------
@@ -242,14 +230,6 @@ def _dedupe(db: IndexDB) -> DedupeView:
     return partial(hash_holders, db)
 
 
-def _loadavg() -> list[float]:
-    """The 1/5/15-minute load averages (a loaded machine inflates wall times, not CPU times)."""
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return []
-
-
 def _rate(n: int, seconds: float) -> float:
     return round(n / seconds, 1) if seconds > 0 else 0.0
 
@@ -278,9 +258,9 @@ def measure(
     if embed not in EMBED_CHOICES:
         raise UsageError(f"unknown embedder {embed!r}", hint=f"use --embed {'|'.join(EMBED_CHOICES)}")
     run_date = date or (datetime.fromisoformat(now.replace("Z", "+00:00")) + DECAY_DELAY).date().isoformat()
-    locomo = load_locomo()
+    locomo = load_script("locomo")
     stages: list[Stage] = []
-    load_before = _loadavg()
+    load_before = loadavg()
     with RssSampler(sample_ms / 1000) as sampler:
         holder: dict[str, Any] = {}
 
@@ -333,7 +313,7 @@ def measure(
             "conversation": conversation, "units": units, "embed": embed, "now": now, "date": run_date,
             "data": str(data_path), "sampleMs": sample_ms, "nproc": os.cpu_count(),
             "python": platform.python_version(), "platform": platform.platform(),
-            "loadavg_before": load_before, "loadavg_after": _loadavg(),
+            "loadavg_before": load_before, "loadavg_after": loadavg(),
         },
         "stages": [asdict(s) for s in stages],
         "throughput": {
@@ -417,27 +397,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Script entry: measure, print the tables, write ``--out``. A :class:`MemhtmlError` prints ``error:`` and
     ``hint:`` on stderr and returns its exit code; a failed sleep phase returns 1."""
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    scratch: Path | None = None
-    if args.workdir is not None:
-        if args.workdir.exists() and any(args.workdir.iterdir()):
-            log(f"error: --workdir {args.workdir} is not empty\nhint: give a new or empty folder")
-            return 2
-        root = args.workdir / "memory"
-    else:
-        scratch = Path(tempfile.mkdtemp(prefix="memhtml-bench-"))
-        root = scratch / "memory"
     try:
-        result = measure(data_path=args.data, conversation=args.conversation, units=args.units, embed=args.embed,
-                         root=root, now=args.now, date=args.date, sample_ms=args.sample_ms)
+        with scratch(args.workdir, "memhtml-bench-") as folder:
+            result = measure(data_path=args.data, conversation=args.conversation, units=args.units,
+                             embed=args.embed, root=folder / "memory", now=args.now, date=args.date,
+                             sample_ms=args.sample_ms)
     except MemhtmlError as exc:
-        log(f"error: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else ""))
+        log(failure(exc))
         return exc.exit_code
-    finally:
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
     emit(render(result))
-    if args.out is not None:
-        args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json(args.out, result)
     return 1 if result["sleep"]["failed"] else 0
 
 

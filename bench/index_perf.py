@@ -6,7 +6,7 @@ corpora are never opened for writing: opening migrates the index and writes the 
 
 - ``--embed wordllama``: the copy's vectors are replaced by wordllama's (same 256 dims; ``reembed_s``), and every
   search embeds its query with wordllama;
-- the vector arm on the persistent matrix (``matrix.vector_ranks``, index/matrix.py: exact, SQL-equal) against
+- the vector arm on the persistent matrix (``matrix_read.vector_ranks``, index/matrix_read.py: exact, SQL-equal) against
   numpy brute force ``M @ q`` + ``argpartition`` top-40 over the same memory-mapped matrix, with BLAS (``@``) and
   with einsum (``matrix_p50_ms``, ``brute_blas_p50_ms``, ``brute_einsum_p50_ms``; ``matrix_over_brute`` divides
   by the faster), the matrix's full build and a no-op sync;
@@ -40,13 +40,14 @@ from pathlib import Path
 
 import numpy as np
 from synth import DIM, NOW, corpus, query
+from timing import Stopwatch, ms, pct
 
 from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.template import render_memory
 from git_memhtml.embed.base import Embedder
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.index import indexer, matrix
+from git_memhtml.index import indexer, matrix, matrix_file, matrix_read
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.embedding import embed_missing
 from git_memhtml.index.resident import FIXED_ARMS, fixed_arm_ranks
@@ -71,22 +72,10 @@ QUERIES = 50
 WARMUP = 5
 
 
-def pct(values: list[float], q: float) -> float:
-    """``q``-quantile (0..1) of ``values`` by nearest rank, in the values' unit."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))]
-
-
-def _ms(fn: object, *args: object) -> float:
-    t = time.perf_counter()
-    fn(*args)  # type: ignore[operator]
-    return (time.perf_counter() - t) * 1000
-
-
 def search_latency(db: IndexDB, queries: list[str]) -> tuple[float, float]:
     for q in queries[:WARMUP]:
         search(db, q, embedder=EMBEDDER, now=NOW)
-    times = [_ms(lambda q=q: search(db, q, embedder=EMBEDDER, now=NOW)) for q in queries]
+    times = [ms(lambda q=q: search(db, q, embedder=EMBEDDER, now=NOW)) for q in queries]
     return pct(times, 0.5), pct(times, 0.95)
 
 
@@ -98,8 +87,8 @@ def vector_arm(db: IndexDB, queries: list[str]) -> tuple[float, float, float]:
     base = {**params, "space": EMBEDDER.space, "arm_limit": ARM_LIMIT}
     for v in qvecs[:WARMUP]:
         db.query(sql, {**base, "qvec": v.tobytes()})
-    sqlite = [_ms(lambda v=v: db.query(sql, {**base, "qvec": v.tobytes()})) for v in qvecs[:SQL_QUERIES]]
-    t = time.perf_counter()
+    sqlite = [ms(lambda v=v: db.query(sql, {**base, "qvec": v.tobytes()})) for v in qvecs[:SQL_QUERIES]]
+    watch = Stopwatch()
     rows = db.query(
         "SELECT c.path, e.vec FROM files f JOIN chunks c ON c.path = f.path JOIN embeddings e ON "
         f"e.chunk_id = c.chunk_id WHERE e.model = :space AND {scope_filter}", {**params, "space": EMBEDDER.space})
@@ -107,7 +96,7 @@ def vector_arm(db: IndexDB, queries: list[str]) -> tuple[float, float, float]:
     matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), DIM)
     norms = np.linalg.norm(matrix, axis=1)
     matrix = matrix / np.where(norms == 0, 1, norms)[:, None]
-    load = (time.perf_counter() - t) * 1000
+    load = watch.wall() * 1000
 
     def brute(v: np.ndarray) -> list[str]:
         dist = 1.0 - matrix @ (v / (np.linalg.norm(v) or 1.0))
@@ -118,7 +107,7 @@ def vector_arm(db: IndexDB, queries: list[str]) -> tuple[float, float, float]:
             best.setdefault(str(paths[i]), float(dist[i]))
         return sorted(best, key=lambda p: (best[p], p))[:ARM_LIMIT]
 
-    numpy_times = [_ms(brute, v) for v in qvecs]
+    numpy_times = [ms(brute, v) for v in qvecs]
     return pct(sqlite, 0.5), pct(numpy_times, 0.5), load
 
 
@@ -141,7 +130,7 @@ def incremental(root: Path, reps: int = 5) -> float:
             (root / path).write_text(html, encoding="utf-8")
             repo.stage([path])
             repo.commit(f"bench: edit {path}")
-            times.append(_ms(lambda: indexer.update(repo, db, EMBEDDER, now=NOW)))
+            times.append(ms(lambda: indexer.update(repo, db, EMBEDDER, now=NOW)))
     return statistics.median(times)
 
 
@@ -150,9 +139,9 @@ def fresh_rebuild(root: Path) -> float:
     repo = GitRepo.discover(root)
     db = open_index(":memory:", ":memory:")
     try:
-        t = time.perf_counter()
+        watch = Stopwatch()
         report = indexer.rebuild(repo, db, EMBEDDER, now=NOW)
-        return report.added / (time.perf_counter() - t)
+        return report.added / watch.wall()
     finally:
         db.close()
 
@@ -161,13 +150,13 @@ def matrix_arm(db: IndexDB, queries: list[str]) -> dict[str, float]:
     """The persistent matrix: full build, no-op sync, and the vector arm on it against numpy brute force over the
     same mapped matrix (ms p50), after checking the arm equals the SQL scan for every query."""
     out: dict[str, float] = {}
-    path = matrix.matrix_path(db)
+    path = matrix_file.matrix_path(db)
     assert path is not None
     path.unlink(missing_ok=True)
-    t = time.perf_counter()
+    watch = Stopwatch()
     assert matrix.sync(db).result == "built"
-    out["matrix_build_ms"] = (time.perf_counter() - t) * 1000
-    out["matrix_noop_sync_ms"] = _ms(matrix.sync, db)
+    out["matrix_build_ms"] = watch.wall() * 1000
+    out["matrix_noop_sync_ms"] = ms(matrix.sync, db)
     out["matrix_mib"] = path.stat().st_size / 2**20
     scope_filter, params = scope_sql(Scope())
     sql = vector_arm_sql(scope_filter)
@@ -175,11 +164,11 @@ def matrix_arm(db: IndexDB, queries: list[str]) -> dict[str, float]:
     vecs = [v for v in qvecs if v is not None]
     for v in vecs[:10]:
         want = [r[0] for r in db.query(sql, {**params, "space": EMBEDDER.space, "arm_limit": ARM_LIMIT, "qvec": v})]
-        assert matrix.vector_ranks(db, v, EMBEDDER.space, Scope()) == want
+        assert matrix_read.vector_ranks(db, v, EMBEDDER.space, Scope()) == want
     for v in vecs[:WARMUP]:
-        matrix.vector_ranks(db, v, EMBEDDER.space, Scope())
-    fast = [_ms(matrix.vector_ranks, db, v, EMBEDDER.space, Scope()) for v in vecs]
-    mapped = matrix._mapped(path, EMBEDDER.dim)
+        matrix_read.vector_ranks(db, v, EMBEDDER.space, Scope())
+    fast = [ms(matrix_read.vector_ranks, db, v, EMBEDDER.space, Scope()) for v in vecs]
+    mapped = matrix_read.mapped_file(path, EMBEDDER.dim)
     assert mapped is not None
     rows = mapped.rows[:, : EMBEDDER.dim]
 
@@ -193,8 +182,8 @@ def matrix_arm(db: IndexDB, queries: list[str]) -> dict[str, float]:
     for v in vecs[:WARMUP]:
         brute(v, True)
         brute(v, False)
-    blas = [_ms(brute, v, False) for v in vecs]
-    loop = [_ms(brute, v, True) for v in vecs]
+    blas = [ms(brute, v, False) for v in vecs]
+    loop = [ms(brute, v, True) for v in vecs]
     out["matrix_p50_ms"], out["matrix_p95_ms"] = pct(fast, 0.5), pct(fast, 0.95)
     out["brute_blas_p50_ms"], out["brute_einsum_p50_ms"] = pct(blas, 0.5), pct(loop, 0.5)
     out["matrix_over_brute"] = out["matrix_p50_ms"] / min(out["brute_blas_p50_ms"], out["brute_einsum_p50_ms"])
@@ -213,7 +202,7 @@ def breakdown(db: IndexDB, queries: list[str]) -> dict[str, float]:
         t1 = time.perf_counter()
         given: dict[Arm, list[str]] = {}
         if qvec is not None:
-            ranks = matrix.vector_ranks(db, qvec, EMBEDDER.space, scope)
+            ranks = matrix_read.vector_ranks(db, qvec, EMBEDDER.space, scope)
             assert ranks is not None
             given["vector"] = ranks
         t2 = time.perf_counter()
@@ -249,9 +238,7 @@ def cold_cli(root: Path, queries: list[str], embed: str, reps: int = 5) -> float
     cmd = [exe] if exe else [sys.executable, "-m", "git_memhtml.cli.main"]
     times = []
     for q in queries[:reps]:
-        t = time.perf_counter()
-        subprocess.run([*cmd, "search", q], cwd=root, env=env, check=True, capture_output=True)
-        times.append((time.perf_counter() - t) * 1000)
+        times.append(ms(subprocess.run, [*cmd, "search", q], cwd=root, env=env, check=True, capture_output=True))
     return statistics.median(times)
 
 
@@ -272,13 +259,13 @@ def reembed(db: IndexDB) -> float:
     """Replace every vector of the copy by :data:`EMBEDDER`'s (s); nothing to do when it already holds them."""
     if db.query_one("SELECT 1 FROM index_state WHERE embed_model = ?", (EMBEDDER.space,)):
         return 0.0
-    t = time.perf_counter()
+    watch = Stopwatch()
     with db.atomic():
         db.execute("DELETE FROM embeddings")
         db.execute("UPDATE index_state SET embed_model = NULL, embed_dim = NULL")
     _written, error = embed_missing(db, EMBEDDER, now=NOW)
     assert error is None, error
-    return time.perf_counter() - t
+    return watch.wall()
 
 
 def run(size: int, work: Path, embed: str) -> dict[str, float]:

@@ -41,17 +41,14 @@ sleep phase, an unscripted schema or a token mismatch exits 1.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import logging
 import math
 import os
 import platform
 import re
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -93,6 +90,10 @@ from git_memhtml.store.writer import apply_batch
 from git_memhtml.transport import Transport
 
 BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from timing import Stopwatch, failure, load_script, loadavg, scratch, write_json  # noqa: E402  (a script beside this one)
+
 DEFAULT_DATA = BENCH_DIR.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
 EMBED_CHOICES = ("wordllama", "fake")
 DIALECTS: tuple[Dialect, ...] = ("openai", "anthropic")
@@ -116,19 +117,6 @@ this (they share most of their words)."""
 
 WILL = "will "
 """TaskDetection responder: a sentence holding this word is a commitment."""
-
-
-def _load_script(name: str) -> ModuleType:
-    """Import ``bench/<name>.py`` (a script beside this one, not a package) by path."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH_DIR / f"{name}.py")
-    if spec is None or spec.loader is None:
-        raise UsageError(f"cannot load {BENCH_DIR / (name + '.py')}", hint="run from a checkout of the project")
-    module = sys.modules.get(spec.name)
-    if module is None:
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-    return module
 
 
 # --- the scripted answers ----------------------------------------------------------------------------------
@@ -343,16 +331,15 @@ class TimedClient:
         """Time ``inner.call(request)`` and record it; errors are recorded and re-raised unchanged."""
         prompt_bytes = len(request.system.encode("utf-8", "replace")) + len(request.prompt.encode("utf-8", "replace"))
         wire = self.wire_bytes()
-        started, cpu = time.perf_counter(), time.process_time()
+        watch = Stopwatch()
         try:
             result = self.inner.call(request)
         except (ModelUnavailable, LlmContractViolation, ProviderRefused) as exc:
-            self.pending.append(CallRecord(request.name, time.perf_counter() - started, time.process_time() - cpu,
-                                           prompt_bytes, self.wire_bytes() - wire, error=type(exc).__name__))
+            self.pending.append(CallRecord(request.name, watch.wall(), watch.cpu(), prompt_bytes,
+                                           self.wire_bytes() - wire, error=type(exc).__name__))
             raise
-        self.pending.append(CallRecord(request.name, time.perf_counter() - started, time.process_time() - cpu,
-                                       prompt_bytes, self.wire_bytes() - wire, result.usage.input_tokens,
-                                       result.usage.output_tokens))
+        self.pending.append(CallRecord(request.name, watch.wall(), watch.cpu(), prompt_bytes, self.wire_bytes() - wire,
+                                       result.usage.input_tokens, result.usage.output_tokens))
         return result
 
     def take(self) -> list[CallRecord]:
@@ -432,8 +419,8 @@ def measure_conversation(data: Sequence[Mapping[str, Any]], sample_id: str, *, e
     Raises:
         UsageError: unknown conversation or embedder, or the import refused an op.
     """
-    locomo = _load_script("locomo")
-    importer = _load_script("import_sleep")
+    locomo = load_script("locomo")
+    importer = load_script("import_sleep")
     ops = locomo.convert(data, sample_id, "observations")
     init_memory(root)
     repo = GitRepo.discover(root)
@@ -457,10 +444,10 @@ def measure_conversation(data: Sequence[Mapping[str, Any]], sample_id: str, *, e
                 timer.after_phase(report)
                 taken.append((report, client.take()))
 
-            started = time.perf_counter()
+            watch = Stopwatch()
             run = run_sleep(repo, db, date=date, embedder=embedder, clock=timer.clock, after_phase=after_phase,
                             model=ModelBinding(client))
-            wall = time.perf_counter() - started
+            wall = watch.wall()
             unscripted = sorted({r.schema_name for r in server.requests} - set(script()))
     finally:
         db.close()
@@ -588,13 +575,6 @@ def kernel_overhead(root: Path, *, repeat: int) -> dict[str, Any]:
 # --- the whole bench ---------------------------------------------------------------------------------------
 
 
-def _loadavg() -> list[float]:
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return []
-
-
 def measure(*, data_path: Path, conversation: str, embed: str, dialect: Dialect, workdir: Path, repeat: int,
             now: str, date: str | None = None) -> dict[str, Any]:
     """Every conversation asked for (``all`` = every item of the data), then the kernel overhead.
@@ -608,13 +588,13 @@ def measure(*, data_path: Path, conversation: str, embed: str, dialect: Dialect,
         raise UsageError(f"unknown embedder {embed!r}", hint=f"use --embed {'|'.join(EMBED_CHOICES)}")
     if dialect not in DIALECTS:
         raise UsageError(f"unknown dialect {dialect!r}", hint=f"use --dialect {'|'.join(DIALECTS)}")
-    importer = _load_script("import_sleep")
+    importer = load_script("import_sleep")
     run_date = date or (datetime.fromisoformat(now.replace("Z", "+00:00")) + importer.DECAY_DELAY).date().isoformat()
-    locomo = _load_script("locomo")
+    locomo = load_script("locomo")
     data = locomo.load_data(data_path)
     ids = [str(i["sample_id"]) for i in data] if conversation == "all" else [
         str(locomo.find_conversation(data, conversation)["sample_id"])]
-    load_before = _loadavg()
+    load_before = loadavg()
     started = time.perf_counter()
     convs = [measure_conversation(data, sid, embed=embed, dialect=dialect, root=workdir / sid / "memory", now=now,
                                   date=run_date) for sid in ids]
@@ -630,7 +610,7 @@ def measure(*, data_path: Path, conversation: str, embed: str, dialect: Dialect,
         "config": {"conversations": ids, "units": "observations", "embed": embed, "dialect": dialect, "now": now,
                    "date": run_date, "data": str(data_path), "repeat": repeat, "bytesPerToken": BYTES_PER_TOKEN,
                    "nproc": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                   "loadavg_before": load_before, "loadavg_after": _loadavg(),
+                   "loadavg_before": load_before, "loadavg_after": loadavg(),
                    "wall_s": round(time.perf_counter() - started, 3)},
         "conversations": convs,
         "totals": totals,
@@ -741,26 +721,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.repeat < 1:
         log("error: --repeat must be at least 1\nhint: give --repeat 200")
         return 2
-    scratch: Path | None = None
-    if args.workdir is not None:
-        if args.workdir.exists() and any(args.workdir.iterdir()):
-            log(f"error: --workdir {args.workdir} is not empty\nhint: give a new or empty folder")
-            return 2
-        workdir = args.workdir
-    else:
-        scratch = workdir = Path(tempfile.mkdtemp(prefix="memhtml-bench-model-"))
     try:
-        result = measure(data_path=args.data, conversation=args.conversation, embed=args.embed, dialect=args.dialect,
-                         workdir=workdir, repeat=args.repeat, now=args.now, date=args.date)
+        with scratch(args.workdir, "memhtml-bench-model-") as workdir:
+            result = measure(data_path=args.data, conversation=args.conversation, embed=args.embed,
+                             dialect=args.dialect, workdir=workdir, repeat=args.repeat, now=args.now, date=args.date)
     except MemhtmlError as exc:
-        log(f"error: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else ""))
+        log(failure(exc))
         return exc.exit_code
-    finally:
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
     emit(render(result))
-    if args.json_out is not None:
-        args.json_out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json(args.json_out, result)
     bad = problems(result)
     for line in bad:
         log(f"problem: {line}")

@@ -24,11 +24,10 @@ import os
 import random
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
-from index_perf import pct
 from synth import DIM, NOW, corpus, query, sentence
+from timing import Stopwatch, ms, pct
 
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.gitrepo import GitRepo
@@ -47,12 +46,7 @@ PROBES = 1000
 def _timed(db: IndexDB, queries: list[str], resident: ResidentVectors | None) -> list[float]:
     for q in queries[:WARMUP]:
         search(db, q, embedder=EMBEDDER, now=NOW, resident=resident)
-    times = []
-    for q in queries:
-        t = time.perf_counter()
-        search(db, q, embedder=EMBEDDER, now=NOW, resident=resident)
-        times.append((time.perf_counter() - t) * 1000)
-    return times
+    return [ms(search, db, q, embedder=EMBEDDER, now=NOW, resident=resident) for q in queries]
 
 
 def run(size: int) -> dict[str, float]:
@@ -65,14 +59,12 @@ def run(size: int) -> dict[str, float]:
     with IndexDB.for_repo(repo) as db:
         loads = []
         for _ in range(3):
-            t = time.perf_counter()
+            watch = Stopwatch()
             resident = ResidentVectors.load(db, EMBEDDER.space)
-            loads.append((time.perf_counter() - t) * 1000)
+            loads.append(watch.wall() * 1000)
         out["load_ms"] = statistics.median(loads)
         out["vectors"] = resident.rows
-        t = time.perf_counter()
-        eligible_paths(db, Scope())
-        out["eligible_ms"] = (time.perf_counter() - t) * 1000
+        out["eligible_ms"] = ms(eligible_paths, db, Scope())
         for name, queries in (("short", short), ("claim", claims)):
             sql = _timed(db, queries, None)
             fast = _timed(db, queries, resident)
@@ -83,16 +75,16 @@ def run(size: int) -> dict[str, float]:
             for q in short + claims
         )
         probes = [sentence(rng, 8, 14) for _ in range(PROBES)]
-        t = time.perf_counter()
+        watch = Stopwatch()
         for q in probes:
             search(db, q, embedder=EMBEDDER, now=NOW, resident=resident)
-        out["probe_1000_s"] = time.perf_counter() - t
+        out["probe_1000_s"] = watch.wall()
     head = repo.head_sha()
     assert head is not None
     with tempfile.TemporaryDirectory(prefix="memhtml-commit-index-") as folder:
-        t = time.perf_counter()
+        watch = Stopwatch()
         build_commit_index(repo, head, Path(folder) / "base", EMBEDDER, now=NOW).close()
-        out["commit_index_s"] = time.perf_counter() - t
+        out["commit_index_s"] = watch.wall()
     return out
 
 

@@ -57,6 +57,7 @@ from typing import Any
 
 import synth
 from synth import DIM, corpus
+from timing import Stopwatch, loadavg
 
 from git_memhtml.document.editors import get_metas
 from git_memhtml.embed.fake import FakeEmbedder
@@ -275,17 +276,17 @@ def measure(size: int, repeat: int, probes: int, k: int, cli: bool) -> dict[str,
         "craft_s": round(crafted.craft_s, 3), "expected": want, "problems": []}
     now = run_instant(crafted.run_id, AT)
     with tempfile.TemporaryDirectory(prefix="memhtml-rungate-") as folder, IndexDB.for_repo(repo) as main_db:
-        t = time.perf_counter()
+        watch = Stopwatch()
         tip_db = build_commit_index(repo, crafted.tip, Path(folder) / "tip", EMBEDDER, now=now)
-        out["tipBuildOnce_s"] = round(time.perf_counter() - t, 3)
+        out["tipBuildOnce_s"] = round(watch.wall(), 3)
         try:
             reuse, reuse_cpu = [], []
             for _ in range(repeat):
-                t, c = time.perf_counter(), time.process_time()
+                watch = Stopwatch()
                 verdict = probe_commits(repo, crafted.run_id, crafted.base, crafted.tip, base=main_db, tip=tip_db,
                                         embedder=EMBEDDER, settings=settings)
-                reuse.append(time.perf_counter() - t)
-                reuse_cpu.append(time.process_time() - c)
+                reuse.append(watch.wall())
+                reuse_cpu.append(watch.cpu())
                 out["problems"] += [f"reuse: {p}" for p in check_verdict(verdict.as_json(), want, crafted)]
         finally:
             tip_db.close()
@@ -295,10 +296,10 @@ def measure(size: int, repeat: int, probes: int, k: int, cli: bool) -> dict[str,
                           "families": verdict.as_json()["families"]}
     built: list[dict[str, float]] = []
     for _ in range(repeat):
-        t, c = time.perf_counter(), time.process_time()
+        watch = Stopwatch()
         report = probe_run(repo, None, crafted.run_id, embedder=EMBEDDER, settings=settings, base_sha=crafted.base,
                            tip_sha=crafted.tip)
-        total, cpu = time.perf_counter() - t, time.process_time() - c
+        total, cpu = watch.wall(), watch.cpu()
         timing = report.timing
         assert timing["baseIndex"]["source"] == timing["tipIndex"]["source"] == "built", timing
         built.append({"total": total, "base": timing["baseIndex"]["seconds"], "tip": timing["tipIndex"]["seconds"],
@@ -357,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for size in (int(s) for s in args.sizes.split(",")):
         result = measure(size, args.repeat, args.probes, args.k, args.cli == size)
-        result["load"] = [round(x, 2) for x in os.getloadavg()]
+        result["load"] = loadavg()
         results.append(result)
         print(json.dumps({key: v for key, v in result.items() if key not in ("expected",)}), flush=True)
     if args.out is not None:

@@ -21,15 +21,12 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from git_memhtml.embed.registry import get_embedder
@@ -44,19 +41,15 @@ from git_memhtml.store.ops import parse_op_stream
 from git_memhtml.store.writer import apply_batch
 
 BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from timing import failure, load_script, scratch, write_json  # noqa: E402  (a script beside this one)
+
 LOCOMO = BENCH_DIR.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
 """The LoCoMo dev set laid beside the project (as ``import_sleep.py`` finds it); never copied into it."""
 
 
-def load_import_sleep() -> ModuleType:
-    """Import ``bench/import_sleep.py`` (a script beside this one) by path."""
-    spec = importlib.util.spec_from_file_location("bench_import_sleep", BENCH_DIR / "import_sleep.py")
-    if spec is None or spec.loader is None:
-        raise UsageError(f"cannot load {BENCH_DIR / 'import_sleep.py'}", hint="run from a checkout of the project")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+
 
 
 def _clock() -> str:
@@ -73,7 +66,7 @@ def measure(*, root: Path, conversation: str, units: str, embed: str, writes: in
     Raises:
         UsageError: bad inputs (see ``import_sleep.measure``). MemhtmlError: the rebase or merge refused.
     """
-    bench = load_import_sleep()
+    bench = load_script("import_sleep")
     started = time.perf_counter()
     built = bench.measure(data_path=data or LOCOMO, conversation=conversation, units=units,
                           embed=embed, root=root, now=bench.DEFAULT_NOW)
@@ -134,18 +127,15 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Script entry: measure in a temporary folder, print a table, write ``--out``; refusals exit 1."""
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    scratch = Path(tempfile.mkdtemp(prefix="memhtml-rebase-bench-"))
     try:
-        result = measure(root=scratch / "memory", conversation=args.conversation, units=args.units,
-                         embed=args.embed, writes=args.writes, gate=args.gate, data=args.data)
+        with scratch(None, "memhtml-rebase-bench-") as folder:
+            result = measure(root=folder / "memory", conversation=args.conversation, units=args.units,
+                             embed=args.embed, writes=args.writes, gate=args.gate, data=args.data)
     except MemhtmlError as exc:
-        log(f"error: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else ""))
+        log(failure(exc))
         return exc.exit_code
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
     emit(table(["figure", "value"], [[k, v] for k, v in result.items()]))
-    if args.out is not None:
-        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_json(args.out, result)
     return 0 if result["fastForward"] else 1
 
 

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import importlib.util
-import json
 import os
 import shutil
 import subprocess
@@ -30,7 +28,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from git_memhtml.embed.fake import FakeEmbedder
@@ -42,24 +39,15 @@ from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.run import run_sleep
 
 BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from timing import load_script, loadavg, write_json  # noqa: E402  (a script beside this one)
+
 FAKE_DIM = 256
 """The synthetic corpora are indexed with ``fake:hash@256`` (bench/synth.py); the run uses the same space so the
 checkout's index seeds the run's."""
 DEFAULT_DATE = "2026-02-01"
 """Default run date: about two weeks after the synthetic corpus instant (2026-01-15), so decay is due."""
-
-
-def _load_script(name: str) -> ModuleType:
-    """Import ``bench/<name>.py`` (a script beside this one, not a package) by path."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH_DIR / f"{name}.py")
-    if spec is None or spec.loader is None:
-        raise UsageError(f"cannot load {BENCH_DIR / (name + '.py')}", hint="run from a checkout of the project")
-    module = sys.modules.get(spec.name)
-    if module is None:
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-    return module
 
 
 def _changed_files(repo: GitRepo, sha: str | None) -> int:
@@ -81,12 +69,12 @@ def measure(corpus: Path, workdir: Path, *, date: str, profile: Path | None = No
     """
     if not (corpus / ".git" / "memhtml" / "index.db").is_file():
         raise UsageError(f"{corpus}: no .git/memhtml/index.db", hint="build it: python bench/synth.py --size N")
-    importer = _load_script("import_sleep")
+    importer = load_script("import_sleep")
     copy = workdir / corpus.name
     started_copy = time.perf_counter()
     subprocess.run(["cp", "-a", str(corpus), str(copy)], check=True)
     copy_s = time.perf_counter() - started_copy
-    load_before = importer._loadavg()
+    load_before = loadavg()
     repo = GitRepo.discover(copy)
     db = IndexDB.for_repo(repo)
     profiler = cProfile.Profile() if profile is not None else None
@@ -125,7 +113,7 @@ def measure(corpus: Path, workdir: Path, *, date: str, profile: Path | None = No
             shutil.rmtree(copy, ignore_errors=True)
     return {
         "config": {"corpus": str(corpus), "date": date, "nproc": os.cpu_count(), "copy_s": round(copy_s, 2),
-                   "loadavg_before": load_before, "loadavg_after": importer._loadavg()},
+                   "loadavg_before": load_before, "loadavg_after": loadavg()},
         "sleep": {
             "run_id": report.run_id, "wall_s": round(ended - started, 3), "cpu_s": round(cpu_ended - cpu_started, 3),
             "setup_s": round(first - started, 3), "teardown_s": round(ended - last, 3),
@@ -167,8 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = measure(args.corpus.resolve(), workdir, date=args.date, profile=args.profile, keep=args.keep,
                      stream=args.stream)
     emit(render(result))
-    if args.out is not None:
-        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_json(args.out, result)
     return 0
 
 

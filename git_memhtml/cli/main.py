@@ -119,7 +119,7 @@ def _crash_report(exc: BaseException) -> Path:
     return its path. The file is created with ``O_CREAT | O_EXCL`` (mode 0600), so two crashes in the same second,
     from one process or many, never overwrite each other: a taken name moves on to the next ``n``."""
     from git_memhtml.gitrepo import library_versions as git_versions
-    from git_memhtml.index.db import library_versions as db_versions
+    from git_memhtml.index.connection import library_versions as db_versions
 
     folder = Path(tempfile.gettempdir()) / "git-memhtml-crashes"
     folder.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -64,6 +65,24 @@ class EntityCount:
         return len(self.paths)
 
 
+CORPUS_COLUMNS = ("path, memory_type, title, gist, body_text, content_hash, confidence, importance, word_count, "
+                  "created_at, updated_at, valid_until, reprieves")
+"""The ``files`` columns of a :class:`CorpusRow`, in :func:`corpus_rows`' order."""
+
+
+def corpus_rows(rows: Sequence[tuple[Any, ...]]) -> list[CorpusRow]:
+    """:class:`CorpusRow` of each row of ``SELECT`` :data:`CORPUS_COLUMNS` (order kept)."""
+    return [
+        CorpusRow(
+            path=path, memory_type=kind, title=title, gist=gist, body_text=body, content_hash=digest,
+            confidence=float(confidence), importance=int(importance), word_count=int(words), created_at=created,
+            updated_at=updated, valid_until=valid_until, reprieves=int(reprieves),
+        )
+        for (path, kind, title, gist, body, digest, confidence, importance, words, created, updated, valid_until,
+             reprieves) in rows
+    ]
+
+
 def _corpus_clause(alias: str, exclude_types: Sequence[str]) -> tuple[str, list[str]]:
     """The active-memory predicate over ``alias`` and, for types beyond the always-excluded ``task``, a
     ``memory_type NOT IN (…)`` with its parameters."""
@@ -85,21 +104,8 @@ def active_corpus(db: IndexDB, *, exclude_types: Sequence[str] = SLEEP_EXCLUDED_
         StorageError: SQLite failed.
     """
     clause, params = _corpus_clause("", exclude_types)
-    rows = db.query(
-        "SELECT path, memory_type, title, gist, body_text, content_hash, confidence, importance, word_count, "
-        "created_at, updated_at, valid_until, reprieves FROM files "
-        f"WHERE {clause} ORDER BY created_at, path",
-        params,
-    )
-    return [
-        CorpusRow(
-            path=path, memory_type=kind, title=title, gist=gist, body_text=body, content_hash=digest,
-            confidence=float(confidence), importance=int(importance), word_count=int(words), created_at=created,
-            updated_at=updated, valid_until=valid_until, reprieves=int(reprieves),
-        )
-        for (path, kind, title, gist, body, digest, confidence, importance, words, created, updated, valid_until,
-             reprieves) in rows
-    ]
+    return corpus_rows(db.query(f"SELECT {CORPUS_COLUMNS} FROM files WHERE {clause} ORDER BY created_at, path",
+                                params))
 
 
 def first_chunk_vector_map(db: IndexDB, paths: Sequence[str], space: str) -> dict[str, np.ndarray]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.resident import FIXED_ARMS, ResidentVectors, fixed_arm_ranks
-from git_memhtml.index.retrieval_sql import ARM_LIMIT, Arm, ArmWeights, Scope, fts_match, fusion_sql
+from git_memhtml.index.retrieval_sql import ARM_LIMIT, Arm, ArmWeights, Scope, fts_match, fusion_sql, running_arms
 
 
 def ranked_paths(
@@ -42,16 +42,8 @@ def ranked_paths(
     Raises:
         StorageError: SQLite failed.
     """
-    arms: dict[Arm, float] = {}
     match = fts_match(query)
-    if match is not None and weights.fts > 0:
-        arms["fts"] = weights.fts
-    if qvec is not None and weights.vector > 0:
-        arms["vector"] = weights.vector
-    if weights.recency > 0:
-        arms["recency"] = weights.recency
-    if weights.salience > 0:
-        arms["salience"] = weights.salience
+    arms = running_arms(weights, match=match, qvec=qvec)
     if not arms:
         return []
     given: dict[Arm, list[str]] = {arm: fixed_arm_ranks(db, arm, scope, now=now, arm_limit=ARM_LIMIT)

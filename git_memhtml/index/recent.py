@@ -8,7 +8,7 @@ detected task is not evidence of another task, so the detector never reads its o
 from __future__ import annotations
 
 from git_memhtml.index.active import active_memory
-from git_memhtml.index.corpus import CorpusRow
+from git_memhtml.index.corpus import CORPUS_COLUMNS, CorpusRow, corpus_rows
 from git_memhtml.index.db import IndexDB
 
 
@@ -23,18 +23,5 @@ def recent_active_memories(db: IndexDB, *, limit: int) -> list[CorpusRow]:
     """
     if limit < 1:
         return []
-    rows = db.query(
-        "SELECT path, memory_type, title, gist, body_text, content_hash, confidence, importance, word_count, "
-        "created_at, updated_at, valid_until, reprieves FROM files "
-        f"WHERE {active_memory()} ORDER BY updated_at DESC, path LIMIT ?",
-        [limit],
-    )
-    return [
-        CorpusRow(
-            path=path, memory_type=kind, title=title, gist=gist, body_text=body, content_hash=digest,
-            confidence=float(confidence), importance=int(importance), word_count=int(words), created_at=created,
-            updated_at=updated, valid_until=valid_until, reprieves=int(reprieves),
-        )
-        for (path, kind, title, gist, body, digest, confidence, importance, words, created, updated, valid_until,
-             reprieves) in rows
-    ]
+    return corpus_rows(db.query(
+        f"SELECT {CORPUS_COLUMNS} FROM files WHERE {active_memory()} ORDER BY updated_at DESC, path LIMIT ?", [limit]))

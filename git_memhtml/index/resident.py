@@ -8,11 +8,12 @@ index (the issue-10 probes) loads :class:`ResidentVectors` once and passes it to
 The ranking is the SQL arm's, not an approximation of it. sqlite-vec computes the distance in float32 (a sequential
 float32 sum of float32 products for the dot product and both squared norms, then ``1 − dot / (√a·√b)`` in double,
 rounded to float32), so two chunks at different true distances can tie, and the tie goes to the smaller path.
-:func:`sqlite_vec_cosine` repeats that arithmetic operation for operation (equal bit for bit, by test). A float64
-matrix product over every row finds the candidates: each path whose float64 distance is within twice
-:func:`distance_error_bound` of the ``limit``-th best; only those rows are scored the sqlite-vec way, so no path the
-SQL arm would rank can be missed. Rows the bound does not cover (non-finite or extreme values) are always scored the
-sqlite-vec way; all-zero rows are left out, as their distance is NULL for every query.
+``cosine.sqlite_vec_cosine`` repeats that arithmetic operation for operation (equal bit for bit, by test). A
+float64 matrix product over every row finds the candidates: each path whose float64 distance is within twice
+``cosine.distance_error_bound`` of the ``limit``-th best; only those rows are scored the sqlite-vec way
+(``cosine.rank_paths``, shared with the persistent matrix), so no path the SQL arm would rank can be missed. Rows
+the bound does not cover (non-finite or extreme values) are always scored the sqlite-vec way; all-zero rows are left
+out, as their distance is NULL for every query.
 """
 
 from __future__ import annotations
@@ -26,18 +27,18 @@ import numpy as np
 import numpy.typing as npt
 
 from git_memhtml.errors import EmbedModelMismatch, IndexStale, StorageError
+from git_memhtml.index.cosine import (
+    F32,
+    distance_error_bound,
+    query_parts,
+    rank_paths,
+    regular_rows,
+    sqlite_vec_cosine,
+    squared_norms_f32,
+)
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.retrieval_sql import ARM_LIMIT, Arm, Scope, arm_ranks_sql, eligible_paths_sql
 
-F32_UNIT_ROUNDOFF = 2.0**-24
-"""``u`` of IEEE binary32 (round to nearest): the relative error of one float32 operation."""
-SAFE_SQUARED_NORM = (2.0**-80, 2.0**80)
-SAFE_COMPONENT = 2.0**40
-"""A vector is *regular* when every component is finite with ``|x| ≤ 2^40`` and its float32 squared norm lies in
-``[2^-80, 2^80]``: no float32 product or sum of it overflows and underflow errors stay below ``2^-60`` relative, which
-:func:`distance_error_bound` covers. Others are scored the sqlite-vec way for every query."""
-LOAD_BLOCK_ROWS = 4096
-"""Rows per block when the float32 squared norms are computed at load (bounds the temporary array)."""
 MASK_CACHE = 8
 """Eligible-path masks kept per :class:`ResidentVectors` (keyed by the frozenset a caller passes again)."""
 ANSWER_CACHE = 32
@@ -45,60 +46,6 @@ ANSWER_CACHE = 32
 
 T = TypeVar("T")
 F64 = npt.NDArray[np.float64]
-F32 = npt.NDArray[np.float32]
-
-
-def distance_error_bound(dim: int) -> float:
-    """An upper bound of ``|sqlite-vec distance − float64 distance|`` for regular vectors of ``dim`` components,
-    with a factor 2 of head-room: ``2·(2γ_n + 3u + (n + 8)·2^-50 + n·2^-60)``, ``γ_n = nu/(1 − nu)``,
-    ``u = 2^-24``. ``γ_n`` bounds the float32 dot product and each squared norm (Higham, *Accuracy and Stability of
-    Numerical Algorithms*, §3.1), the cosine then errs by at most ``2γ_n``; ``3u`` covers the final rounding to
-    float32 of a value in [0, 2]; the ``2^-50`` term the float64 side, the ``2^-60`` term float32 underflow.
-    Infinite when ``nu ≥ 1/2`` (no bound: every row is then scored exactly)."""
-    nu = dim * F32_UNIT_ROUNDOFF
-    if nu >= 0.5:
-        return float("inf")
-    gamma = nu / (1.0 - nu)
-    return 2.0 * (2.0 * gamma + 3.0 * F32_UNIT_ROUNDOFF + (dim + 8) * 2.0**-50 + dim * 2.0**-60)
-
-
-def _f32_sums(x: F32, y: F32) -> F32:
-    """Per row of ``x``, ``Σ x_i·y_i`` as sqlite-vec's C loop computes it: each product rounded to float32, added
-    left to right in float32 (``np.add.accumulate`` is sequential, unlike ``sum``)."""
-    return np.add.accumulate(x * y, axis=1, dtype=np.float32)[:, -1]
-
-
-def sqlite_vec_cosine(rows: F32, row_mags: F32, query: F32, query_mag: np.float32) -> F64:
-    """``vec_distance_cosine(row, query)`` of each row of ``rows`` (float32, ``(k, dim)``), NaN where SQL gives NULL.
-
-    ``row_mags`` and ``query_mag`` are the float32 squared norms from :func:`squared_norms_f32`. sqlite-vec 0.1.x
-    ``distance_cosine_float``: ``1 - (dot / (sqrt(aMag) * sqrt(bMag)))`` with ``dot``/``aMag``/``bMag`` float32
-    accumulators, ``sqrt`` and the division in double, the result returned as float32 (a NaN is SQL NULL)."""
-    with np.errstate(all="ignore"):  # overflow, 0/0 and inf/inf are part of the arithmetic being repeated
-        dot = _f32_sums(rows, np.broadcast_to(query, rows.shape))
-        value = 1.0 - dot.astype(np.float64) / (np.sqrt(row_mags.astype(np.float64)) * np.sqrt(np.float64(query_mag)))
-    out: F64 = value.astype(np.float32).astype(np.float64)
-    return out
-
-
-def squared_norms_f32(rows: F32) -> F32:
-    """sqlite-vec's float32 ``Σ x_i²`` of each row (see :func:`sqlite_vec_cosine`), in blocks of
-    :data:`LOAD_BLOCK_ROWS`."""
-    out = np.empty(rows.shape[0], dtype=np.float32)
-    with np.errstate(all="ignore"):
-        for start in range(0, rows.shape[0], LOAD_BLOCK_ROWS):
-            block = rows[start : start + LOAD_BLOCK_ROWS]
-            out[start : start + LOAD_BLOCK_ROWS] = _f32_sums(block, block)
-    return out
-
-
-def _regular(rows: F32, mags: F32) -> npt.NDArray[np.bool_]:
-    """Which rows are regular (:data:`SAFE_COMPONENT`, :data:`SAFE_SQUARED_NORM`)."""
-    with np.errstate(all="ignore"):
-        bounded = np.all(np.abs(rows) <= SAFE_COMPONENT, axis=1)  # False for NaN and ±inf
-    low, high = SAFE_SQUARED_NORM
-    out: npt.NDArray[np.bool_] = bounded & (mags >= low) & (mags <= high)
-    return out
 
 
 @dataclass(frozen=True)
@@ -213,33 +160,17 @@ class ResidentVectors:
         data = self._rows
         if limit < 1 or self.rows == 0:
             return []
-        mask = self._mask(eligible)
-        query = np.frombuffer(qvec, dtype="<f4").astype(np.float32)
-        query_mag = squared_norms_f32(query[None, :])[0]
-        candidates = mask
-        if bool(_regular(query[None, :], np.array([query_mag], dtype=np.float32))[0]):
-            q64 = query.astype(np.float64)
+        query, query_mag, unit = query_parts(qvec)
+        approx = None
+        if unit is not None:
             # einsum's own loop, not BLAS: one matrix-vector product per query gains nothing from BLAS threads and,
             # on a loaded machine, loses to their contention (bench/README.md "run_gate.py": 34-45 s vs 9.6 s)
-            approx = 1.0 - np.einsum("ij,j->i", data.unit, q64 / np.sqrt(q64 @ q64))
+            approx = 1.0 - np.einsum("ij,j->i", data.unit, unit)
             approx[~data.regular] = np.inf
-            best = np.minimum.reduceat(approx, data.starts)
-            best[~mask] = np.inf
-            finite = best[np.isfinite(best)]
-            if finite.size > limit:
-                threshold = float(np.partition(finite, limit - 1)[limit - 1])
-                candidates = mask & ((best <= threshold + self._margin) | data.path_irregular)
-        rows = np.flatnonzero(candidates[data.row_path])
-        if rows.size == 0:
-            return []
-        dist = sqlite_vec_cosine(data.raw[rows], data.mags[rows], query, query_mag)
-        owner = data.row_path[rows]
-        firsts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-        per_path = np.fmin.reduceat(dist, firsts)  # fmin skips NaN (SQL min skips NULL)
-        who = owner[firsts]
-        ranked = ~np.isnan(per_path)
-        order = np.lexsort((who[ranked], per_path[ranked]))[:limit]
-        return [self.paths[i] for i in who[ranked][order]]
+        found = rank_paths(approx, data.row_path, data.starts, data.path_irregular, limit=limit, margin=self._margin,
+                           exact=lambda rows: sqlite_vec_cosine(data.raw[rows], data.mags[rows], query, query_mag),
+                           mask=self._mask(eligible))
+        return [self.paths[i] for i in found.tolist()]
 
 
 def _group(names: list[str], raw: F32) -> _Rows:
@@ -250,7 +181,7 @@ def _group(names: list[str], raw: F32) -> _Rows:
     order = np.argsort(owner, kind="stable")
     owner, raw = owner[order], np.ascontiguousarray(raw[order])
     mags = squared_norms_f32(raw)
-    regular = _regular(raw, mags)
+    regular = regular_rows(raw, mags)
     unit = np.zeros(raw.shape, dtype=np.float64)
     if regular.any():
         good = raw[regular].astype(np.float64)
@@ -265,7 +196,7 @@ _CACHE: weakref.WeakKeyDictionary[IndexDB, dict[tuple[object, ...], object]] = w
 """Per open index: ``(change stamp, what, …) → answer`` of :func:`eligible_paths` and :func:`fixed_arm_ranks`."""
 
 
-def _cached(db: IndexDB, key: tuple[object, ...], compute: Callable[[], T]) -> T:
+def cached(db: IndexDB, key: tuple[object, ...], compute: Callable[[], T]) -> T:
     """``compute()`` once per ``key`` while ``db``'s change stamp holds; answers from before a change are dropped,
     and at most :data:`ANSWER_CACHE` are kept per index."""
     stamp = db.change_stamp()
@@ -294,7 +225,7 @@ def eligible_paths(db: IndexDB, scope: Scope) -> frozenset[str]:
         sql, params = eligible_paths_sql(scope)
         return frozenset(str(r[0]) for r in db.query(sql, params))
 
-    return _cached(db, ("eligible", scope), read)
+    return cached(db, ("eligible", scope), read)
 
 
 FIXED_ARMS: tuple[Arm, ...] = ("recency", "salience")
@@ -317,4 +248,4 @@ def fixed_arm_ranks(db: IndexDB, arm: Arm, scope: Scope, *, now: str, arm_limit:
         sql, params = arm_ranks_sql(arm, scope, now=now, arm_limit=arm_limit)
         return [str(r[0]) for r in db.query(sql, params)]
 
-    return list(_cached(db, ("arm", arm, scope, now, arm_limit), read))
+    return list(cached(db, ("arm", arm, scope, now, arm_limit), read))

@@ -18,7 +18,7 @@ from git_memhtml.errors import UsageError
 from git_memhtml.index.archived import ArchivedMatch, archived_matches
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.embedding import check_space
-from git_memhtml.index.matrix import vector_ranks
+from git_memhtml.index.matrix_read import vector_ranks
 from git_memhtml.index.resident import FIXED_ARMS, ResidentVectors, eligible_paths, fixed_arm_ranks
 from git_memhtml.index.retrieval_sql import (
     ARM_LIMIT,
@@ -34,6 +34,7 @@ from git_memhtml.index.retrieval_sql import (
     fts_match,
     fusion_sql,
     hydrate_sql,
+    running_arms,
     scope_sql,
     snippet_sql,
     superseded_by_sql,
@@ -169,8 +170,8 @@ def search(
     ``eligible_paths(db, scope)``) instead of by the SQL scan, and the query-independent recency and salience
     arms are read once per scope and ``now`` (``fixed_arm_ranks``): the same paths, ranks and scores
     (docs/retrieval.md §4.11). Without ``resident`` and with ``use_matrix`` (the default) the vector arm is ranked
-    from the persistent matrix beside the index (index/matrix.py, synced first when stale) and the fixed arms are
-    read once per scope and ``now``; when the matrix cannot stand in (missing, torn, another index, a read-only
+    from the persistent matrix beside the index (index/matrix_read.py, synced first when stale) and the fixed arms
+    are read once per scope and ``now``; when the matrix cannot stand in (missing, torn, another index, a read-only
     stale one) the SQL scan runs: the results are the same either way (docs/retrieval.md §4.12).
 
     Raises:
@@ -187,20 +188,9 @@ def search(
     scope = scope or Scope()
     weights = weights or ArmWeights()
     check_space(db, embedder)
-    arms: dict[Arm, float] = {}
     match = fts_match(query)
-    if match is not None and weights.fts > 0:
-        arms["fts"] = weights.fts
-    qvec: bytes | None = None
-    degraded = False
-    if weights.vector > 0:
-        qvec, degraded = _query_vector(embedder, query)
-        if qvec is not None:
-            arms["vector"] = weights.vector
-    if weights.recency > 0:
-        arms["recency"] = weights.recency
-    if weights.salience > 0:
-        arms["salience"] = weights.salience
+    qvec, degraded = _query_vector(embedder, query) if weights.vector > 0 else (None, False)
+    arms = running_arms(weights, match=match, qvec=qvec)
     fused: list[tuple[str, float]] = []
     space = embedder.space if embedder is not None else None
     if arms:

@@ -83,6 +83,22 @@ class ArmWeights:
     salience: float = 0.4
 
 
+def running_arms(weights: ArmWeights, *, match: str | None, qvec: bytes | None) -> dict[Arm, float]:
+    """The arms that run, with their weights, in fusion order (fts, vector, recency, salience): an arm whose weight
+    is ≤ 0 is dropped, the lexical arm when the query has no FTS match (``match`` ``None``), the vector arm when
+    there is no query vector."""
+    arms: dict[Arm, float] = {}
+    if match is not None and weights.fts > 0:
+        arms["fts"] = weights.fts
+    if qvec is not None and weights.vector > 0:
+        arms["vector"] = weights.vector
+    if weights.recency > 0:
+        arms["recency"] = weights.recency
+    if weights.salience > 0:
+        arms["salience"] = weights.salience
+    return arms
+
+
 def query_tokens(query: str) -> list[str]:
     """Lowercased letter/digit runs of ``query`` minus :data:`STOP_WORDS`, first occurrence order, unique."""
     return list(dict.fromkeys(t for t in _TOKEN.findall(query.lower()) if t not in STOP_WORDS))

@@ -90,14 +90,14 @@ its verdict)."""
 
 CHOKE_POINTS: Mapping[str, tuple[str, ...]] = {
     "pygit2": ("gitrepo/",),
-    "apsw": ("index/db.py",),
-    "sqlite_vec": ("index/db.py",),
+    "apsw": ("index/db.py", "index/connection.py"),
+    "sqlite_vec": ("index/connection.py",),
     "httpx": ("transport.py",),
     "wordllama": ("embed/wordllama.py",),
     "html5lib": ("document/",),
     "selectolax": ("document/",),
     "click": ("cli/", "output.py"),  # output.py draws click.progressbar, the one terminal writer (issue 12 item 5)
-    "sqlite3": ("index/db.py",),
+    "sqlite3": ("index/db.py", "index/connection.py"),
 }
 """Third-party module → the only package-relative paths (a trailing ``/``: a whole package) that may import it."""
 

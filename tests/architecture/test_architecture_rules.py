@@ -329,6 +329,7 @@ CHOKE_PLANTED: list[tuple[str, str, str]] = [
     ("pygit2 submodule", "sleep/a.py", "from pygit2.enums import MergeAnalysis\n"),
     ("apsw outside db.py", "index/write.py", "import apsw\n"),
     ("sqlite_vec lazily", "index/retrieval.py", "def f() -> None:\n    import sqlite_vec\n"),
+    ("sqlite_vec beside the connection", "index/db.py", "import sqlite_vec\n"),
     ("httpx outside transport.py", "embed/registry.py", "import httpx\n"),
     ("httpx in a dialect", "llm/openai.py", "import httpx\n"),
     ("click in the core", "store/a.py", "import click\n"),
@@ -344,7 +345,8 @@ def test_choke_point_rule_catches(label: str, path: str, source: str) -> None:
 
 
 def test_choke_point_rule_passes_the_choke_points() -> None:
-    sources = {"gitrepo/new.py": "import pygit2\n", "index/db.py": "import apsw\nimport sqlite_vec\n",
+    sources = {"gitrepo/new.py": "import pygit2\n", "index/db.py": "import apsw\n",
+               "index/connection.py": "import apsw\nimport sqlite_vec\n",
                "transport.py": "import httpx\n", "cli/x.py": "import click\n", "document/p.py": "import html5lib\n"}
     assert rules.choke_point_violations(sources, rules.CHOKE_POINTS) == []
 

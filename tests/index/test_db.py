@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from git_memhtml.errors import StorageError
-from git_memhtml.index.db import IndexDB, open_index, vector_distance_cos
+from git_memhtml.index.connection import vector_distance_cos
+from git_memhtml.index.db import IndexDB, open_index
 
 INDEX_TABLES = {
     "files", "file_tags", "file_entities", "file_facets", "file_citations", "chunks", "embeddings", "edges",
@@ -137,12 +138,13 @@ def test_an_open_that_is_only_busy_waits_instead_of_serving_read_only(tmp_path: 
     import time as clock
     from types import SimpleNamespace
 
+    from git_memhtml.index import connection
     from git_memhtml.index import db as dbmod
 
     repo = SimpleNamespace(git_dir=tmp_path / "git", common_dir=tmp_path / "git")
     first = dbmod.IndexDB.for_repo(repo)
     first.close()
-    monkeypatch.setattr(dbmod, "BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", 50)
     holder = dbmod.open_index(tmp_path / "git" / "memhtml" / "index.db", tmp_path / "git" / "memhtml" / "state.db")
     holder._conn.execute("BEGIN EXCLUSIVE")
     release = threading.Timer(0.6, lambda: holder._conn.execute("COMMIT"))

@@ -24,7 +24,7 @@ from git_memhtml.document.parse import parse_memory
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.index import indexer, matrix
+from git_memhtml.index import indexer, matrix, matrix_read
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.retrieval_sql import ARM_LIMIT, Scope, scope_sql, vector_arm_sql
 from git_memhtml.index.source import git_blob_sha
@@ -148,8 +148,8 @@ class World:
             scope_filter, params = scope_sql(scope)
             sql = [r[0] for r in self.db.query(vector_arm_sql(scope_filter), {
                 **params, "qvec": qvec, "space": EMBEDDER.space, "arm_limit": ARM_LIMIT})]
-            got = matrix.vector_ranks(self.db, qvec, EMBEDDER.space, scope, path=kept, sync_stale=False)
-            want = matrix.vector_ranks(self.fresh, qvec, EMBEDDER.space, scope, path=built, sync_stale=False)
+            got = matrix_read.vector_ranks(self.db, qvec, EMBEDDER.space, scope, path=kept, sync_stale=False)
+            want = matrix_read.vector_ranks(self.fresh, qvec, EMBEDDER.space, scope, path=built, sync_stale=False)
             assert got == want == sql, f"matrix ranking of {text!r} differs"
 
     def check(self) -> None:

@@ -1,5 +1,5 @@
-"""The persistent vector matrix (index/matrix.py, docs/index.md §3.12) ranks exactly like the SQL arm, syncs
-incrementally, and is never trusted when stale, torn, foreign or behind a symlink.
+"""The persistent vector matrix (index/matrix_file.py, matrix.py, matrix_read.py; docs/index.md §3.12) ranks exactly
+like the SQL arm, syncs incrementally, and is never trusted when stale, torn, foreign or behind a symlink.
 
 Real SQLite, real files, real git repositories; the crash cases kill a real subprocess with SIGKILL.
 """
@@ -24,17 +24,9 @@ from git_memhtml.errors import StorageError
 from git_memhtml.index import indexer
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.embedding import embed_missing
-from git_memhtml.index.matrix import (
-    CLEAN,
-    DIRTY,
-    HEADER_BYTES,
-    MATRIX_NAME,
-    Header,
-    _read_header,
-    matrix_path,
-    sync,
-    vector_ranks,
-)
+from git_memhtml.index.matrix import sync
+from git_memhtml.index.matrix_file import CLEAN, DIRTY, HEADER_BYTES, MATRIX_NAME, Header, matrix_path, read_header
+from git_memhtml.index.matrix_read import vector_ranks
 from git_memhtml.index.retrieval import FTS_FIRST, fts_ranks, search
 from git_memhtml.index.retrieval_sql import ARM_LIMIT, Scope, arm_ranks_sql, fts_match, scope_sql, vector_arm_sql
 from tests.index.index_helpers import NOW, Repo, memory_html
@@ -185,7 +177,7 @@ def _truncate(path: Path, _db: IndexDB) -> None:
 def _other_index(path: Path, db: IndexDB) -> None:
     """A matrix built from another index.db (a copied .git/memhtml): same space and seq, another token."""
     other = open_index(path.parent / "other.db", path.parent / "other-state.db")
-    header, _ = _read_header(path)
+    header, _ = read_header(path)
     assert header is not None
     other.execute("UPDATE vector_state SET seq = ?", (header.seq,))
     foreign = Header(CLEAN, header.dim, header.capacity, header.seq, str(other.query("SELECT token FROM "
@@ -196,14 +188,14 @@ def _other_index(path: Path, db: IndexDB) -> None:
 
 
 def _other_dim(path: Path, db: IndexDB) -> None:
-    header, _ = _read_header(path)
+    header, _ = read_header(path)
     assert header is not None
     with path.open("r+b") as fh:
         fh.write(Header(CLEAN, header.dim * 2, header.capacity // 2, header.seq, header.token, header.space).pack())
 
 
 def _other_space(path: Path, db: IndexDB) -> None:
-    header, _ = _read_header(path)
+    header, _ = read_header(path)
     assert header is not None
     with path.open("r+b") as fh:
         fh.write(Header(CLEAN, header.dim, header.capacity, header.seq, header.token, "fake:other@16").pack())
@@ -211,7 +203,7 @@ def _other_space(path: Path, db: IndexDB) -> None:
 
 def _dirty(path: Path, db: IndexDB) -> None:
     """What a kill -9 between the dirty mark and the clean header leaves: rows half rewritten."""
-    header, _ = _read_header(path)
+    header, _ = read_header(path)
     assert header is not None
     with path.open("r+b") as fh:
         fh.write(Header(DIRTY, header.dim, header.capacity, header.seq, header.token, header.space).pack())
@@ -226,7 +218,7 @@ def _bad_crc(path: Path, db: IndexDB) -> None:
 
 
 def _ahead(path: Path, db: IndexDB) -> None:
-    header, _ = _read_header(path)
+    header, _ = read_header(path)
     assert header is not None
     with path.open("r+b") as fh:
         fh.write(Header(CLEAN, header.dim, header.capacity, header.seq + 5, header.token, header.space).pack())
@@ -325,7 +317,7 @@ def test_churn_compacts_the_slots(tmp_path: Path, db: IndexDB) -> None:
     assert top is not None and int(top[0]) >= 1024
     assert sync(db, path=path).result == "built"
     assert sorted(db.query("SELECT slot FROM vector_slots")) == [(0,), (1,)]
-    header, _size = _read_header(path)
+    header, _size = read_header(path)
     assert header is not None and header.capacity < 1100
     qvec = _qvec(embedder, "alpha")
     assert vector_ranks(db, qvec, embedder.space, Scope(), path=path, sync_stale=False) == _sql_arm(
@@ -366,7 +358,7 @@ def test_kill_9_in_the_middle_of_a_sync_leaves_a_matrix_that_is_not_trusted(tmp_
     proc = subprocess.run([sys.executable, "-c", CHILD_TORN, db.index_path, db.state_path, str(embedder.dim)],
                           check=False, env=_env(), capture_output=True, timeout=120)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
-    header, _ = _read_header(path)
+    header, _ = read_header(path)
     assert header is not None and header.state == DIRTY
     qvec = _qvec(embedder, "alpha beta")
     assert vector_ranks(db, qvec, embedder.space, Scope(), sync_stale=False) is None
@@ -436,7 +428,7 @@ def test_a_read_only_index_never_syncs(tmp_path: Path) -> None:
     _ahead(path, db)
     db.read_only = "test: opened read-only"
     assert vector_ranks(db, _qvec(embedder, "queue"), embedder.space, Scope()) is None
-    header, _ = _read_header(path)
+    header, _ = read_header(path)
     assert header is not None and header.seq > int(db.query("SELECT seq FROM vector_state")[0][0])
     db.read_only = None
     db.close()

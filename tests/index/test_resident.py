@@ -23,14 +23,13 @@ from git_memhtml.errors import EmbedModelMismatch, IndexStale, StorageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index import indexer
 from git_memhtml.index.access import reinforce
+from git_memhtml.index.cosine import sqlite_vec_cosine, squared_norms_f32
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.resident import (
     FIXED_ARMS,
     ResidentVectors,
     eligible_paths,
     fixed_arm_ranks,
-    sqlite_vec_cosine,
-    squared_norms_f32,
 )
 from git_memhtml.index.retrieval import search
 from git_memhtml.index.retrieval_sql import (
