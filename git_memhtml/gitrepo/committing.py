@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING
 
 import pygit2
@@ -28,6 +30,8 @@ from git_memhtml.gitrepo.plumbing import prune_empty_dirs
 from git_memhtml.gitrepo.process import run_git
 
 _ZERO = "0" * 40
+_DEFERRED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""What :func:`signals_deferred` holds back: Ctrl-C and a polite kill (SIGKILL cannot be caught: the journal)."""
 _INDEX_LOCK_RETRIES = 40
 _INDEX_LOCK_WAIT_S = 0.05
 """Writing the index waits up to 2 s (40 × 50 ms) for a concurrent git's ``index.lock``."""
@@ -40,6 +44,33 @@ class _Unset:
 
 
 _UNSET = _Unset()
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM while the block runs, then deliver each one that arrived, with the handlers of
+    before (Ctrl-C raises ``KeyboardInterrupt`` after the block, SIGTERM then ends the process as it would have).
+
+    For the steps that must finish once begun: between a commit's ref move and its last work-tree file, an
+    interrupt used to leave HEAD holding a batch that git's index and the work tree lacked (a plain ``git
+    commit`` then deleted it). Outside the main thread (where Python cannot set handlers) it holds nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[int] = []
+
+    def hold(signum: int, _frame: FrameType | None) -> None:
+        arrived.append(signum)
+
+    before = {sig: signal.signal(sig, hold) for sig in _DEFERRED_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)  # None: a handler set outside Python
+        for got in dict.fromkeys(arrived):
+            signal.raise_signal(got)
 
 
 class CommitPath:
@@ -234,28 +265,32 @@ class CommitPath:
             _write_atomic(journal, json.dumps({"ref": ref, "parent": head, "commit": oid,
                                                "paths": sorted(changes)}).encode("utf-8"))
             self._fault("before-ref")
-            try:
-                self._compare_and_swap(ref, oid, head, subject)
-            except MemhtmlError:  # the ref did not move; any other exception leaves the journal to judge
+            with signals_deferred():  # from the ref move to the last file: Ctrl-C or SIGTERM waits for the end
+                try:
+                    self._compare_and_swap(ref, oid, head, subject)
+                except MemhtmlError:  # the ref did not move; any other exception leaves the journal to judge
+                    journal.unlink(missing_ok=True)
+                    raise
+                self.landed.append(oid)
+                self._fault("after-ref")
+                try:
+                    # index entries first: a plain `git commit` starting now builds from an index that has our paths
+                    self._reset_index_entries(oid, sorted(changes))
+                    self._materialize(oid, sorted(changes), fault=True)
+                except (OSError, pygit2.GitError) as exc:
+                    raise GitError(
+                        f"commit {oid} landed, but updating the work tree failed: {exc}",
+                        hint="the next git memhtml write finishes it (or run git memhtml doctor --fix)",
+                    ) from exc
                 journal.unlink(missing_ok=True)
-                raise
-            self.landed.append(oid)
-            self._fault("after-ref")
-            try:
-                # index entries first: a plain `git commit` starting now builds from an index that has our paths
-                self._reset_index_entries(oid, sorted(changes))
-                self._materialize(oid, sorted(changes), fault=True)
-            except (OSError, pygit2.GitError) as exc:
-                raise GitError(
-                    f"commit {oid} landed, but updating the work tree failed: {exc}",
-                    hint="the next git memhtml write finishes it (or run git memhtml doctor --fix)",
-                ) from exc
-            journal.unlink(missing_ok=True)
             return oid
 
     def _fault(self, stage: str) -> None:
-        if self.fault_point == stage:
-            os.kill(os.getpid(), signal.SIGKILL)
+        """The test fault points (docs/store.md "Test fault points"): ``stage`` SIGKILLs this process,
+        ``interrupt:stage`` sends it SIGINT (Ctrl-C), ``term:stage`` SIGTERM."""
+        sent = {stage: signal.SIGKILL, f"interrupt:{stage}": signal.SIGINT, f"term:{stage}": signal.SIGTERM}
+        if self.fault_point in sent:
+            os.kill(os.getpid(), sent[self.fault_point])
 
     def _materialize(self, commit: str, paths: Sequence[str], *, only_if: Callable[[str, bytes | None], bool]
                      | None = None, fault: bool = False) -> None:

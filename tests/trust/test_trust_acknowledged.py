@@ -299,3 +299,43 @@ def test_racing_writers_of_one_fact_commit_it_once(mem: Path) -> None:
     assert len(created) == 1 and len(deduped) == WRITERS - 1
     assert {d["existingPath"] for d in deduped} == {created[0]["path"]}
     assert git(mem, "rev-list", "--count", f"{base}..HEAD").strip() == "1" and status(mem) == ""
+
+
+# -- Ctrl-C / SIGTERM of apply -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Interrupt:
+    """``apply`` sent ``signal`` at a fault point of its commit; ``lands``: whether the commit must be in HEAD."""
+
+    fault_point: str
+    lands: bool
+    exit_code: int
+
+
+INTERRUPTS = [
+    Interrupt("interrupt:before-ref", False, 130),
+    Interrupt("interrupt:after-ref", True, 0),  # landed: exit 0 says it is in HEAD, with a warning
+    Interrupt("interrupt:mid-files", True, 0),
+    Interrupt("term:after-ref", True, -signal.SIGTERM),  # the polite kill still ends the process, after the files
+    Interrupt("term:mid-files", True, -signal.SIGTERM),
+]
+
+
+@pytest.mark.parametrize("stop", INTERRUPTS, ids=[i.fault_point for i in INTERRUPTS])
+def test_an_interrupted_apply_leaves_nothing_or_a_finished_commit(mem: Path, stop: Interrupt) -> None:
+    """A signal that can be caught never leaves HEAD ahead of git's index and the work tree: once the ref moved,
+    the files are written before the signal takes effect, so ``git status`` is clean at once (no staged deletion
+    of the batch for a plain ``git commit`` to make)."""
+    base = git(mem, "rev-parse", "HEAD").strip()
+    stream = "\n".join(BATCH) + "\n"
+    proc = run(mem, "apply", "--json", stdin=stream, extra={"MEMHTML_FAULT_POINT": stop.fault_point})
+    assert proc.returncode == stop.exit_code, proc.stderr
+    head = git(mem, "rev-parse", "HEAD").strip()
+    if stop.lands:
+        assert git(mem, "rev-parse", "HEAD~1").strip() == base
+        landed = [p for p in head_tree(mem) if p not in head_tree_at(mem, base)]
+        assert len(landed) == len(BATCH)
+        for path in landed:
+            assert (mem / path).read_bytes() == head_bytes(mem, path)
+    else:
+        assert head == base
+    assert status(mem) == "", "nothing staged, nothing missing: plain git sees no half-applied commit"
