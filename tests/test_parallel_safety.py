@@ -46,3 +46,12 @@ def test_a_test_using_a_module_fixture_is_grouped_by_its_file(shared_value: str,
 def test_a_test_using_only_function_fixtures_is_not_grouped(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     assert tmp_path.is_dir()
     assert request.node.get_closest_marker("xdist_group") is None
+
+
+def test_slow_single_tests_are_handed_out_before_the_quick_ones(request: pytest.FixtureRequest) -> None:
+    """Every ``slow`` test in no xdist group comes before every quick one in no group, in the session's order."""
+    single = [item for item in request.session.items if item.get_closest_marker("xdist_group") is None]
+    slow = [i for i, item in enumerate(single) if item.get_closest_marker("slow") is not None]
+    quick = [i for i, item in enumerate(single) if item.get_closest_marker("slow") is None]
+    assert quick  # this test itself
+    assert not slow or max(slow) < min(quick)
