@@ -594,12 +594,14 @@ def choke_point_violations(sources: Mapping[str, str], choke: Mapping[str, Seque
 # ---- name rules (subprocess, environment, terminal) ----
 
 
-def name_uses(path: str, source: str, forbidden: Sequence[str]) -> list[str]:
-    """Every place ``source`` names one of ``forbidden`` (through any alias, import, ``getattr`` … spelling),
-    one offence per line and entry: ``"path:line sys.stdout"``."""
+@functools.lru_cache(maxsize=1024)
+def _named(path: str, source: str) -> tuple[tuple[int, tuple[str, ...]], ...]:
+    """Every node of ``source`` that may name something, as ``(line, the dotted names it may denote)``, in walk
+    order. The rule-independent half of :func:`name_uses`, computed once per file: the name rules (subprocess,
+    environment, terminal) differ only in the list they match these names against."""
     tree = parse(source)
     names = Names(path, tree)
-    seen: set[tuple[int, str]] = set()
+    out: list[tuple[int, tuple[str, ...]]] = []
     for node, shadow in scoped_walk(tree):
         candidates: list[str] = []
         if isinstance(node, ast.Import):
@@ -609,10 +611,20 @@ def name_uses(path: str, source: str, forbidden: Sequence[str]) -> list[str]:
             candidates = [base, *(f"{base}.{alias.name}" for alias in node.names)]
         elif isinstance(node, ast.Name | ast.Attribute | ast.Call | ast.Subscript):
             candidates = names.candidates(node, shadow)
+        if candidates:
+            out.append((getattr(node, "lineno", 0), tuple(candidates)))
+    return tuple(out)
+
+
+def name_uses(path: str, source: str, forbidden: Sequence[str]) -> list[str]:
+    """Every place ``source`` names one of ``forbidden`` (through any alias, import, ``getattr`` … spelling),
+    one offence per line and entry: ``"path:line sys.stdout"``."""
+    seen: set[tuple[int, str]] = set()
+    for line, candidates in _named(path, source):
         for name in candidates:
             entry = _matches(name, forbidden)
             if entry is not None:
-                seen.add((getattr(node, "lineno", 0), entry))
+                seen.add((line, entry))
     return sorted(f"{path}:{line} {entry}" for line, entry in seen)
 
 

@@ -21,7 +21,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("builds-from-the-checkout")]
+"""One xdist worker for the whole module: the wheel, the editable install and the sdist are all built from the
+checkout, where setuptools writes ``build/`` and ``git_memhtml.egg-info/``; two builds at once would share them."""
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -71,9 +71,17 @@ def conv26(tmp_path_factory: pytest.TempPathFactory) -> BuiltRun:
 
 def copy_of(run: BuiltRun, folder: Path) -> BuiltRun:
     """``run`` with its repository copied into ``folder`` (git dir, index and state included, symlinks kept), for
-    a test that moves refs. The runs' repositories have no linked worktree left, so the copy is whole."""
+    a test that moves refs. The runs' repositories have no linked worktree left, so the copy is whole but for
+    ``.git/memhtml/trash``, which the detached deletes of removed worktrees may still be emptying."""
     root = folder / "memory"
-    shutil.copytree(run.root, root, symlinks=True)
+    trash = run.root / ".git" / "memhtml" / "trash"
+
+    def detached_deletes(where: str, names: list[str]) -> list[str]:
+        """The trash folder: a removed worktree's detached ``rm -rf`` may still be emptying it (docs/sleep.md
+        §2.2), so a copy would meet files vanishing under it; it is no part of the run's state."""
+        return ["trash"] if Path(where) == trash.parent else []
+
+    shutil.copytree(run.root, root, symlinks=True, ignore=detached_deletes)
     return replace(run, root=root)
 
 

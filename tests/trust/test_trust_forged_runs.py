@@ -12,6 +12,7 @@ pass the rail.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import replace
@@ -212,17 +213,28 @@ def snapshot(repo: Path) -> tuple[str, str, str, str]:
             git(repo, "worktree", "list", "--porcelain"), git(repo, "status", "--porcelain", "--ignored"))
 
 
+@pytest.fixture(scope="module")
+def two_facts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A memory repository with two facts on main, built once for the module; each row forges on a copy."""
+    repo = tmp_path_factory.mktemp("forged") / "memory"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MEMHTML_NOW", NOW)
+        assert main(["init", str(repo)]) == 0
+        for i in (1, 2):
+            assert main(["-C", str(repo), "write", "--type", "semantic", "--title", f"Fact {i}",
+                         "--claim", f"The service number {i} listens on port 80{i}."]) == 0
+    return repo
+
+
 @pytest.mark.parametrize("verb", sorted(VERBS))
 @pytest.mark.parametrize("label", sorted(FORGES))
 def test_a_forged_run_is_refused_before_anything_moves(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, label: str, verb: str
+    two_facts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, label: str,
+    verb: str,
 ) -> None:
     monkeypatch.setenv("MEMHTML_NOW", NOW)
     repo = tmp_path / "memory"
-    assert main(["init", str(repo)]) == 0
-    for i in (1, 2):
-        assert main(["-C", str(repo), "write", "--type", "semantic", "--title", f"Fact {i}",
-                     "--claim", f"The service number {i} listens on port 80{i}."]) == 0
+    shutil.copytree(two_facts, repo, symlinks=True)
     git(repo, "checkout", "-q", "-b", RUN)
     named = FORGES[label](repo)
     git(repo, "checkout", "-q", "main")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -131,13 +132,24 @@ def parse_trailers(text: str) -> list[tuple[str, str]]:
     return out
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A memory repository holding ``TARGET``, built once for the module; each test works on its own copy."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MEMHTML_NOW", NOW)
+        root = tmp_path_factory.mktemp("free-text") / "mem"
+        assert main(["init", str(root)]) == 0
+        assert cli(root, "write", "--type", "semantic", "--title", "Target", "--claim", "The target holds.",
+                   "--path", TARGET, monkeypatch=patch) == 0
+    return root
+
+
 @pytest.fixture
-def mem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def mem(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private copy of the template (git dir and index included)."""
     monkeypatch.setenv("MEMHTML_NOW", NOW)
     root = tmp_path / "mem"
-    assert main(["init", str(root)]) == 0
-    assert cli(root, "write", "--type", "semantic", "--title", "Target", "--claim", "The target holds.", "--path",
-               TARGET, monkeypatch=monkeypatch) == 0
+    shutil.copytree(template, root, symlinks=True)
     return root
 
 

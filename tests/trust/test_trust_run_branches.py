@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -199,11 +200,23 @@ REFUSED = [(verb, case) for case in CASES for verb in VERBS if verb not in ACCEP
 ACCEPTED = [(verb, case) for case, verbs in ACCEPTS.items() for verb in sorted(verbs)]
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """:func:`memory_repo` built once for the module; every case works on its own copy of it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MEMHTML_NOW", NOW)
+        return memory_repo(tmp_path_factory.mktemp("run-branches"))
+
+
 @pytest.fixture
-def built(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Case]:
-    """The repository of one case (indirect parameter: the case name)."""
+def built(request: pytest.FixtureRequest, template: Path, tmp_path: Path,
+          monkeypatch: pytest.MonkeyPatch) -> Iterator[Case]:
+    """The repository of one case (indirect parameter: the case name): a copy of the template (git dir, index and
+    bare ``origin`` included), its ``origin`` pointed at the copy's own bare repository."""
     monkeypatch.setenv("MEMHTML_NOW", NOW)
-    repo = memory_repo(tmp_path)
+    shutil.copytree(template.parent, tmp_path, symlinks=True, dirs_exist_ok=True)
+    repo = tmp_path / template.name
+    git(repo, "remote", "set-url", "origin", str(tmp_path / "origin.git"))
     case = Case(repo, "")
     case.name = CASES[request.param](repo, case, monkeypatch)
     try:
