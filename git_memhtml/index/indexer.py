@@ -134,7 +134,13 @@ def git_blob_sha(data: bytes) -> str:
 
 
 def _parser() -> Parser:
-    from git_memhtml.document.parse import parse_memory  # noqa: PLC0415 - sibling package, loaded on use
+    """The default parser, imported on its first call: a pass with nothing to parse (a search on a fresh index)
+    never loads html5lib or selectolax (issue 12 item 4)."""
+
+    def parse_memory(*args: Any, **kwargs: Any) -> MemoryDocument:
+        from git_memhtml.document.parse import parse_memory as parse  # noqa: PLC0415 - loaded on first use
+
+        return parse(*args, **kwargs)
 
     return parse_memory
 
