@@ -563,7 +563,7 @@ def rebuild(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
 
 
 def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
-           parse: Parser | None = None, progress: Progress = NO_PROGRESS) -> IndexReport:
+           parse: Parser | None = None, progress: Progress = NO_PROGRESS, worktree: bool = True) -> IndexReport:
     """Bring the index from its watermark to HEAD + work tree (docs/index.md §3.7); rebuild when there is no watermark
     or the watermark commit is gone.
 
@@ -574,6 +574,13 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
 
     ``progress`` gets the stage ``indexing`` (one item per changed committed path) and then ``embedding``; a pass
     that falls back to :func:`rebuild` reports as a rebuild.
+
+    ``worktree=False`` (the post-commit hook, docs/hooks.md "Deferred work-tree status") projects only what the
+    commits changed and leaves the work tree to the next full pass: no status is taken, the ``worktree_paths``
+    overlay is kept as recorded (those paths are re-read by the next pass, which always touches them), and a
+    committed path is written with HEAD's bytes. Every reader runs a full pass before it reads (``App.index``), so
+    what it reads equals a rebuild over HEAD + work tree; the deferred pass only moves the parsing and embedding of
+    the commit ahead of it. A rebuild (no watermark, or the watermark commit is gone) always reads the work tree.
 
     Raises:
         EmbedModelMismatch: the index holds vectors of another space (hint ``git memhtml index rebuild``).
@@ -593,7 +600,7 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
             return rebuild(repo, db, embedder, now=now, parse=parse, progress=progress)
     blobs = _HeadBlobs(repo, head)
     run = _Pass()
-    entries = repo.dirty()
+    entries: Sequence[_Dirty] = repo.dirty() if worktree else ()
     previous = _overlay(db)
     touched = {c.path for c in changes} | {c.old_path for c in changes if c.old_path}
     touched |= {e.path for e in entries} | previous
@@ -646,7 +653,10 @@ def update(repo: _Repo, db: IndexDB, embedder: Embedder | None, *, now: str,
                     run.removed += 1
     if changes:
         _refuse_committed_links(db, run, blobs, [c.path for c in changes if c.status != "D"])
-    overlay = _apply_worktree(repo, db, run, blobs, now, parse, entries, previous)
+    if worktree:
+        overlay = _apply_worktree(repo, db, run, blobs, now, parse, entries, previous)
+    else:  # deferred: the recorded overlay stands until the next full pass re-reads it
+        overlay = frozenset(previous)
     _retry_refusals(repo, db, run, blobs, overlay, now, parse, freed)
     with db.atomic():
         _set_head(db, head, now, rebuilt=False, space=None)

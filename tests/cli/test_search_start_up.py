@@ -112,3 +112,27 @@ def test_a_search_after_an_edit_still_parses_the_edited_file(tmp_path: Path,
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.loads(proc.stdout)["data"]["hits"][0]["path"] == path
     assert "git_memhtml.document.parse" in proc.stderr
+
+
+def test_a_same_size_edit_right_after_a_pass_is_indexed_before_the_search(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Git's index file and HEAD do not change when a tracked file is edited in place: a search must still see
+    an edit of the same size made within the same second as the pass before it (racy timestamps)."""
+    root = tmp_path / "memory"
+    assert main(["init", str(root)]) == 0
+    assert main(["-C", str(root), "write", "--type", "semantic", "--title", "Team fact", "--claim",
+                 "The walrus fact holds."]) == 0
+    assert main(["-C", str(root), "index", "update"]) == 0
+    capsys.readouterr()
+    [target] = [p for p in root.rglob("*.html") if ".git" not in p.parts and "walrus" in p.read_text()]
+    git_index = root / ".git" / "index"
+    before = git_index.stat()
+    text = target.read_text(encoding="utf-8")
+    target.write_text(text.replace("walrus", "narwhl"), encoding="utf-8")  # same length, same second
+    assert len(target.read_bytes()) == len(text.encode("utf-8"))
+    assert (git_index.stat().st_mtime_ns, git_index.stat().st_size) == (before.st_mtime_ns, before.st_size)
+    proc = subprocess.run([sys.executable, "-m", "git_memhtml", "search", "narwhl", "--json"], capture_output=True,
+                          text=True, cwd=root, env={**os.environ, "MEMHTML_EMBED": "fake"}, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    hits = json.loads(proc.stdout)["data"]["hits"]
+    assert [h["path"] for h in hits][:1] == [target.relative_to(root).as_posix()]
