@@ -51,7 +51,8 @@ def test_the_model_loads_only_when_the_query_needs_it(wordllama_repo: Path, env:
     proc, modules = _search(wordllama_repo, {"MEMHTML_EMBED": "wordllama", **env}, "--json")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert '"path"' in proc.stdout  # the lexical arms still find the facts
-    assert ("wordllama" in modules) is loads
+    assert ("tokenizers" in modules) is loads  # the model's tokenizer: loaded with the model, only then
+    assert "wordllama" not in modules  # the lean loader reads the bundled files (tests/embed/test_wordllama_lean.py)
 
 
 def test_an_explicit_dimension_sizes_the_fake_embedder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
