@@ -118,6 +118,12 @@ class InvalidValue(ValueError):
         self.reason = reason
 
 
+_INT_TEXT = r"[+-]?[0-9]{1,18}"
+"""An integer setting as text: ASCII decimal digits, at most 18 (every bound is far below 10^18)."""
+_FLOAT_TEXT = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?"
+"""A number setting as text: ASCII decimal with an optional exponent (``1.5``, ``.5``, ``2e-3``)."""
+
+
 def _bound(n: float) -> str:
     return f"{n:g}" if isinstance(n, float) else str(n)
 
@@ -151,6 +157,10 @@ def check_value(key: str, raw: object) -> object:
             raise InvalidValue(key, "must be one of " + ", ".join(spec.choices))
         return value
     if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+        raise InvalidValue(key, f"must be a{'n integer' if spec.kind is int else ' number'}")
+    if isinstance(raw, str) and re.fullmatch(_INT_TEXT if spec.kind is int else _FLOAT_TEXT, raw.strip()) is None:
+        # Python's int()/float() also take "1_000", "٣" (any Unicode digit) and "infinity": git config values
+        # are read as plain ASCII decimals only
         raise InvalidValue(key, f"must be a{'n integer' if spec.kind is int else ' number'}")
     try:
         if spec.kind is int:

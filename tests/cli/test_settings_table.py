@@ -21,6 +21,9 @@ ACCEPTED = [
     ("gate_max_lost", "1000000", 1_000_000),
     ("hooks", "0", "0"),
     ("llm_attempts", "10", 10),
+    ("weight_recency", ".5", 0.5),
+    ("embed_timeout", "2e1", 20.0),
+    ("embed_batch", "+8", 8),
 ]
 """``(key, raw value from MEMHTML_<KEY>, the value the settings hold)``."""
 
@@ -43,6 +46,13 @@ REFUSED = [
     ("lock_timeout", "-1"),
     ("gate_max_lost", "1e3"),
     ("embed_key_env", "sk-secret-value"),
+    ("lock_timeout", "1_000"),
+    ("embed_dim", "\u0663"),  # ARABIC-INDIC DIGIT THREE: int() takes it, a config value must not
+    ("embed_dim", "0x10"),
+    ("embed_dim", "1 0"),
+    ("embed_dim", "9" * 5000),
+    ("weight_fts", "infinity"),
+    ("weight_fts", "1e400"),
     ("llm_key_env", "has space"),
 ]
 """``(key, raw value)`` that must be refused."""
