@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 from urllib.parse import urlsplit
 
 from git_memhtml.embed.providers import DEFAULT_EMBEDDER, EMBEDDER_NAMES, EmbedderName
@@ -65,7 +65,7 @@ class _Field:
     Attributes:
         kind: ``str``, ``int`` or ``float``: the type a value is converted to (git config and the environment give
             strings: ``"1.5"``, ``" 10 "``; a flag may give the typed value).
-        default: the value when no source sets it (``None``: unset).
+        nullable: ``None`` (unset) is a valid value (the defaults themselves are :class:`Settings`'s).
         choices: the only values allowed (compared after conversion), empty for any.
         ge / gt / le: inclusive lower, exclusive lower and inclusive upper bounds of a number.
         pattern: a regular expression a string must match in full.
@@ -73,7 +73,7 @@ class _Field:
     """
 
     kind: type
-    default: object
+    nullable: bool = False
     choices: tuple[str, ...] = ()
     ge: float | None = None
     gt: float | None = None
@@ -82,31 +82,36 @@ class _Field:
     min_length: int | None = None
 
 
+LlmName = Literal["off", "openai", "anthropic"]
+"""Valid values of ``memhtml.llm`` (docs/models.md §1)."""
+HooksFlag = Literal["0", "1"]
+"""Valid values of ``memhtml.hooks``."""
+
 FIELDS: Mapping[str, _Field] = {
-    "embed": _Field(str, DEFAULT_EMBEDDER, choices=EMBEDDER_NAMES),
-    "embed_url": _Field(str, "https://api.openai.com/v1", min_length=1),
-    "embed_model": _Field(str, "text-embedding-3-small", min_length=1),
-    "embed_dim": _Field(int, 1536, ge=1),
-    "embed_key_env": _Field(str, "OPENAI_API_KEY", pattern=KEY_ENV_PATTERN),
-    "embed_timeout": _Field(float, 30.0, gt=0.0),
-    "embed_batch": _Field(int, 96, ge=1),
-    "llm": _Field(str, "off", choices=("off", "openai", "anthropic")),
-    "llm_url": _Field(str, None, min_length=1),
-    "llm_model": _Field(str, None, min_length=1),
-    "llm_key_env": _Field(str, None, pattern=KEY_ENV_PATTERN),
-    "llm_timeout": _Field(float, DEFAULT_TIMEOUT_SECONDS, gt=0.0, le=3600.0),
-    "llm_attempts": _Field(int, DEFAULT_MAX_ATTEMPTS, ge=1, le=10),
-    "weight_fts": _Field(float, 1.0, ge=0.0, le=100.0),
-    "weight_vector": _Field(float, 1.0, ge=0.0, le=100.0),
-    "weight_recency": _Field(float, 0.5, ge=0.0, le=100.0),
-    "weight_salience": _Field(float, 0.4, ge=0.0, le=100.0),
-    "hooks": _Field(str, "1", choices=("0", "1")),
-    "mmr_lambda": _Field(float, 0.9, ge=0.0, le=1.0),
-    "lock_timeout": _Field(float, 10.0, ge=0.0, le=3600.0),
-    "gate_max_lost": _Field(int, 0, ge=0, le=1_000_000),
+    "embed": _Field(str, choices=EMBEDDER_NAMES),
+    "embed_url": _Field(str, min_length=1),
+    "embed_model": _Field(str, min_length=1),
+    "embed_dim": _Field(int, ge=1),
+    "embed_key_env": _Field(str, pattern=KEY_ENV_PATTERN),
+    "embed_timeout": _Field(float, gt=0.0),
+    "embed_batch": _Field(int, ge=1),
+    "llm": _Field(str, choices=get_args(LlmName)),
+    "llm_url": _Field(str, nullable=True, min_length=1),
+    "llm_model": _Field(str, nullable=True, min_length=1),
+    "llm_key_env": _Field(str, nullable=True, pattern=KEY_ENV_PATTERN),
+    "llm_timeout": _Field(float, gt=0.0, le=3600.0),
+    "llm_attempts": _Field(int, ge=1, le=10),
+    "weight_fts": _Field(float, ge=0.0, le=100.0),
+    "weight_vector": _Field(float, ge=0.0, le=100.0),
+    "weight_recency": _Field(float, ge=0.0, le=100.0),
+    "weight_salience": _Field(float, ge=0.0, le=100.0),
+    "hooks": _Field(str, choices=get_args(HooksFlag)),
+    "mmr_lambda": _Field(float, ge=0.0, le=1.0),
+    "lock_timeout": _Field(float, ge=0.0, le=3600.0),
+    "gate_max_lost": _Field(int, ge=0, le=1_000_000),
 }
-"""Every setting's type, default and bounds, in the order ``git memhtml config`` lists them (defaults: see
-:class:`Settings`)."""
+"""Every setting's type and bounds, in the order ``git memhtml config`` lists them (the defaults are
+:class:`Settings`'s; a test checks both name the same keys in the same order)."""
 
 
 class InvalidValue(ValueError):
@@ -133,7 +138,7 @@ def check_value(key: str, raw: object) -> object:
 
     Numbers must be finite (``inf``/``nan`` are refused for every number: no setting means anything by them); a
     boolean is no number; an int setting takes ``"10"`` or ``10``, never ``"1.5"``. ``None`` is allowed only where
-    the default is ``None``.
+    the setting is ``nullable``.
 
     Raises:
         InvalidValue: the reason, in words (the caller adds the key, the value when it may be shown, the source).
@@ -141,7 +146,7 @@ def check_value(key: str, raw: object) -> object:
     """
     spec = FIELDS[key]
     if raw is None:
-        if spec.default is None:
+        if spec.nullable:
             return None
         raise InvalidValue(key, "a value is required")
     value: object
@@ -221,7 +226,7 @@ class Settings:
     embed_key_env: str = "OPENAI_API_KEY"
     embed_timeout: float = 30.0
     embed_batch: int = 96
-    llm: Literal["off", "openai", "anthropic"] = "off"
+    llm: LlmName = "off"
     llm_url: str | None = None
     llm_model: str | None = None
     llm_key_env: str | None = None
@@ -231,7 +236,7 @@ class Settings:
     weight_vector: float = 1.0
     weight_recency: float = 0.5
     weight_salience: float = 0.4
-    hooks: Literal["0", "1"] = "1"
+    hooks: HooksFlag = "1"
     mmr_lambda: float = 0.9
     lock_timeout: float = 10.0
     gate_max_lost: int = 0

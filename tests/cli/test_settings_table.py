@@ -3,9 +3,11 @@ from one source, accepted (converted) or refused naming the key, the source and 
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from git_memhtml.config import KEYS, Settings, resolve_settings
+from git_memhtml.config import FIELDS, KEYS, Settings, resolve_settings
 from git_memhtml.errors import ConfigError
 
 ACCEPTED = [
@@ -93,7 +95,7 @@ def test_a_flag_gives_typed_values_and_a_bool_is_no_number() -> None:
 
 def test_defaults_pass_their_own_checks_and_every_key_is_listed() -> None:
     defaults = Settings()
-    assert list(defaults.values()) == list(KEYS)
+    assert [f.name for f in dataclasses.fields(Settings)] == list(FIELDS) == list(KEYS)
     assert defaults.embed == "wordllama" and defaults.llm_url is None and defaults.llm_attempts == 4
     with pytest.raises(ValueError, match="mmr_lambda"):
         Settings(mmr_lambda=2.0)
