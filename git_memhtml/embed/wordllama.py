@@ -78,10 +78,9 @@ class LeanWordLlama:
         self.tokenizer.enable_padding()
         self.tokenizer.no_truncation()
 
-    def embed(self, texts: list[str], *, norm: bool = False, return_np: bool = True,
-              batch_size: int = 64) -> FloatMatrix:
-        """``(len(texts), dim)`` float32 mean-pooled rows (unit rows with ``norm``); ``return_np`` is accepted for
-        the package's signature and always true."""
+    def embed(self, texts: list[str], *, norm: bool = False, batch_size: int = 64) -> FloatMatrix:
+        """``(len(texts), dim)`` float32 mean-pooled rows (unit rows with ``norm``), as the package's ``embed`` with
+        its default ``return_np=True``."""
         out = np.empty((len(texts), self.embedding.shape[1]), dtype=np.float32)
         for i in range(0, len(texts), batch_size):
             encoded = self.tokenizer.encode_batch(texts[i : i + batch_size], is_pretokenized=False,
@@ -196,7 +195,7 @@ class WordLlamaEmbedder:
             for start in range(0, len(order), BATCH_SIZE):
                 batch = order[start : start + BATCH_SIZE]
                 vecs = np.asarray(
-                    model.embed([pieces[j] for j in batch], norm=True, return_np=True, batch_size=BATCH_SIZE),
+                    model.embed([pieces[j] for j in batch], norm=True, batch_size=BATCH_SIZE),
                     dtype=np.float32,
                 )
                 for row, j in zip(vecs, batch, strict=True):
