@@ -12,7 +12,10 @@ the copy's index from the corpus's embedding space ``fake:hash@256`` to the CLI'
 - ``version``: ``git memhtml --version`` (a new process; median of 5, wall and CPU);
 - ``search``: ``retrieval.search`` in process (default scope, limit 10, no MMR, as the bench of issue 4) with
   ``fake:hash@256``; p50 / p95 over ``--queries`` corpus-like queries after 3 warm-ups, and the first query;
-- ``update``: a one-file commit (a new claim in one memory), then ``indexer.update`` in process (median of 5);
+- ``update``: a one-file commit (a new claim in one memory), then ``indexer.update`` in process (median of 5,
+  ``update_inproc_ms``); then the same commit caught up as the post-commit hook does it,
+  ``indexer.update(worktree=False)`` (``update_post_commit_ms``: the commit's delta, no work-tree status,
+  docs/hooks.md "Deferred work-tree status"), and the next reader's full pass after it (``update_reader_ms``);
 - ``hook``: ``git commit`` of one new memory with the post-commit hook in the foreground
   (``MEMHTML_HOOK_DETACH=0``), against a plain ``git commit`` (``core.hooksPath`` → an empty folder), median of 3;
   the hook's own pass time is read from ``hooks.log``;
@@ -273,7 +276,22 @@ def op_update(ctx: Ctx) -> None:
             times.append(time.perf_counter() - t)
             if report.errors:
                 raise SystemExit(f"error: update of {path} reported {report.errors[:1]}")
+        deferred, readers = [], []
+        for rep in range(5):
+            path = _edit(ctx, 10 + rep)
+            repo.stage([path])
+            repo.commit(f"bench: edit {path}")
+            t = time.perf_counter()
+            report = indexer.update(repo, db, embedder, now=synth.NOW, worktree=False)
+            deferred.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            indexer.update(repo, db, embedder, now=synth.NOW)
+            readers.append(time.perf_counter() - t)
+            if report.errors:
+                raise SystemExit(f"error: post-commit update of {path} reported {report.errors[:1]}")
     ctx.figures["update_inproc_ms"] = statistics.median(times) * 1000
+    ctx.figures["update_post_commit_ms"] = statistics.median(deferred) * 1000
+    ctx.figures["update_reader_ms"] = statistics.median(readers) * 1000
 
 
 def _hook_log_seconds(root: Path) -> float | None:

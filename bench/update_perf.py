@@ -7,6 +7,9 @@ is given, so never pass the cached corpus itself). For each folder it prints one
 - ``update_ms``: p50 over ``--reps`` of the in-process ``indexer.update`` after a commit that rewrites one memory
   (embedding with the fake embedder included), and ``status_ms``: p50 of the work-tree status alone
   (``GitRepo.dirty``, libgit2), measured right after each update;
+- ``post_commit_ms``: p50 of the post-commit hook's own pass in process, ``indexer.update(worktree=False)``
+  (the commit's delta, no work-tree status: docs/hooks.md "Deferred work-tree status"), and ``reader_ms``: the
+  full pass the next reader runs after it (the status, nothing left to parse);
 - ``hook_ms``: p50 wall of the post-commit hook body as git runs it in foreground mode
   (``git-memhtml-hook post-commit`` in the work-tree root, Python start-up included) after the same kind of commit;
 - ``cli_ms``: p50 wall of ``git memhtml index update`` after the same kind of commit.
@@ -75,6 +78,8 @@ def measure(root: Path, reps: int) -> dict[str, object]:
     files = 0
     updates: list[float] = []
     statuses: list[float] = []
+    deferred: list[float] = []
+    readers: list[float] = []
     with IndexDB.for_repo(repo) as db:
         indexer.update(repo, db, EMBEDDER, now=NOW)
         files = int((db.query_one("SELECT count(*) FROM files") or (0,))[0])
@@ -86,6 +91,14 @@ def measure(root: Path, reps: int) -> dict[str, object]:
             start = time.perf_counter()
             repo.dirty()
             statuses.append(_ms(start))
+        for rep in range(reps):
+            _edit_and_commit(repo, path, 300 + rep)
+            start = time.perf_counter()
+            indexer.update(repo, db, EMBEDDER, now=NOW, worktree=False)
+            deferred.append(_ms(start))
+            start = time.perf_counter()
+            indexer.update(repo, db, EMBEDDER, now=NOW)
+            readers.append(_ms(start))
     env = {**os.environ, "MEMHTML_EMBED": "off", "MEMHTML_HOOK_DETACH": "0"}  # the CLI's fake is 1024-d
     hook = shutil.which("git-memhtml-hook") or ""
     cli = shutil.which("git-memhtml") or ""
@@ -103,7 +116,8 @@ def measure(root: Path, reps: int) -> dict[str, object]:
                        cwd=root, env=env, check=True, capture_output=True)
         clis.append(_ms(start))
     out: dict[str, object] = {"root": str(root), "files": files}
-    for name, values in (("update", updates), ("status", statuses), ("hook", hooks), ("cli", clis)):
+    for name, values in (("update", updates), ("status", statuses), ("post_commit", deferred), ("reader", readers),
+                         ("hook", hooks), ("cli", clis)):
         out[f"{name}_ms"] = round(statistics.median(values), 1)
         out[f"{name}_min_ms"] = round(min(values), 1)
     out["load"] = round(os.getloadavg()[0], 1)

@@ -11,20 +11,29 @@ callers that pass none, :func:`home_dir` the user's home.
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, get_args
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from git_memhtml.embed.providers import DEFAULT_EMBEDDER, EmbedderName
+from git_memhtml.embed.providers import DEFAULT_EMBEDDER, EMBEDDER_NAMES, EmbedderName
 from git_memhtml.errors import ConfigError
-from git_memhtml.llm import anthropic, openai
-from git_memhtml.llm.client import DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT_SECONDS, LlmSettings
+from git_memhtml.llm.defaults import (
+    ANTHROPIC_KEY_ENV,
+    ANTHROPIC_URL,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_TIMEOUT_SECONDS,
+    OPENAI_KEY_ENV,
+    OPENAI_URL,
+)
+
+if TYPE_CHECKING:  # the model layer (httpx) loads only when a model is bound (issue 12 item 4)
+    from git_memhtml.llm.client import LlmSettings
 
 Source = Literal["default", "git-config", "env", "flag"]
 
@@ -49,7 +58,140 @@ SECRET_KEYS = ("embed_key_env", "llm_key_env")
 """Settings whose invalid value is never echoed: a user who put a key there must not see it printed."""
 
 
-class Settings(BaseModel):
+@dataclass(frozen=True)
+class _Field:
+    """How one setting is checked (issue 12 item 4: a plain table, so resolving settings imports no pydantic).
+
+    Attributes:
+        kind: ``str``, ``int`` or ``float``: the type a value is converted to (git config and the environment give
+            strings: ``"1.5"``, ``" 10 "``; a flag may give the typed value).
+        nullable: ``None`` (unset) is a valid value (the defaults themselves are :class:`Settings`'s).
+        choices: the only values allowed (compared after conversion), empty for any.
+        ge / gt / le: inclusive lower, exclusive lower and inclusive upper bounds of a number.
+        pattern: a regular expression a string must match in full.
+        min_length: the shortest string allowed.
+    """
+
+    kind: type
+    nullable: bool = False
+    choices: tuple[str, ...] = ()
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    pattern: str | None = None
+    min_length: int | None = None
+
+
+LlmName = Literal["off", "openai", "anthropic"]
+"""Valid values of ``memhtml.llm`` (docs/models.md §1)."""
+HooksFlag = Literal["0", "1"]
+"""Valid values of ``memhtml.hooks``."""
+
+FIELDS: Mapping[str, _Field] = {
+    "embed": _Field(str, choices=EMBEDDER_NAMES),
+    "embed_url": _Field(str, min_length=1),
+    "embed_model": _Field(str, min_length=1),
+    "embed_dim": _Field(int, ge=1),
+    "embed_key_env": _Field(str, pattern=KEY_ENV_PATTERN),
+    "embed_timeout": _Field(float, gt=0.0),
+    "embed_batch": _Field(int, ge=1),
+    "llm": _Field(str, choices=get_args(LlmName)),
+    "llm_url": _Field(str, nullable=True, min_length=1),
+    "llm_model": _Field(str, nullable=True, min_length=1),
+    "llm_key_env": _Field(str, nullable=True, pattern=KEY_ENV_PATTERN),
+    "llm_timeout": _Field(float, gt=0.0, le=3600.0),
+    "llm_attempts": _Field(int, ge=1, le=10),
+    "weight_fts": _Field(float, ge=0.0, le=100.0),
+    "weight_vector": _Field(float, ge=0.0, le=100.0),
+    "weight_recency": _Field(float, ge=0.0, le=100.0),
+    "weight_salience": _Field(float, ge=0.0, le=100.0),
+    "hooks": _Field(str, choices=get_args(HooksFlag)),
+    "mmr_lambda": _Field(float, ge=0.0, le=1.0),
+    "lock_timeout": _Field(float, ge=0.0, le=3600.0),
+    "gate_max_lost": _Field(int, ge=0, le=1_000_000),
+}
+"""Every setting's type and bounds, in the order ``git memhtml config`` lists them (the defaults are
+:class:`Settings`'s; a test checks both name the same keys in the same order)."""
+
+
+class InvalidValue(ValueError):
+    """A value a :class:`_Field` refuses; ``key`` names the setting, ``reason`` says why (never the value)."""
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(f"{key}: {reason}")
+        self.key = key
+        self.reason = reason
+
+
+_INT_TEXT = r"[+-]?[0-9]{1,18}"
+"""An integer setting as text: ASCII decimal digits, at most 18 (every bound is far below 10^18)."""
+_FLOAT_TEXT = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?"
+"""A number setting as text: ASCII decimal with an optional exponent (``1.5``, ``.5``, ``2e-3``)."""
+
+
+def _bound(n: float) -> str:
+    return f"{n:g}" if isinstance(n, float) else str(n)
+
+
+def check_value(key: str, raw: object) -> object:
+    """Convert ``raw`` to setting ``key``'s type and check it against :data:`FIELDS`; return the converted value.
+
+    Numbers must be finite (``inf``/``nan`` are refused for every number: no setting means anything by them); a
+    boolean is no number; an int setting takes ``"10"`` or ``10``, never ``"1.5"``. ``None`` is allowed only where
+    the setting is ``nullable``.
+
+    Raises:
+        InvalidValue: the reason, in words (the caller adds the key, the value when it may be shown, the source).
+        KeyError: ``key`` is no setting.
+    """
+    spec = FIELDS[key]
+    if raw is None:
+        if spec.nullable:
+            return None
+        raise InvalidValue(key, "a value is required")
+    value: object
+    if spec.kind is str:
+        if not isinstance(raw, str):
+            raise InvalidValue(key, "must be a string")
+        value = raw
+        if spec.min_length is not None and len(raw) < spec.min_length:
+            raise InvalidValue(key, f"must be at least {spec.min_length} character long")
+        if spec.pattern is not None and re.fullmatch(spec.pattern, raw) is None:
+            raise InvalidValue(key, f"must match {spec.pattern}")
+        if spec.choices and raw not in spec.choices:
+            raise InvalidValue(key, "must be one of " + ", ".join(spec.choices))
+        return value
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+        raise InvalidValue(key, f"must be a{'n integer' if spec.kind is int else ' number'}")
+    if isinstance(raw, str) and re.fullmatch(_INT_TEXT if spec.kind is int else _FLOAT_TEXT, raw.strip()) is None:
+        # Python's int()/float() also take "1_000", "٣" (any Unicode digit) and "infinity": git config values
+        # are read as plain ASCII decimals only
+        raise InvalidValue(key, f"must be a{'n integer' if spec.kind is int else ' number'}")
+    try:
+        if spec.kind is int:
+            if isinstance(raw, float):
+                if not raw.is_integer():
+                    raise ValueError(raw)
+                number: float = int(raw)
+            else:
+                number = int(raw)
+        else:
+            number = float(raw)
+    except (ValueError, OverflowError):
+        raise InvalidValue(key, f"must be a{'n integer' if spec.kind is int else ' number'}") from None
+    if not math.isfinite(number):
+        raise InvalidValue(key, "must be a finite number")
+    if spec.ge is not None and number < spec.ge:
+        raise InvalidValue(key, f"must be ≥ {_bound(spec.ge)}")
+    if spec.gt is not None and number <= spec.gt:
+        raise InvalidValue(key, f"must be > {_bound(spec.gt)}")
+    if spec.le is not None and number > spec.le:
+        raise InvalidValue(key, f"must be ≤ {_bound(spec.le)}")
+    return number
+
+
+@dataclass(frozen=True)
+class Settings:
     """The effective configuration.
 
     Attributes:
@@ -77,32 +219,39 @@ class Settings(BaseModel):
             ``gitrepo.lock.DEFAULT_LOCK_TIMEOUT_S``; docs/store.md "The write lock").
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     embed: EmbedderName = DEFAULT_EMBEDDER
-    embed_url: str = Field("https://api.openai.com/v1", min_length=1)
-    embed_model: str = Field("text-embedding-3-small", min_length=1)
-    embed_dim: int = Field(1536, ge=1)
-    embed_key_env: str = Field("OPENAI_API_KEY", pattern=KEY_ENV_PATTERN)
-    embed_timeout: float = Field(30.0, gt=0.0)
-    embed_batch: int = Field(96, ge=1)
-    llm: Literal["off", "openai", "anthropic"] = "off"
-    llm_url: str | None = Field(None, min_length=1)
-    llm_model: str | None = Field(None, min_length=1)
-    llm_key_env: str | None = Field(None, pattern=KEY_ENV_PATTERN)
-    llm_timeout: float = Field(DEFAULT_TIMEOUT_SECONDS, gt=0.0, le=3600.0, allow_inf_nan=False)
-    llm_attempts: int = Field(DEFAULT_MAX_ATTEMPTS, ge=1, le=10)
-    weight_fts: float = Field(1.0, ge=0.0, le=100.0, allow_inf_nan=False)
-    weight_vector: float = Field(1.0, ge=0.0, le=100.0, allow_inf_nan=False)
-    weight_recency: float = Field(0.5, ge=0.0, le=100.0, allow_inf_nan=False)
-    weight_salience: float = Field(0.4, ge=0.0, le=100.0, allow_inf_nan=False)
-    hooks: Literal["0", "1"] = "1"
-    mmr_lambda: float = Field(0.9, ge=0.0, le=1.0)
-    lock_timeout: float = Field(10.0, ge=0.0, le=3600.0, allow_inf_nan=False)
-    gate_max_lost: int = Field(0, ge=0, le=1_000_000)
+    embed_url: str = "https://api.openai.com/v1"
+    embed_model: str = "text-embedding-3-small"
+    embed_dim: int = 1536
+    embed_key_env: str = "OPENAI_API_KEY"
+    embed_timeout: float = 30.0
+    embed_batch: int = 96
+    llm: LlmName = "off"
+    llm_url: str | None = None
+    llm_model: str | None = None
+    llm_key_env: str | None = None
+    llm_timeout: float = DEFAULT_TIMEOUT_SECONDS
+    llm_attempts: int = DEFAULT_MAX_ATTEMPTS
+    weight_fts: float = 1.0
+    weight_vector: float = 1.0
+    weight_recency: float = 0.5
+    weight_salience: float = 0.4
+    hooks: HooksFlag = "1"
+    mmr_lambda: float = 0.9
+    lock_timeout: float = 10.0
+    gate_max_lost: int = 0
+
+    def __post_init__(self) -> None:
+        """Check every value against :data:`FIELDS` (converting ``"1.5"`` to ``1.5``); raises :class:`InvalidValue`."""
+        for key in FIELDS:
+            object.__setattr__(self, key, check_value(key, getattr(self, key)))
+
+    def values(self) -> dict[str, object]:
+        """``{key: value}`` of every setting, in :data:`FIELDS` order."""
+        return {key: getattr(self, key) for key in FIELDS}
 
 
-KEYS: tuple[str, ...] = tuple(Settings.model_fields)
+KEYS: tuple[str, ...] = tuple(FIELDS)
 
 
 @dataclass(frozen=True)
@@ -158,9 +307,8 @@ def resolve_settings(
             values[key], sources[key] = flags[key], "flag"
     try:
         settings = Settings(**values)  # type: ignore[arg-type]
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        key = str(first["loc"][0]) if first["loc"] else "?"
+    except InvalidValue as exc:
+        key = exc.key
         shown = "<not shown: it must name a variable, not hold a key>" if key in SECRET_KEYS else repr(
             values.get(key))
         source = sources.get(key, "default")
@@ -170,15 +318,15 @@ def resolve_settings(
             "flag": "pass a valid value",
         }
         raise ConfigError(
-            f"invalid setting {key}={shown} (from {source}): {first['msg']}",
+            f"invalid setting {key}={shown} (from {source}): {exc.reason}",
             hint=fixes.get(source, f"git config {_git_key(key)} <value>"),
         ) from exc
     return ResolvedSettings(settings, sources)
 
 
 LLM_DEFAULTS: Mapping[str, Mapping[str, str]] = {
-    "openai": {"llm_url": openai.DEFAULT_URL, "llm_key_env": openai.DEFAULT_KEY_ENV},
-    "anthropic": {"llm_url": anthropic.DEFAULT_URL, "llm_key_env": anthropic.DEFAULT_KEY_ENV},
+    "openai": {"llm_url": OPENAI_URL, "llm_key_env": OPENAI_KEY_ENV},
+    "anthropic": {"llm_url": ANTHROPIC_URL, "llm_key_env": ANTHROPIC_KEY_ENV},
 }
 """The defaults of ``memhtml.llmurl`` and ``memhtml.llmkeyenv`` per dialect (the provider's public API and the
 variable its own clients read); with ``memhtml.llm = off`` neither has one."""
@@ -229,6 +377,8 @@ def llm_settings(settings: Settings, *, key: str | None) -> LlmSettings | None:
         raise ConfigError(f"memhtml.llm is {dialect} at {url}, but ${key_env} holds no API key",
                           hint=f"export {key_env}=<key>, or name another variable with "
                                "git config memhtml.llmkeyenv <VARIABLE> (a local server needs none)")
+    from git_memhtml.llm.client import LlmSettings  # noqa: PLC0415 - the model layer loads only when one is bound
+
     return LlmSettings(dialect=dialect, url=url, model=settings.llm_model, key=key, key_env=key_env,
                        timeout=settings.llm_timeout, max_attempts=settings.llm_attempts)
 

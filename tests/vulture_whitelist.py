@@ -102,7 +102,7 @@ LAZY_COMMANDS = (
 group's table), imported on first use; ``format_commands`` is called by click when it prints a group's help."""
 
 PYDANTIC_HOOKS = (
-    Settings.model_config, LinkOp.model_config, OpLine.model_config,
+    LinkOp.model_config, OpLine.model_config,
     LinkOp._known_rel, OpLine._one_line_id, OpLine._type_name_entities, OpLine._writable, OpLine._one_door,
 )
 """Pydantic reads ``model_config`` and calls ``@field_validator``/``@model_validator`` methods itself."""

@@ -25,7 +25,7 @@ def config_cmd(ctx: click.Context, as_json: bool) -> int:
     """List effective settings by git config key: default < git config memhtml.<key> < MEMHTML_<KEY>."""
     app = app_of(ctx)
     resolved = app.settings()
-    values = resolved.settings.model_dump()
+    values = resolved.settings.values()
     weights = app.weights()  # unset weight_* keys take the embedder's default (docs/retrieval-tuning.md)
     by_dialect = llm_defaults(resolved.settings)  # unset llmurl / llmkeyenv take the dialect's default
     data: dict[str, dict[str, Any]] = {}

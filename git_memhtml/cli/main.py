@@ -10,14 +10,9 @@ warnings, and with ``--json`` a ``commit.landed`` envelope (docs/store.md "After
 
 from __future__ import annotations
 
-import itertools
 import os
-import platform
 import sys
-import tempfile
-import traceback
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
@@ -118,6 +113,12 @@ def _crash_report(exc: BaseException) -> Path:
     """Write a crash report to a new file ``<tmp>/git-memhtml-crashes/crash-<UTC stamp>-<pid>-<n>.log`` and
     return its path. The file is created with ``O_CREAT | O_EXCL`` (mode 0600), so two crashes in the same second,
     from one process or many, never overwrite each other: a taken name moves on to the next ``n``."""
+    import itertools  # a crash only: start-up (``--version``) imports none of these (issue 12 item 4)
+    import platform
+    import tempfile
+    import traceback
+    from datetime import UTC, datetime
+
     from git_memhtml.gitrepo import library_versions as git_versions
     from git_memhtml.index.connection import library_versions as db_versions
 

@@ -122,7 +122,14 @@ def _alarm(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _catch_up(repo: GitRepo, now: str, embedder_factory: Callable[[], Embedder | None]) -> str:
+DEFERRED_STATUS_HOOKS = frozenset({"post-commit"})
+"""Hooks whose pass leaves the work-tree status to the next reader (``indexer.update(worktree=False)``): a commit
+changes what it commits and nothing else, so its pass costs what it changed, not one ``lstat`` per tracked file
+(docs/hooks.md "Deferred work-tree status")."""
+
+
+def _catch_up(repo: GitRepo, now: str, embedder_factory: Callable[[], Embedder | None], *,
+              worktree: bool = True) -> str:
     from git_memhtml.index.db import IndexDB  # noqa: PLC0415 - loaded only when a pass really runs
     from git_memhtml.index.indexer import update  # noqa: PLC0415
 
@@ -140,7 +147,7 @@ def _catch_up(repo: GitRepo, now: str, embedder_factory: Callable[[], Embedder |
         except MemhtmlError as exc:
             embedder = None
             notes.append(f"embedder unavailable ({exc.message}); vectors wait for the next command")
-        report = update(repo, db, embedder, now=now)
+        report = update(repo, db, embedder, now=now, worktree=worktree)
         notes += _landed_runs(repo, db, now)
     finally:
         db.close()
@@ -244,7 +251,8 @@ def _locked_passes(repo: GitRepo, hook: str, now: str, embedder_factory: Callabl
                     if remaining <= 0:
                         raise HookTimeout()
                     with _alarm(remaining):
-                        message = _catch_up(repo, now, embedder_factory)
+                        message = _catch_up(repo, now, embedder_factory,
+                                            worktree=hook not in DEFERRED_STATUS_HOOKS)
                     status = "updated"
                 finally:
                     fcntl.flock(lock.fileno(), fcntl.LOCK_UN)

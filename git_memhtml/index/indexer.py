@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from git_memhtml.document.model import MemoryDocument
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import (
     GitError,
@@ -21,7 +23,7 @@ from git_memhtml.index.embedding import check_space, embed_missing
 from git_memhtml.index.matrix import sync as sync_matrix
 from git_memhtml.index.overlay import apply_worktree, disk_bytes, overlay_paths, refuse_committed_links, retry_refusals
 from git_memhtml.index.project import is_indexable
-from git_memhtml.index.source import HeadBlobs, IndexedRepo, IndexPass, Parser, TreeChange, git_blob_sha
+from git_memhtml.index.source import DirtyPath, HeadBlobs, IndexedRepo, IndexPass, Parser, TreeChange, git_blob_sha
 from git_memhtml.index.upsert import held_hashes, noting_hashes, project_bytes, upsert
 from git_memhtml.index.watermark import index_state
 from git_memhtml.index.write import delete_path, rename_path
@@ -68,7 +70,13 @@ class IndexStatus:
 
 
 def _parser() -> Parser:
-    from git_memhtml.document.parse import parse_memory  # noqa: PLC0415 - sibling package, loaded on use
+    """The default parser, imported on its first call: a pass with nothing to parse (a search on a fresh index)
+    never loads html5lib or selectolax (issue 12 item 4)."""
+
+    def parse_memory(*args: Any, **kwargs: Any) -> MemoryDocument:
+        from git_memhtml.document.parse import parse_memory as parse  # noqa: PLC0415 - loaded on first use
+
+        return parse(*args, **kwargs)
 
     return parse_memory
 
@@ -135,7 +143,7 @@ def rebuild(repo: IndexedRepo, db: IndexDB, embedder: Embedder | None, *, now: s
 
 
 def update(repo: IndexedRepo, db: IndexDB, embedder: Embedder | None, *, now: str,
-           parse: Parser | None = None, progress: Progress = NO_PROGRESS) -> IndexReport:
+           parse: Parser | None = None, progress: Progress = NO_PROGRESS, worktree: bool = True) -> IndexReport:
     """Bring the index from its watermark to HEAD + work tree (docs/index.md §3.7); rebuild when there is no watermark
     or the watermark commit is gone.
 
@@ -147,6 +155,15 @@ def update(repo: IndexedRepo, db: IndexDB, embedder: Embedder | None, *, now: st
     ``progress`` gets the stage ``indexing`` (one item per changed committed path) and then ``embedding``; a pass
     that falls back to :func:`rebuild` reports as a rebuild.
 
+    ``worktree=False`` (the post-commit hook, docs/hooks.md "Deferred work-tree status") projects only what the
+    commits changed and leaves the work tree to the next full pass: no status is taken, the ``worktree_paths``
+    overlay is kept as recorded (those paths are re-read by the next pass, which always touches them), and a
+    committed path is written with HEAD's bytes. Every reader runs a full pass before it reads (``App.index``), so
+    what it reads equals a rebuild over HEAD + work tree; the deferred pass only moves the parsing and embedding of
+    the commit ahead of it. A rebuild (no watermark, or the watermark commit is gone) always reads the work tree.
+    The writer's dedupe stays exact after a deferred pass: a row outside the overlay still describes the watermark
+    commit (it was projected from HEAD's bytes, or is unchanged since a full pass saw it clean).
+
     Raises:
         EmbedModelMismatch: the index holds vectors of another space (hint ``git memhtml index rebuild``).
         StorageError: SQLite failed. GitError: the repository cannot be read.
@@ -157,7 +174,8 @@ def update(repo: IndexedRepo, db: IndexDB, embedder: Embedder | None, *, now: st
     run = IndexPass()
     with db.atomic():  # one transaction: a reader (the writer's dedupe) sees the pass whole or not at all
         watermark, _ = _state(db)
-        projected = watermark is not None and _project_changes(repo, db, run, watermark, head, now, parse, progress)
+        projected = watermark is not None and _project_changes(repo, db, run, watermark, head, now, parse, progress,
+                                                                worktree=worktree)
     if not projected:
         return rebuild(repo, db, embedder, now=now, parse=parse, progress=progress)
     written, error = embed_missing(db, embedder, now=now, progress=progress)
@@ -166,7 +184,7 @@ def update(repo: IndexedRepo, db: IndexDB, embedder: Embedder | None, *, now: st
 
 
 def _project_changes(repo: IndexedRepo, db: IndexDB, run: IndexPass, watermark: str, head: str | None, now: str,
-                     parse: Parser, progress: Progress) -> bool:
+                     parse: Parser, progress: Progress, *, worktree: bool) -> bool:
     """The projection of :func:`update` inside its transaction: watermark..HEAD, the work tree, the refusals, the
     new watermark. ``False`` (nothing written) when the watermark commit cannot be read: the caller rebuilds."""
     changes: Sequence[TreeChange] = ()
@@ -176,7 +194,7 @@ def _project_changes(repo: IndexedRepo, db: IndexDB, run: IndexPass, watermark: 
         except GitError:
             return False
     blobs = HeadBlobs(repo, head)
-    entries = repo.dirty()
+    entries: Sequence[DirtyPath] = repo.dirty() if worktree else ()
     previous = overlay_paths(db)
     touched = {c.path for c in changes} | {c.old_path for c in changes if c.old_path}
     touched |= {e.path for e in entries} | previous
@@ -229,7 +247,10 @@ def _project_changes(repo: IndexedRepo, db: IndexDB, run: IndexPass, watermark: 
                     run.removed += 1
     if changes:
         refuse_committed_links(db, run, blobs, [c.path for c in changes if c.status != "D"])
-    overlay = apply_worktree(repo, db, run, blobs, now, parse, entries, previous)
+    if worktree:
+        overlay = apply_worktree(repo, db, run, blobs, now, parse, entries, previous)
+    else:  # deferred: the recorded overlay stands until the next full pass re-reads it
+        overlay = frozenset(previous)
     retry_refusals(repo, db, run, blobs, overlay, now, parse, freed)
     _set_head(db, head, now, rebuilt=False, space=None)
     return True

@@ -27,13 +27,13 @@ from typing import Any
 from git_memhtml.errors import LlmContractViolation, ProviderRefused
 from git_memhtml.llm.answer import CONTRACT_HINT, count, validate
 from git_memhtml.llm.contract import MAX_TOKENS_CLAMP, ModelRequest, T, Usage
+from git_memhtml.llm.defaults import ANTHROPIC_KEY_ENV, ANTHROPIC_URL
 from git_memhtml.llm.schema import wire_name, wire_schema
 from git_memhtml.transport import preview
 
-DEFAULT_URL = "https://api.anthropic.com"
-"""``memhtml.llmurl`` when unset and ``memhtml.llm = anthropic``."""
-DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
-"""``memhtml.llmkeyenv`` when unset and ``memhtml.llm = anthropic`` (the variable Anthropic's own clients read)."""
+DEFAULT_URL = ANTHROPIC_URL
+DEFAULT_KEY_ENV = ANTHROPIC_KEY_ENV
+"""The defaults of ``memhtml.llmurl`` / ``memhtml.llmkeyenv`` for this dialect (:mod:`git_memhtml.llm.defaults`)."""
 API_VERSION = "2023-06-01"
 """The ``anthropic-version`` header: the Messages API version this module speaks."""
 PATH = "/v1/messages"

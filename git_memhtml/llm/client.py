@@ -22,12 +22,9 @@ from typing import Any
 from git_memhtml.errors import ModelUnavailable, ProviderRefused
 from git_memhtml.llm import anthropic, openai
 from git_memhtml.llm.contract import Dialect, ModelAnswer, ModelRequest, T
+from git_memhtml.llm.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT_SECONDS
 from git_memhtml.transport import HttpResult, RetryPolicy, Transport
 
-DEFAULT_TIMEOUT_SECONDS = 120.0
-"""Seconds per HTTP attempt (``memhtml.llmtimeout``): a batch of members can take a model a minute to answer."""
-DEFAULT_MAX_ATTEMPTS = 4
-"""Attempts per call on 429/5xx (``memhtml.llmattempts``; 1 try + 3 retries, as the embedder)."""
 BACKOFF_SECONDS = 1.0
 """First retry delay, doubling (1, 2, 4 s), unless ``Retry-After`` says otherwise."""
 MAX_BACKOFF_SECONDS = 30.0

@@ -26,13 +26,13 @@ from typing import Any
 from git_memhtml.errors import LlmContractViolation, ProviderRefused
 from git_memhtml.llm.answer import CONTRACT_HINT, count, parse_json, validate
 from git_memhtml.llm.contract import MAX_TOKENS_CLAMP, ModelRequest, T, Usage
+from git_memhtml.llm.defaults import OPENAI_KEY_ENV, OPENAI_URL
 from git_memhtml.llm.schema import wire_name, wire_schema
 from git_memhtml.transport import preview
 
-DEFAULT_URL = "https://api.openai.com/v1"
-"""``memhtml.llmurl`` when unset and ``memhtml.llm = openai``."""
-DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-"""``memhtml.llmkeyenv`` when unset and ``memhtml.llm = openai`` (the variable OpenAI's own clients read)."""
+DEFAULT_URL = OPENAI_URL
+DEFAULT_KEY_ENV = OPENAI_KEY_ENV
+"""The defaults of ``memhtml.llmurl`` / ``memhtml.llmkeyenv`` for this dialect (:mod:`git_memhtml.llm.defaults`)."""
 PATH = "/chat/completions"
 """Appended to the base URL unless it already ends with it."""
 

@@ -29,7 +29,8 @@ growth = _load()
 
 EVERY_FIGURE = {
     "version_ms", "version_cpu_ms", "cli_search_cpu_ms",
-    "search_fake_first_ms", "search_fake_p50_ms", "search_fake_p95_ms", "update_inproc_ms",
+    "search_fake_first_ms", "search_fake_p50_ms", "search_fake_p95_ms", "update_inproc_ms", "update_post_commit_ms",
+    "update_reader_ms",
     "hook_commit_ms", "plain_commit_ms", "hook_added_ms", "hook_pass_ms", "apply_wall_s", "apply_cpu_s",
     "apply_rss_mib", "rebuild_wall_s", "rebuild_cpu_s", "rebuild_rss_mib", "cli_search_ms", "cli_search_rss_mib",
     "validate_wall_s", "validate_cpu_s", "validate_rss_mib", "sleep_wall_s", "sleep_cpu_s", "sleep_rss_mib",

@@ -18,6 +18,36 @@ HEAVY = ("numpy", "pygit2", "apsw", "html5lib", "selectolax", "wordllama", "http
 """Top-level packages start-up must not import (the issue's list, plus the vector extension)."""
 
 
+CRASH_ONLY = ("tempfile", "shutil", "bz2", "lzma", "importlib.metadata", "pkg_resources", "git_memhtml.config")
+"""Stdlib modules only a crash report needs (``cli.main._crash_report``), the distribution metadata a console
+script may reach for, and the settings: start-up loads none of them (issue 12, ``--version`` ≤ 150 ms from a wheel)."""
+
+
+def _top_level_crash_only_imports(module: str) -> list[str]:
+    """The :data:`CRASH_ONLY` modules that ``module`` imports at module level (not inside a function)."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    found: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name in CRASH_ONLY]
+        elif isinstance(node, ast.ImportFrom) and node.module in CRASH_ONLY:
+            found.append(node.module)
+    return found
+
+
+def _imported_after_package(importtime: str) -> list[str]:
+    """The modules ``-X importtime`` lists once the ``git_memhtml`` package itself is imported (``-m`` imports it
+    first, and it imports nothing), so what ``site`` and ``.pth`` files load before it is not counted."""
+    names = [line.rsplit("|", 1)[1].strip() for line in importtime.splitlines()
+             if line.startswith("import time:") and line.count("|") == 2]
+    return names[names.index("git_memhtml") + 1:] if "git_memhtml" in names else []
+
+
 def _imported(args: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     """Run ``python -X importtime -m git_memhtml ARGS``; return the process and every module it imported."""
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "git_memhtml", *args], capture_output=True,
@@ -36,6 +66,13 @@ def test_start_up_imports_no_heavy_library_and_no_command(args: list[str], tmp_p
     assert heavy == []
     commands = sorted(m for m in modules if m.endswith(("_cmds", "_cmd")) or m == "git_memhtml.cli.demo")
     assert commands == []
+    ours = _imported_after_package(proc.stderr)  # the interpreter's own start-up (site, .pth files) left out
+    assert "git_memhtml.cli.main" in ours
+    assert sorted(m for m in ours if m in CRASH_ONLY) == []
+    # ``site`` may have loaded some of them already (a .pth file), which hides a later import from -X importtime:
+    # so also read the module-level imports of every module of ours that start-up loaded.
+    offenders = {m: _top_level_crash_only_imports(m) for m in ours if m.startswith("git_memhtml")}
+    assert {m: found for m, found in offenders.items() if found} == {}
     if args[-1] in ("-h", "--help"):
         for name, row in COMMAND_TABLE.items():
             assert (f"  {name} " in proc.stdout) is not row.hidden, name

@@ -179,3 +179,30 @@ def test_post_commit_indexes_an_html_file_of_any_case(repo: Path, name: str) -> 
     assert path in paths and head == _head(repo), (paths, _log(repo))
     assert path in memhtml(repo, "search", "gateway retries", "--json").stdout
     assert "not a memory file" not in memhtml(repo, "validate", path, check=False).stdout
+
+
+def _indexed_body(root: Path, path: str) -> str | None:
+    db = IndexDB.for_repo(GitRepo.discover(root))
+    try:
+        row = db.query_one("SELECT body_text FROM files WHERE path = ?", (path,))
+    finally:
+        db.close()
+    return None if row is None else str(row[0])
+
+
+def test_post_commit_defers_the_work_tree_to_the_next_reader(repo: Path) -> None:
+    """The post-commit pass projects the commit and takes no status (docs/hooks.md "Deferred work-tree status"):
+    an uncommitted edit made before the commit is not read by it, and the next reader's catch-up indexes it
+    before answering. A post-checkout pass still reads the work tree."""
+    _commit_memory(repo, "areas/ops/a.html", "Alpha", "Alpha fact about queues.")
+    write(repo, "areas/ops/a.html", memory("Alpha", "Alpha fact about zeppelins."))  # dirty, not committed
+    _commit_memory(repo, "areas/ops/b.html", "Beta", "Beta fact about caches.")  # post-commit: b only
+    paths, head = _indexed(repo)
+    assert "areas/ops/b.html" in paths and head == _head(repo)
+    assert "queues" in str(_indexed_body(repo, "areas/ops/a.html"))  # the work tree was not read
+    hits = memhtml(repo, "search", "zeppelins", "--json").stdout
+    assert "areas/ops/a.html" in hits  # the reader's full pass took the status
+    assert "zeppelins" in str(_indexed_body(repo, "areas/ops/a.html"))
+    write(repo, "areas/ops/b.html", memory("Beta", "Beta fact about walruses."))
+    git(repo, "checkout", "-q", "-b", "other")  # post-checkout: a full pass
+    assert "walruses" in str(_indexed_body(repo, "areas/ops/b.html"))

@@ -105,6 +105,8 @@ class World:
     fresh: IndexDB
     commits: list[str] = field(default_factory=list)
     side: int = 0
+    deferred: bool = False
+    """Run the post-commit hook's pass (``worktree=False``: no status) before each reader's full pass."""
 
     def files(self) -> list[str]:
         """Memory paths in the work tree, sorted."""
@@ -155,6 +157,9 @@ class World:
     def check(self) -> None:
         """``update`` the incremental index and compare it with a rebuild (which empties the plane first) in the
         other database."""
+        if self.deferred:
+            early = indexer.update(self.git, self.db, EMBEDDER, now=NOW, parse=cached_parse, worktree=False)
+            assert early.embed_error is None and early.head_sha == self.git.head_sha()
         report = indexer.update(self.git, self.db, EMBEDDER, now=NOW, parse=cached_parse)
         assert report.embed_error is None
         indexer.rebuild(self.git, self.fresh, EMBEDDER, now=NOW, parse=cached_parse)
@@ -296,11 +301,13 @@ STEP = st.tuples(st.sampled_from(OPS), st.integers(0, 11), st.integers(0, 11), s
 SEED = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3), st.integers(0, 5)), min_size=1, max_size=4)
 
 
-def run_history(root: Path, seed: list[tuple[int, int, int]], steps: list[tuple[str, int, int, int]]) -> None:
-    """Replay one generated history in a new repository at ``root``; check the invariant after every commit."""
+def run_history(root: Path, seed: list[tuple[int, int, int]], steps: list[tuple[str, int, int, int]], *,
+                deferred: bool = False) -> None:
+    """Replay one generated history in a new repository at ``root``; check the invariant after every commit
+    (``deferred``: each check starts with the post-commit hook's status-free pass)."""
     db, fresh = open_index(":memory:", ":memory:"), open_index(":memory:", ":memory:")
     try:
-        w = World(root, GitRepo.init(root), db, fresh)
+        w = World(root, GitRepo.init(root), db, fresh, deferred=deferred)
         for path_i, claim, meta in seed:
             w.write(LIVE[path_i], memory(claim, meta))
         w.commit("seed", [LIVE[p] for p, _, _ in seed])
@@ -334,3 +341,14 @@ def fresh_root(tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Path]:
 def test_incremental_update_equals_rebuild(fresh_root: Callable[[], Path], seed: list[tuple[int, int, int]],
                                            steps: list[tuple[str, int, int, int]]) -> None:
     run_history(fresh_root(), seed, steps)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(seed=SEED, steps=st.lists(STEP, min_size=3, max_size=8))
+def test_a_deferred_status_pass_then_a_full_pass_equals_rebuild(fresh_root: Callable[[], Path],
+                                                               seed: list[tuple[int, int, int]],
+                                                               steps: list[tuple[str, int, int, int]]) -> None:
+    """The post-commit hook's pass leaves the work tree to the next reader (docs/hooks.md): whatever it left,
+    the reader's full pass converges on a rebuild (uncommitted edits, resets and merges included)."""
+    run_history(fresh_root(), seed, steps, deferred=True)

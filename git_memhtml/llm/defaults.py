@@ -1,0 +1,22 @@
+"""The defaults of the ``memhtml.llm*`` settings, in a module that imports nothing (issue 12 item 4).
+
+``git_memhtml.config`` reads these at import time; the dialect modules and the client re-export them under their
+old names. Keeping them here means resolving the settings (which every command does) never imports the model
+layer, its transport or httpx.
+"""
+
+from __future__ import annotations
+
+DEFAULT_TIMEOUT_SECONDS = 120.0
+"""Seconds per HTTP attempt (``memhtml.llmtimeout``): a batch of members can take a model a minute to answer."""
+DEFAULT_MAX_ATTEMPTS = 4
+"""Attempts per call on 429/5xx (``memhtml.llmattempts``; 1 try + 3 retries, as the embedder)."""
+
+OPENAI_URL = "https://api.openai.com/v1"
+"""``memhtml.llmurl`` when unset and ``memhtml.llm = openai``."""
+OPENAI_KEY_ENV = "OPENAI_API_KEY"
+"""``memhtml.llmkeyenv`` when unset and ``memhtml.llm = openai`` (the variable OpenAI's own clients read)."""
+ANTHROPIC_URL = "https://api.anthropic.com"
+"""``memhtml.llmurl`` when unset and ``memhtml.llm = anthropic``."""
+ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
+"""``memhtml.llmkeyenv`` when unset and ``memhtml.llm = anthropic`` (the variable Anthropic's own clients read)."""
