@@ -162,11 +162,11 @@ def check_value(key: str, raw: object) -> object:
             raise InvalidValue(key, "must be one of " + ", ".join(spec.choices))
         return value
     if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
-        raise InvalidValue(key, f"must be a{'n integer' if spec.kind is int else ' number'}")
+        raise InvalidValue(key, "must be an integer" if spec.kind is int else "must be a finite decimal number")
     if isinstance(raw, str) and re.fullmatch(_INT_TEXT if spec.kind is int else _FLOAT_TEXT, raw.strip()) is None:
         # Python's int()/float() also take "1_000", "٣" (any Unicode digit) and "infinity": git config values
         # are read as plain ASCII decimals only
-        raise InvalidValue(key, f"must be a{'n integer' if spec.kind is int else ' number'}")
+        raise InvalidValue(key, "must be an integer" if spec.kind is int else "must be a finite decimal number")
     try:
         if spec.kind is int:
             if isinstance(raw, float):
@@ -178,7 +178,8 @@ def check_value(key: str, raw: object) -> object:
         else:
             number = float(raw)
     except (ValueError, OverflowError):
-        raise InvalidValue(key, f"must be a{'n integer' if spec.kind is int else ' number'}") from None
+        wanted = "an integer" if spec.kind is int else "a finite decimal number"
+        raise InvalidValue(key, f"must be {wanted}") from None
     if not math.isfinite(number):
         raise InvalidValue(key, "must be a finite number")
     if spec.ge is not None and number < spec.ge:
