@@ -124,6 +124,7 @@ def rebuild(repo: IndexedRepo, db: IndexDB, embedder: Embedder | None, *, now: s
     head = repo.head_sha()
     blobs = HeadBlobs(repo, head)
     run = IndexPass()
+    entries = repo.dirty()  # the status, before the write transaction (see update)
     with db.atomic():
         for table in REBUILD_TABLES:
             db.execute(f"DELETE FROM {table}")
@@ -135,7 +136,7 @@ def rebuild(repo: IndexedRepo, db: IndexDB, embedder: Embedder | None, *, now: s
             progress.advance()
         progress.close()
         refuse_committed_links(db, run, blobs, None)
-        overlay = apply_worktree(repo, db, run, blobs, now, parse, repo.dirty(), ())
+        overlay = apply_worktree(repo, db, run, blobs, now, parse, entries, ())
         retry_refusals(repo, db, run, blobs, overlay, now, parse, None)
     written, error = embed_missing(db, embedder, now=now, progress=progress)
     sync_matrix(db)
@@ -172,10 +173,13 @@ def update(repo: IndexedRepo, db: IndexDB, embedder: Embedder | None, *, now: st
     check_space(db, embedder)
     head = repo.head_sha()
     run = IndexPass()
+    # the status walks every tracked file (the one part that grows with the tree): taken before the write
+    # transaction, so other index writers never wait for it; it reads the disk, not the index
+    entries: Sequence[DirtyPath] | None = repo.dirty() if worktree else None
     with db.atomic():  # one transaction: a reader (the writer's dedupe) sees the pass whole or not at all
         watermark, _ = _state(db)
         projected = watermark is not None and _project_changes(repo, db, run, watermark, head, now, parse, progress,
-                                                                worktree=worktree)
+                                                                entries=entries)
     if not projected:
         return rebuild(repo, db, embedder, now=now, parse=parse, progress=progress)
     written, error = embed_missing(db, embedder, now=now, progress=progress)
@@ -184,9 +188,10 @@ def update(repo: IndexedRepo, db: IndexDB, embedder: Embedder | None, *, now: st
 
 
 def _project_changes(repo: IndexedRepo, db: IndexDB, run: IndexPass, watermark: str, head: str | None, now: str,
-                     parse: Parser, progress: Progress, *, worktree: bool) -> bool:
-    """The projection of :func:`update` inside its transaction: watermark..HEAD, the work tree, the refusals, the
-    new watermark. ``False`` (nothing written) when the watermark commit cannot be read: the caller rebuilds."""
+                     parse: Parser, progress: Progress, *, entries: Sequence[DirtyPath] | None) -> bool:
+    """The projection of :func:`update` inside its transaction: watermark..HEAD, the work tree (``entries``, the
+    status; ``None`` defers it), the refusals, the new watermark. ``False`` (nothing written) when the watermark
+    commit cannot be read: the caller rebuilds."""
     changes: Sequence[TreeChange] = ()
     if head is not None and head != watermark:
         try:
@@ -194,10 +199,9 @@ def _project_changes(repo: IndexedRepo, db: IndexDB, run: IndexPass, watermark: 
         except GitError:
             return False
     blobs = HeadBlobs(repo, head)
-    entries: Sequence[DirtyPath] = repo.dirty() if worktree else ()
     previous = overlay_paths(db)
     touched = {c.path for c in changes} | {c.old_path for c in changes if c.old_path}
-    touched |= {e.path for e in entries} | previous
+    touched |= {e.path for e in entries or ()} | previous
     freed = held_hashes(db, touched)
     parse = noting_hashes(parse, freed)
     blobs.fetch(c.path for c in changes if c.status != "D")
@@ -247,7 +251,7 @@ def _project_changes(repo: IndexedRepo, db: IndexDB, run: IndexPass, watermark: 
                     run.removed += 1
     if changes:
         refuse_committed_links(db, run, blobs, [c.path for c in changes if c.status != "D"])
-    if worktree:
+    if entries is not None:
         overlay = apply_worktree(repo, db, run, blobs, now, parse, entries, previous)
     else:  # deferred: the recorded overlay stands until the next full pass re-reads it
         overlay = frozenset(previous)
@@ -267,9 +271,9 @@ def reproject_paths(repo: IndexedRepo, db: IndexDB, paths: Sequence[str], *, now
     """
     parse = parse or _parser()
     run = IndexPass()
+    dirty = {d.path: d.deleted for d in repo.dirty()}  # before the transaction, as update's status
     with db.atomic():  # one transaction, as update's
         blobs = HeadBlobs(repo, repo.head_sha())
-        dirty = {d.path: d.deleted for d in repo.dirty()}
         wanted = sorted(set(paths))
         freed = held_hashes(db, wanted)
         parse = noting_hashes(parse, freed)
