@@ -360,7 +360,8 @@ class CommitPath:
 
         A commit that reached its branch (it is an ancestor of the branch tip) gets its files written and its
         index entries set, except paths edited since (their bytes are neither the parent's nor the commit's);
-        one that did not is forgotten (nothing had been written). Returns the sha finished, or ``None``.
+        one that did not is forgotten (nothing had been written), and so is one whose branch is no longer checked
+        out (the work tree is another branch's). Returns the sha finished, or ``None``.
         Called on every :meth:`write_lock` entry; cheap when there is no journal (one ``stat``).
 
         ``index_files``: the index files to set the entries in (empty: this work tree's ``index``); the journal
@@ -384,6 +385,9 @@ class CommitPath:
         tip = self._ref_sha(ref)
         landed = bool(commit) and tip is not None and self._repo.get(commit) is not None \
             and self.is_ancestor(str(commit), tip)
+        if landed and self.head_ref()[0] != ref:  # the user checked out another branch since: git's checkout
+            journal.unlink(missing_ok=True)          # wrote that branch's files; ours arrive when they come back
+            return None
         if landed:
             before = self.tree_blobs(parent, prefixes=()) if parent else {}
 
