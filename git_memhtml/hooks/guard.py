@@ -80,7 +80,8 @@ def run_guard(hook: str, repo: GitRepo, *, index_file_env: str | None, cwd: Path
         return GuardOutcome(hook, False, _refusal(journal, f"{type(exc).__name__}: {exc}",
                                                   "run git memhtml doctor --fix, then commit again"))
     if sha is None:
-        return GuardOutcome(hook, True, f"{journal.name}: its commit never landed; journal removed")
+        return GuardOutcome(hook, True, f"{journal.name} removed: its commit never landed, or its branch is no "
+                                        "longer checked out (nothing to finish here)")
     names = ", ".join(str(f) for f in files)
     return GuardOutcome(hook, True, f"finished the killed write {sha[:12]} (index {names}) before the commit")
 

@@ -190,3 +190,26 @@ def test_a_journal_of_a_branch_no_longer_checked_out_writes_nothing_into_the_wor
     assert _git(root, "status", "--porcelain").stdout == ""
     assert not (root / ".git/memhtml/write-journal.json").exists()
     assert _git(root, "rev-parse", "main").stdout.strip() == head
+
+
+def test_the_guard_finishes_a_linked_worktree_journal_in_that_worktree_index(tmp_path: Path) -> None:
+    """A linked worktree keeps its journal and index under ``.git/worktrees/<n>`` (``.git`` is a ``gitdir:`` file
+    the shim reads); a plain commit there keeps the batch, and the main checkout is not touched."""
+    root = tmp_path / "mem"
+    assert _memhtml(tmp_path, "init", str(root)).returncode == 0
+    assert _memhtml(root, "install").returncode == 0
+    linked = tmp_path / "linked"
+    _git(root, "worktree", "add", "-q", "-b", "wt", str(linked))
+    main_index = _git(root, "ls-files", "-s").stdout
+    proc = _memhtml(linked, "apply", "--json", stdin="\n".join(BATCH) + "\n", MEMHTML_FAULT_POINT="after-ref")
+    assert proc.returncode == -signal.SIGKILL
+    batch = {p: sha for p, sha in _tree(linked).items() if p not in _tree(root)}
+    assert len(batch) == len(BATCH) and (root / ".git/worktrees/linked/memhtml/write-journal.json").is_file()
+    (linked / "other.txt").write_text("mine\n")
+    _git(linked, "add", "other.txt")
+    _git(linked, "commit", "-q", "-m", "x")
+    tree = _tree(linked)
+    assert all(tree.get(p) == sha for p, sha in batch.items()) and "other.txt" in tree
+    assert _git(linked, "status", "--porcelain").stdout == ""
+    assert not (root / ".git/worktrees/linked/memhtml/write-journal.json").exists()
+    assert _git(root, "ls-files", "-s").stdout == main_index and not any((root / p).exists() for p in batch)
