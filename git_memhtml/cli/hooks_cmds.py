@@ -11,7 +11,9 @@ from pathlib import Path
 import click
 
 from git_memhtml.cli.common import app_of, json_option, respond
+from git_memhtml.cli.hook_entry import guard as run_guard_entry
 from git_memhtml.cli.hook_entry import run as run_hook_entry
+from git_memhtml.hooks.guard import GUARD_HOOKS
 from git_memhtml.hooks.install import InstallReport, install, uninstall
 from git_memhtml.hooks.merge_driver import DRIVER_FAILED, run_merge_driver
 from git_memhtml.hooks.shims import HOOK_NAMES
@@ -73,8 +75,14 @@ def uninstall_cmd(ctx: click.Context, scope: str, as_json: bool) -> int:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def hook_cmd(ctx: click.Context, name: str, args: tuple[str, ...]) -> int:
-    """Run by the installed shims: catch the index up to HEAD. Always exits 0."""
-    log(run_hook_entry(name, app_of(ctx).repo_path or Path.cwd()))
+    """Run by the installed shims: catch the index up to HEAD (exit 0), or, for a commit guard, finish a killed
+    write before git commits (exit 1 refuses the commit)."""
+    cwd = app_of(ctx).repo_path or Path.cwd()
+    if name in GUARD_HOOKS:
+        code, line = run_guard_entry(name, cwd)
+        log(line)
+        return code
+    log(run_hook_entry(name, cwd))
     return 0
 
 

@@ -101,21 +101,26 @@ class CommitPath:
         def _commit(self, sha: str) -> pygit2.Commit: ...
         def _signature(self, role: str) -> pygit2.Signature: ...
 
-    def _reset_index_entries(self, commit: str | None, paths: Sequence[str]) -> None:
+    def _reset_index_entries(self, commit: str | None, paths: Sequence[str], *, index_file: Path | None = None
+                             ) -> None:
         """Set the index entries of ``paths`` to their blobs in ``commit`` (removed when absent there). A file
         on disk holding that blob is added from disk, which records its stat data; any other keeps the blob, so
-        git shows the disk bytes as an unstaged change. Retries while another git holds ``index.lock``."""
+        git shows the disk bytes as an unstaged change. Retries while another git holds ``index.lock``.
+
+        ``index_file``: another index file than this work tree's (the ``GIT_INDEX_FILE`` git hands a pre-commit
+        hook, :meth:`finish_journal`); its entries carry no stat data (libgit2 adds from disk only to a
+        repository's own index), so git re-hashes those files once on its next ``status``."""
         tree = self._commit(commit).tree if commit else None
         for attempt in range(_INDEX_LOCK_RETRIES):
-            index = self._repo.index
+            index = self._repo.index if index_file is None else pygit2.Index(str(index_file))
             index.read(force=False)
             for path in paths:
                 entry = _tree_entry(tree, path)
                 target = self.root / path
                 if entry is None:
                     _index_remove(index, path)
-                elif target.is_file() and not target.is_symlink() and str(pygit2.hash(target.read_bytes())) == str(
-                        entry.id):
+                elif index_file is None and target.is_file() and not target.is_symlink() and str(
+                        pygit2.hash(target.read_bytes())) == str(entry.id):
                     index.add(path)
                 else:
                     index.add(pygit2.IndexEntry(path, entry.id, FileMode(entry.filemode)))
@@ -293,9 +298,10 @@ class CommitPath:
             os.kill(os.getpid(), sent[self.fault_point])
 
     def _materialize(self, commit: str, paths: Sequence[str], *, only_if: Callable[[str, bytes | None], bool]
-                     | None = None, fault: bool = False) -> None:
+                     | None = None, fault: bool = False, index_file: Path | None = None) -> None:
         """Make the work tree and index entries of ``paths`` equal ``commit``'s (files written atomically).
-        ``only_if(path, bytes on disk or None)`` may veto a path (recovery never overwrites later edits)."""
+        ``only_if(path, bytes on disk or None)`` may veto a path (recovery never overwrites later edits);
+        ``index_file``: the index to set, as :meth:`_reset_index_entries`."""
         tree = self._commit(commit).tree
         done: list[str] = []
         for path in paths:
@@ -317,21 +323,51 @@ class CommitPath:
             done.append(path)
             if fault and len(done) == 1 < len(paths):
                 self._fault("mid-files")
-        self._reset_index_entries(commit, done)
+        self._reset_index_entries(commit, done, index_file=index_file)
 
     def has_journal(self) -> bool:
         """Whether a :meth:`commit_files` of this work tree was killed before it finished (one ``stat``)."""
         return self.git_dir.joinpath(*JOURNAL_PARTS).is_file()
 
-    def recover_journal(self) -> str | None:
+    def journal_path(self) -> Path:
+        """Where this work tree's :meth:`commit_files` journal lives (``<git-dir>/memhtml/write-journal.json``)."""
+        return self.git_dir.joinpath(*JOURNAL_PARTS)
+
+    def finish_journal(self, index_files: Sequence[Path]) -> str | None:
+        """Under the write lock, finish the journal's commit into the index files ``index_files`` (git's own
+        ``GIT_INDEX_FILE`` of a commit under way, :mod:`git_memhtml.hooks.guard`) instead of this work tree's
+        ``index``; return the sha finished or ``None`` (no journal, or its commit never landed).
+
+        Unlike :meth:`write_lock`, it never touches ``<git-dir>/index`` unless it is one of ``index_files``: a
+        ``git commit -a`` or ``git commit <paths>`` holds ``index.lock`` while its hooks run.
+
+        Raises:
+            WriteLocked: another writer held the lock for more than :attr:`lock_timeout` seconds.
+            GitError: the commit landed but its files or index entries could not be written.
+        """
+        if not self.journal_path().is_file():
+            return None
+        with write_lock(self.common_dir, purpose="pre-commit journal recovery", timeout=self.lock_timeout):
+            try:
+                return self.recover_journal(index_files=index_files)
+            except (OSError, pygit2.GitError) as exc:
+                raise GitError(f"could not finish the commit named in {self.journal_path()}: {exc}",
+                               hint="run git memhtml doctor --fix, then commit again", path=str(self.journal_path())
+                               ) from exc
+
+    def recover_journal(self, *, index_files: Sequence[Path] = ()) -> str | None:
         """Finish or forget the commit a killed :meth:`commit_files` of this work tree left in its journal.
 
         A commit that reached its branch (it is an ancestor of the branch tip) gets its files written and its
         index entries set, except paths edited since (their bytes are neither the parent's nor the commit's);
-        one that did not is forgotten (nothing had been written). Returns the sha finished, or ``None``.
+        one that did not is forgotten (nothing had been written), and so is one whose branch is no longer checked
+        out (the work tree is another branch's). Returns the sha finished, or ``None``.
         Called on every :meth:`write_lock` entry; cheap when there is no journal (one ``stat``).
+
+        ``index_files``: the index files to set the entries in (empty: this work tree's ``index``); the journal
+        is removed only once every one is written (an exception leaves it for the next writer).
         """
-        journal = self.git_dir.joinpath(*JOURNAL_PARTS)
+        journal = self.journal_path()
         if not journal.is_file():
             return None
         try:
@@ -349,6 +385,9 @@ class CommitPath:
         tip = self._ref_sha(ref)
         landed = bool(commit) and tip is not None and self._repo.get(commit) is not None \
             and self.is_ancestor(str(commit), tip)
+        if landed and self.head_ref()[0] != ref:  # the user checked out another branch since: git's checkout
+            journal.unlink(missing_ok=True)          # wrote that branch's files; ours arrive when they come back
+            return None
         if landed:
             before = self.tree_blobs(parent, prefixes=()) if parent else {}
 
@@ -356,7 +395,11 @@ class CommitPath:
                 old = before.get(path)
                 return disk is None if old is None else disk is not None and str(pygit2.hash(disk)) == old
 
-            self._materialize(str(commit), paths, only_if=untouched)
+            own = self.git_dir / "index"
+            first, *others = [None if f.resolve() == own.resolve() else f for f in index_files] or [None]
+            self._materialize(str(commit), paths, only_if=untouched, index_file=first)
+            for other in others:  # every path's entry follows the commit, edited ones included (_materialize)
+                self._reset_index_entries(str(commit), paths, index_file=other)
         journal.unlink(missing_ok=True)
         return str(commit) if landed else None
 

@@ -33,7 +33,8 @@ class WorkTree:
 
         def _commit(self, sha: str) -> pygit2.Commit: ...
 
-        def _reset_index_entries(self, commit: str | None, paths: Sequence[str]) -> None: ...
+        def _reset_index_entries(self, commit: str | None, paths: Sequence[str], *,
+                                 index_file: Path | None = ...) -> None: ...
 
     def dirty(self) -> list[DirtyEntry]:
         """Return uncommitted paths (staged, modified, deleted or untracked; ignored ones excluded), sorted."""

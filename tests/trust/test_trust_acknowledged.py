@@ -339,3 +339,60 @@ def test_an_interrupted_apply_leaves_nothing_or_a_finished_commit(mem: Path, sto
     else:
         assert head == base
     assert status(mem) == "", "nothing staged, nothing missing: plain git sees no half-applied commit"
+
+
+# -- a plain `git commit` after a killed apply (the pre-commit guard) ----------------------------------------
+@dataclass(frozen=True)
+class PlainCommit:
+    """A git porcelain commit the user runs after ``apply`` was SIGKILLed at ``fault_point`` (its commit landed,
+    git's index did not follow); ``argv`` may name ``{batch0}``, the batch's first path. ``commits_notes``:
+    whether that command commits the user's unstaged edit of ``notes.txt`` (``-a`` does)."""
+
+    name: str
+    fault_point: str
+    argv: tuple[str, ...]
+    commits_notes: bool = False
+    amends: bool = False
+
+
+PLAIN_COMMITS = [
+    PlainCommit("commit", "after-ref", ("commit", "-q", "-m", "x")),
+    PlainCommit("commit-a", "after-ref", ("commit", "-q", "-a", "-m", "x"), commits_notes=True),
+    PlainCommit("commit-paths", "after-ref", ("commit", "-q", "-m", "x", "--", "other.txt")),
+    PlainCommit("commit-batch-path", "after-ref", ("commit", "-q", "-m", "x", "--", "other.txt", "{batch0}")),
+    PlainCommit("commit-amend", "after-ref", ("commit", "-q", "--amend", "-m", "x"), amends=True),
+    PlainCommit("commit-mid-files", "mid-files", ("commit", "-q", "-m", "x")),
+]
+
+
+@pytest.mark.parametrize("case", PLAIN_COMMITS, ids=[c.name for c in PLAIN_COMMITS])
+def test_a_plain_git_commit_after_a_killed_apply_keeps_every_memory_of_the_batch(mem: Path, case: PlainCommit
+                                                                                  ) -> None:
+    """The batch is acknowledged by HEAD once the ref moved; the installed pre-commit shim finishes the journal in
+    the index git commits (``GIT_INDEX_FILE``), so no porcelain commit deletes it, and it touches nothing but the
+    journal's paths: the user's staged file is committed and their unstaged edit stays as git would leave it."""
+    (mem / "notes.txt").write_text("notes v1\n")
+    git(mem, "add", "notes.txt")
+    git(mem, "commit", "-q", "-m", "notes")
+    base = git(mem, "rev-parse", "HEAD").strip()
+    proc = run(mem, "apply", "--json", stdin="\n".join(BATCH) + "\n", extra={"MEMHTML_FAULT_POINT": case.fault_point})
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    batch = {p: sha for p, sha in head_tree(mem).items() if p not in head_tree_at(mem, base)}
+    assert len(batch) == len(BATCH)
+    (mem / "notes.txt").write_text("notes v2, not staged\n")
+    (mem / "other.txt").write_text("staged by the user\n")
+    git(mem, "add", "other.txt")
+    argv = [a.replace("{batch0}", sorted(batch)[0]) for a in case.argv]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MEMHTML_NOW": NOW, "MEMHTML_HOOK_DETACH": "0"}
+    done = subprocess.run(["git", "-C", str(mem), *argv], capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    tree = head_tree(mem)
+    for path, sha in batch.items():
+        assert tree.get(path) == sha, f"{path} of the acknowledged batch was lost by `git {' '.join(argv)}`"
+        assert (mem / path).read_bytes() == head_bytes(mem, path)
+    assert head_bytes(mem, "other.txt") == b"staged by the user\n"
+    assert head_bytes(mem, "notes.txt") == (b"notes v2, not staged\n" if case.commits_notes else b"notes v1\n")
+    assert (mem / "notes.txt").read_text() == "notes v2, not staged\n"
+    assert status(mem) == ("" if case.commits_notes else " M notes.txt\n")
+    assert not (mem / ".git" / "memhtml" / "write-journal.json").exists(), "the journal is finished"
+    assert git(mem, "rev-parse", "HEAD~1" if case.amends else "HEAD~2").strip() == base, "one new commit on top"
