@@ -85,7 +85,8 @@ def _slot_map_sql(scope: Scope) -> tuple[str, dict[str, object]]:
 
 def test_the_query_independent_reads_use_covering_indexes(store: Path) -> None:
     """Default scope: the recency arm walks ``files_recency`` in its ORDER BY (no sort: the LIMIT stops it), the
-    salience arm and the slot map read ``files_scope`` and ``chunks_path`` without touching a wide row."""
+    salience arm and the slot map read ``files_scope``, ``chunks_path`` and ``vector_slots_chunk`` without touching a
+    table row."""
     db = IndexDB.for_repo(GitRepo.discover(store))
     try:
         recency = _plans(db, *arm_ranks_sql("recency", Scope(), now=NOW))
@@ -96,6 +97,7 @@ def test_the_query_independent_reads_use_covering_indexes(store: Path) -> None:
         slots = _plans(db, *_slot_map_sql(Scope()))
         assert any("COVERING INDEX files_scope" in p for p in slots), slots
         assert any("COVERING INDEX chunks_path" in p for p in slots), slots
+        assert any("COVERING INDEX vector_slots_chunk" in p for p in slots), slots
     finally:
         db.close()
 
@@ -120,7 +122,7 @@ def test_search_prints_the_same_bytes_without_the_covering_indexes(store: Path, 
     assert sum('"path"' in text for text in with_indexes) >= len(SEARCHES) - 2
     db = IndexDB.for_repo(GitRepo.discover(store))
     try:
-        for name in ("files_recency", "files_scope", "chunks_path"):
+        for name in ("files_recency", "files_scope", "chunks_path", "vector_slots_chunk"):
             db.execute(f"DROP INDEX {name}")
         for sql in OLD_INDEXES:
             db.execute(sql)
