@@ -258,7 +258,8 @@ def _current(path: Path, dim: int, token: str, seq: int, space: str) -> tuple[_M
         return None, None
     header = mapped.header()
     if (header is None or header.state != CLEAN or header.token != token or header.seq != seq
-            or header.space != space or header.dim != dim or header.capacity != mapped.rows.shape[0]):
+            or header.space != space or header.dim != dim or header.capacity != mapped.rows.shape[0]
+            or header.block_rows != CRC_BLOCK_ROWS):
         return mapped, None
     return mapped, header
 

@@ -27,6 +27,7 @@ from git_memhtml.index.matrix_file import (
     CRC_BLOCK_ROWS,
     HEADER_BYTES,
     block_count,
+    crc_of_table,
     encode_rows,
     file_size,
     matrix_path,
@@ -34,7 +35,7 @@ from git_memhtml.index.matrix_file import (
     row_bytes,
     table_offset,
 )
-from git_memhtml.index.matrix_read import damage, vector_ranks
+from git_memhtml.index.matrix_read import damage, mapped_file, vector_ranks
 from git_memhtml.index.retrieval import search
 from git_memhtml.index.retrieval_sql import Scope
 from git_memhtml.index.verify import verify
@@ -301,3 +302,37 @@ def test_the_cli_reports_the_damage_and_doctor_fix_repairs_it(tmp_path: Path) ->
     assert fixed.returncode == 0, fixed
     assert _memhtml(root, "index", "verify").returncode == 0
     assert _memhtml(root, "search", "alpha cache", "--json").stdout == want
+
+
+def test_a_long_lived_reader_rechecks_the_blocks_whose_crc_changed(tmp_path: Path) -> None:
+    """One process keeps its mapping across in-place syncs: a real sync is re-checked and trusted (same mapping,
+    new header); a forged one whose table names a new CRC for block 0 that its bytes do not have is refused, even
+    though the header's own CRC and the table's CRC hold."""
+    repo, db, embedder = _world(tmp_path)
+    path = matrix_path(db)
+    assert path is not None
+    qvec = _qvec(embedder, "alpha beta")
+    assert vector_ranks(db, qvec, embedder.space, Scope(), sync_stale=False) == _sql_arm(db, qvec, embedder.space,
+                                                                                          Scope())
+    mapped = mapped_file(path, embedder.dim)
+    assert mapped is not None and mapped.verified is not None
+    repo.write("areas/inbox/m00.html", memory_html("Memory 0", "Ledger queue rewritten entirely."))
+    repo.commit("edit", "areas/inbox/m00.html")
+    indexer.update(repo.git, db, embedder, now=NOW)
+    _assert_matches_sql(db, embedder)
+    assert mapped_file(path, embedder.dim) is mapped and mapped.verified == read_header(path)[0]
+    header, _ = read_header(path)
+    assert header is not None
+    start = table_offset(header.capacity, header.dim)
+    table = bytearray(path.read_bytes()[start : start + 4 * block_count(header.capacity)])
+    table[0:4] = struct.pack("<I", (struct.unpack("<I", table[0:4])[0] + 1) & 0xFFFFFFFF)
+    _poke(path, start, bytes(table))
+    seq = db.query_one("SELECT seq FROM vector_state WHERE id = 1")
+    assert seq is not None
+    with db.atomic():
+        db.execute("UPDATE vector_state SET seq = seq + 1 WHERE id = 1")
+    _poke(path, 0, replace(header, seq=int(seq[0]) + 1, table_crc=crc_of_table(bytes(table))).pack())
+    assert mapped_file(path, embedder.dim) is mapped  # same file: only the changed block is re-checked
+    assert vector_ranks(db, qvec, embedder.space, Scope(), sync_stale=False) is None
+    assert damage(db) is not None
+    db.close()
