@@ -201,8 +201,8 @@ def _pwrite_all(fd: int, data: bytes | bytearray | memoryview, offset: int) -> N
 
 def _write_rows(path: Path, header: Header, seq: int, changed: list[tuple[int, bytes]]) -> None:
     """Rewrite the CRC blocks holding ``changed`` ``(slot, vec)`` rows in place: check the CRC table against the
-    header, mark the header dirty, then per touched block read it, check its CRC, patch its rows, write it back and
-    re-compute its CRC; finally write the table and the clean header at ``seq`` (which binds the table by its CRC).
+    header, mark the header dirty, then per touched block read it, check its CRC, patch and write its changed rows
+    and re-compute its CRC; finally write the table and the clean header at ``seq`` (which binds the table by its CRC).
     Cost: O(touched blocks × :data:`~git_memhtml.index.matrix_file.CRC_BLOCK_ROWS` rows).
 
     Raises:
@@ -225,13 +225,13 @@ def _write_rows(path: Path, header: Header, seq: int, changed: list[tuple[int, b
         os.pwrite(fd, replace(header, state=DIRTY).pack(), 0)
         for block, members in sorted(by_block.items()):
             offset, length = block_span(block, capacity, dim)
-            data = bytearray(os.pread(fd, length, offset))
-            if len(data) != length or zlib.crc32(data) != crcs[block]:
+            data = bytearray(length)
+            if os.preadv(fd, [data], offset) != length or zlib.crc32(data) != crcs[block]:
                 raise _Damaged(f"{path}: CRC block {block} fails its CRC")
             for i in members:
                 at = (changed[i][0] - block * CRC_BLOCK_ROWS) * width
                 data[at : at + width] = rows[i].tobytes()
-            _pwrite_all(fd, data, offset)
+                os.pwrite(fd, memoryview(data)[at : at + width], offset + at)  # only the changed rows are written
             crcs[block] = zlib.crc32(data)
         table = struct.pack(f"<{count}I", *crcs)
         _pwrite_all(fd, table, start)
