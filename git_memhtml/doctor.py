@@ -23,7 +23,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from git_memhtml.document.model import PARA_PREFIXES
@@ -86,7 +86,7 @@ class DoctorReport:
             drift = 1  # a fresh clone: one finding, "index not built"
         else:
             drift = len(self.index.drifted_paths) + int(self.index.stale) + int(not self.index.fts_ok)
-            drift += int(self.index.missing_vectors > 0)
+            drift += int(self.index.missing_vectors > 0) + int(self.index.matrix_damage is not None)
         tree = len(self.tree.unparseable) + len(self.tree.duplicates) + len(self.tree.dangling)
         runs = len(self.stale_runs) + len(self.leftover_worktrees)
         return drift + tree + runs + len(self.gitattributes_missing) + len(self.leftovers)
@@ -239,7 +239,10 @@ def fix(repo: GitRepo, db: IndexDB, embedder: Embedder | None, *, now: str,
     before = diagnose(repo, db, now=now, parse=parse)
     if not before.index.clean:
         repair(repo, db, embedder, now=now, parse=parse)
-        actions.append(f"index: caught up and re-projected {len(before.index.drifted_paths)} drifted path(s)")
+        if not replace(before.index, matrix_damage=None).clean:
+            actions.append(f"index: caught up and re-projected {len(before.index.drifted_paths)} drifted path(s)")
+        if before.index.matrix_damage:
+            actions.append("index: rebuilt the vector matrix that failed its CRCs")
     if before.stale_runs:
         for reaped in reap_stale(db, branch_exists=lambda b: repo.branch_sha(b) is not None, now=now):
             actions.append(f"run {reaped['runId']}: marked abandoned ({reaped['reason']})")

@@ -30,6 +30,7 @@ def drift_data(drift: IndexDrift) -> dict[str, Any]:
         "missing": list(drift.missing), "extra": list(drift.extra),
         "differing": [{"path": p, "tables": list(t)} for p, t in drift.differing],
         "ftsOk": drift.fts_ok, "missingVectors": drift.missing_vectors, "driftedPaths": list(drift.drifted_paths),
+        "matrixDamage": drift.matrix_damage,
     }
 
 
@@ -48,6 +49,9 @@ def drift_lines(drift: IndexDrift) -> list[str]:
         lines.append("index: the full-text table disagrees with files")
     if drift.missing_vectors:
         lines.append(f"index: {drift.missing_vectors} chunk(s) lack a vector")
+    if drift.matrix_damage:
+        lines.append(f"index: damaged vector matrix {drift.matrix_damage} — fix: git memhtml index rebuild, or "
+                     "git memhtml doctor --fix")
     return lines
 
 

@@ -139,7 +139,7 @@ def rebuild(repo: IndexedRepo, db: IndexDB, embedder: Embedder | None, *, now: s
         overlay = apply_worktree(repo, db, run, blobs, now, parse, entries, ())
         retry_refusals(repo, db, run, blobs, overlay, now, parse, None)
     written, error = embed_missing(db, embedder, now=now, progress=progress)
-    sync_matrix(db)
+    sync_matrix(db, full=True)  # a rebuild rewrites every row: one new file, every block re-checked
     return _report(head, run, True, written, error)
 
 
