@@ -231,6 +231,7 @@ def fix(repo: GitRepo, db: IndexDB, embedder: Embedder | None, *, now: str,
         GitError, StorageError: as :func:`diagnose`.
     """
     actions: list[str] = []
+    matrix_at: int | None = None
     with repo.write_lock("doctor --fix"):  # entering it finishes a killed writer's landed commit
         pass
     actions += [f"commit {sha[:12]}: finished the work tree a killed writer left" for sha in repo.recovered]
@@ -241,8 +242,7 @@ def fix(repo: GitRepo, db: IndexDB, embedder: Embedder | None, *, now: str,
         repair(repo, db, embedder, now=now, parse=parse)
         if not replace(before.index, matrix_damage=None).clean:
             actions.append(f"index: caught up and re-projected {len(before.index.drifted_paths)} drifted path(s)")
-        if before.index.matrix_damage:
-            actions.append("index: rebuilt the vector matrix that failed its CRCs")
+        matrix_at = len(actions) if before.index.matrix_damage else None
     if before.stale_runs:
         for reaped in reap_stale(db, branch_exists=lambda b: repo.branch_sha(b) is not None, now=now):
             actions.append(f"run {reaped['runId']}: marked abandoned ({reaped['reason']})")
@@ -250,6 +250,8 @@ def fix(repo: GitRepo, db: IndexDB, embedder: Embedder | None, *, now: str,
         _remove_worktree(repo, name)
         actions.append(f"worktree {name}: removed")
     after = diagnose(repo, db, now=now, parse=parse)
+    if matrix_at is not None and after.index.matrix_damage is None:  # claimed only when the new file checks out
+        actions.insert(matrix_at, "index: rebuilt the vector matrix that failed its checks")
     return DoctorReport(after.index, after.tree, after.stale_runs, after.leftover_worktrees,
                         after.gitattributes_missing, after.leftovers, fixed=tuple(actions))
 

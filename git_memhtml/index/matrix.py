@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import glob
 import os
 import struct
 import zlib
@@ -252,17 +253,27 @@ def _build(path: Path, header: Header, every: list[tuple[int, bytes]]) -> None:
     body = matrix.data.cast("B")
     table = body_crcs(body, capacity, header.dim)
     done = Header(CLEAN, header.dim, capacity, header.seq, header.token, header.space, crc_of_table(table)).pack()
+    _sweep_temporaries(path)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
     fd = open_nofollow(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
-        _pwrite_all(fd, done.ljust(HEADER_BYTES, b"\0"), 0)
-        _pwrite_all(fd, body, HEADER_BYTES)
-        _pwrite_all(fd, table, table_offset(capacity, header.dim))
+        try:
+            _pwrite_all(fd, done.ljust(HEADER_BYTES, b"\0"), 0)
+            _pwrite_all(fd, body, HEADER_BYTES)
+            _pwrite_all(fd, table, table_offset(capacity, header.dim))
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)  # fails on a directory at ``path``: the temporary goes, the failure is reported
     except BaseException:
-        os.close(fd)
-        tmp.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
         raise
-    os.close(fd)
-    os.replace(tmp, path)
+
+
+def _sweep_temporaries(path: Path) -> None:
+    """Remove every ``<name>.<pid>.tmp`` beside ``path``: builds run under ``vectors.lock``, so any such file is
+    left by a build that was killed or failed, and would otherwise stay for good (a full copy of the matrix)."""
+    for stale in path.parent.glob(f"{glob.escape(path.name)}.*.tmp"):
+        if stale.name[len(path.name) + 1 : -4].isdigit() and not stale.is_symlink() and stale.is_file():
+            with contextlib.suppress(FileNotFoundError):
+                stale.unlink()

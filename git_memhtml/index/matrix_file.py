@@ -189,8 +189,11 @@ def damaged_blocks(data: bytes | memoryview | mmap.mmap, header: Header, *,
 
 
 def open_nofollow(path: Path, flags: int) -> int:
-    """``os.open`` that refuses a symlink (``ELOOP``) or anything but a regular file. Raises ``OSError``."""
-    fd = os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
+    """``os.open`` that refuses a symlink (``ELOOP``) or anything but a regular file. Raises ``OSError``.
+
+    ``O_NONBLOCK`` is set so that opening a FIFO (or a device) placed at ``path`` returns at once and is then refused,
+    instead of blocking until a writer appears; it changes nothing for a regular file."""
+    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o644)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{path} is not a regular file")
@@ -237,3 +240,20 @@ def encode_rows(vecs: list[bytes], dim: int) -> F32:
         target[:, dim] = inv
         target[:, dim + 1] = mags
     return out
+
+
+def foreign_entry(path: Path) -> str | None:
+    """What is at ``path`` when it is neither absent, a regular file nor a symlink (all three the next build
+    replaces): ``"a directory"``, ``"a FIFO"``, ``"a socket"`` or ``"a device"``; else ``None``. A directory there
+    makes every build fail (``os.replace`` cannot replace it); the others are replaced by the next build."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    return "a socket" if stat.S_ISSOCK(mode) else "a device"

@@ -43,6 +43,7 @@ from git_memhtml.index.matrix_file import (
     block_count,
     damaged_blocks,
     file_size,
+    foreign_entry,
     index_stamp,
     matrix_path,
     open_nofollow,
@@ -219,6 +220,10 @@ def damage(db: IndexDB, *, path: Path | None = None) -> str | None:
     if path is None or state is None:
         return None
     token, _, space, dim = state
+    kind = foreign_entry(path)
+    if kind is not None:
+        return (f"{path}: {kind} is there, not the vector matrix, so no matrix can be written (searches use the "
+                "slower SQL arm) — fix: move it away, then git memhtml index rebuild")
     header, size = read_header(path)
     if header is None or not trusted(header, size, token, space, dim):
         return None

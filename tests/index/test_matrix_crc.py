@@ -202,7 +202,7 @@ def test_doctor_fix_repairs_the_damage(tmp_path: Path, kind: str) -> None:
     DAMAGE[kind](path, db, _other_matrix(tmp_path) if kind == "another-repository" else path)
     report = fix(repo.git, db, embedder, now=NOW)
     assert report.index.clean, report  # (the helper repository has no .gitattributes: doctor's other findings)
-    assert report.fixed == ("index: rebuilt the vector matrix that failed its CRCs",)
+    assert report.fixed == ("index: rebuilt the vector matrix that failed its checks",)
     assert damage(db) is None
     _assert_matches_sql(db, embedder)
     db.close()
