@@ -23,6 +23,7 @@ from git_memhtml.output import progress_for, warn
 
 if TYPE_CHECKING:  # the CLI's start-up imports none of these (issue 12 item 4): each method imports what it uses
     from git_memhtml.config import ResolvedSettings
+    from git_memhtml.document.model import MemoryDocument
     from git_memhtml.embed.base import Embedder
     from git_memhtml.gitrepo import GitRepo
     from git_memhtml.index.db import IndexDB
@@ -107,11 +108,12 @@ class App:
         """Commits this invocation put on a branch of its repository (``[]`` when it opened none)."""
         return [] if self._repo is None else list(self._repo.landed)
 
-    def catch_up_after_commit(self, db: IndexDB) -> None:
+    def catch_up_after_commit(self, db: IndexDB, documents: Mapping[str, MemoryDocument] | None = None) -> None:
         """:meth:`reindex` after a commit landed: a failure is a warning, never the command's failure (the commit
-        stands; the next command catches the index up)."""
+        stands; the next command catches the index up). ``documents`` (``{git blob id: document}``, the writer's
+        :attr:`BatchResult.documents`) spares the pass a parse of each file the commit wrote."""
         try:
-            self.reindex(db)
+            self.reindex(db, documents=documents)
         except MemhtmlError as exc:
             warn(f"the commit landed, but the index did not catch up: {exc.message} (the next command does)")
 
@@ -225,13 +227,14 @@ class App:
         ``--quiet`` or ``as_json`` (``--json`` output never shows one); else the silent one."""
         return progress_for(show=not (self.quiet or as_json or self.json))
 
-    def reindex(self, db: IndexDB) -> IndexReport:
+    def reindex(self, db: IndexDB, *, documents: Mapping[str, MemoryDocument] | None = None) -> IndexReport:
         """Incrementally update ``db`` to the work tree; skipped files are warned about on stderr, each
         ``(path, reason)`` once per command. A long catch-up (an ``apply`` of thousands of memories) draws the
         progress bar of :meth:`progress`."""
         from git_memhtml.index.indexer import update
 
-        report = update(self.repo(), db, self.embedder(), now=utc_now(), progress=self.progress())
+        report = update(self.repo(), db, self.embedder(), now=utc_now(), progress=self.progress(),
+                        documents=documents)
         for path, reason in report.errors:
             if (path, reason) not in self._warned:
                 warn(f"{path}: not indexed: {reason}")

@@ -135,7 +135,7 @@ def write_cmd(ctx: click.Context, /, path: str | None, workspace: str | None, as
         result = apply_batch(app.repo(), [op], now=utc_now(), verb="write", dedupe_view=partial(hash_holders, db))
         _raise_first_error(result.results)
         if result.commit_sha:
-            app.catch_up_after_commit(db)
+            app.catch_up_after_commit(db, result.documents)
     first = result.results[0]
     data = {"path": first.path, "created": not first.deduped, "deduped": first.deduped,
             "existingPath": first.existing_path, "commitSha": result.commit_sha}
@@ -191,7 +191,7 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
             result = apply_batch(app.repo(), ops, now=utc_now(), dedupe_view=partial(hash_holders, db),
                                  progress=app.progress(as_json=as_json))
         if result.commit_sha:
-            app.catch_up_after_commit(db)
+            app.catch_up_after_commit(db, result.documents)
     data = {"results": [asdict(r) for r in result.results], "summary": result.summary, "commitSha": result.commit_sha}
     failed = [r for r in result.results if r.code]
     if failed and (not continue_on_error or not any(r.ok for r in result.results)):

@@ -25,6 +25,8 @@ from typing import Any
 
 import pytest
 
+from git_memhtml.gitrepo.packwrite import PACK_MIN_BLOBS
+
 ROOT = Path(__file__).resolve().parents[2]
 WRITERS = 8
 PER_WRITER = int(os.environ.get("MEMHTML_TRUST_PER_WRITER", "4"))
@@ -208,16 +210,21 @@ class Kill:
 
     fault_point: str
     lands: bool
+    size: int = 5
+    """Ops in the batch: :data:`PACK_MIN_BLOBS` or more write the blobs as one pack (docs/store.md)."""
 
 
-KILLS = [Kill("before-ref", False), Kill("after-ref", True), Kill("mid-files", True)]
+PACKED = PACK_MIN_BLOBS + 8
+KILLS = [Kill("before-ref", False), Kill("after-ref", True), Kill("mid-files", True),
+         Kill("before-ref", False, PACKED), Kill("mid-files", True, PACKED)]
 BATCH = [op_line(f"batch {k}", f"Batch fact {k} says the queue holds {k} jobs.") for k in range(5)]
 
 
-@pytest.mark.parametrize("kill", KILLS, ids=[k.fault_point for k in KILLS])
+@pytest.mark.parametrize("kill", KILLS, ids=[f"{k.fault_point}-{k.size}" for k in KILLS])
 def test_a_killed_apply_leaves_nothing_or_a_full_commit_and_the_retry_commits(mem: Path, kill: Kill) -> None:
     base = git(mem, "rev-parse", "HEAD").strip()
-    stream = "\n".join(BATCH) + "\n"
+    batch = [op_line(f"batch {k}", f"Batch fact {k} says the queue holds {k} jobs.") for k in range(kill.size)]
+    stream = "\n".join(batch) + "\n"
     proc = run(mem, "apply", "--json", stdin=stream, extra={"MEMHTML_FAULT_POINT": kill.fault_point})
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     head = git(mem, "rev-parse", "HEAD").strip()
@@ -226,15 +233,15 @@ def test_a_killed_apply_leaves_nothing_or_a_full_commit_and_the_retry_commits(me
     else:
         assert git(mem, "rev-parse", "HEAD~1").strip() == base
         landed = [p for p in head_tree(mem) if p not in head_tree_at(mem, base)]
-        assert len(landed) == len(BATCH), "the commit holds the whole batch"
+        assert len(landed) == len(batch), "the commit holds the whole batch"
     retry = run(mem, "apply", "--json", stdin=stream)
     assert retry.returncode == 0, retry.stderr
     summary = data_of(retry)["summary"]
     tree = head_tree(mem)
     if kill.lands:  # committed before the kill: the retry truthfully finds every op stored
-        assert summary["deduped"] == len(BATCH) and data_of(retry)["commitSha"] is None
+        assert summary["deduped"] == len(batch) and data_of(retry)["commitSha"] is None
     else:
-        assert summary["written"] == len(BATCH) and summary["deduped"] == 0
+        assert summary["written"] == len(batch) and summary["deduped"] == 0
     for result in data_of(retry)["results"]:
         assert result["path"] in tree and (mem / result["path"]).read_bytes() == head_bytes(mem, result["path"])
     assert status(mem) == "", "the retry finished the killed write's work tree"
