@@ -4,12 +4,15 @@ hook (``.pre-commit-hooks.yaml``; docs/git.md §3)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from git_memhtml.cli.common import app_of, json_option
 from git_memhtml.output import emit, envelope, log
-from git_memhtml.store.validate_files import ValidationReport, default_memory_paths, validate_files
+
+if TYPE_CHECKING:
+    from git_memhtml.store.validate_files import ValidationReport
 
 
 def _summary(report: ValidationReport, strict: bool) -> str:
@@ -36,6 +39,8 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_js
     finding (`path: warning: reason` for warnings) and exits 1 on any violation (with --strict, on any
     warning too). Generated index.html and sitemap.xml are skipped; symlinks are refused, not followed.
     """
+    from git_memhtml.store.validate_files import default_memory_paths, validate_files
+
     app = app_of(ctx)
     repo = app.repo()
     base = (app.repo_path or Path.cwd()).resolve()
