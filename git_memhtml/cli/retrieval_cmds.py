@@ -19,7 +19,7 @@ from git_memhtml.domain.reinforce import SIGNAL_VALUES
 from git_memhtml.errors import PathNotFound, UsageError
 from git_memhtml.index.asof import AS_OF_FORMAT, parse_as_of
 from git_memhtml.index.defaults import DEFAULT_BUDGET, MAX_DEPTH, MEMORY_RELS
-from git_memhtml.output import kv, table, warn
+from git_memhtml.output import kv, table
 
 if TYPE_CHECKING:
     from git_memhtml.index.archived import ArchivedMatch
@@ -121,7 +121,7 @@ def search_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
             "scopeEmpty": result.scope_empty, "archivedMatches": result.archived_matches,
             "archived": _archived_json(result.archived)}
     if result.degraded:
-        warn("the vector arm is unavailable; results come from the lexical arms only")
+        app.warn_vector_arm_unavailable("results come from the lexical arms only")
     respond(as_json, "memory.hits", data, lambda: table(
         ["#", "score", "type", "path", "claim"],
         [[i + 1, f"{h.score:.4f}", h.memory_type, h.path, clip(h.gist, 80)] for i, h in enumerate(result.hits)],
@@ -165,7 +165,7 @@ def recall_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
             "degraded": pack.degraded, "arms": list(pack.arms), "archivedMatches": pack.archived_matches,
             "archived": _archived_json(pack.archived)}
     if pack.degraded:
-        warn("the vector arm is unavailable; the pack comes from the lexical arms only")
+        app.warn_vector_arm_unavailable("the pack comes from the lexical arms only")
 
     def human() -> str:
         if not (pack.arcs or pack.memories or pack.lateral):
