@@ -37,7 +37,8 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_js
 
     With no PATHS, every memory file of the work tree is checked. Prints one `path: reason` line per
     finding (`path: warning: reason` for warnings), then a summary line, on stdout; exits 1 on any violation
-    (with --strict, on any warning too). Generated index.html and sitemap.xml are skipped; symlinks are refused, not followed.
+    (with --strict, on any warning too). Generated index.html and sitemap.xml are skipped; symlinks are
+    refused, not followed.
     """
     from git_memhtml.store.validate_files import default_memory_paths, validate_files
 
