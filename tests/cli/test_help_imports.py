@@ -19,12 +19,28 @@ from git_memhtml.store.ops import op_schema_text
 HEAVY = ("numpy", "pygit2", "apsw", "pydantic", "httpx", "html5lib", "selectolax", "wordllama", "sqlite_vec")
 """Top-level packages help must not load: the issue's list plus the vector extension."""
 
+USAGE_ERRORS = [
+    ["write", "--type", "nope", "--title", "x"],
+    ["search"],
+    ["search", "--limit", "abc", "q"],
+    ["recall", "--budget", "-5", "q"],
+    ["neighbors"],
+    ["link", "a"],
+    ["doctor", "--fix-leftovers", "bogus"],
+    ["eval", "discriminate", "--size", "x"],
+    ["sleep", "nope"],
+    ["index", "rebuild", "extra-argument"],
+]
+"""Bad values, missing arguments and unknown sub-commands: click refuses them (exit 2) before any command body runs,
+so they import nothing heavy either. A row per kind; a new kind joins by adding a row."""
+
 _WALK = r"""
 import contextlib, io, json, sys
 import click
 from git_memhtml.cli.main import cli, main
 
 HEAVY = set(sys.argv[1].split(","))
+USAGE_ERRORS = json.loads(sys.argv[2])
 
 def heavy():
     return {m.split(".")[0] for m in sys.modules if m.split(".")[0] in HEAVY}
@@ -55,15 +71,22 @@ for words in visit(cli, (), None):
                  "bogus": bogus_code, "bogus_names_flag": "--no-such-flag-xyz" in bogus_err,
                  "new_heavy": sorted(now - seen)})
     seen |= now
-print(json.dumps(rows))
+errors = []
+for args in USAGE_ERRORS:
+    code, _, err = run(args)
+    now = heavy()
+    errors.append({"argv": " ".join(args), "code": code, "said": "error: " in err, "new_heavy": sorted(now - seen)})
+    seen |= now
+print(json.dumps({"commands": rows, "usage_errors": errors}))
 """
 
 
 def test_no_command_help_or_usage_error_imports_a_heavy_library(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-c", _WALK, ",".join(HEAVY)], capture_output=True, text=True,
-                          cwd=tmp_path, check=False)
+    proc = subprocess.run([sys.executable, "-c", _WALK, ",".join(HEAVY), json.dumps(USAGE_ERRORS)],
+                          capture_output=True, text=True, cwd=tmp_path, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = json.loads(proc.stdout)
+    report = json.loads(proc.stdout)
+    rows, errors = report["commands"], report["usage_errors"]
     paths = {row["path"] for row in rows}
     assert {"", "sleep", "sleep run", "index rebuild", "apply", "search", "validate", "hook", "merge-driver",
             "eval discriminate", "doctor", "install"} <= paths, sorted(paths)
@@ -72,6 +95,8 @@ def test_no_command_help_or_usage_error_imports_a_heavy_library(tmp_path: Path) 
         assert (row["help"], row["usage"]) == (0, True), row
         assert (row["bogus"], row["bogus_names_flag"]) == (2, True), row
     assert {row["path"] or "git memhtml": row["new_heavy"] for row in rows if row["new_heavy"]} == {}
+    assert [(e["argv"], e["code"], e["said"]) for e in errors] == [(" ".join(a), 2, True) for a in USAGE_ERRORS]
+    assert {e["argv"]: e["new_heavy"] for e in errors if e["new_heavy"]} == {}
 
 
 def test_the_apply_help_schema_is_the_models() -> None:
