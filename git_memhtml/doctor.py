@@ -41,6 +41,7 @@ from git_memhtml.sleep.engine.contract import STALE_RUN_HOURS
 from git_memhtml.sleep.engine.runplace import worktree_name
 from git_memhtml.sleep.engine.runs import reap_stale
 from git_memhtml.store.repo_init import GITATTRIBUTES_LINES
+from git_memhtml.tree.leftovers import LEFTOVER_MODES
 
 WORKTREES_DIR = ("memhtml", "worktrees")
 """Where sleep runs keep their linked worktrees, under the common git dir (docs/design.md §3.2)."""
@@ -61,10 +62,6 @@ class Leftover:
 
     path: str
     state: str
-
-
-LEFTOVER_MODES = ("commit", "remove")
-"""``--fix-leftovers`` modes: commit them as they are on disk, or put them back as HEAD has them."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from git_memhtml.errors import ConfigError, MemhtmlError, UsageError
-from git_memhtml.output import progress_for, warn
+from git_memhtml.output import log, progress_for, warn
 
 if TYPE_CHECKING:  # the CLI's start-up imports none of these (issue 12 item 4): each method imports what it uses
     from git_memhtml.config import ResolvedSettings
@@ -151,6 +151,18 @@ class App:
                                           fake_dim=s.embed_dim if s.embed == "fake" and explicit_dim else None)
             self._embedder_loaded = True
         return self._embedder
+
+    def warn_vector_arm_unavailable(self, consequence: str) -> None:
+        """Warn that a read ran without its vector arm, saying why when the embedder recorded its failure
+        (``OpenAIEmbedder.last_failure``: the URL, the status, a missing key) and its hint on a second line.
+        ``consequence`` ends the first line, e.g. ``"results come from the lexical arms only"``."""
+        failure = getattr(self._embedder, "last_failure", None) if self._embedder_loaded else None
+        if failure is None:
+            warn(f"the vector arm is unavailable; {consequence}")
+            return
+        warn(f"the vector arm is unavailable; {consequence}: {failure.message}")
+        if failure.hint:
+            log(f"hint: {failure.hint}")
 
     def weights(self) -> ArmWeights:
         """RRF arm weights: per key, the user's value (git config ``memhtml.weight*``, ``MEMHTML_WEIGHT_*``,
