@@ -61,7 +61,8 @@ COMMAND_TABLE: Final[Mapping[str, LazyCommand]] = {
                              "Remove exactly what install wrote: our hooks (chained ones are put back) and our git "
                              "config."),
     "hook": LazyCommand(_M + "hooks_cmds:hook_cmd",
-                        "Run by the installed shims: catch the index up to HEAD. Always exits 0.", hidden=True),
+                        "Run by the installed shims: catch the index up to HEAD (exit 0), or, for a commit guard, "
+                        "finish a killed write before git commits (exit 1 refuses the commit).", hidden=True),
     "merge-driver": LazyCommand(_M + "hooks_cmds:merge_driver_cmd",
                                 "Called by git as `git-memhtml merge-driver %O %A %B %P` for generated listings, "
                                 "sitemap, access sidecar.", hidden=True),

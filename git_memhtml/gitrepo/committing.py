@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import stat
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -22,10 +21,10 @@ from typing import TYPE_CHECKING
 
 import pygit2
 from pygit2.enums import FileMode
-from pygit2.ffi import C as _libgit2_c
 
 from git_memhtml.cut import clip
 from git_memhtml.errors import GitError, HeadMoved, MemhtmlError
+from git_memhtml.gitrepo.index_entries import disk_stat, index_add, index_remove, tree_entries
 from git_memhtml.gitrepo.lock import DEFAULT_LOCK_TIMEOUT_S, write_lock
 from git_memhtml.gitrepo.message import build_message
 from git_memhtml.gitrepo.packwrite import PACK_MIN_BLOBS, distinct_blobs, hash_name, pack_stream
@@ -116,20 +115,20 @@ class CommitPath:
 
         ``index_file``: another index file than this work tree's (the ``GIT_INDEX_FILE`` git hands a pre-commit
         hook, :meth:`finish_journal`); the same entries, stat data included, go there."""
-        entries = _tree_entries(self._commit(commit).tree if commit else None, paths)
+        entries = tree_entries(self._commit(commit).tree if commit else None, paths)
         known = verified or {}
         stats: dict[str, os.stat_result | None] = {}
         for path, entry in entries.items():
             if entry is not None:
-                stats[path] = known[path] if path in known else _disk_stat(self.root / path, entry[0])
+                stats[path] = known[path] if path in known else disk_stat(self.root / path, entry[0])
         for attempt in range(_INDEX_LOCK_RETRIES):
             index = self._repo.index if index_file is None else pygit2.Index(str(index_file))
             index.read(force=False)
             for path, entry in entries.items():
                 if entry is None:
-                    _index_remove(index, path)
+                    index_remove(index, path)
                 else:
-                    _index_add(index, path, entry[0], entry[1], stats[path])
+                    index_add(index, path, entry[0], entry[1], stats[path])
             try:
                 index.write()
                 return
@@ -288,7 +287,7 @@ class CommitPath:
             blobs = self._write_blobs([data for _, data in written])
             for path, data in changes.items():
                 if data is None:
-                    _index_remove(index, path)
+                    index_remove(index, path)
             for (path, _), blob in zip(written, blobs, strict=True):
                 mode = FileMode(index[path].mode) if path in index else FileMode.BLOB
                 index.add(pygit2.IndexEntry(path, blob, mode))
@@ -343,7 +342,7 @@ class CommitPath:
         object store. One subtree read per folder; each file written or found equal is ``lstat``-ed once for its
         index entry. ``index_file``: the index to set, as :meth:`_reset_index_entries`."""
         tree = self._commit(commit).tree
-        entries = _tree_entries(tree, paths)
+        entries = tree_entries(tree, paths)
         given = data or {}
         done: list[str] = []
         verified: dict[str, os.stat_result] = {}
@@ -457,78 +456,6 @@ class CommitPath:
         return str(commit) if landed else None
 
 
-
-def _tree_entries(tree: pygit2.Tree | None, paths: Sequence[str]) -> dict[str, tuple[pygit2.Oid, int] | None]:
-    """``{path: (blob id, file mode)}`` of ``paths`` in ``tree`` (``None`` where it holds no blob there). Each
-    folder's tree object is read once: ``tree["a/b"]`` re-reads every subtree on the way for each path."""
-    folders: dict[str, pygit2.Tree | None] = {"": tree}
-
-    def folder(name: str) -> pygit2.Tree | None:
-        if name not in folders:
-            parent, _, leaf = name.rpartition("/")
-            above = folder(parent)
-            found = _child(above, leaf) if above is not None else None
-            folders[name] = found if isinstance(found, pygit2.Tree) else None
-        return folders[name]
-
-    out: dict[str, tuple[pygit2.Oid, int] | None] = {}
-    for path in paths:
-        parent, _, leaf = path.rpartition("/")
-        holder = folder(parent)
-        entry = _child(holder, leaf) if holder is not None else None
-        out[path] = (entry.id, int(entry.filemode)) if entry is not None and entry.type_str == "blob" else None
-    return out
-
-
-def _child(tree: pygit2.Tree, name: str) -> pygit2.Object | None:
-    try:
-        return tree[name]
-    except KeyError:
-        return None
-
-
-def _disk_stat(target: Path, blob: pygit2.Oid) -> os.stat_result | None:
-    """The ``lstat`` of ``target`` when it is a regular file holding exactly blob ``blob`` (raw bytes, no filter),
-    else ``None``."""
-    try:
-        info = os.lstat(target)
-    except OSError:
-        return None
-    if not stat.S_ISREG(info.st_mode) or str(pygit2.hash(target.read_bytes())) != str(blob):
-        return None
-    return info
-
-
-def _index_add(index: pygit2.Index, path: str, blob: pygit2.Oid, mode: int, info: os.stat_result | None) -> None:
-    """Add the entry ``path`` → ``blob`` with ``info``'s stat data (none when ``None``), as git records it after a
-    checkout: 32-bit truncated ctime/mtime seconds and nanoseconds, dev, ino, uid, gid and size (index-format(5)).
-    pygit2's ``IndexEntry`` carries no stat fields, so they are set on its libgit2 struct (``git_index_entry``)
-    before ``git_index_add``, which copies them."""
-    entry = pygit2.IndexEntry(path, blob, FileMode(mode))
-    if info is None:
-        index.add(entry)
-        return
-    centry, keep = entry._to_c()
-    centry.ctime.seconds = info.st_ctime_ns // 1_000_000_000 & 0x7FFFFFFF
-    centry.ctime.nanoseconds = info.st_ctime_ns % 1_000_000_000
-    centry.mtime.seconds = info.st_mtime_ns // 1_000_000_000 & 0x7FFFFFFF
-    centry.mtime.nanoseconds = info.st_mtime_ns % 1_000_000_000
-    centry.dev = info.st_dev & 0xFFFFFFFF
-    centry.ino = info.st_ino & 0xFFFFFFFF
-    centry.uid = info.st_uid & 0xFFFFFFFF
-    centry.gid = info.st_gid & 0xFFFFFFFF
-    centry.file_size = info.st_size & 0xFFFFFFFF
-    err = _libgit2_c.git_index_add(index._index, centry)
-    del keep
-    if err < 0:
-        raise pygit2.GitError(f"git_index_add failed for {path} ({err})")
-
-
-def _index_remove(index: pygit2.Index, path: str) -> None:
-    try:
-        index.remove(path)
-    except (OSError, KeyError):
-        pass
 
 
 def _write_atomic(target: Path, data: bytes) -> None:
