@@ -18,6 +18,7 @@ from git_memhtml.errors import UsageError
 from git_memhtml.index.archived import ArchivedMatch, archived_matches
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.embedding import check_space
+from git_memhtml.index.identifiers import fusion_limit, rank_identifiers
 from git_memhtml.index.matrix_read import vector_ranks
 from git_memhtml.index.resident import FIXED_ARMS, ResidentVectors, eligible_paths, fixed_arm_ranks
 from git_memhtml.index.retrieval_sql import (
@@ -209,10 +210,10 @@ def search(
             for arm in FIXED_ARMS:
                 if arm in arms:
                     given[arm] = fixed_arm_ranks(db, arm, scope, now=now, arm_limit=ARM_LIMIT)
+        wanted = limit * FUSE_FACTOR if mmr_lambda is not None else limit
         sql, params = fusion_sql(arms, scope, match=match, qvec=qvec, space=space, now=now,
-                                 limit=limit * FUSE_FACTOR if mmr_lambda is not None else limit, arm_limit=ARM_LIMIT,
-                                 given_ranks=given)
-        fused = [(str(p), float(sc)) for p, sc in db.query(sql, params)]
+                                 limit=fusion_limit(query, arms, wanted), arm_limit=ARM_LIMIT, given_ranks=given)
+        fused = rank_identifiers(db, query, [(str(p), float(sc)) for p, sc in db.query(sql, params)], arms, wanted)
     if not fused:
         count, archived = archived_matches(db, query, scope)
         return SearchResult((), degraded, tuple(arms), scope_empty=scope.narrowed, archived_matches=count,
