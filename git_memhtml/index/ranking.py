@@ -54,4 +54,4 @@ def ranked_paths(
     sql, params = fusion_sql(arms, scope, match=match, qvec=qvec, space=space, now=now,
                              limit=fusion_limit(query, arms, limit), arm_limit=ARM_LIMIT, given_ranks=given)
     fused = [(str(path), float(score)) for path, score in db.query(sql, params)]
-    return [path for path, _ in rank_identifiers(db, query, fused, arms, limit)]
+    return [path for path, _ in rank_identifiers(db, query, fused, arms, limit, scope)]

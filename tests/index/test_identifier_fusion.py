@@ -59,6 +59,11 @@ FAMILIES: dict[str, list[tuple[str, str]]] = {
                     [(f"freeze-{s}", f"Deploy freeze on {d}: deploy freeze, deploy freeze holds deploys.")
                      for s, d in [("0314", "2024-03-14"), ("0316", "2024-03-16"), ("0415", "2024-04-15"),
                                   ("2023", "2023-03-15"), ("0325", "2024-03-25")]]),
+    # more twins than an arm keeps (40): the exact memory is in no arm's top 40, only the identifier look-up has it
+    "build": _family(("v3-1-4", "Build v3.1.4 was moved to the basement rack by the storage team last winter."),
+                     [(f"v3-{slug}", f"Build {name} refund label: refund label printed, refund label sent.")
+                      for b in range(30)
+                      for slug, name in ((f"4-1-{b}", f"v3.4.1.{b}"), (f"{b}-1-4", f"v3.{b}.1.4"))]),
 }
 
 ROWS = [
@@ -69,6 +74,7 @@ ROWS = [
     ("id-middle-digit", "INC-10423 outage postmortem", "inc-10423"),
     ("id-last-digit", "T-5561 billing refund", "t-5561"),
     ("date", "deploy freeze 2024-03-15", "freeze-0315"),
+    ("outside-every-arm", "v3.1.4 refund label", "v3-1-4"),
 ]
 """(case, query, slug that must rank first)."""
 
@@ -82,11 +88,13 @@ WEIGHTS = [("fake-default", ArmWeights()), ("wordllama-like", ArmWeights(fts=1.0
 def twins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IndexDB]:
     root = tmp_path_factory.mktemp("identifiers") / "mem"
     init_memory(root)
-    ops = [json.dumps({"op": "write", "title": claim.split(":")[0].split(";")[0], "type": "semantic", "claim": claim,
-                       "path": f"resources/{family}/{slug}.html"})
-           for family, members in FAMILIES.items() for slug, claim in members]
+    ops = {(family, slug): json.dumps({"op": "write", "title": claim.split(":")[0].split(";")[0], "type": "semantic",
+                                       "claim": claim, "path": f"resources/{family}/{slug}.html"})
+           for family, members in FAMILIES.items() for slug, claim in members}
     repo = GitRepo.discover(root)
-    apply_batch(repo, parse_op_stream("\n".join(ops) + "\n"), now="2026-01-10T00:00:00Z", dedupe=lambda _h: None)
+    old = [ops.pop(("build", "v3-1-4"))]  # the oldest memory: outside the recency and salience arms' top 40 too
+    for batch, now in ((old, "2025-06-01T00:00:00Z"), (list(ops.values()), "2026-01-10T00:00:00Z")):
+        apply_batch(repo, parse_op_stream("\n".join(batch) + "\n"), now=now, dedupe=lambda _h: None)
     db = open_index(":memory:", ":memory:")
     indexer.rebuild(repo, db, EMBEDDER, now=NOW)
     yield db
@@ -128,3 +136,11 @@ def test_a_query_without_identifier_keeps_the_plain_fusion_order(twins: IndexDB,
     plain = [(str(p), float(s)) for p, s in twins.query(sql, params)]
     hits = search(twins, query, embedder=EMBEDDER, weights=weights, now=NOW, use_matrix=False).hits
     assert [(h.path, h.score) for h in hits] == plain and plain
+
+
+@pytest.mark.parametrize(("case", "query", "first"), ROWS, ids=[r[0] for r in ROWS])
+def test_identifier_holders_keep_to_the_scope(twins: IndexDB, case: str, query: str, first: str) -> None:
+    """The identifier look-up adds candidates only from the scope: none of another type, none outside it."""
+    assert search(twins, query, embedder=EMBEDDER, scope=Scope(memory_types=("episodic",)), now=NOW).hits == ()
+    elsewhere = search(twins, query, embedder=EMBEDDER, scope=Scope(workspace="elsewhere"), now=NOW)
+    assert elsewhere.hits == () and elsewhere.scope_empty, case
