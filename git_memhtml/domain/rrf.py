@@ -7,6 +7,7 @@ reference arithmetic, held to the SQL's order and scores by a differential test
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -100,3 +101,50 @@ def mmr(
             if vec is not None:
                 penalty[path] = max(penalty[path], float(vec @ picked))
     return chosen
+
+
+IDENTIFIER_MAX = 8
+"""Identifiers of one query that are checked (the first ones, in query order); a bound on the phrase look-ups a
+query costs, our decision (docs/retrieval.md §4.3 "Identifiers": real queries name one or two)."""
+
+_WORD = re.compile(r"\S+")
+_RUN = re.compile(r"[^\W_]+")
+"""Letter/digit runs: the FTS5 ``unicode61`` token characters, as ``retrieval_sql._TOKEN`` (docs/retrieval.md §4.2)."""
+
+
+def identifier_phrases(query: str) -> list[tuple[str, ...]]:
+    """The identifiers of ``query``, each as the FTS token sequence it must match whole (docs/retrieval.md §4.3
+    "Identifiers").
+
+    A word of ``query`` (a run of non-space characters) is an identifier when it holds a decimal digit and is a
+    name rather than a number: its letter/digit runs mix letters and digits (``web01``, ``zq2``, ``v2``), or it
+    joins two or more runs by separators (``1.2.1``, ``INC-10423``, ``2024-03-15``, ``10:30``), or it is a bare
+    number marked as a reference by a leading ``#`` (``#4521``). A bare number (``2023``, ``9``, ``13,``) is not:
+    in prose it is a count, a year or a day, which memories spell in other ways. Its tokens are its lowercased
+    letter/digit runs, the runs the FTS tokenizer splits it into (``1.2.1`` → ``("1", "2", "1")``). Unique, first
+    occurrence order, at most :data:`IDENTIFIER_MAX`.
+    """
+    found: dict[tuple[str, ...], None] = {}
+    for word in _WORD.findall(query):
+        runs = tuple(_RUN.findall(word.lower()))
+        if not any(ch.isdecimal() for run in runs for ch in run):
+            continue
+        mixed = any(any(ch.isdecimal() for ch in run) and not run.isdecimal() for run in runs)
+        if len(runs) > 1 or mixed or word.startswith("#"):
+            found.setdefault(runs, None)
+    return list(found)[:IDENTIFIER_MAX]
+
+
+def identifier_first(fused: Sequence[tuple[str, float]], matched: Mapping[str, int]) -> list[tuple[str, float]]:
+    """Reorder a fused list so that candidates holding more of the query's identifiers come first
+    (docs/retrieval.md §4.3 "Identifiers").
+
+    Args:
+        fused: ``[(path, score)]`` in fusion order.
+        matched: path → how many of the query's identifiers it holds (a missing path holds none).
+
+    Returns:
+        The same pairs, sorted by identifiers held DESC, then fusion position (stable): with no identifier held
+        anywhere the order is unchanged. Scores are kept, so they need not decrease down the list.
+    """
+    return [pair for _, pair in sorted(enumerate(fused), key=lambda item: (-matched.get(item[1][0], 0), item[0]))]

@@ -12,6 +12,7 @@ admitted file again for each query (the run gate's 500 probes at 10k memories: 1
 from __future__ import annotations
 
 from git_memhtml.index.db import IndexDB
+from git_memhtml.index.identifiers import fusion_limit, rank_identifiers
 from git_memhtml.index.resident import FIXED_ARMS, ResidentVectors, fixed_arm_ranks
 from git_memhtml.index.retrieval_sql import ARM_LIMIT, Arm, ArmWeights, Scope, fts_match, fusion_sql, running_arms
 
@@ -50,6 +51,7 @@ def ranked_paths(
                                    for arm in FIXED_ARMS if arm in arms}
     if resident is not None and "vector" in arms and qvec is not None:
         given["vector"] = resident.ranked(qvec, eligible, ARM_LIMIT)
-    sql, params = fusion_sql(arms, scope, match=match, qvec=qvec, space=space, now=now, limit=limit,
-                             arm_limit=ARM_LIMIT, given_ranks=given)
-    return [str(path) for path, _ in db.query(sql, params)]
+    sql, params = fusion_sql(arms, scope, match=match, qvec=qvec, space=space, now=now,
+                             limit=fusion_limit(query, arms, limit), arm_limit=ARM_LIMIT, given_ranks=given)
+    fused = [(str(path), float(score)) for path, score in db.query(sql, params)]
+    return [path for path, _ in rank_identifiers(db, query, fused, arms, limit, scope)]

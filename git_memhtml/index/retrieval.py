@@ -18,6 +18,7 @@ from git_memhtml.errors import UsageError
 from git_memhtml.index.archived import ArchivedMatch, archived_matches
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.embedding import check_space
+from git_memhtml.index.identifiers import fusion_limit, rank_identifiers
 from git_memhtml.index.matrix_read import vector_ranks
 from git_memhtml.index.resident import FIXED_ARMS, ResidentVectors, eligible_paths, fixed_arm_ranks
 from git_memhtml.index.retrieval_sql import (
@@ -51,7 +52,8 @@ keeps; our decision, bench/README.md "index_perf.py": the join of every match wa
 
 @dataclass(frozen=True)
 class Hit:
-    """One result. ``score`` is the RRF fusion score ``Σ w/(rank+60)``; ``snippet`` ≤ 700 chars (nearest chunk
+    """One result. ``score`` is the RRF fusion score ``Σ w/(rank+60)`` (0.0 for a memory only the identifier
+    look-up found, docs/retrieval.md §4.3 "Identifiers"); ``snippet`` ≤ 700 chars (nearest chunk
     to the query vector, else chunk 0); ``entities`` sorted unique ``type:name``; ``superseded_by`` = source path
     of the newest authored ``supersedes`` edge into this path, or ``None``."""
 
@@ -172,7 +174,9 @@ def search(
     (docs/retrieval.md §4.11). Without ``resident`` and with ``use_matrix`` (the default) the vector arm is ranked
     from the persistent matrix beside the index (index/matrix_read.py, synced first when stale) and the fixed arms
     are read once per scope and ``now``; when the matrix cannot stand in (missing, torn, another index, a read-only
-    stale one) the SQL scan runs: the results are the same either way (docs/retrieval.md §4.12).
+    stale one) the SQL scan runs: the results are the same either way (docs/retrieval.md §4.12). When the query
+    names identifiers (``web01``, ``1.2.1``), the candidates holding more of them, as whole FTS phrases, come first
+    (:func:`~git_memhtml.index.identifiers.rank_identifiers`, docs/retrieval.md §4.3 "Identifiers").
 
     Raises:
         UsageError: ``limit`` < 1, or ``mmr_lambda`` outside [0, 1].
@@ -209,10 +213,11 @@ def search(
             for arm in FIXED_ARMS:
                 if arm in arms:
                     given[arm] = fixed_arm_ranks(db, arm, scope, now=now, arm_limit=ARM_LIMIT)
+        wanted = limit * FUSE_FACTOR if mmr_lambda is not None else limit
         sql, params = fusion_sql(arms, scope, match=match, qvec=qvec, space=space, now=now,
-                                 limit=limit * FUSE_FACTOR if mmr_lambda is not None else limit, arm_limit=ARM_LIMIT,
-                                 given_ranks=given)
+                                 limit=fusion_limit(query, arms, wanted), arm_limit=ARM_LIMIT, given_ranks=given)
         fused = [(str(p), float(sc)) for p, sc in db.query(sql, params)]
+        fused = rank_identifiers(db, query, fused, arms, wanted, scope)
     if not fused:
         count, archived = archived_matches(db, query, scope)
         return SearchResult((), degraded, tuple(arms), scope_empty=scope.narrowed, archived_matches=count,

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from git_memhtml.cli.common import init_memory
+from git_memhtml.domain.rrf import identifier_phrases
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index import indexer
@@ -106,4 +107,7 @@ def test_fixed_arms_are_read_once_per_scope_and_instant(demo: tuple[IndexDB, lis
         conn.exec_trace = None
     assert sum("ORDER BY t DESC" in sql for sql in ran) == 2
     assert sum("ORDER BY s DESC" in sql for sql in ran) == 2
-    assert sum("files_fts MATCH" in sql for sql in ran) == 2 * sum(fts_match(q) is not None for q in queries)
+    # per query: the lexical arm, plus two phrase look-ups per identifier (docs/retrieval.md §4.3 "Identifiers")
+    lexical = [q for q in queries if fts_match(q) is not None]
+    assert sum("files_fts MATCH" in sql for sql in ran) == 2 * sum(1 + 2 * len(identifier_phrases(q)) for q in lexical)
+    assert any(identifier_phrases(q) for q in lexical)  # the demo claims name identifiers: the step ran
