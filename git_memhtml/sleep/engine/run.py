@@ -33,7 +33,7 @@ from git_memhtml.sleep.engine.runplace import (
     worktree_folder,
     worktree_name,
 )
-from git_memhtml.sleep.engine.runref import resolve_sleep_run
+from git_memhtml.sleep.engine.runref import report_at_tip, resolve_sleep_run
 from git_memhtml.sleep.engine.runs import (
     mark_interrupted,
     phase_rows,
@@ -336,24 +336,24 @@ def _run_locked(
     env, reindex = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=dry_run, deep=deep,
                              embedder=embedder, seed=db, model=model)
     try:
-        results = _execute(env, reindex, phases, {}, clock, after_phase)
+        try:
+            results = _execute(env, reindex, phases, {}, clock, after_phase)
+        except BaseException:
+            if not dry_run:
+                set_status(db, run_id, "interrupted", head_sha=tree.head_sha(), now=clock())
+            raise
         head = tree.head_sha() or base
-        if not dry_run:
+        report = RunReport(
+            run_id, run_id, base, head, dry_run, tuple(results), () if dry_run else _new_commits(main, base, head),
+            tuple(reaped),
+            extra={"unfinished": unfinished},
+        )
+        if not dry_run:  # the record is final before the teardown: a kill from here on leaves only cleanup
+            set_status(db, run_id, "failed" if report.failed_phases else "review", head_sha=head, now=clock())
             keep_run_index(env.db, main, run_id)
-    except BaseException:
-        if not dry_run:
-            set_status(db, run_id, "interrupted", head_sha=tree.head_sha(), now=clock())
-        raise
     finally:
         env.db.close()
         main.remove_worktree(name)
-    report = RunReport(
-        run_id, run_id, base, head, dry_run, tuple(results), () if dry_run else _new_commits(main, base, head),
-        tuple(reaped),
-        extra={"unfinished": unfinished},
-    )
-    if not dry_run:
-        set_status(db, run_id, "failed" if report.failed_phases else "review", head_sha=head, now=clock())
     return report
 
 
@@ -409,6 +409,8 @@ def _resume_locked(
     embedder: Embedder | None, clock: Clock, after_phase: AfterPhase | None, model: ModelBinding,
 ) -> RunReport:
     recovered = remove_locks(stale_git_locks(main, run_id, worktree_name(run_id)))
+    if tip != base and report_at_tip(main, tip) == 0:
+        return _finish_teardown(main, db, run_id, base, tip, recovered=recovered, clock=clock)
     date = run_id.split("/", 1)[1][:10]
     name = worktree_name(run_id)
     upsert_run(db, RunRow(run_id, run_id, base, tip, "running", False, row.started_at if row else clock(), None))
@@ -429,19 +431,44 @@ def _resume_locked(
     env, reindex = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=False, deep=deep,
                              embedder=embedder, model=model)
     try:
-        results = _execute(env, reindex, SLEEP_PHASES, done, clock, after_phase)
+        try:
+            results = _execute(env, reindex, SLEEP_PHASES, done, clock, after_phase)
+        except BaseException:
+            set_status(db, run_id, "interrupted", head_sha=tree.head_sha(), now=clock())
+            raise
         head = tree.head_sha() or tip
+        report = RunReport(run_id, run_id, base, head, False, tuple(results), _new_commits(main, tip, head), (),
+                           resumed=True, extra={"recoveredLocks": recovered})
+        # the record is final before the teardown: a kill from here on leaves only cleanup
+        set_status(db, run_id, "failed" if report.failed_phases else "review", head_sha=head, now=clock())
         keep_run_index(env.db, main, run_id)
-    except BaseException:
-        set_status(db, run_id, "interrupted", head_sha=tree.head_sha(), now=clock())
-        raise
     finally:
         env.db.close()
         main.remove_worktree(name)
-    report = RunReport(run_id, run_id, base, head, False, tuple(results), _new_commits(main, tip, head), (),
-                       resumed=True, extra={"recoveredLocks": recovered})
-    set_status(db, run_id, "failed" if report.failed_phases else "review", head_sha=head, now=clock())
     return report
+
+
+def _finish_teardown(main: GitRepo, db: IndexDB, run_id: str, base: str, tip: str, *, recovered: list[str],
+                     clock: Clock) -> RunReport:
+    """Resume of a run whose branch ends in a report commit that counted no failure: the pass finished and only its
+    teardown was cut short (a kill while the row was marked or the worktree removed). Cleanup only: the leftover
+    worktree is removed and the row marked ``review``; no phase runs and nothing is committed, so the branch, the
+    record, stays as the pass left it. Every phase is reported ``skipped`` (``already completed on this branch``)
+    with its commit when it made one."""
+    main.remove_worktree(worktree_name(run_id))
+    committed = completed_phases(main, base, tip)
+    previous = {p.phase: p for p in phase_rows(db, run_id)}
+    phases = tuple(
+        PhaseReport(phase, "skipped",
+                    committed[phase][1] if phase in committed else (previous[phase].counts if phase in previous
+                                                                    else {}),
+                    committed[phase][0] if phase in committed else None,
+                    previous[phase].llm_calls if phase in previous else 0, detail=ALREADY_DONE)
+        for phase in SLEEP_PHASES
+    )
+    set_status(db, run_id, "review", head_sha=tip, now=clock())
+    return RunReport(run_id, run_id, base, tip, False, phases, (), (), resumed=True,
+                     extra={"recoveredLocks": recovered, "teardownOnly": True})
 
 
 def abort_run(main: GitRepo, db: IndexDB, run_id: str, *, clock: Clock) -> dict[str, Any]:
