@@ -34,7 +34,7 @@ from git_memhtml.progress import Progress
 from git_memhtml.sleep.engine.contract import select_phases
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.lock import live_holder
-from git_memhtml.sleep.engine.run import RunReport, abort_run, resume_sleep, run_sleep
+from git_memhtml.sleep.engine.run import RunReport, abort_run, resume_sleep, run_sleep, settle_finished
 from git_memhtml.sleep.engine.runs import mark_interrupted, phase_rows
 from git_memhtml.sleep.landing.forge import open_pull_request
 from git_memhtml.sleep.landing.merge import MergeReport, merge_run
@@ -203,7 +203,9 @@ def status_cmd(ctx: click.Context, as_json: bool) -> int:
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
         holder = live_holder(app.repo())
-        mark_interrupted(db, now=utc_now(), live=() if holder is None else (holder.run_id,))
+        live = () if holder is None else (holder.run_id,)
+        mark_interrupted(db, now=utc_now(), live=live)
+        settle_finished(app.repo(), db, now=utc_now(), live=live)  # killed in its teardown: finished
         reconciled = _reconcile(app.repo(), db, quiet=as_json)
         landed = landing_rows(db)
         runs = all_runs(db)

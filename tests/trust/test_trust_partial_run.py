@@ -294,6 +294,8 @@ def test_a_run_killed_after_its_report_commit_is_finished_and_resume_only_cleans
     [run_id] = git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/sleep/").split()
     tip = git(repo, "rev-parse", run_id).strip()
     phase_commits = git(repo, "rev-list", "--reverse", f"main..{run_id}").split()
+    code, status, err = cli(capsys, "-C", str(repo), "sleep", "status")
+    assert code == 0 and [r["status"] for r in status["data"]["runs"]] == ["review"], (point, status)
     code, _review, err = cli(capsys, "-C", str(repo), "sleep", "review", run_id, "--no-probes")
     assert code == 0, (point, err)
     code, resumed, err = cli(capsys, "-C", str(repo), "sleep", "resume", run_id)

@@ -9,7 +9,7 @@ the ``Memhtml-Phase`` trailers of ``base..branch`` (docs/sleep.md §2.5).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -275,6 +275,23 @@ def _open_env(
     return env, lambda: update(tree, db, embedder, now=at)
 
 
+def settle_finished(main: GitRepo, db: IndexDB, *, now: str, live: Collection[str]) -> list[str]:
+    """Mark ``review`` (or ``failed``) every ``running`` or ``interrupted`` row that no live process holds and whose
+    branch ends in a report commit (:func:`runref.report_at_tip`): a pass killed during its teardown is finished
+    (docs/sleep.md §2.5). Return the run ids marked. One ``git log -1`` per unfinished row; rows only, the
+    branch is never touched."""
+    settled = []
+    for run in unfinished_runs(db):
+        tip = main.branch_sha(run.run_id)
+        if run.run_id in live or tip is None or tip == run.base_sha:
+            continue
+        failed = report_at_tip(main, tip)
+        if failed is not None:
+            set_status(db, run.run_id, "failed" if failed else "review", head_sha=tip, now=now)
+            settled.append(run.run_id)
+    return settled
+
+
 def run_sleep(
     main: GitRepo,
     db: IndexDB,
@@ -307,6 +324,7 @@ def run_sleep(
     with sleep_lock(main, next_run_id(main, date, db), now=clock()) as holder:
         base = trunk_sha(main)
         mark_interrupted(db, now=clock(), live=())  # we hold the lock: no other run can be executing
+        settle_finished(main, db, now=clock(), live=())  # a run killed in its teardown is not unfinished
         reaped = reap_stale(db, branch_exists=lambda b: main.branch_sha(b) is not None, now=clock())
         unfinished = [r.run_id for r in unfinished_runs(db)]
         run_id = next_run_id(main, date, db)
