@@ -13,25 +13,39 @@ per size, one JSON line:
   issue-10 gate on a base and a tip index);
 - ``commit_index_s``: ``build_commit_index`` of the corpus commit into a new folder (parse, write, fake embedding).
 
+``python bench/resident_arm.py --crc DIR[,DIR…]`` instead measures the matrix's body CRCs (docs/index.md §3.12)
+on copies of corpora (each ``DIR`` a copied ``bench/synth.py`` corpus: its matrix is rewritten, so never pass the
+shared one), CPU seconds (user + system) and wall: ``build`` a full build (``sync(full=True)``, CRC table
+included) and ``crc_table`` the CRC pass alone over the mapped body; ``first_check`` a reader's first check in a
+new process (``vector_ranks`` of one query minus a second, checked call), ``verify_damage`` what ``index verify``
+reads (``matrix_read.damage``); ``one_row_sync`` the in-place sync after one vector changed (median of 5) and
+``one_row_recheck`` a reader re-checking after it (only the changed block).
+
 Timings are wall-clock; print them with the machine (``nproc``) beside.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
 import statistics
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 from synth import DIM, NOW, corpus, query, sentence
 from timing import Stopwatch, ms, pct
 
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index import matrix_read
 from git_memhtml.index.db import IndexDB
+from git_memhtml.index.matrix import sync
+from git_memhtml.index.matrix_file import HEADER_BYTES, body_crcs, matrix_path, read_header, row_bytes
 from git_memhtml.index.resident import ResidentVectors, eligible_paths
 from git_memhtml.index.retrieval import search
 from git_memhtml.index.retrieval_sql import Scope
@@ -88,11 +102,66 @@ def run(size: int) -> dict[str, float]:
     return out
 
 
+def _cpu_wall(fn: Callable[[], object]) -> tuple[float, float]:
+    """``(CPU ms, wall ms)`` of one call."""
+    watch = Stopwatch()
+    fn()
+    return watch.cpu() * 1000, watch.wall() * 1000
+
+
+def crc_costs(root: Path) -> dict[str, object]:
+    """The CRC costs of the matrix of the copied corpus at ``root`` (see the module docstring)."""
+    out: dict[str, object] = {"corpus": str(root)}
+    with IndexDB.for_repo(GitRepo.discover(root)) as db:
+        path = matrix_path(db)
+        assert path is not None
+        out["build_cpu_ms"], out["build_wall_ms"] = _cpu_wall(lambda: sync(db, full=True))
+        header, size = read_header(path)
+        assert header is not None
+        out["rows"], out["file_mb"] = header.capacity, round(size / 2**20, 1)
+        data = path.read_bytes()
+        body = memoryview(data)[HEADER_BYTES : HEADER_BYTES + header.capacity * row_bytes(header.dim)]
+        out["crc_table_cpu_ms"], out["crc_table_wall_ms"] = _cpu_wall(
+            lambda: body_crcs(body, header.capacity, header.dim))
+        out["verify_damage_cpu_ms"], out["verify_damage_wall_ms"] = _cpu_wall(lambda: matrix_read.damage(db))
+        assert matrix_read.damage(db) is None
+        mapped = matrix_read.mapped_file(path, header.dim)  # a new mapping: nothing of it verified yet
+        assert mapped is not None
+        out["first_check_cpu_ms"], out["first_check_wall_ms"] = _cpu_wall(lambda: mapped.intact(header))
+        assert mapped.verified == header, "the corpus's fresh matrix failed its CRCs"
+        out["known_header_us"] = _cpu_wall(lambda: mapped.intact(header))[1] * 1000
+        syncs: list[tuple[float, float]] = []
+        rechecks: list[tuple[float, float]] = []
+        row = db.query_one("SELECT chunk_id, vec FROM embeddings WHERE model = ? LIMIT 1", (EMBEDDER.space,))
+        assert row is not None
+        vec = np.frombuffer(row[1], dtype="<f4")
+        for i in range(5):
+            vec = (vec * np.float32(2.0 if i % 2 == 0 else 0.5)).astype("<f4")  # every cosine stays the same
+            with db.atomic():
+                db.execute("UPDATE embeddings SET vec = ? WHERE chunk_id = ?", (vec.tobytes(), row[0]))
+            syncs.append(_cpu_wall(lambda: sync(db)))
+            now_header = mapped.header()
+            assert now_header is not None
+            rechecks.append(_cpu_wall(functools.partial(mapped.intact, now_header)))
+            assert mapped.verified == now_header
+        out["one_row_sync_cpu_ms"] = statistics.median(c for c, _ in syncs)
+        out["one_row_sync_wall_ms"] = statistics.median(w for _, w in syncs)
+        out["one_row_recheck_cpu_ms"] = statistics.median(c for c, _ in rechecks)
+        out["one_row_recheck_wall_ms"] = statistics.median(w for _, w in rechecks)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--crc", default=None, help="comma-separated copied corpora: measure the matrix CRCs only")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} CPUs; embedder {EMBEDDER.space}")
+    if args.crc:
+        for folder in args.crc.split(","):
+            costs = crc_costs(Path(folder))
+            print(json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in costs.items()}), flush=True)
+        return
     for size in (int(s) for s in args.sizes.split(",")):
         result = run(size)
         print(json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in result.items()}), flush=True)

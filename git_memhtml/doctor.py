@@ -23,7 +23,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from git_memhtml.document.model import PARA_PREFIXES
@@ -41,6 +41,7 @@ from git_memhtml.sleep.engine.contract import STALE_RUN_HOURS
 from git_memhtml.sleep.engine.runplace import worktree_name
 from git_memhtml.sleep.engine.runs import reap_stale
 from git_memhtml.store.repo_init import GITATTRIBUTES_LINES
+from git_memhtml.tree.leftovers import LEFTOVER_MODES
 
 WORKTREES_DIR = ("memhtml", "worktrees")
 """Where sleep runs keep their linked worktrees, under the common git dir (docs/design.md §3.2)."""
@@ -63,10 +64,6 @@ class Leftover:
     state: str
 
 
-LEFTOVER_MODES = ("commit", "remove")
-"""``--fix-leftovers`` modes: commit them as they are on disk, or put them back as HEAD has them."""
-
-
 @dataclass(frozen=True)
 class DoctorReport:
     """Every finding; ``problems`` counts them (``exit 1`` when non-zero); ``fixed`` lists what ``--fix`` did."""
@@ -86,7 +83,7 @@ class DoctorReport:
             drift = 1  # a fresh clone: one finding, "index not built"
         else:
             drift = len(self.index.drifted_paths) + int(self.index.stale) + int(not self.index.fts_ok)
-            drift += int(self.index.missing_vectors > 0)
+            drift += int(self.index.missing_vectors > 0) + int(self.index.matrix_damage is not None)
         tree = len(self.tree.unparseable) + len(self.tree.duplicates) + len(self.tree.dangling)
         runs = len(self.stale_runs) + len(self.leftover_worktrees)
         return drift + tree + runs + len(self.gitattributes_missing) + len(self.leftovers)
@@ -231,6 +228,7 @@ def fix(repo: GitRepo, db: IndexDB, embedder: Embedder | None, *, now: str,
         GitError, StorageError: as :func:`diagnose`.
     """
     actions: list[str] = []
+    matrix_at: int | None = None
     with repo.write_lock("doctor --fix"):  # entering it finishes a killed writer's landed commit
         pass
     actions += [f"commit {sha[:12]}: finished the work tree a killed writer left" for sha in repo.recovered]
@@ -239,7 +237,9 @@ def fix(repo: GitRepo, db: IndexDB, embedder: Embedder | None, *, now: str,
     before = diagnose(repo, db, now=now, parse=parse)
     if not before.index.clean:
         repair(repo, db, embedder, now=now, parse=parse)
-        actions.append(f"index: caught up and re-projected {len(before.index.drifted_paths)} drifted path(s)")
+        if not replace(before.index, matrix_damage=None).clean:
+            actions.append(f"index: caught up and re-projected {len(before.index.drifted_paths)} drifted path(s)")
+        matrix_at = len(actions) if before.index.matrix_damage else None
     if before.stale_runs:
         for reaped in reap_stale(db, branch_exists=lambda b: repo.branch_sha(b) is not None, now=now):
             actions.append(f"run {reaped['runId']}: marked abandoned ({reaped['reason']})")
@@ -247,6 +247,8 @@ def fix(repo: GitRepo, db: IndexDB, embedder: Embedder | None, *, now: str,
         _remove_worktree(repo, name)
         actions.append(f"worktree {name}: removed")
     after = diagnose(repo, db, now=now, parse=parse)
+    if matrix_at is not None and after.index.matrix_damage is None:  # claimed only when the new file checks out
+        actions.insert(matrix_at, "index: rebuilt the vector matrix that failed its checks")
     return DoctorReport(after.index, after.tree, after.stale_runs, after.leftover_worktrees,
                         after.gitattributes_missing, after.leftovers, fixed=tuple(actions))
 

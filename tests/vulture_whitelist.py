@@ -70,7 +70,7 @@ from git_memhtml.sleep.phases.reprieve import ReprieveCounts
 from git_memhtml.sleep.phases.retention_triage import RetentionTriageCounts
 from git_memhtml.sleep.phases.task_detection import TaskDetectionCounts
 from git_memhtml.sleep.phases.tasks import TaskTally
-from git_memhtml.store.ops import LinkOp, OpLine, op_schema_markdown
+from git_memhtml.store.ops import LinkOp, OpLine, op_schema_markdown, op_schema_text
 
 __all__ = [
     "CLICK_COMMANDS",
@@ -147,11 +147,12 @@ def detection_budget(b: DetectionBudget) -> tuple[object, ...]:
 
 
 TEST_ORACLES = (rrf_fuse, apply_reinforcement, may_merge, is_content_hash, publish, op_schema_markdown,
-                IndexDB.applied_migrations)
+                op_schema_text, IndexDB.applied_migrations)
 """Reference functions only tests call, each checking a property of shipped code: ``rrf_fuse`` and
 ``apply_reinforcement`` are held to the SQL (tests/index/test_sql_matches_domain.py); ``may_merge`` is the pairwise
 rule every resolved cluster must satisfy; ``is_content_hash`` the shape ``content_hash`` returns; ``publish`` the
-integrity phase's regeneration without its repair; ``op_schema_markdown`` regenerates docs/apply.md's table;
+integrity phase's regeneration without its repair; ``op_schema_markdown`` regenerates docs/apply.md's table
+and ``op_schema_text`` the ``apply -h`` schema of ``cli/op_schema_help.py``;
 ``applied_migrations`` reads the migration ledgers."""
 
 SCRIPTED_MODEL = (ScriptedClient, offered_keys, ModelUsage.rejected)

@@ -19,10 +19,11 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from git_memhtml.errors import ConfigError, MemhtmlError, UsageError
-from git_memhtml.output import progress_for, warn
+from git_memhtml.output import log, progress_for, warn
 
 if TYPE_CHECKING:  # the CLI's start-up imports none of these (issue 12 item 4): each method imports what it uses
     from git_memhtml.config import ResolvedSettings
+    from git_memhtml.document.model import MemoryDocument
     from git_memhtml.embed.base import Embedder
     from git_memhtml.gitrepo import GitRepo
     from git_memhtml.index.db import IndexDB
@@ -139,11 +140,12 @@ class App:
         """Commits this invocation put on a branch of its repository (``[]`` when it opened none)."""
         return [] if self._repo is None else list(self._repo.landed)
 
-    def catch_up_after_commit(self, db: IndexDB) -> None:
+    def catch_up_after_commit(self, db: IndexDB, documents: Mapping[str, MemoryDocument] | None = None) -> None:
         """:meth:`reindex` after a commit landed: a failure is a warning, never the command's failure (the commit
-        stands; the next command catches the index up)."""
+        stands; the next command catches the index up). ``documents`` (``{git blob id: document}``, the writer's
+        :attr:`BatchResult.documents`) spares the pass a parse of each file the commit wrote."""
         try:
-            self.reindex(db)
+            self.reindex(db, documents=documents)
         except MemhtmlError as exc:
             warn(f"the commit landed, but the index did not catch up: {exc.message} (the next command does)")
 
@@ -181,6 +183,18 @@ class App:
                                           fake_dim=s.embed_dim if s.embed == "fake" and explicit_dim else None)
             self._embedder_loaded = True
         return self._embedder
+
+    def warn_vector_arm_unavailable(self, consequence: str) -> None:
+        """Warn that a read ran without its vector arm, saying why when the embedder recorded its failure
+        (``OpenAIEmbedder.last_failure``: the URL, the status, a missing key) and its hint on a second line.
+        ``consequence`` ends the first line, e.g. ``"results come from the lexical arms only"``."""
+        failure = getattr(self._embedder, "last_failure", None) if self._embedder_loaded else None
+        if failure is None:
+            warn(f"the vector arm is unavailable; {consequence}")
+            return
+        warn(f"the vector arm is unavailable; {consequence}: {failure.message}")
+        if failure.hint:
+            log(f"hint: {failure.hint}")
 
     def weights(self) -> ArmWeights:
         """RRF arm weights: per key, the user's value (git config ``memhtml.weight*``, ``MEMHTML_WEIGHT_*``,
@@ -257,13 +271,14 @@ class App:
         ``--quiet`` or ``as_json`` (``--json`` output never shows one); else the silent one."""
         return progress_for(show=not (self.quiet or as_json or self.json))
 
-    def reindex(self, db: IndexDB) -> IndexReport:
+    def reindex(self, db: IndexDB, *, documents: Mapping[str, MemoryDocument] | None = None) -> IndexReport:
         """Incrementally update ``db`` to the work tree; skipped files are warned about on stderr, each
         ``(path, reason)`` once per command. A long catch-up (an ``apply`` of thousands of memories) draws the
         progress bar of :meth:`progress`."""
         from git_memhtml.index.indexer import update
 
-        report = update(self.repo(), db, self.embedder(), now=utc_now(), progress=self.progress())
+        report = update(self.repo(), db, self.embedder(), now=utc_now(), progress=self.progress(),
+                        documents=documents)
         for path, reason in report.errors:
             if (path, reason) not in self._warned:
                 warn(f"{path}: not indexed: {reason}")

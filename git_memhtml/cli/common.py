@@ -5,17 +5,18 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from git_memhtml.cli.app import App
 from git_memhtml.document.model import entity_problem
 from git_memhtml.errors import UsageError
-from git_memhtml.gitrepo import GitRepo
-from git_memhtml.hooks.gitconfig import ensure_config, local_place
 from git_memhtml.output import emit, envelope
-from git_memhtml.store.repo_init import InitReport, init_repo
+
+if TYPE_CHECKING:
+    from git_memhtml.gitrepo import GitRepo
+    from git_memhtml.store.repo_init import InitReport
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -83,6 +84,8 @@ def check_entity_flag(value: str | None, flag: str = "--entity") -> str | None:
 def init_memory(path: Path, *, env: Mapping[str, str] | None = None) -> InitReport:
     """``git memhtml init``: :func:`git_memhtml.store.repo_init.init_repo` with the hook configuration wired in
     (:func:`wire_merge_driver`). Same arguments, result and errors as ``init_repo``."""
+    from git_memhtml.store.repo_init import init_repo
+
     return init_repo(path, env=env, configure=wire_merge_driver)
 
 
@@ -90,4 +93,6 @@ def wire_merge_driver(repo: GitRepo) -> None:
     """``init``'s hook configuration step: the merge-driver include in ``<common-dir>/memhtml/gitconfig``
     (:func:`git_memhtml.hooks.gitconfig.ensure_config`, owner ``init``). Wired here, at the edge, so that
     ``store`` never imports ``hooks`` (docs/architecture.md)."""
+    from git_memhtml.hooks.gitconfig import ensure_config, local_place
+
     ensure_config(local_place(repo.common_dir), "init", env=repo.env)

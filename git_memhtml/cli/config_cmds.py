@@ -15,7 +15,6 @@ from git_memhtml.cli.common import app_of, json_option, respond
 from git_memhtml.config import KEYS, TRUNK_KEY, env_var, git_key, llm_defaults
 from git_memhtml.errors import MemhtmlError
 from git_memhtml.output import table
-from git_memhtml.sleep.engine.trunk import TRUNK, trunk_name
 
 
 @click.command("config")
@@ -46,6 +45,8 @@ def config_cmd(ctx: click.Context, as_json: bool) -> int:
 
 def _trunk_row(app: App) -> dict[str, Any]:
     """``memhtml.trunk``: the configured branch (source git-config), else the branch runs would use (default)."""
+    from git_memhtml.sleep.engine.trunk import TRUNK, trunk_name
+
     try:
         repo = app.repo()
     except MemhtmlError:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,21 +17,12 @@ from git_memhtml.cli.inputs import read_text_input
 from git_memhtml.cli.model_binding import bind_model, max_llm_calls_option
 from git_memhtml.cli.probe_view import probe_settings, run_probes, verdict_text
 from git_memhtml.cut import clip
-from git_memhtml.doctor import check_model
 from git_memhtml.errors import UsageError
-from git_memhtml.eval.discriminate import TempFolderGate, gate_figures
-from git_memhtml.gitrepo import GitRepo
-from git_memhtml.gitrepo.identity import IDENTITY_HINT, IdentityUnknown, require_identity
-from git_memhtml.index.retrieval import search
-from git_memhtml.llm.client import HttpModelClient
 from git_memhtml.output import emit, table, warn
-from git_memhtml.sleep.engine.run import ModelBinding, run_sleep
-from git_memhtml.sleep.landing.merge import merge_run
-from git_memhtml.sleep.presentation.plan import plan
-from git_memhtml.sleep.presentation.review import review_run
 from git_memhtml.sleep.probes.verdict import Verdict
-from git_memhtml.store.ops import parse_op_stream
-from git_memhtml.store.writer import apply_batch
+
+if TYPE_CHECKING:
+    from git_memhtml.sleep.engine.run import ModelBinding
 
 DEMO_CORPUS = Path(__file__).resolve().parents[1] / "resources" / "demo" / "memories.jsonl"
 """The demo corpus, shipped inside the package as package data (``git_memhtml/resources/demo``), so a wheel
@@ -60,6 +52,17 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
     With --llm (and --llm-url, --llm-model) the sleep run calls that model: the demo first makes one tiny call
     to show the model answers, then runs the same cycle with the model bound.
     """
+    from git_memhtml.eval.discriminate import TempFolderGate, gate_figures
+    from git_memhtml.gitrepo import GitRepo
+    from git_memhtml.gitrepo.identity import IDENTITY_HINT, IdentityUnknown, require_identity
+    from git_memhtml.index.retrieval import search
+    from git_memhtml.sleep.engine.run import run_sleep
+    from git_memhtml.sleep.landing.merge import merge_run
+    from git_memhtml.sleep.presentation.plan import plan
+    from git_memhtml.sleep.presentation.review import review_run
+    from git_memhtml.store.ops import parse_op_stream
+    from git_memhtml.store.writer import apply_batch
+
     if llm is None and (llm_url or llm_model or max_llm_calls is not None):
         raise UsageError("--llm-url, --llm-model and --max-llm-calls need --llm",
                          hint="add --llm openai (any OpenAI-compatible server) or --llm anthropic")
@@ -137,6 +140,9 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
 def _model_line(model: ModelBinding) -> str:
     """One tiny call to the bound model (``doctor --model``'s): its latency, or its error. A failure does not stop
     the demo: each batch the run cannot get answered is counted ``failedCalls`` and the run stays green."""
+    from git_memhtml.doctor import check_model
+    from git_memhtml.llm.client import HttpModelClient
+
     if not isinstance(model.client, HttpModelClient):
         return "bound"
     check = check_model(model.client)

@@ -7,19 +7,19 @@ module is registered. Both exit 1 while problems remain.
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from git_memhtml.cli.app import App, utc_now
 from git_memhtml.cli.common import app_of, json_option, respond
 from git_memhtml.cli.model_binding import model_client
-from git_memhtml.doctor import LEFTOVER_MODES, DoctorReport, check_model, diagnose, fix
 from git_memhtml.errors import ModelUnavailable, UsageError
-from git_memhtml.hooks.checks import git_integration_checks
-from git_memhtml.index.verify import IndexDrift, verify
-from git_memhtml.sleep.engine.lock import lock_findings
-from git_memhtml.sleep.engine.runs import mark_interrupted
+from git_memhtml.tree.leftovers import LEFTOVER_MODES
+
+if TYPE_CHECKING:
+    from git_memhtml.doctor import DoctorReport
+    from git_memhtml.index.verify import IndexDrift
 
 
 def drift_data(drift: IndexDrift) -> dict[str, Any]:
@@ -30,6 +30,7 @@ def drift_data(drift: IndexDrift) -> dict[str, Any]:
         "missing": list(drift.missing), "extra": list(drift.extra),
         "differing": [{"path": p, "tables": list(t)} for p, t in drift.differing],
         "ftsOk": drift.fts_ok, "missingVectors": drift.missing_vectors, "driftedPaths": list(drift.drifted_paths),
+        "matrixDamage": drift.matrix_damage,
         "refused": [{"path": p, "reason": why, "hint": f"git memhtml validate {p}"} for p, why in drift.refused],
     }
 
@@ -49,6 +50,9 @@ def drift_lines(drift: IndexDrift) -> list[str]:
         lines.append("index: the full-text table disagrees with files")
     if drift.missing_vectors:
         lines.append(f"index: {drift.missing_vectors} chunk(s) lack a vector")
+    if drift.matrix_damage:
+        lines.append(f"index: damaged vector matrix {drift.matrix_damage} — fix: git memhtml index rebuild, or "
+                     "git memhtml doctor --fix")
     return lines
 
 
@@ -98,6 +102,11 @@ def _human(report: DoctorReport, extra: int = 0) -> str:
 def doctor_cmd(ctx: click.Context, do_fix: bool, leftover_mode: str | None, check_the_model: bool,
                as_json: bool) -> int:
     """Report index drift, unparseable files, dangling links, stale sleep runs and leftover worktrees."""
+    from git_memhtml.doctor import diagnose, fix
+    from git_memhtml.hooks.checks import git_integration_checks
+    from git_memhtml.sleep.engine.lock import lock_findings
+    from git_memhtml.sleep.engine.runs import mark_interrupted
+
     app = app_of(ctx)
     if check_the_model:
         if do_fix or leftover_mode:
@@ -131,6 +140,8 @@ def doctor_cmd(ctx: click.Context, do_fix: bool, leftover_mode: str | None, chec
 
 def _model_check(app: App, as_json: bool) -> int:
     """``doctor --model``: exit 0 when the model answered within the contract, 1 otherwise."""
+    from git_memhtml.doctor import check_model
+
     client = model_client(app)
     if client is None:
         raise ModelUnavailable("no model is configured (memhtml.llm is off)",
@@ -156,6 +167,8 @@ def _model_check(app: App, as_json: bool) -> int:
 @click.pass_context
 def verify_cmd(ctx: click.Context, as_json: bool) -> int:
     """Compare the index with a re-projection of HEAD + work tree (reads only; `doctor --fix` repairs)."""
+    from git_memhtml.index.verify import verify
+
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
         drift = verify(app.repo(), db, now=utc_now())

@@ -9,11 +9,9 @@ import click
 
 from git_memhtml.cli.common import app_of, json_option, respond
 from git_memhtml.cli.probe_view import probe_settings, run_probes, verdict_text
-from git_memhtml.eval.corpus import DEFAULT_PROBES, DEFAULT_SEED, DEFAULT_SIZE
-from git_memhtml.eval.discriminate import MRR_FLOOR, run_discrimination
+from git_memhtml.eval.defaults import DEFAULT_PROBES, DEFAULT_SEED, DEFAULT_SIZE, MRR_FLOOR
 from git_memhtml.output import table
-from git_memhtml.sleep.probes.ranker import DEFAULT_K
-from git_memhtml.sleep.probes.sample import DEFAULT_SAMPLE
+from git_memhtml.sleep.probes.defaults import DEFAULT_K, DEFAULT_SAMPLE
 
 
 @click.group("eval")
@@ -29,6 +27,8 @@ def eval_group() -> None:
 @json_option
 def discriminate_cmd(seed: int, size: int, probes: int, mrr_floor: float, as_json: bool) -> int:
     """Does every probe rank its target above its wrong twins? Never opens your store; exits 1 when it fails."""
+    from git_memhtml.eval.discriminate import run_discrimination
+
     with tempfile.TemporaryDirectory(prefix="memhtml-eval-") as folder:
         report = run_discrimination(workdir=Path(folder), seed=seed, size=size, probes=probes, mrr_floor=mrr_floor)
 

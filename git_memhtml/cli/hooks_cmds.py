@@ -7,15 +7,19 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from git_memhtml.cli.common import app_of, json_option, respond
+from git_memhtml.cli.hook_entry import guard as run_guard_entry
 from git_memhtml.cli.hook_entry import run as run_hook_entry
-from git_memhtml.hooks.install import InstallReport, install, uninstall
-from git_memhtml.hooks.merge_driver import DRIVER_FAILED, run_merge_driver
+from git_memhtml.hooks.guard import GUARD_HOOKS
 from git_memhtml.hooks.shims import HOOK_NAMES
 from git_memhtml.output import log
+
+if TYPE_CHECKING:
+    from git_memhtml.hooks.install import InstallReport
 
 
 def _human(report: InstallReport) -> str:
@@ -42,6 +46,8 @@ def install_cmd(ctx: click.Context, scope: str, hooks_path: str | None, force: b
 
     A foreign hook is kept as <hook>.legacy and still runs first. Running it again changes nothing.
     """
+    from git_memhtml.hooks.install import install
+
     if scope == "global":
         report = install(Path.cwd(), Path.cwd(), scope="global", env=app_of(ctx).env)
     else:
@@ -59,6 +65,8 @@ def install_cmd(ctx: click.Context, scope: str, hooks_path: str | None, force: b
 @click.pass_context
 def uninstall_cmd(ctx: click.Context, scope: str, as_json: bool) -> int:
     """Remove exactly what install wrote: our hooks (chained ones are put back) and our git config."""
+    from git_memhtml.hooks.install import uninstall
+
     if scope == "global":
         report = uninstall(Path.cwd(), Path.cwd(), scope="global", env=app_of(ctx).env)
     else:
@@ -73,8 +81,14 @@ def uninstall_cmd(ctx: click.Context, scope: str, as_json: bool) -> int:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def hook_cmd(ctx: click.Context, name: str, args: tuple[str, ...]) -> int:
-    """Run by the installed shims: catch the index up to HEAD. Always exits 0."""
-    log(run_hook_entry(name, app_of(ctx).repo_path or Path.cwd()))
+    """Run by the installed shims: catch the index up to HEAD (exit 0), or, for a commit guard, finish a killed
+    write before git commits (exit 1 refuses the commit)."""
+    cwd = app_of(ctx).repo_path or Path.cwd()
+    if name in GUARD_HOOKS:
+        code, line = run_guard_entry(name, cwd)
+        log(line)
+        return code
+    log(run_hook_entry(name, cwd))
     return 0
 
 
@@ -86,6 +100,8 @@ def hook_cmd(ctx: click.Context, name: str, args: tuple[str, ...]) -> int:
 @click.pass_context
 def merge_driver_cmd(ctx: click.Context, base: Path, ours: Path, theirs: Path, path: str) -> int:
     """Called by git as `git-memhtml merge-driver %O %A %B %P` for generated listings, sitemap, access sidecar."""
+    from git_memhtml.hooks.merge_driver import DRIVER_FAILED, run_merge_driver
+
     try:
         return run_merge_driver(base, ours, theirs, path, env=app_of(ctx).env)
     except Exception as exc:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import asdict, replace
+from typing import TYPE_CHECKING
 
 import click
 
 from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import app_of, json_option, respond
 from git_memhtml.cli.lazy import LazyCommand, LazyGroup
-from git_memhtml.index.indexer import IndexReport, rebuild, status
 from git_memhtml.output import kv, warn
+
+if TYPE_CHECKING:
+    from git_memhtml.index.indexer import IndexReport
 
 
 @click.group("index", cls=LazyGroup, lazy={
@@ -40,6 +43,8 @@ def _human(report: IndexReport) -> str:
 @click.pass_context
 def rebuild_cmd(ctx: click.Context, as_json: bool) -> int:
     """Drop the index plane and re-project HEAD plus the work tree (re-embeds every chunk)."""
+    from git_memhtml.index.indexer import rebuild
+
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
         report = rebuild(app.repo(), db, app.embedder(), now=utc_now(), progress=app.progress(as_json=as_json))
@@ -71,6 +76,8 @@ def update_cmd(ctx: click.Context, as_json: bool) -> int:
 @click.pass_context
 def status_cmd(ctx: click.Context, as_json: bool) -> int:
     """Show whether the index describes HEAD, and its size."""
+    from git_memhtml.index.indexer import status
+
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
         result = status(app.repo(), db)

@@ -6,37 +6,29 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from pydantic import ValidationError
 
 from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import F, app_of, check_entity_flag, init_memory, json_option, respond, writes
 from git_memhtml.cli.inputs import read_text_input
+from git_memhtml.cli.op_schema_help import OP_SCHEMA_TEXT
 from git_memhtml.cut import clip
 from git_memhtml.document.draft import HEAD_FIELDS
-from git_memhtml.document.model import MEMORY_TYPES, PARA_BUCKETS
-from git_memhtml.document.parse import parse_memory
+from git_memhtml.document.model import MEMORY_TYPES, PARA_BUCKETS, WRITABLE_TYPES
 from git_memhtml.errors import InvalidMemory, MemhtmlError, PathNotFound, UsageError, WriteConflict
-from git_memhtml.index.access import record_read, rename_access
-from git_memhtml.index.memories import hash_holders
 from git_memhtml.output import table, warn
-from git_memhtml.store.batch_lines import apply_lines
-from git_memhtml.store.ops import WRITABLE_TYPES, WriteOp, op_schema_text, parse_op_lines, parse_op_stream
-from git_memhtml.store.reads import list_memories
-from git_memhtml.store.writer import (
-    OpResult,
-    apply_batch,
-    archive_memory,
-    correct_memory,
-    link_memories,
-)
 from git_memhtml.tree.paths import VERB_NEEDS, read_tree_file, resolve_memory_path
 
+if TYPE_CHECKING:
+    from git_memhtml.store.ops import WriteOp
+    from git_memhtml.store.writer import OpResult
+
 APPLY_EPILOG = ("\b\nJSONL op schema: one JSON object per line, unknown fields refused (docs/apply.md):\n"
-                + op_schema_text())
+                + OP_SCHEMA_TEXT)
 """``apply -h``'s op schema, generated from the :class:`~git_memhtml.store.ops.OpLine` model
-(``store.ops.op_schema``)."""
+(``store.ops.op_schema``) into :mod:`git_memhtml.cli.op_schema_help`, so help imports no pydantic."""
 
 
 @click.command("init")
@@ -68,6 +60,10 @@ def _op(ctx: click.Context, flags: Mapping[str, object], *, path: str | None = N
     Raises:
         UsageError: the op model refused the flags (naming the field), or ``--article-html`` is unreadable.
     """
+    from pydantic import ValidationError
+
+    from git_memhtml.store.ops import WriteOp
+
     names = {opt: param.name for param in ctx.command.params for opt in param.opts}
     values: dict[str, object] = {"path": path, "workspace": workspace}
     for spec in HEAD_FIELDS:
@@ -127,6 +123,9 @@ def write_options(fn: F) -> F:
 @writes()
 def write_cmd(ctx: click.Context, /, path: str | None, workspace: str | None, as_json: bool, **flags: object) -> int:
     """Write one memory as one commit (deduplicated by content hash)."""
+    from git_memhtml.index.memories import hash_holders
+    from git_memhtml.store.writer import apply_batch
+
     app = app_of(ctx)
     if path is not None:
         path = app.memory_path(path, "write", name="--path")
@@ -135,7 +134,7 @@ def write_cmd(ctx: click.Context, /, path: str | None, workspace: str | None, as
         result = apply_batch(app.repo(), [op], now=utc_now(), verb="write", dedupe_view=partial(hash_holders, db))
         _raise_first_error(result.results)
         if result.commit_sha:
-            app.catch_up_after_commit(db)
+            app.catch_up_after_commit(db, result.documents)
     first = result.results[0]
     data = {"path": first.path, "created": not first.deduped, "deduped": first.deduped,
             "existingPath": first.existing_path, "commitSha": result.commit_sha}
@@ -173,6 +172,11 @@ def _raise_first_error(results: Sequence[OpResult]) -> None:
 @writes()
 def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_json: bool) -> int:
     """Write a JSONL batch of memories as one commit; atomic unless --continue-on-error (docs/apply.md)."""
+    from git_memhtml.index.memories import hash_holders
+    from git_memhtml.store.batch_lines import apply_lines
+    from git_memhtml.store.ops import WriteOp, parse_op_lines, parse_op_stream
+    from git_memhtml.store.writer import apply_batch
+
     app = app_of(ctx)
     text, label = read_text_input(source, flag="--file")
     parsed = parse_op_lines(text, source=label) if continue_on_error else parse_op_stream(text, source=label)
@@ -191,7 +195,7 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
             result = apply_batch(app.repo(), ops, now=utc_now(), dedupe_view=partial(hash_holders, db),
                                  progress=app.progress(as_json=as_json))
         if result.commit_sha:
-            app.catch_up_after_commit(db)
+            app.catch_up_after_commit(db, result.documents)
     data = {"results": [asdict(r) for r in result.results], "summary": result.summary, "commitSha": result.commit_sha}
     failed = [r for r in result.results if r.code]
     if failed and (not continue_on_error or not any(r.ok for r in result.results)):
@@ -230,6 +234,10 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
 def correct_cmd(ctx: click.Context, /, target: str, memory_type: str | None, reason: str | None, as_json: bool,
                 **flags: object) -> int:
     """Write a memory that supersedes TARGET; TARGET is archived (one commit)."""
+    from git_memhtml.document.parse import parse_memory
+    from git_memhtml.index.access import rename_access
+    from git_memhtml.store.writer import correct_memory
+
     app = app_of(ctx)
     repo = app.repo()
     rel = app.memory_path(target, "correct", name="TARGET")
@@ -253,6 +261,9 @@ def correct_cmd(ctx: click.Context, /, target: str, memory_type: str | None, rea
 @writes()
 def archive_cmd(ctx: click.Context, path: str, reason: str, as_json: bool) -> int:
     """Move a memory into archive/<YYYY>/ (git mv) as one commit; nothing is ever deleted."""
+    from git_memhtml.index.access import rename_access
+    from git_memhtml.store.writer import archive_memory
+
     app = app_of(ctx)
     rel = app.memory_path(path, "archive")
     with app.index() as db:
@@ -273,6 +284,7 @@ def archive_cmd(ctx: click.Context, path: str, reason: str, as_json: bool) -> in
 def link_cmd(ctx: click.Context, src: str, rel: str, dst: str, as_json: bool) -> int:
     """Add a typed head link SRC --REL--> DST (one commit when it changes the file)."""
     from git_memhtml.document.model import REL_CLASSES
+    from git_memhtml.store.writer import link_memories
 
     if rel.replace("-", "_") not in REL_CLASSES:
         raise UsageError(f"unknown rel {rel!r}", hint="one of " + ", ".join(sorted(REL_CLASSES)))
@@ -294,6 +306,9 @@ def link_cmd(ctx: click.Context, src: str, rel: str, dst: str, as_json: bool) ->
 @click.pass_context
 def read_cmd(ctx: click.Context, path: str, as_json: bool) -> int:
     """Show one memory (an explicit read: it counts as an access)."""
+    from git_memhtml.document.parse import parse_memory
+    from git_memhtml.index.access import record_read
+
     app = app_of(ctx)
     rel = app.memory_path(path, "read")
     doc = parse_memory(read_tree_file(app.repo().root, rel), path=rel)
@@ -332,6 +347,8 @@ def list_cmd(
     as_json: bool,
 ) -> int:
     """List memories in path order (tasks included)."""
+    from git_memhtml.store.reads import list_memories
+
     check_entity_flag(entity)
     app = app_of(ctx)
     with app.index() as db:

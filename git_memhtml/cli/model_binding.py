@@ -8,15 +8,17 @@ the variable ``memhtml.llmkeyenv`` names. Used by ``sleep run``, ``sleep resume`
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from git_memhtml.cli.app import App
 from git_memhtml.config import llm_key_env, llm_settings
-from git_memhtml.llm.client import HttpModelClient
 from git_memhtml.output import warn
-from git_memhtml.sleep.engine.run import NO_MODEL, ModelBinding
+
+if TYPE_CHECKING:
+    from git_memhtml.llm.client import HttpModelClient
+    from git_memhtml.sleep.engine.run import ModelBinding
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,6 +37,8 @@ def model_client(app: App) -> HttpModelClient | None:
     Raises:
         ConfigError: no model set, a bad URL, or no key for a public server (see ``config.py:llm_settings``).
     """
+    from git_memhtml.llm.client import HttpModelClient
+
     settings = app.settings().settings
     name = llm_key_env(settings)
     key = app.env.get(name) if name else None
@@ -45,6 +49,8 @@ def model_client(app: App) -> HttpModelClient | None:
 def bind_model(app: App, max_calls: int | None) -> ModelBinding:
     """The run's :class:`ModelBinding`: the configured client and the ``--max-llm-calls`` budget (``NO_MODEL`` when
     ``memhtml.llm = off``; a budget given then has nothing to limit and says so once)."""
+    from git_memhtml.sleep.engine.run import NO_MODEL, ModelBinding
+
     client = model_client(app)
     if client is None:
         if max_calls is not None:

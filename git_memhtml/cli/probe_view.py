@@ -6,13 +6,15 @@ verdict for the same run.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_memhtml.cli.app import App
-from git_memhtml.index.db import IndexDB
 from git_memhtml.output import table, terminal_text
-from git_memhtml.sleep.probes.gate import ProbeReport, ProbeSettings, probe_run
 from git_memhtml.sleep.probes.verdict import TABLE_HEADERS
+
+if TYPE_CHECKING:
+    from git_memhtml.index.db import IndexDB
+    from git_memhtml.sleep.probes.gate import ProbeReport, ProbeSettings
 
 LOST_SHOWN = 20
 """Lost probes printed under the human table (``--json`` lists all)."""
@@ -21,6 +23,8 @@ LOST_SHOWN = 20
 def probe_settings(app: App, *, sample_size: int | None = None, k: int | None = None,
                    max_lost: int | None = None) -> ProbeSettings:
     """Defaults, ``memhtml.gatemaxlost`` from the settings, then the command's flags."""
+    from git_memhtml.sleep.probes.gate import ProbeSettings
+
     base = ProbeSettings(max_lost=app.settings().settings.gate_max_lost)
     return ProbeSettings(
         sample_size=base.sample_size if sample_size is None else sample_size,
@@ -33,6 +37,8 @@ def run_probes(app: App, db: IndexDB, run_id: str, settings: ProbeSettings, *, b
                tip_sha: str | None = None) -> ProbeReport:
     """The verdict of ``run_id`` with the app's embedder; the user's index ``db`` is reused for the base when it
     describes it."""
+    from git_memhtml.sleep.probes.gate import probe_run
+
     return probe_run(app.repo(), db, run_id, embedder=app.embedder(), settings=settings, base_sha=base_sha,
                      tip_sha=tip_sha)
 

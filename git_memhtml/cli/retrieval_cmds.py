@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -17,14 +17,14 @@ from git_memhtml.cut import clip
 from git_memhtml.document.model import MEMORY_TYPES
 from git_memhtml.domain.reinforce import SIGNAL_VALUES
 from git_memhtml.errors import PathNotFound, UsageError
-from git_memhtml.index.access import reinforce
-from git_memhtml.index.archived import ArchivedMatch
 from git_memhtml.index.asof import AS_OF_FORMAT, parse_as_of
-from git_memhtml.index.memories import file_exists
-from git_memhtml.index.neighbors import MAX_DEPTH, MEMORY_RELS, neighbors
-from git_memhtml.index.recall import DEFAULT_BUDGET, Disclosure, IndexLine, recall
-from git_memhtml.index.retrieval import Hit, Scope, search
-from git_memhtml.output import kv, table, warn
+from git_memhtml.index.defaults import DEFAULT_BUDGET, MAX_DEPTH, MEMORY_RELS
+from git_memhtml.output import kv, table
+
+if TYPE_CHECKING:
+    from git_memhtml.index.archived import ArchivedMatch
+    from git_memhtml.index.recall import Disclosure, IndexLine
+    from git_memhtml.index.retrieval import Hit, Scope
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -50,6 +50,8 @@ def scope_options(fn: F) -> F:
 def build_scope(memory_types: tuple[str, ...], workspace: str | None, tags: tuple[str, ...], entity: str | None,
                 include_archived: bool, as_of: str | None) -> Scope:
     """The one :class:`Scope` of the flags; ``--as-of`` is canonicalised (UsageError naming the format)."""
+    from git_memhtml.index.retrieval import Scope
+
     check_entity_flag(entity)
     if workspace is not None and not workspace.strip():
         raise UsageError("--workspace is empty", hint="name a workspace, e.g. --workspace checkout-v2")
@@ -107,6 +109,8 @@ def search_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
                tags: tuple[str, ...], entity: str | None, include_archived: bool, as_of: str | None, limit: int,
                as_json: bool) -> int:
     """Hybrid search: fts, vector, recency and salience arms fused by RRF (k=60), then MMR. Never an access."""
+    from git_memhtml.index.retrieval import search
+
     app = app_of(ctx)
     require_query("search", query)
     scope = build_scope(memory_types, workspace, tags, entity, include_archived, as_of)
@@ -117,7 +121,7 @@ def search_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
             "scopeEmpty": result.scope_empty, "archivedMatches": result.archived_matches,
             "archived": _archived_json(result.archived)}
     if result.degraded:
-        warn("the vector arm is unavailable; results come from the lexical arms only")
+        app.warn_vector_arm_unavailable("results come from the lexical arms only")
     respond(as_json, "memory.hits", data, lambda: table(
         ["#", "score", "type", "path", "claim"],
         [[i + 1, f"{h.score:.4f}", h.memory_type, h.path, clip(h.gist, 80)] for i, h in enumerate(result.hits)],
@@ -146,6 +150,8 @@ def recall_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
                tags: tuple[str, ...], entity: str | None, include_archived: bool, as_of: str | None, budget: int,
                as_json: bool) -> int:
     """A budgeted recall pack: arcs and memories disclosed in rank order, the rest as index lines. Never an access."""
+    from git_memhtml.index.recall import recall
+
     app = app_of(ctx)
     require_query("recall", query)
     scope = build_scope(memory_types, workspace, tags, entity, include_archived, as_of)
@@ -159,7 +165,7 @@ def recall_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
             "degraded": pack.degraded, "arms": list(pack.arms), "archivedMatches": pack.archived_matches,
             "archived": _archived_json(pack.archived)}
     if pack.degraded:
-        warn("the vector arm is unavailable; the pack comes from the lexical arms only")
+        app.warn_vector_arm_unavailable("the pack comes from the lexical arms only")
 
     def human() -> str:
         if not (pack.arcs or pack.memories or pack.lateral):
@@ -187,6 +193,8 @@ def recall_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
 @click.pass_context
 def neighbors_cmd(ctx: click.Context, path: str, depth: int, rels: tuple[str, ...], as_json: bool) -> int:
     """Memories linked to PATH by memory-class edges (authored and mined), both directions, depth ≤ 2."""
+    from git_memhtml.index.neighbors import neighbors
+
     app = app_of(ctx)
     rel = app.memory_path(path, "neighbors")
     with app.index() as db:
@@ -210,6 +218,9 @@ def neighbors_cmd(ctx: click.Context, path: str, depth: int, rels: tuple[str, ..
 @click.pass_context
 def reinforce_cmd(ctx: click.Context, paths: tuple[str, ...], signal: str, as_json: bool) -> int:
     """Record that PATH… served (an access bump with a signal); a path bumped in the last 900 s is cooled down."""
+    from git_memhtml.index.access import reinforce
+    from git_memhtml.index.memories import file_exists
+
     app = app_of(ctx)
     rels = list(dict.fromkeys(app.memory_path(p, "reinforce") for p in paths))  # every path before any bump
     with app.index() as db:

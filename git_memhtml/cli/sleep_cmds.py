@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Callable
 from datetime import date as date_type
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,27 +25,20 @@ from git_memhtml.errors import (
     RunNotFound,
     UsageError,
 )
-from git_memhtml.gitrepo import GitRepo
-from git_memhtml.index.db import IndexDB
-from git_memhtml.index.landings import landing_rows
-from git_memhtml.index.runs import all_runs, unfinished_runs
 from git_memhtml.output import emit, kv, log, table, terminal_text, warn
 from git_memhtml.progress import Progress
 from git_memhtml.sleep.engine.contract import select_phases
-from git_memhtml.sleep.engine.env import PhaseReport
-from git_memhtml.sleep.engine.lock import live_holder
-from git_memhtml.sleep.engine.run import RunReport, abort_run, resume_sleep, run_sleep, settle_finished
-from git_memhtml.sleep.engine.runs import mark_interrupted, phase_rows
-from git_memhtml.sleep.landing.forge import open_pull_request
-from git_memhtml.sleep.landing.merge import MergeReport, merge_run
-from git_memhtml.sleep.landing.rebase import rebase_run
-from git_memhtml.sleep.landing.reconcile import Reconciled, reconcile_landed_runs
 from git_memhtml.sleep.presentation.model_usage import HEADERS as MODEL_HEADERS
 from git_memhtml.sleep.presentation.model_usage import cells, review_model_lines
-from git_memhtml.sleep.presentation.plan import plan
-from git_memhtml.sleep.presentation.review import diff_text, review_run
-from git_memhtml.sleep.presentation.review_markdown import render_markdown
 from git_memhtml.sleep.probes.verdict import Verdict
+
+if TYPE_CHECKING:
+    from git_memhtml.gitrepo import GitRepo
+    from git_memhtml.index.db import IndexDB
+    from git_memhtml.sleep.engine.env import PhaseReport
+    from git_memhtml.sleep.engine.run import RunReport
+    from git_memhtml.sleep.landing.merge import MergeReport
+    from git_memhtml.sleep.landing.reconcile import Reconciled
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -77,6 +70,8 @@ def _phase_bar(app: App, as_json: bool, total: int) -> tuple[Progress, Callable[
 
 def _reconcile(repo: GitRepo, db: IndexDB, *, quiet: bool = False) -> list[Reconciled]:
     """Recognise runs merged on a forge before anything reads run rows (docs/forge-ci.md); log what landed."""
+    from git_memhtml.sleep.landing.reconcile import reconcile_landed_runs
+
     done = reconcile_landed_runs(repo, db, utc_now())
     for item in done:
         if item.error:
@@ -105,6 +100,8 @@ def _run_table(report: RunReport) -> str:
 @click.pass_context
 def plan_cmd(ctx: click.Context, as_json: bool) -> int:
     """Would a run change anything? Reads index counts; runs no phase."""
+    from git_memhtml.sleep.presentation.plan import plan
+
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
         result = plan(app.repo(), db)
@@ -134,6 +131,8 @@ def plan_cmd(ctx: click.Context, as_json: bool) -> int:
 def run_cmd(ctx: click.Context, date: str | None, phases: str | None, dry_run: bool, deep: bool,
             max_llm_calls: int | None, as_json: bool) -> int:
     """Run every sleep phase on sleep/<date>[-N]; your checkout is never touched."""
+    from git_memhtml.sleep.engine.run import run_sleep
+
     app = app_of(ctx)
     if date is not None and not _is_date(date):
         raise UsageError(f"--date {date!r} is not a calendar date YYYY-MM-DD", hint="e.g. --date 2026-11-30")
@@ -164,6 +163,8 @@ def run_cmd(ctx: click.Context, date: str | None, phases: str | None, dry_run: b
 
 def _resume_hint(db: IndexDB) -> None:
     """After Ctrl-C: name the interrupted run and how to finish it."""
+    from git_memhtml.index.runs import unfinished_runs
+
     unfinished = unfinished_runs(db)
     if unfinished:
         log(f"hint: git memhtml sleep resume {unfinished[0].run_id}")
@@ -177,6 +178,8 @@ def _resume_hint(db: IndexDB) -> None:
 @writes(on_head=False)
 def resume_cmd(ctx: click.Context, run_id: str, max_llm_calls: int | None, as_json: bool) -> int:
     """Finish an interrupted run: re-run only phases without a commit on its branch."""
+    from git_memhtml.sleep.engine.run import resume_sleep
+
     app = app_of(ctx)
     model = bind_model(app, max_llm_calls)
     with app.index(catch_up=False) as db:
@@ -200,6 +203,12 @@ def resume_cmd(ctx: click.Context, run_id: str, max_llm_calls: int | None, as_js
 @click.pass_context
 def status_cmd(ctx: click.Context, as_json: bool) -> int:
     """The runs, how each landed on main, and the latest run's per-phase outcomes (always exits 0)."""
+    from git_memhtml.index.landings import landing_rows
+    from git_memhtml.index.runs import all_runs
+    from git_memhtml.sleep.engine.lock import live_holder
+    from git_memhtml.sleep.engine.run import settle_finished
+    from git_memhtml.sleep.engine.runs import mark_interrupted, phase_rows
+
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
         holder = live_holder(app.repo())
@@ -246,6 +255,9 @@ def review_cmd(ctx: click.Context, run_id: str | None, with_diff: bool, fmt: str
                as_json: bool) -> int:
     """Classify every file a run changed (meta-only, body-changed, archived, created, deleted) and show the run
     gate's probes on your memory (exits 0)."""
+    from git_memhtml.sleep.presentation.review import diff_text, review_run
+    from git_memhtml.sleep.presentation.review_markdown import render_markdown
+
     app = app_of(ctx)
     if fmt == "markdown":
         if with_diff:
@@ -315,6 +327,7 @@ _ALLOW_FAILED = click.option("--allow-failed", is_flag=True,
 def merge_cmd(ctx: click.Context, run_id: str, skip_gate: bool, allow_failed: bool, as_json: bool) -> int:
     """Fast-forward main to a finished run after the discrimination gate and the run gate; refusals exit 1."""
     from git_memhtml.eval.discriminate import TempFolderGate, gate_figures
+    from git_memhtml.sleep.landing.merge import merge_run
 
     app = app_of(ctx)
     if skip_gate:
@@ -379,6 +392,7 @@ def _refusal_error(result: MergeReport, data: dict[str, Any]) -> MemhtmlError:
 def rebase_cmd(ctx: click.Context, run_id: str, skip_gate: bool, allow_failed: bool, as_json: bool) -> int:
     """Replay a finished run's phase commits onto the current main, so sleep merge can fast-forward."""
     from git_memhtml.eval.discriminate import TempFolderGate
+    from git_memhtml.sleep.landing.rebase import rebase_run
 
     app = app_of(ctx)
     if skip_gate:
@@ -407,6 +421,8 @@ def rebase_cmd(ctx: click.Context, run_id: str, skip_gate: bool, allow_failed: b
 @click.pass_context
 def abort_cmd(ctx: click.Context, run_id: str, as_json: bool) -> int:
     """Drop a run: remove its worktree and branch. main never moved."""
+    from git_memhtml.sleep.engine.run import abort_run
+
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
         result = abort_run(app.repo(), db, run_id, clock=utc_now)
@@ -425,6 +441,8 @@ def abort_cmd(ctx: click.Context, run_id: str, as_json: bool) -> int:
 @click.pass_context
 def pr_cmd(ctx: click.Context, run_id: str, remote: str, base: str | None, allow_failed: bool, as_json: bool) -> int:
     """Push a run's branch and open or update its pull request (gh), else print the compare address."""
+    from git_memhtml.sleep.landing.forge import open_pull_request
+
     app = app_of(ctx)
     gh_found = shutil.which("gh")
     with app.index(catch_up=False) as db:

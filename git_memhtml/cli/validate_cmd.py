@@ -4,12 +4,15 @@ hook (``.pre-commit-hooks.yaml``; docs/git.md §3)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from git_memhtml.cli.common import app_of, json_option
-from git_memhtml.output import emit, envelope, log
-from git_memhtml.store.validate_files import ValidationReport, default_memory_paths, validate_files
+from git_memhtml.output import emit, envelope
+
+if TYPE_CHECKING:
+    from git_memhtml.store.validate_files import ValidationReport
 
 
 def _summary(report: ValidationReport, strict: bool) -> str:
@@ -33,9 +36,12 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_js
     """Check memory files: WHATWG parse errors (html5lib) and the memory format rules.
 
     With no PATHS, every memory file of the work tree is checked. Prints one `path: reason` line per
-    finding (`path: warning: reason` for warnings) and exits 1 on any violation (with --strict, on any
-    warning too). Generated index.html and sitemap.xml are skipped; symlinks are refused, not followed.
+    finding (`path: warning: reason` for warnings), then a summary line, on stdout; exits 1 on any violation
+    (with --strict, on any warning too). Generated index.html and sitemap.xml are skipped; symlinks are
+    refused, not followed.
     """
+    from git_memhtml.store.validate_files import default_memory_paths, validate_files
+
     app = app_of(ctx)
     repo = app.repo()
     base = (app.repo_path or Path.cwd()).resolve()
@@ -61,9 +67,9 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_js
         }
         emit(envelope("validate.report", data))
     else:
-        for finding in report.findings:
+        for finding in report.findings:  # the report is the result: stdout, like every command's (docs/cli.md)
             emit(finding.line())
-        log(_summary(report, strict))
+        emit(_summary(report, strict))
     return 1 if failed else 0
 
 

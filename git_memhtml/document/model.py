@@ -23,6 +23,9 @@ MEMORY_TYPES: tuple[str, ...] = (
 )
 """The ten memory types (docs/format.md §1.5)."""
 
+WRITABLE_TYPES: tuple[str, ...] = tuple(t for t in MEMORY_TYPES if t != "arc")
+"""Agents write the nine types without ``arc``, which only sleep synthesises (docs/format.md §1.5)."""
+
 TASK_STATUSES: tuple[str, ...] = ("todo", "doing", "blocked", "done")
 STATUSES: tuple[str, ...] = ("active", "archived")
 PARA_BUCKETS: tuple[str, ...] = ("projects", "areas", "resources", "archive")

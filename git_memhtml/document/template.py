@@ -14,6 +14,7 @@ from typing import Final
 
 from git_memhtml.document.bounds import depth_violation
 from git_memhtml.document.draft import MemoryDraft
+from git_memhtml.document.fast import article_digest, fast_tree
 from git_memhtml.document.hash import (
     HASH_PREFIX,
     canonical_text_of,
@@ -196,6 +197,15 @@ class RenderedMemory:
 
     text: str
     document: MemoryDocument
+
+    def as_parsed(self) -> MemoryDocument:
+        """What :func:`git_memhtml.document.parse.parse_memory` returns for :attr:`text`, without parsing it again:
+        :attr:`document` (html5lib's tree, the gate's verdict) with ``article_digest`` set as the parser sets it,
+        the article's source digest when the fast parser vouches for the text, else ``None``. Every other field
+        is the same from either parser (the differential test of docs/format.md "Two parsers"); one Lexbor parse
+        of the text decides which one ``parse_memory`` takes."""
+        vouched = fast_tree(self.text) is not None
+        return replace(self.document, article_digest=article_digest(self.text) if vouched else None)
 
 
 _HASH_PLACEHOLDER: Final[str] = HASH_PREFIX + "0" * 64

@@ -80,6 +80,7 @@ class _Health:
     """Mutable per-process memory of a transport failure (the embedder value itself stays immutable)."""
 
     down: str | None = None
+    failure: ModelUnavailable | None = None
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,19 @@ class OpenAIEmbedder:
         todo = [i for i, t in enumerate(texts) if t.strip()]
         if not todo:
             return out
+        try:
+            return self._embed(texts, out, todo)
+        except ModelUnavailable as exc:
+            self._health.failure = exc
+            raise
+
+    @property
+    def last_failure(self) -> ModelUnavailable | None:
+        """The error of this process's last failed :meth:`embed` (``None``: none failed). A caller that swallows
+        the error to degrade (search's query vector) reads it here to say why."""
+        return self._health.failure
+
+    def _embed(self, texts: Sequence[str], out: FloatMatrix, todo: list[int]) -> FloatMatrix:
         if self._health.down is not None:
             raise ModelUnavailable(f"embedding endpoint {self.url} is unreachable: {self._health.down}",
                                    hint=self._unreachable_hint())
@@ -164,10 +178,28 @@ class OpenAIEmbedder:
             retried = status in RETRY_STATUSES
             raise ModelUnavailable(f"embedding endpoint {self.url} answered HTTP {status}"
                                    + (f" after {response.attempts} attempts" if retried else "")
+                                   + self._no_key_note(status)
                                    + f": {preview(response.text, limit=200)}", hint=self._status_hint(status))
         return self._decode(response, len(texts))
 
+    def _no_key_note(self, status: int) -> str:
+        """``""`` when a key was sent; else what the error message adds: that no key was set, and for a refusal
+        (401/403) how to set one. The message carries it, not only the hint, because the index reports an
+        embedder failure by its message alone (``IndexReport.embed_error``)."""
+        if self.options.api_key:
+            return ""
+        variable = self.options.key_env
+        if status in (401, 403):
+            return (f" and no API key was set (${variable} is unset or empty): export {variable}=<key>, or name "
+                    "another variable with git config memhtml.embedkeyenv")
+        return f" (no API key was sent: ${variable} is unset or empty)"
+
     def _status_hint(self, status: int) -> str:
+        if status in (401, 403) and not self.options.api_key:
+            return (f"put an API key in ${self.options.key_env} (export {self.options.key_env}=<key>; "
+                    "memhtml.embedkeyenv or MEMHTML_EMBED_KEY_ENV names the variable, keys never go into git config); "
+                    "a keyless local server needs none, so check "
+                    f"memhtml.embedurl ({self.options.url})")
         if status in (401, 403):
             return (f"put a valid API key in ${self.options.key_env} (memhtml.embedkeyenv names the variable; "
                     "keys never go into git config)")

@@ -13,16 +13,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from git_memhtml.eval.controls import FAMILIES, TITLE_MARKERS, build_controls, probe_query
+from git_memhtml.eval.defaults import DEFAULT_PROBES, DEFAULT_SEED, DEFAULT_SIZE
 from git_memhtml.eval.html import render_file, render_kit
 from git_memhtml.eval.rng import Mulberry32
 from git_memhtml.eval.vocab import CLAIM_TEMPLATES, CORPUS_TYPES, PEOPLE, SCOPES, TOPICS
 from git_memhtml.index.access import AccessSeed
 from git_memhtml.tree.layout import ARCS_DIR
-
-DEFAULT_SEED = 20260802
-DEFAULT_SIZE = 200
-DEFAULT_PROBES = 36
-"""Corpus defaults (docs/gate.md §8.1)."""
 
 ACCESS_SEED_XOR = 0x5F3759DF
 """The access stream is seeded ``seed ^ 0x5f3759df`` (docs/gate.md §8.1)."""

@@ -18,7 +18,8 @@ from typing import Any
 from git_memhtml.cut import clip_join
 from git_memhtml.embed.fake import FakeEmbedder
 from git_memhtml.errors import DiscriminationFailed
-from git_memhtml.eval.corpus import DEFAULT_PROBES, DEFAULT_SEED, DEFAULT_SIZE, FixtureCorpus, build_corpus
+from git_memhtml.eval.corpus import FixtureCorpus, build_corpus
+from git_memhtml.eval.defaults import DEFAULT_PROBES, DEFAULT_SEED, DEFAULT_SIZE, MRR_FLOOR
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.access import seed_access
 from git_memhtml.index.db import IndexDB
@@ -30,9 +31,6 @@ EVAL_NOW = "2026-08-02T00:00:00Z"
 
 PROBE_LIMIT = 40
 """Hits asked per probe; a target or control beyond it has no rank (docs/gate.md §8.4)."""
-
-MRR_FLOOR = 0.85
-"""Minimum discrimination MRR to pass (docs/gate.md §8.4). With zero inversions the MRR is exactly 1."""
 
 FAKE_DIM = 1024
 """Dimension of the gate's fake embedder (docs/gate.md §8.3)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -21,11 +22,13 @@ from typing import TYPE_CHECKING
 
 import pygit2
 from pygit2.enums import FileMode
+from pygit2.ffi import C as _libgit2_c
 
 from git_memhtml.cut import clip
 from git_memhtml.errors import GitError, HeadMoved, MemhtmlError
 from git_memhtml.gitrepo.lock import DEFAULT_LOCK_TIMEOUT_S, write_lock
 from git_memhtml.gitrepo.message import build_message
+from git_memhtml.gitrepo.packwrite import PACK_MIN_BLOBS, distinct_blobs, hash_name, pack_stream
 from git_memhtml.gitrepo.plumbing import prune_empty_dirs
 from git_memhtml.gitrepo.process import run_git
 
@@ -101,24 +104,32 @@ class CommitPath:
         def _commit(self, sha: str) -> pygit2.Commit: ...
         def _signature(self, role: str) -> pygit2.Signature: ...
 
-    def _reset_index_entries(self, commit: str | None, paths: Sequence[str]) -> None:
-        """Set the index entries of ``paths`` to their blobs in ``commit`` (removed when absent there). A file
-        on disk holding that blob is added from disk, which records its stat data; any other keeps the blob, so
-        git shows the disk bytes as an unstaged change. Retries while another git holds ``index.lock``."""
-        tree = self._commit(commit).tree if commit else None
+    def _reset_index_entries(self, commit: str | None, paths: Sequence[str], *,
+                             verified: Mapping[str, os.stat_result] | None = None,
+                             index_file: Path | None = None) -> None:
+        """Set the index entries of ``paths`` to their blobs in ``commit`` (removed when absent there), in one index
+        write. A file on disk holding that blob gets its stat data recorded (``git status`` then trusts it without
+        re-hashing, as after a checkout); any other keeps the blob without stat data, so git shows the disk bytes
+        as an unstaged change. ``verified`` maps paths whose disk bytes the caller just wrote or compared to their
+        ``lstat`` result: those are neither read nor hashed again. No attribute or filter is consulted: memory
+        files take none (docs/git.md). Retries while another git holds ``index.lock``.
+
+        ``index_file``: another index file than this work tree's (the ``GIT_INDEX_FILE`` git hands a pre-commit
+        hook, :meth:`finish_journal`); the same entries, stat data included, go there."""
+        entries = _tree_entries(self._commit(commit).tree if commit else None, paths)
+        known = verified or {}
+        stats: dict[str, os.stat_result | None] = {}
+        for path, entry in entries.items():
+            if entry is not None:
+                stats[path] = known[path] if path in known else _disk_stat(self.root / path, entry[0])
         for attempt in range(_INDEX_LOCK_RETRIES):
-            index = self._repo.index
+            index = self._repo.index if index_file is None else pygit2.Index(str(index_file))
             index.read(force=False)
-            for path in paths:
-                entry = _tree_entry(tree, path)
-                target = self.root / path
+            for path, entry in entries.items():
                 if entry is None:
                     _index_remove(index, path)
-                elif target.is_file() and not target.is_symlink() and str(pygit2.hash(target.read_bytes())) == str(
-                        entry.id):
-                    index.add(path)
                 else:
-                    index.add(pygit2.IndexEntry(path, entry.id, FileMode(entry.filemode)))
+                    _index_add(index, path, entry[0], entry[1], stats[path])
             try:
                 index.write()
                 return
@@ -126,6 +137,35 @@ class CommitPath:
                 if attempt == _INDEX_LOCK_RETRIES - 1:
                     raise
                 time.sleep(_INDEX_LOCK_WAIT_S)
+
+    def _write_blobs(self, blobs: Sequence[bytes]) -> list[pygit2.Oid]:
+        """Store ``blobs`` and return their ids in order: loose objects below :data:`PACK_MIN_BLOBS`, else one pack
+        through ``git index-pack --stdin`` (:mod:`gitrepo.packwrite`) in the repository's object format.
+
+        Raises:
+            GitError: ``git index-pack`` refused the pack, or an object is missing after it (nothing committed).
+        """
+        if len(blobs) < PACK_MIN_BLOBS:
+            return [self._repo.create_blob(data) for data in blobs]
+        try:
+            object_format = str(self._repo.config["extensions.objectformat"])
+        except KeyError:
+            object_format = None
+        algorithm = hash_name(object_format)
+        ids, unique = distinct_blobs(blobs, algorithm)
+        proc = run_git(["index-pack", "--stdin"], cwd=self.root, env=self.env,
+                       input=pack_stream(list(unique.values()), algorithm), text=False)
+        if proc.returncode != 0:
+            raise GitError(f"git index-pack failed (exit {proc.returncode}): "
+                           f"{clip(proc.stderr.decode('utf-8', 'replace').strip(), 300)}; nothing was committed",
+                           hint="check the disk space and `git fsck`, then retry")
+        oids = {oid: pygit2.Oid(hex=oid) for oid in unique}
+        odb = self._repo.odb
+        missing = [oid for oid, value in oids.items() if not odb.exists(value)]
+        if missing:
+            raise GitError(f"{len(missing)} blob(s) missing after git index-pack (first {missing[0]}); nothing was "
+                           "committed", hint="run `git fsck` and retry")
+        return [oids[oid] for oid in ids]
 
     # -- commits ---------------------------------------------------------------------------------------------
     @contextmanager
@@ -244,12 +284,14 @@ class CommitPath:
             index = pygit2.Index()
             if head is not None:
                 index.read_tree(self._commit(head).tree)
-            for path, data in sorted(changes.items()):
+            written = sorted((path, data) for path, data in changes.items() if data is not None)
+            blobs = self._write_blobs([data for _, data in written])
+            for path, data in changes.items():
                 if data is None:
                     _index_remove(index, path)
-                    continue
+            for (path, _), blob in zip(written, blobs, strict=True):
                 mode = FileMode(index[path].mode) if path in index else FileMode.BLOB
-                index.add(pygit2.IndexEntry(path, self._repo.create_blob(data), mode))
+                index.add(pygit2.IndexEntry(path, blob, mode))
             tree = index.write_tree(self._repo)
             if head is not None and tree == self._commit(head).tree_id:
                 return None
@@ -276,7 +318,7 @@ class CommitPath:
                 try:
                     # index entries first: a plain `git commit` starting now builds from an index that has our paths
                     self._reset_index_entries(oid, sorted(changes))
-                    self._materialize(oid, sorted(changes), fault=True)
+                    self._materialize(oid, sorted(changes), fault=True, data=changes)
                 except (OSError, pygit2.GitError) as exc:
                     raise GitError(
                         f"commit {oid} landed, but updating the work tree failed: {exc}",
@@ -293,14 +335,27 @@ class CommitPath:
             os.kill(os.getpid(), sent[self.fault_point])
 
     def _materialize(self, commit: str, paths: Sequence[str], *, only_if: Callable[[str, bytes | None], bool]
-                     | None = None, fault: bool = False) -> None:
+                     | None = None, fault: bool = False, data: Mapping[str, bytes | None] | None = None,
+                     index_file: Path | None = None) -> None:
         """Make the work tree and index entries of ``paths`` equal ``commit``'s (files written atomically).
-        ``only_if(path, bytes on disk or None)`` may veto a path (recovery never overwrites later edits)."""
+        ``only_if(path, bytes on disk or None)`` may veto a path (recovery never overwrites later edits). ``data``:
+        the bytes the caller knows ``commit`` holds at some paths (``commit_files``'s own), not read back from the
+        object store. One subtree read per folder; each file written or found equal is ``lstat``-ed once for its
+        index entry. ``index_file``: the index to set, as :meth:`_reset_index_entries`."""
         tree = self._commit(commit).tree
+        entries = _tree_entries(tree, paths)
+        given = data or {}
         done: list[str] = []
+        verified: dict[str, os.stat_result] = {}
+        folders: set[Path] = set()
         for path in paths:
-            entry = _tree_entry(tree, path)
-            want = None if entry is None else self.read_blob(str(entry.id))
+            entry = entries[path]
+            if entry is None:
+                want = None
+            elif given.get(path) is not None:
+                want = given[path]
+            else:
+                want = self.read_blob(str(entry[0]))
             target = self.root / path
             disk = target.read_bytes() if target.is_file() else None
             if disk != want:
@@ -312,26 +367,60 @@ class CommitPath:
                         target.unlink()
                         prune_empty_dirs(target.parent, self.root)
                 else:
-                    target.parent.mkdir(parents=True, exist_ok=True)
+                    if target.parent not in folders:
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        folders.add(target.parent)
                     _write_atomic(target, want)
+            if want is not None:
+                verified[path] = os.lstat(target)
             done.append(path)
             if fault and len(done) == 1 < len(paths):
                 self._fault("mid-files")
-        self._reset_index_entries(commit, done)
+        self._reset_index_entries(commit, done, verified=verified, index_file=index_file)
 
     def has_journal(self) -> bool:
         """Whether a :meth:`commit_files` of this work tree was killed before it finished (one ``stat``)."""
         return self.git_dir.joinpath(*JOURNAL_PARTS).is_file()
 
-    def recover_journal(self) -> str | None:
+    def journal_path(self) -> Path:
+        """Where this work tree's :meth:`commit_files` journal lives (``<git-dir>/memhtml/write-journal.json``)."""
+        return self.git_dir.joinpath(*JOURNAL_PARTS)
+
+    def finish_journal(self, index_files: Sequence[Path]) -> str | None:
+        """Under the write lock, finish the journal's commit into the index files ``index_files`` (git's own
+        ``GIT_INDEX_FILE`` of a commit under way, :mod:`git_memhtml.hooks.guard`) instead of this work tree's
+        ``index``; return the sha finished or ``None`` (no journal, or its commit never landed).
+
+        Unlike :meth:`write_lock`, it never touches ``<git-dir>/index`` unless it is one of ``index_files``: a
+        ``git commit -a`` or ``git commit <paths>`` holds ``index.lock`` while its hooks run.
+
+        Raises:
+            WriteLocked: another writer held the lock for more than :attr:`lock_timeout` seconds.
+            GitError: the commit landed but its files or index entries could not be written.
+        """
+        if not self.journal_path().is_file():
+            return None
+        with write_lock(self.common_dir, purpose="pre-commit journal recovery", timeout=self.lock_timeout):
+            try:
+                return self.recover_journal(index_files=index_files)
+            except (OSError, pygit2.GitError) as exc:
+                raise GitError(f"could not finish the commit named in {self.journal_path()}: {exc}",
+                               hint="run git memhtml doctor --fix, then commit again", path=str(self.journal_path())
+                               ) from exc
+
+    def recover_journal(self, *, index_files: Sequence[Path] = ()) -> str | None:
         """Finish or forget the commit a killed :meth:`commit_files` of this work tree left in its journal.
 
         A commit that reached its branch (it is an ancestor of the branch tip) gets its files written and its
         index entries set, except paths edited since (their bytes are neither the parent's nor the commit's);
-        one that did not is forgotten (nothing had been written). Returns the sha finished, or ``None``.
+        one that did not is forgotten (nothing had been written), and so is one whose branch is no longer checked
+        out (the work tree is another branch's). Returns the sha finished, or ``None``.
         Called on every :meth:`write_lock` entry; cheap when there is no journal (one ``stat``).
+
+        ``index_files``: the index files to set the entries in (empty: this work tree's ``index``); the journal
+        is removed only once every one is written (an exception leaves it for the next writer).
         """
-        journal = self.git_dir.joinpath(*JOURNAL_PARTS)
+        journal = self.journal_path()
         if not journal.is_file():
             return None
         try:
@@ -349,6 +438,9 @@ class CommitPath:
         tip = self._ref_sha(ref)
         landed = bool(commit) and tip is not None and self._repo.get(commit) is not None \
             and self.is_ancestor(str(commit), tip)
+        if landed and self.head_ref()[0] != ref:  # the user checked out another branch since: git's checkout
+            journal.unlink(missing_ok=True)          # wrote that branch's files; ours arrive when they come back
+            return None
         if landed:
             before = self.tree_blobs(parent, prefixes=()) if parent else {}
 
@@ -356,20 +448,80 @@ class CommitPath:
                 old = before.get(path)
                 return disk is None if old is None else disk is not None and str(pygit2.hash(disk)) == old
 
-            self._materialize(str(commit), paths, only_if=untouched)
+            own = self.git_dir / "index"
+            first, *others = [None if f.resolve() == own.resolve() else f for f in index_files] or [None]
+            self._materialize(str(commit), paths, only_if=untouched, index_file=first)
+            for other in others:  # every path's entry follows the commit, edited ones included (_materialize)
+                self._reset_index_entries(str(commit), paths, index_file=other)
         journal.unlink(missing_ok=True)
         return str(commit) if landed else None
 
 
 
-def _tree_entry(tree: pygit2.Tree | None, path: str) -> pygit2.Object | None:
-    if tree is None:
-        return None
+def _tree_entries(tree: pygit2.Tree | None, paths: Sequence[str]) -> dict[str, tuple[pygit2.Oid, int] | None]:
+    """``{path: (blob id, file mode)}`` of ``paths`` in ``tree`` (``None`` where it holds no blob there). Each
+    folder's tree object is read once: ``tree["a/b"]`` re-reads every subtree on the way for each path."""
+    folders: dict[str, pygit2.Tree | None] = {"": tree}
+
+    def folder(name: str) -> pygit2.Tree | None:
+        if name not in folders:
+            parent, _, leaf = name.rpartition("/")
+            above = folder(parent)
+            found = _child(above, leaf) if above is not None else None
+            folders[name] = found if isinstance(found, pygit2.Tree) else None
+        return folders[name]
+
+    out: dict[str, tuple[pygit2.Oid, int] | None] = {}
+    for path in paths:
+        parent, _, leaf = path.rpartition("/")
+        holder = folder(parent)
+        entry = _child(holder, leaf) if holder is not None else None
+        out[path] = (entry.id, int(entry.filemode)) if entry is not None and entry.type_str == "blob" else None
+    return out
+
+
+def _child(tree: pygit2.Tree, name: str) -> pygit2.Object | None:
     try:
-        entry = tree[path]
+        return tree[name]
     except KeyError:
         return None
-    return entry if entry.type_str == "blob" else None
+
+
+def _disk_stat(target: Path, blob: pygit2.Oid) -> os.stat_result | None:
+    """The ``lstat`` of ``target`` when it is a regular file holding exactly blob ``blob`` (raw bytes, no filter),
+    else ``None``."""
+    try:
+        info = os.lstat(target)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or str(pygit2.hash(target.read_bytes())) != str(blob):
+        return None
+    return info
+
+
+def _index_add(index: pygit2.Index, path: str, blob: pygit2.Oid, mode: int, info: os.stat_result | None) -> None:
+    """Add the entry ``path`` → ``blob`` with ``info``'s stat data (none when ``None``), as git records it after a
+    checkout: 32-bit truncated ctime/mtime seconds and nanoseconds, dev, ino, uid, gid and size (index-format(5)).
+    pygit2's ``IndexEntry`` carries no stat fields, so they are set on its libgit2 struct (``git_index_entry``)
+    before ``git_index_add``, which copies them."""
+    entry = pygit2.IndexEntry(path, blob, FileMode(mode))
+    if info is None:
+        index.add(entry)
+        return
+    centry, keep = entry._to_c()
+    centry.ctime.seconds = info.st_ctime_ns // 1_000_000_000 & 0x7FFFFFFF
+    centry.ctime.nanoseconds = info.st_ctime_ns % 1_000_000_000
+    centry.mtime.seconds = info.st_mtime_ns // 1_000_000_000 & 0x7FFFFFFF
+    centry.mtime.nanoseconds = info.st_mtime_ns % 1_000_000_000
+    centry.dev = info.st_dev & 0xFFFFFFFF
+    centry.ino = info.st_ino & 0xFFFFFFFF
+    centry.uid = info.st_uid & 0xFFFFFFFF
+    centry.gid = info.st_gid & 0xFFFFFFFF
+    centry.file_size = info.st_size & 0xFFFFFFFF
+    err = _libgit2_c.git_index_add(index._index, centry)
+    del keep
+    if err < 0:
+        raise pygit2.GitError(f"git_index_add failed for {path} ({err})")
 
 
 def _index_remove(index: pygit2.Index, path: str) -> None:

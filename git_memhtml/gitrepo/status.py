@@ -6,7 +6,8 @@ and the index (a mixin: it reaches the repository through the attributes declare
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,7 +34,9 @@ class WorkTree:
 
         def _commit(self, sha: str) -> pygit2.Commit: ...
 
-        def _reset_index_entries(self, commit: str | None, paths: Sequence[str]) -> None: ...
+        def _reset_index_entries(self, commit: str | None, paths: Sequence[str], *,
+                                 verified: Mapping[str, os.stat_result] | None = None,
+                                 index_file: Path | None = ...) -> None: ...
 
     def dirty(self) -> list[DirtyEntry]:
         """Return uncommitted paths (staged, modified, deleted or untracked; ignored ones excluded), sorted."""

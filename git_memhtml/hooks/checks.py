@@ -89,14 +89,15 @@ def check_merge_driver(repo: _Repo) -> Check:
 
 
 def check_hooks(hooks_dir: Path) -> Check:
-    """Whether the four index hooks in ``hooks_dir`` are git-memhtml's (``git memhtml install``)."""
+    """Whether the hooks in ``hooks_dir`` (index triggers, commit guards) are git-memhtml's (``git memhtml
+    install``)."""
     missing = [name for name in HOOK_NAMES
                if not (hooks_dir / name).is_file() or not has_fingerprint((hooks_dir / name).read_bytes())]
     if missing:
         return Check("hooks", False,
                      f"not installed: {', '.join(missing)} (the index catches up only when a git-memhtml command "
                      "runs)", "git memhtml install")
-    return Check("hooks", True, f"index hooks installed in {hooks_dir}")
+    return Check("hooks", True, f"index hooks and commit guards installed in {hooks_dir}")
 
 
 def safe_checks(repo: _Repo, hooks_dir: Path) -> list[Check]:

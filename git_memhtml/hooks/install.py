@@ -146,7 +146,8 @@ def _attributes_note(root: Path) -> list[str]:
 
 def install(root: Path, common_dir: Path, *, scope: Scope = "local", hooks_path_follow: bool = False,
             force: bool = False, env: Mapping[str, str] | None = None) -> InstallReport:
-    """Install the four hook shims (``local`` only) and the merge-driver config of ``scope``.
+    """Install the hook shims of :data:`~git_memhtml.hooks.shims.HOOK_NAMES` (``local`` only) and the
+    merge-driver config of ``scope``.
 
     Args:
         root: the work tree; common_dir: its git common dir (``local``); both unused for ``global`` hooks.

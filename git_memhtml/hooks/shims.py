@@ -11,9 +11,11 @@ from __future__ import annotations
 import hashlib
 from importlib import resources
 
-HOOK_NAMES: tuple[str, ...] = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
-"""The index-trigger hooks (docs/git.md §1.11: a merge fires only post-merge, a rebase post-rewrite, a branch
-switch post-checkout, a commit/cherry-pick/revert post-commit)."""
+HOOK_NAMES: tuple[str, ...] = ("post-commit", "post-merge", "post-checkout", "post-rewrite", "pre-commit",
+                               "pre-merge-commit")
+"""The hooks git-memhtml installs: four index triggers (docs/git.md §1.11: a merge fires only post-merge, a rebase
+post-rewrite, a branch switch post-checkout, a commit/cherry-pick/revert post-commit) and two commit guards
+(:mod:`git_memhtml.hooks.guard`: they finish a killed write before git commits its index)."""
 
 FINGERPRINT = "# git-memhtml hook v"
 """The ownership marker every shim carries on line 2 (docs/git.md §1.10, "Idempotent install")."""
@@ -43,7 +45,7 @@ def sha256(data: bytes) -> str:
 
 
 def known_digests() -> frozenset[str]:
-    """Digests of every shim this package recognises as its own, unmodified: the current four plus the past."""
+    """Digests of every shim this package recognises as its own, unmodified: the current ones plus the past."""
     return PAST_SHA256 | {sha256(shim_bytes(name)) for name in HOOK_NAMES}
 
 

@@ -8,7 +8,7 @@ watermark, then embeds every chunk lacking a vector. Embedding failures never fa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +24,7 @@ from git_memhtml.index.matrix import sync as sync_matrix
 from git_memhtml.index.overlay import apply_worktree, disk_bytes, overlay_paths, refuse_committed_links, retry_refusals
 from git_memhtml.index.project import is_indexable
 from git_memhtml.index.source import DirtyPath, HeadBlobs, IndexedRepo, IndexPass, Parser, TreeChange, git_blob_sha
-from git_memhtml.index.upsert import held_hashes, noting_hashes, project_bytes, upsert
+from git_memhtml.index.upsert import held_hashes, knowing, noting_hashes, project_bytes, upsert
 from git_memhtml.index.watermark import index_state
 from git_memhtml.index.write import delete_path, rename_path
 from git_memhtml.pathnames import is_utf8_name
@@ -139,12 +139,13 @@ def rebuild(repo: IndexedRepo, db: IndexDB, embedder: Embedder | None, *, now: s
         overlay = apply_worktree(repo, db, run, blobs, now, parse, entries, ())
         retry_refusals(repo, db, run, blobs, overlay, now, parse, None)
     written, error = embed_missing(db, embedder, now=now, progress=progress)
-    sync_matrix(db)
+    sync_matrix(db, full=True)  # a rebuild rewrites every row: one new file, every block re-checked
     return _report(head, run, True, written, error)
 
 
 def update(repo: IndexedRepo, db: IndexDB, embedder: Embedder | None, *, now: str,
-           parse: Parser | None = None, progress: Progress = NO_PROGRESS, worktree: bool = True) -> IndexReport:
+           parse: Parser | None = None, progress: Progress = NO_PROGRESS, worktree: bool = True,
+           documents: Mapping[str, MemoryDocument] | None = None) -> IndexReport:
     """Bring the index from its watermark to HEAD + work tree (docs/index.md §3.7); rebuild when there is no watermark
     or the watermark commit is gone.
 
@@ -165,11 +166,15 @@ def update(repo: IndexedRepo, db: IndexDB, embedder: Embedder | None, *, now: st
     The writer's dedupe stays exact after a deferred pass: a row outside the overlay still describes the watermark
     commit (it was projected from HEAD's bytes, or is unchanged since a full pass saw it clean).
 
+    ``documents`` (``{git blob id: document}``, a writer's :attr:`BatchResult.documents`) answers the parse of any
+    file whose bytes have one of those ids (:func:`upsert.knowing`): the commit a writer just made is not parsed
+    again, and the rows are what parsing writes.
+
     Raises:
         EmbedModelMismatch: the index holds vectors of another space (hint ``git memhtml index rebuild``).
         StorageError: SQLite failed. GitError: the repository cannot be read.
     """
-    parse = parse or _parser()
+    parse = knowing(parse or _parser(), documents or {})
     check_space(db, embedder)
     head = repo.head_sha()
     run = IndexPass()

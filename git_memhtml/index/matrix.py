@@ -1,7 +1,9 @@
 """Keeping the persistent vector matrix (index/matrix_file.py) in step with the index (docs/index.md §3.12).
 
-An incremental :func:`sync` marks the header dirty, rewrites the changed rows in place, then writes the new ``seq``
-and clean; a kill -9 in between leaves it dirty (rebuilt next time). A full build writes a new file beside it and
+An incremental :func:`sync` checks the CRC table and each CRC block it will touch (a damaged one makes it rebuild:
+a sync never re-stamps bytes it did not verify), marks the header dirty, rewrites the touched blocks in place with
+their new CRCs, then writes the table and the header clean with the new ``seq`` and the table's CRC; a kill -9 in
+between leaves it dirty (rebuilt next time). A full build writes a new file beside it and
 renames it over the old one. One syncer at a time holds ``vectors.lock``; a reader checks the header before and after
 its scan (index/matrix_read.py), so a sync that runs meanwhile makes it fall back to SQL, never mix two states.
 """
@@ -10,9 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import glob
 import os
+import struct
+import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -21,10 +26,15 @@ import numpy as np
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.matrix_file import (
     CLEAN,
+    CRC_BLOCK_ROWS,
     DIRTY,
     EXTRA,
     HEADER_BYTES,
     Header,
+    block_count,
+    block_span,
+    body_crcs,
+    crc_of_table,
     encode_rows,
     index_stamp,
     matrix_path,
@@ -32,6 +42,7 @@ from git_memhtml.index.matrix_file import (
     read_header,
     row_bytes,
     space_dim,
+    table_offset,
     trusted,
 )
 
@@ -77,6 +88,10 @@ class _Unusable(Exception):
     """The index holds a vector the matrix cannot represent (its length is not the space's)."""
 
 
+class _Damaged(Exception):
+    """The CRC table or a block an in-place sync would touch fails its CRC: the file is rebuilt instead."""
+
+
 SyncResult = Literal["fresh", "synced", "built", "none", "busy", "failed"]
 
 
@@ -91,12 +106,13 @@ class SyncReport:
     error: str | None = None
 
 
-def sync(db: IndexDB, *, path: Path | None = None, wait: bool = True) -> SyncReport:
+def sync(db: IndexDB, *, path: Path | None = None, wait: bool = True, full: bool = False) -> SyncReport:
     """Bring the matrix at ``path`` (default :func:`matrix_path`) to the index's current vector generation:
     rewrite the slots stamped after the header's ``seq`` (O(changed rows)), or build a new file when the header is
     missing, torn, dirty, of another index/space/dim, ahead of the index, or the changes overflow it. ``wait``:
-    block on another syncer (the indexer) or give up with ``busy`` (a search). Never raises for the file (a
-    failure is ``failed``: the stale file is then never trusted).
+    block on another syncer (the indexer) or give up with ``busy`` (a search). ``full``: build a new file whatever
+    the header says (``index rebuild``, a reader or ``doctor --fix`` that found a block failing its CRC). Never
+    raises for the file (a failure is ``failed``: the stale file is then never trusted).
 
     Raises:
         StorageError: SQLite failed.
@@ -108,7 +124,7 @@ def sync(db: IndexDB, *, path: Path | None = None, wait: bool = True) -> SyncRep
         if not held:
             return SyncReport("busy")
         try:
-            return _sync_locked(db, path)
+            return _sync_locked(db, path, full=full)
         except (OSError, _Unusable) as exc:
             return SyncReport("failed", error=f"{path}: {exc}")
 
@@ -134,7 +150,7 @@ def _compact(db: IndexDB) -> None:
         )
 
 
-def _sync_locked(db: IndexDB, path: Path) -> SyncReport:
+def _sync_locked(db: IndexDB, path: Path, *, full: bool) -> SyncReport:
     _compact(db)
     with db.read_snapshot():
         stamp, found = index_stamp(db), _space(db)
@@ -143,13 +159,16 @@ def _sync_locked(db: IndexDB, path: Path) -> SyncReport:
         token, seq = stamp
         space, dim = found
         header, size = read_header(path)
-        if trusted(header, size, token, space, dim) and header is not None and header.seq <= seq:
+        if not full and trusted(header, size, token, space, dim) and header is not None and header.seq <= seq:
             if header.seq == seq:
                 return SyncReport("fresh")
             changed = _slot_rows(db, "s.seq > ? AND ", (header.seq, space), 4 * dim)
             if all(int(r[0]) < header.capacity for r in changed) and len(changed) <= FULL_FRACTION * header.capacity:
-                _write_rows(path, header, seq, changed)
-                return SyncReport("synced", rows=len(changed))
+                try:
+                    _write_rows(path, header, seq, changed)
+                    return SyncReport("synced", rows=len(changed))
+                except _Damaged:
+                    pass  # the header is dirty now: the full build below replaces the file
         every = _slot_rows(db, "", (space,), 4 * dim)
     _build(path, Header(CLEAN, dim, 0, seq, token, space), every)
     return SyncReport("built", rows=len(every))
@@ -173,7 +192,7 @@ def _slot_rows(db: IndexDB, where: str, params: tuple[object, ...], width: int) 
     return [(int(slot), bytes(vec)) for slot, vec in rows]
 
 
-def _pwrite_all(fd: int, data: bytes | memoryview, offset: int) -> None:
+def _pwrite_all(fd: int, data: bytes | bytearray | memoryview, offset: int) -> None:
     """``os.pwrite`` until every byte is written (a regular file may take a large write in parts)."""
     view = memoryview(data).cast("B")
     while view:
@@ -182,15 +201,42 @@ def _pwrite_all(fd: int, data: bytes | memoryview, offset: int) -> None:
 
 
 def _write_rows(path: Path, header: Header, seq: int, changed: list[tuple[int, bytes]]) -> None:
-    """Mark ``header`` dirty, write ``changed`` ``(slot, vec)`` rows in place, then the clean header at ``seq``."""
+    """Rewrite the CRC blocks holding ``changed`` ``(slot, vec)`` rows in place: check the CRC table against the
+    header, mark the header dirty, then per touched block read it, check its CRC, patch and write its changed rows
+    and re-compute its CRC; finally write the table and the clean header at ``seq`` (which binds the table by its CRC).
+    Cost: O(touched blocks × :data:`~git_memhtml.index.matrix_file.CRC_BLOCK_ROWS` rows).
+
+    Raises:
+        _Damaged: the table or a touched block fails its CRC (the header may be left dirty). OSError.
+    """
+    dim, capacity = header.dim, header.capacity
+    width = row_bytes(dim)
     fd = open_nofollow(path, os.O_RDWR)
     try:
-        os.pwrite(fd, Header(DIRTY, header.dim, header.capacity, header.seq, header.token, header.space).pack(), 0)
-        rows = encode_rows([r[1] for r in changed], header.dim)
-        width = row_bytes(header.dim)
-        for (slot, _), row in zip(changed, rows, strict=True):
-            os.pwrite(fd, row.tobytes(), HEADER_BYTES + slot * width)
-        os.pwrite(fd, Header(CLEAN, header.dim, header.capacity, seq, header.token, header.space).pack(), 0)
+        start = table_offset(capacity, dim)
+        count = block_count(capacity)
+        table = os.pread(fd, 4 * count, start)
+        if len(table) != 4 * count or crc_of_table(table) != header.table_crc:
+            raise _Damaged(f"{path}: the CRC table fails its CRC")
+        crcs = list(struct.unpack(f"<{count}I", table))
+        rows = encode_rows([r[1] for r in changed], dim)
+        by_block: dict[int, list[int]] = {}
+        for i, (slot, _) in enumerate(changed):
+            by_block.setdefault(slot // CRC_BLOCK_ROWS, []).append(i)
+        os.pwrite(fd, replace(header, state=DIRTY).pack(), 0)
+        for block, members in sorted(by_block.items()):
+            offset, length = block_span(block, capacity, dim)
+            data = bytearray(length)
+            if os.preadv(fd, [data], offset) != length or zlib.crc32(data) != crcs[block]:
+                raise _Damaged(f"{path}: CRC block {block} fails its CRC")
+            for i in members:
+                at = (changed[i][0] - block * CRC_BLOCK_ROWS) * width
+                data[at : at + width] = rows[i].tobytes()
+                os.pwrite(fd, memoryview(data)[at : at + width], offset + at)  # only the changed rows are written
+            crcs[block] = zlib.crc32(data)
+        table = struct.pack(f"<{count}I", *crcs)
+        _pwrite_all(fd, table, start)
+        os.pwrite(fd, replace(header, state=CLEAN, seq=seq, table_crc=crc_of_table(table)).pack(), 0)
     finally:
         os.close(fd)
 
@@ -204,17 +250,30 @@ def _build(path: Path, header: Header, every: list[tuple[int, bytes]]) -> None:
     if every:
         slots = np.fromiter((r[0] for r in every), dtype=np.intp, count=len(every))
         matrix[slots] = encode_rows([r[1] for r in every], header.dim)
-    done = Header(CLEAN, header.dim, capacity, header.seq, header.token, header.space).pack()
+    body = matrix.data.cast("B")
+    table = body_crcs(body, capacity, header.dim)
+    done = Header(CLEAN, header.dim, capacity, header.seq, header.token, header.space, crc_of_table(table)).pack()
+    _sweep_temporaries(path)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
     fd = open_nofollow(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
-        _pwrite_all(fd, done.ljust(HEADER_BYTES, b"\0"), 0)
-        _pwrite_all(fd, matrix.data.cast("B"), HEADER_BYTES)
+        try:
+            _pwrite_all(fd, done.ljust(HEADER_BYTES, b"\0"), 0)
+            _pwrite_all(fd, body, HEADER_BYTES)
+            _pwrite_all(fd, table, table_offset(capacity, header.dim))
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)  # fails on a directory at ``path``: the temporary goes, the failure is reported
     except BaseException:
-        os.close(fd)
-        tmp.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
         raise
-    os.close(fd)
-    os.replace(tmp, path)
+
+
+def _sweep_temporaries(path: Path) -> None:
+    """Remove every ``<name>.<pid>.tmp`` beside ``path``: builds run under ``vectors.lock``, so any such file is
+    left by a build that was killed or failed, and would otherwise stay for good (a full copy of the matrix)."""
+    for stale in path.parent.glob(f"{glob.escape(path.name)}.*.tmp"):
+        if stale.name[len(path.name) + 1 : -4].isdigit() and not stale.is_symlink() and stale.is_file():
+            with contextlib.suppress(FileNotFoundError):
+                stale.unlink()

@@ -1,9 +1,13 @@
 """Reading the persistent vector matrix (index/matrix_file.py): the vector arm ranked from the mapped file, exactly
 like the SQL arm (docs/retrieval.md §4.12).
 
-The file is mapped read-only once per path and re-mapped when the path names another file. A reader checks the
-header before and after its scan (a sequence lock): a sync that runs meanwhile (index/matrix.py) makes it answer
-``None``, so the caller runs the SQL arm, never a mix of two states.
+The file is mapped read-only once per path and re-mapped when the path names another file. Before a mapping's
+first use under a header, every CRC block is checked against the CRC table (one ``zlib.crc32`` pass over the file,
+once per file identity and header in a process); a long-lived reader whose file was synced in place re-checks only
+the blocks whose CRC changed since it last verified them. A block or table failing its CRC makes the reader rebuild
+the file (as a stale one) or, when it cannot, answer ``None``. A reader checks the header before and after its
+check and its scan (a sequence lock): a sync that runs meanwhile (index/matrix.py) makes it answer ``None``, so the
+caller runs the SQL arm, never a mix of two states.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import mmap
 import os
 import stat
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,15 +35,22 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.index.matrix import sync
 from git_memhtml.index.matrix_file import (
     CLEAN,
+    CRC_BLOCK_ROWS,
     EXTRA,
     HEADER_BYTES,
     HEADER_MAX,
     Header,
+    block_count,
+    damaged_blocks,
+    file_size,
+    foreign_entry,
     index_stamp,
     matrix_path,
     open_nofollow,
-    row_bytes,
+    read_header,
     space_dim,
+    table_offset,
+    trusted,
     unpack_header,
 )
 from git_memhtml.index.resident import cached
@@ -46,16 +58,42 @@ from git_memhtml.index.retrieval_sql import ARM_LIMIT, Scope, scope_sql
 
 
 class _Mapped:
-    """One mapped file: its identity (device, inode, size) and the ``(capacity, dim + 2)`` float32 view."""
+    """One mapped file: its identity (device, inode, size), the ``(capacity, dim + 2)`` float32 view, and what was
+    verified of it: the header whose body last passed every CRC, the CRC of each block as last verified, the header
+    whose body last failed."""
 
     def __init__(self, fd: int, ident: tuple[int, int, int], dim: int, capacity: int) -> None:
         self.ident = ident
         self.map = mmap.mmap(fd, ident[2], access=mmap.ACCESS_READ)
         self.rows: F32 = np.frombuffer(self.map, dtype="<f4", offset=HEADER_BYTES,
                                        count=capacity * (dim + EXTRA)).reshape(capacity, dim + EXTRA)
+        self.verified: Header | None = None
+        self.known: dict[int, int] = {}
+        self.damaged: Header | None = None
 
     def header(self) -> Header | None:
         return unpack_header(self.map[:HEADER_MAX])
+
+    def intact(self, header: Header) -> bool | None:
+        """Whether the body under ``header`` (the mapping's header, already checked) passes its CRCs: ``True``,
+        ``False`` (the table or a block fails), or ``None`` when the header moved during the check (a sync wrote).
+        O(1) when this header was judged before; otherwise one ``zlib.crc32`` over each block whose CRC differs
+        from the one verified last."""
+        if header == self.verified:
+            return True
+        if header == self.damaged:
+            return False
+        bad = damaged_blocks(self.map, header, skip=lambda block, crc: self.known.get(block) == crc)
+        if self.header() != header:
+            return None
+        if bad is None or bad:
+            self.damaged = header
+            return False
+        count = block_count(header.capacity)
+        start = table_offset(header.capacity, header.dim)
+        self.known = dict(enumerate(struct.unpack_from(f"<{count}I", self.map, start)))
+        self.verified = header
+        return True
 
 
 _MAPS: dict[str, _Mapped] = {}
@@ -81,7 +119,7 @@ def mapped_file(path: Path, dim: int) -> _Mapped | None:
         st = os.fstat(fd)
         ident = (st.st_dev, st.st_ino, st.st_size)
         header = unpack_header(os.pread(fd, HEADER_BYTES, 0))
-        if header is None or header.dim != dim or st.st_size != HEADER_BYTES + header.capacity * row_bytes(dim):
+        if header is None or header.dim != dim or st.st_size != file_size(header.capacity, dim):
             return None
         found = _Mapped(fd, ident, dim, header.capacity)
         _MAPS[str(path)] = found
@@ -128,8 +166,9 @@ def vector_ranks(db: IndexDB, qvec: bytes, space: str, scope: Scope, *, limit: i
                  path: Path | None = None, sync_stale: bool = True) -> list[str] | None:
     """The vector arm's paths for ``qvec`` under ``scope`` from the persistent matrix — exactly the rows of
     ``vector_arm_sql`` — or ``None`` when the matrix cannot stand in for it (no file, stale, torn, another index or
-    space, a sync ran during the scan): the caller then runs the SQL arm. With ``sync_stale`` a stale matrix is
-    synced first (without waiting for another syncer; never on a read-only index).
+    space, a block failing its CRC, a sync ran during the check or the scan): the caller then runs the SQL arm. With
+    ``sync_stale`` a stale matrix is synced first, and a damaged one rebuilt (without waiting for another syncer;
+    never on a read-only index).
 
     The shortlist is float32 ``M @ q̂`` times the stored ``1/‖v‖``; its error and sqlite-vec's are each below
     ``cosine.distance_error_bound(dim)`` for regular rows, so every path within ``4 ×`` that bound of the
@@ -145,22 +184,67 @@ def vector_ranks(db: IndexDB, qvec: bytes, space: str, scope: Scope, *, limit: i
         return None
     token, seq, _, dim = state
     mapped, header = _current(path, dim, token, seq, space)
-    if mapped is None or header is None:
-        if not sync_stale or db.read_only is not None or sync(db, path=path, wait=False).result not in (
-                "synced", "built", "fresh"):
+    intact = False if mapped is None or header is None else mapped.intact(header)
+    if intact is None:
+        return None  # a sync wrote during the check
+    if mapped is None or header is None or not intact:
+        damaged = mapped is not None and header is not None  # a current header over a body failing its CRCs
+        if not sync_stale or db.read_only is not None or sync(db, path=path, wait=False, full=damaged).result \
+                not in ("synced", "built", "fresh"):
             return None
         state = _state(db)
         if state is None:
             return None
         token, seq = state[0], state[1]
         mapped, header = _current(path, dim, token, seq, space)
-        if mapped is None or header is None:
+        if mapped is None or header is None or not mapped.intact(header):
             return None
     eligible = _eligible(db, scope, space)
     if index_stamp(db) != (token, seq):
         return None  # the index moved while the mapping was read
     out = _rank(mapped.rows, dim, eligible, qvec, limit)
     return out if mapped.header() == header else None  # a sync wrote meanwhile: the scan may mix two states
+
+
+def damage(db: IndexDB, *, path: Path | None = None) -> str | None:
+    """What is wrong with the body of ``db``'s matrix at ``path`` (default :func:`matrix_path`), for ``index
+    verify`` and ``doctor``: ``None`` when there is no file, its header is stale or torn (the next sync rebuilds it
+    by itself), or every CRC holds; otherwise a line naming the file and the first failing block. Reads the whole
+    file once (its own read, not the per-process cache).
+
+    Raises:
+        StorageError: SQLite failed.
+    """
+    path = path or matrix_path(db)
+    state = _state(db)
+    if path is None or state is None:
+        return None
+    token, _, space, dim = state
+    kind = foreign_entry(path)
+    if kind is not None:
+        return (f"{path}: {kind} is there, not the vector matrix, so no matrix can be written (searches use the "
+                "slower SQL arm) — fix: move it away, then git memhtml index rebuild")
+    header, size = read_header(path)
+    if header is None or not trusted(header, size, token, space, dim):
+        return None
+    try:
+        fd = open_nofollow(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_size != size:
+            return None  # replaced meanwhile: judged by the next check
+        with mmap.mmap(fd, size, access=mmap.ACCESS_READ) as data:
+            bad = damaged_blocks(data, header)
+    finally:
+        os.close(fd)
+    if bad is None:
+        return f"{path}: its CRC table does not match its header"
+    if bad:
+        first = bad[0] * CRC_BLOCK_ROWS
+        return (f"{path}: {len(bad)} of {block_count(header.capacity)} CRC block(s) fail their CRC (first: rows "
+                f"{first}-{min(first + CRC_BLOCK_ROWS, header.capacity) - 1})")
+    return None
 
 
 def _state(db: IndexDB) -> tuple[str, int, str, int] | None:
@@ -179,7 +263,8 @@ def _current(path: Path, dim: int, token: str, seq: int, space: str) -> tuple[_M
         return None, None
     header = mapped.header()
     if (header is None or header.state != CLEAN or header.token != token or header.seq != seq
-            or header.space != space or header.dim != dim or header.capacity != mapped.rows.shape[0]):
+            or header.space != space or header.dim != dim or header.capacity != mapped.rows.shape[0]
+            or header.block_rows != CRC_BLOCK_ROWS):
         return mapped, None
     return mapped, header
 

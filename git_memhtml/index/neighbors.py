@@ -10,14 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from git_memhtml.document.model import REL_CLASSES
 from git_memhtml.errors import PathNotFound, UsageError
 from git_memhtml.index.db import IndexDB
-
-MAX_DEPTH = 2
-"""Deepest walk (docs/retrieval.md §4: ``neighbors`` depth ≤ 2)."""
-MEMORY_RELS: tuple[str, ...] = tuple(sorted(r for r, c in REL_CLASSES.items() if c == "memory"))
-"""Rels a walk may follow (memory class, docs/format.md §1.3)."""
+from git_memhtml.index.defaults import MAX_DEPTH, MEMORY_RELS
 
 
 @dataclass(frozen=True)

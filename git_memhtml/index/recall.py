@@ -17,12 +17,11 @@ from git_memhtml.domain.entities import name_key
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import UsageError
 from git_memhtml.index.db import IndexDB
+from git_memhtml.index.defaults import DEFAULT_BUDGET
 from git_memhtml.index.retrieval import ArchivedMatch, ArmWeights, Scope, search
 
 RECALL_CANDIDATES = 30
 """Candidates fused for a pack (docs/retrieval.md §4.8 "Recall": fuse 30)."""
-DEFAULT_BUDGET = 16000
-"""Default budget in characters (docs/retrieval.md §4.8 ``budgetChars``)."""
 ARC_BUDGET = 9000
 """Characters reserved at most for arcs (docs/retrieval.md §4.8 "arcs budget 9000")."""
 PER_ENTITY_DISCLOSURES = 2

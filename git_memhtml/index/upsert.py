@@ -4,7 +4,7 @@ smallest path is indexed and the others wait in ``index_refusals`` until their h
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from git_memhtml.document.model import MemoryDocument
@@ -15,7 +15,7 @@ from git_memhtml.errors import (
 from git_memhtml.index.active import ACTIVE_MEMORY
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.project import project
-from git_memhtml.index.source import IndexPass, Parser
+from git_memhtml.index.source import IndexPass, Parser, git_blob_sha
 from git_memhtml.index.write import delete_path, refuse, stored_article, write_projection
 from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
 
@@ -131,3 +131,19 @@ def noting_hashes(parse: Parser, hashes: set[str]) -> Parser:
         return doc
 
     return noting
+
+
+def knowing(parse: Parser, documents: Mapping[str, MemoryDocument]) -> Parser:
+    """``parse``, answering from ``documents`` (``{git blob id: document}``, what ``parse`` gives for exactly those
+    bytes, e.g. the documents a writer's render gate built, :attr:`BatchResult.documents`) when the bytes' blob id
+    is there: a document is a function of the file's bytes alone (``path`` only names it in errors, and a
+    ``reuse=`` article is taken only when it equals what extraction gives), so the index is what parsing
+    would have written (docs/store.md "The post-commit index pass"). One sha1 of the bytes per call."""
+    if not documents:
+        return parse
+
+    def known(data: bytes, *, path: str, **options: Any) -> MemoryDocument:
+        found = documents.get(git_blob_sha(data))
+        return found if found is not None else parse(data, path=path, **options)
+
+    return known

@@ -3,7 +3,8 @@
 The tree (HEAD overlaid with the work tree) is re-projected into a scratch in-memory index with the same
 ``rebuild`` the CLI uses, then both are compared path by path as row sets (``files`` without ``id``/
 ``indexed_at``, the four detail tables, chunks, authored out-edges without ``created_at``, duplicate-content
-refusals). Sleep-derived edges are not re-projectable and are left out. Reads only; :func:`repair` fixes.
+refusals). Sleep-derived edges are not re-projectable and are left out. The vector matrix beside the index is
+checked against its CRCs (docs/index.md §3.12). Reads only; :func:`repair` fixes.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from git_memhtml.index import indexer
 from git_memhtml.index.active import ACTIVE_MEMORY
 from git_memhtml.index.db import IndexDB, open_index
 from git_memhtml.index.embedding import embed_missing
+from git_memhtml.index.matrix import sync
+from git_memhtml.index.matrix_read import damage
 from git_memhtml.index.source import IndexedRepo, Parser
 from git_memhtml.index.watermark import indexed_head, vector_space
 
@@ -48,7 +51,8 @@ class IndexDrift:
 
     ``missing``: paths the tree indexes but the index lacks; ``extra``: indexed paths the tree does not have;
     ``differing``: ``(path, tables)`` whose rows differ; ``stale``: the watermark is not HEAD; ``fts_ok``: the
-    FTS5 table agrees with ``files``; ``missing_vectors``: chunks without a vector of the recorded space.
+    FTS5 table agrees with ``files``; ``missing_vectors``: chunks without a vector of the recorded space;
+    ``matrix_damage``: the vector matrix's body fails its CRCs (``matrix_read.damage``: the file and the block).
     """
 
     indexed_head: str | None
@@ -59,6 +63,7 @@ class IndexDrift:
     differing: tuple[tuple[str, tuple[str, ...]], ...]
     fts_ok: bool
     missing_vectors: int
+    matrix_damage: str | None = None
     refused: tuple[tuple[str, str], ...] = ()
     """``(path, reason)`` of every tree file a rebuild refuses (does not parse, duplicate live content, a name
     that is not UTF-8): exactly the ``errors`` of the re-projection, so ``index verify`` says what ``index
@@ -78,7 +83,7 @@ class IndexDrift:
     @property
     def clean(self) -> bool:
         """No drift of any kind."""
-        return not (self.stale or self.drifted_paths or not self.fts_ok or self.missing_vectors)
+        return not (self.stale or self.drifted_paths or not self.fts_ok or self.missing_vectors or self.matrix_damage)
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,7 @@ def compare(db: IndexDB, scratch: IndexDB, *, head: str | None) -> IndexDrift:
         indexed_head=indexed, head=head, stale=indexed != head,
         missing=tuple(sorted(want_files - live_files)), extra=tuple(sorted(live_files - want_files)),
         differing=tuple(differing), fts_ok=_fts_ok(db), missing_vectors=_missing_vectors(db),
+        matrix_damage=damage(db),
     )
 
 
@@ -207,7 +213,8 @@ def verify(repo: IndexedRepo, db: IndexDB, *, now: str, parse: Parser | None = N
 def repair(repo: IndexedRepo, db: IndexDB, embedder: Embedder | None, *, now: str,
            parse: Parser | None = None) -> IndexDrift:
     """Catch the index up (``update``), re-project every drifted path, rebuild the FTS table if it disagrees and
-    embed missing chunks; return the drift that remains (normally none). Never touches the tree.
+    embed missing chunks, rebuild a vector matrix whose body fails its CRCs; return the drift that remains
+    (normally none). Never touches the tree.
 
     Raises:
         EmbedModelMismatch: the index holds vectors of another space (hint ``git memhtml index rebuild``).
@@ -221,4 +228,6 @@ def repair(repo: IndexedRepo, db: IndexDB, embedder: Embedder | None, *, now: st
         with db.atomic():
             db.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
     embed_missing(db, embedder, now=now)
+    if drift.matrix_damage or damage(db):
+        sync(db, full=True)
     return verify(repo, db, now=now, parse=parse)

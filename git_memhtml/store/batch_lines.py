@@ -41,4 +41,5 @@ def apply_lines(repo: GitRepo, parsed: Sequence[WriteOp | BadLine], *, now: str,
                                     code=r.code, error=r.error, skipped=r.skipped))
     commit = batch.commit_sha if batch is not None else None
     written = batch.written if batch is not None else ()
-    return BatchResult(tuple(ordered), commit, written, summarize(ordered))
+    return BatchResult(tuple(ordered), commit, written, summarize(ordered),
+                       batch.documents if batch is not None else {})

@@ -15,14 +15,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from git_memhtml.document.draft import HEAD_FIELDS, MemoryDraft
-from git_memhtml.document.model import MEMORY_TYPES, REL_CLASSES, TASK_STATUSES, Link, entity_problem
+from git_memhtml.document.model import REL_CLASSES, TASK_STATUSES, WRITABLE_TYPES, Link, entity_problem
 from git_memhtml.document.template import split_paragraphs, split_prose
 from git_memhtml.errors import UsageError
 from git_memhtml.gitrepo.message import has_control
 from git_memhtml.pathnames import shown_name
-
-WRITABLE_TYPES = tuple(t for t in MEMORY_TYPES if t != "arc")
-"""Agents write the nine types without ``arc``, which only sleep synthesises (docs/format.md §1.5)."""
 
 
 class LinkOp(BaseModel):

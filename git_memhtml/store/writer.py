@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from git_memhtml.document.hash import content_hash
-from git_memhtml.document.model import Link
+from git_memhtml.document.model import Link, MemoryDocument
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import RenderedMemory, render_checked, render_memory
 from git_memhtml.document.wellformed import check_memory_bytes
@@ -23,6 +23,7 @@ from git_memhtml.errors import GitError, InvalidMemory, MemhtmlError, PathRefuse
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.gitrepo.message import fold_line
 from git_memhtml.index.memories import HashHolders
+from git_memhtml.index.source import git_blob_sha
 from git_memhtml.progress import NO_PROGRESS, Progress
 from git_memhtml.store.edits import Edit, apply_edits, free_archive_path, link, set_meta
 from git_memhtml.store.ops import WriteOp, distinct
@@ -70,6 +71,9 @@ class BatchResult:
     commit_sha: str | None
     written: tuple[str, ...] = ()
     summary: dict[str, int] = field(default_factory=dict)
+    documents: Mapping[str, MemoryDocument] = field(default_factory=dict)
+    """``{git blob id: what parse_memory gives for those bytes}`` of every file the commit wrote (the render
+    gate's documents, :meth:`RenderedMemory.as_parsed`): the post-commit index pass parses none of them again."""
 
     @property
     def ok(self) -> bool:
@@ -330,13 +334,20 @@ def _apply_locked(
         return BatchResult(tuple(final), None, (), _summary(final))
     written = [p for _, p, _ in planned]
     sha = None
+    documents: dict[str, MemoryDocument] = {}
     if planned:
         first = ops[planned[0][0]]
         label = first.draft.title if len(planned) == 1 else f"{len(planned)} memories"
-        sha = repo.commit_files({p: t.encode("utf-8") for _, p, t in planned}, commit_subject(verb, label),
-                                trailers=_trailers(first), parent=head, purpose=verb)
+        files = {p: t.encode("utf-8") for _, p, t in planned}
+        sha = repo.commit_files(files, commit_subject(verb, label), trailers=_trailers(first), parent=head,
+                                purpose=verb)
+        if sha is not None:
+            for i, path, _ in planned:
+                outcome = rendered[i]
+                assert isinstance(outcome, RenderedMemory)
+                documents[git_blob_sha(files[path])] = outcome.as_parsed()
     final = [results.get(i, OpResult(i, False, skipped=True)) for i in range(len(ops))]
-    return BatchResult(tuple(final), sha, tuple(written), _summary(final))
+    return BatchResult(tuple(final), sha, tuple(written), _summary(final), documents)
 
 
 def summarize(results: Sequence[OpResult]) -> dict[str, int]:

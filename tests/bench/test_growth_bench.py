@@ -28,7 +28,7 @@ def _load() -> ModuleType:
 growth = _load()
 
 EVERY_FIGURE = {
-    "version_ms", "version_cpu_ms", "cli_search_cpu_ms",
+    "version_ms", "version_cpu_ms", "cli_search_cpu_ms", "cli_search_min_ms", "cli_search_min_cpu_ms",
     "search_fake_first_ms", "search_fake_p50_ms", "search_fake_p95_ms", "update_inproc_ms", "update_post_commit_ms",
     "update_reader_ms",
     "hook_commit_ms", "plain_commit_ms", "hook_added_ms", "hook_pass_ms", "apply_wall_s", "apply_cpu_s",

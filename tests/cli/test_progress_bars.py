@@ -155,3 +155,92 @@ def test_apply_with_quiet_or_json_draws_nothing(tmp_path: Path, capsys: pytest.C
     assert code == 0, err.decode(errors="replace")
     assert b"[#" not in err and b"[-" not in err, err
     assert out.startswith(b"{") == (silencer == ["--json"])
+
+
+_TICKS = r"""
+import sys, time
+from git_memhtml.output import progress_for
+total, pause = int(sys.argv[1]), float(sys.argv[2])
+bar = progress_for(show=True)
+bar.stage("ticking", total)
+for _ in range(total):
+    bar.advance()
+    if pause:
+        time.sleep(pause)
+bar.stage("unknown", 0)
+for _ in range(total):
+    bar.advance()
+bar.close()
+"""
+
+
+def _ticks_on_a_terminal(total: int, pause: float, cwd: Path) -> tuple[bytes, float]:
+    """Run :data:`_TICKS` with stderr on a pseudo-terminal; return what it drew and how long it took (s)."""
+    import time
+
+    master, slave = pty.openpty()
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    started = time.monotonic()
+    child = subprocess.Popen([sys.executable, "-c", _TICKS, str(total), str(pause)], stderr=slave,
+                             stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL, cwd=cwd,
+                             env={**os.environ, "COLUMNS": "100"})
+    os.close(slave)
+    assert child.wait(timeout=120) == 0
+    took = time.monotonic() - started
+    reader.join(timeout=30)
+    os.close(master)
+    return b"".join(chunks), took
+
+
+def test_redraws_are_bounded_per_second_not_per_item(tmp_path: Path) -> None:
+    """5,000 quick items on a known total and 5,000 on an unknown one draw a few redraws, not 10,000 (click redraws
+    on every ``update``): the bytes stay far below 20 KB, and the finished bar still shows 5000/5000."""
+    err, took = _ticks_on_a_terminal(5000, 0.0, tmp_path)
+    assert len(err) < 20_000, len(err)
+    shown = err.decode("utf-8", "replace")
+    assert re.search(r"ticking +\[#+\] +5000/5000", shown), shown[-500:]
+    assert "unknown" in shown and "5000" in shown.rsplit("unknown", 1)[1]
+    assert shown.count("\r") <= 2 * (4 + 10 * took), (shown.count("\r"), took)
+
+
+def test_slow_work_still_moves_the_bar(tmp_path: Path) -> None:
+    """Items 2 ms apart: the bar is redrawn while the work runs (several intermediate counts), at most about ten
+    times a second."""
+    err, took = _ticks_on_a_terminal(600, 0.002, tmp_path)
+    shown = err.decode("utf-8", "replace").split("unknown", 1)[0]
+    counts = {int(n) for n in re.findall(r"(\d+)/600", shown)}
+    assert len(counts - {0, 600}) >= 3, sorted(counts)
+    assert len(counts) <= 4 + 10 * took, (sorted(counts), took)
+
+
+def test_validate_over_many_files_draws_a_bounded_bar(repo: Path) -> None:
+    """The real command: ``validate`` over 1,506 files on a terminal redraws at most about ten times a second of its
+    run, not once per file (1,507 redraws before the throttle), and the finished bar shows 1506/1506."""
+    import time
+
+    sample = next((repo / "areas").rglob("fact-number-0*.html"))
+    folder = repo / "areas" / "copies"
+    folder.mkdir()
+    text = sample.read_text(encoding="utf-8")
+    for n in range(1500):
+        (folder / f"copy-{n}.html").write_text(text, encoding="utf-8")
+    started = time.monotonic()
+    code, _, err = _run(["validate"], repo, tty=True)
+    took = time.monotonic() - started
+    assert code == 0, err[-2000:]
+    redraws = err.count(b"\r\x1b[?25l")  # click starts every redraw of the line so
+    assert redraws <= 5 + 10 * took and redraws < 1506, (redraws, took, len(err))
+    assert re.search(r"validating +\[#+\] +1506/1506", err.decode("utf-8", "replace"))

@@ -305,3 +305,62 @@ def test_reachable_endpoint_serves_the_vector_arm(memrepo: Path, capsys: pytest.
     code, out, _ = cli(capsys, "-C", str(memrepo), "search", "deploys")
     assert code == 0 and out["data"]["degraded"] is False and "vector" in out["data"]["arms"]
     assert server.headers[-1]["authorization"] == "Bearer sk-loopback"
+
+
+# -- no API key set (F6): the error says so and how to set one, and still names the URL ------------------------
+
+
+def test_a_refusal_without_a_key_says_no_key_was_set_and_how_to_set_one(serve: Callable[..., Server]) -> None:
+    for status in (401, 403):
+        server = serve(error_reply(status))
+        with pytest.raises(ModelUnavailable) as err:
+            make(server.url, key_env="MY_EMBED_KEY").embed(["alpha"])
+        message = err.value.message
+        assert server.url + "/embeddings" in message and f"HTTP {status}" in message
+        assert "no API key was set ($MY_EMBED_KEY is unset or empty)" in message
+        assert "export MY_EMBED_KEY=<key>" in message and "memhtml.embedkeyenv" in message
+        assert err.value.hint is not None and "export MY_EMBED_KEY=<key>" in err.value.hint
+        assert "authorization" not in server.headers[-1]  # keyless servers stay supported: no header was sent
+
+
+def test_a_refusal_with_a_key_does_not_blame_a_missing_key(serve: Callable[..., Server]) -> None:
+    server = serve(error_reply(401))
+    with pytest.raises(ModelUnavailable) as err:
+        make(server.url, api_key="sk-wrong", key_env="MY_EMBED_KEY").embed(["alpha"])
+    assert "no API key" not in err.value.message and "sk-wrong" not in err.value.message
+    assert err.value.hint is not None and "valid API key in $MY_EMBED_KEY" in err.value.hint
+
+
+def test_another_error_without_a_key_notes_that_none_was_sent(serve: Callable[..., Server]) -> None:
+    server = serve(error_reply(404))
+    embedder = make(server.url, key_env="MY_EMBED_KEY")
+    with pytest.raises(ModelUnavailable) as err:
+        embedder.embed(["alpha"])
+    assert "HTTP 404 (no API key was sent: $MY_EMBED_KEY is unset or empty)" in err.value.message
+    assert embedder.last_failure is err.value
+
+
+def test_search_without_a_key_warns_that_none_was_set(memrepo: Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      serve: Callable[..., Server]) -> None:
+    """``git config memhtml.embed openai`` and no key: the request still goes (keyless servers), and both the
+    index catch-up's warning and search's own say that no key was set, how to set one, and the URL."""
+    from git_memhtml.gitrepo import GitRepo
+
+    server = serve(error_reply(401))
+    repo = GitRepo.discover(memrepo)
+    for key, value in (("memhtml.embed", "openai"), ("memhtml.embedurl", server.url), ("memhtml.embeddim", str(DIM))):
+        repo.config_set(key, value)
+    monkeypatch.delenv("MEMHTML_EMBED", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    for command in ("search", "recall"):
+        capsys.readouterr()
+        assert main(["-C", str(memrepo), command, "deploys"]) == 0
+        captured = capsys.readouterr()
+        assert "Deploy day" in captured.out or "deploy" in captured.out.lower()
+        unavailable = [line for line in captured.err.splitlines() if "the vector arm is unavailable" in line]
+        assert len(unavailable) == 1, captured.err
+        assert server.url + "/embeddings" in unavailable[0] and "HTTP 401" in unavailable[0]
+        assert "no API key was set ($OPENAI_API_KEY is unset or empty)" in unavailable[0]
+        assert "export OPENAI_API_KEY=<key>" in captured.err and "memhtml.embedkeyenv" in captured.err
+    assert server.requests and all("authorization" not in h for h in server.headers)

@@ -145,6 +145,8 @@ class World:
         built.unlink(missing_ok=True)
         assert matrix.sync(self.db, path=kept).result in ("synced", "built", "fresh")
         assert matrix.sync(self.fresh, path=built).result == "built"
+        # every CRC block of the incrementally synced file checks out, as the freshly built one's
+        assert matrix_read.damage(self.db, path=kept) is None and matrix_read.damage(self.fresh, path=built) is None
         for text, scope in itertools.product(MATRIX_QUERIES, MATRIX_SCOPES):
             qvec = np.asarray(EMBEDDER.embed([text])[0], dtype="<f4").tobytes()
             scope_filter, params = scope_sql(scope)

@@ -335,7 +335,7 @@ CHILD_TORN = textwrap.dedent("""
     def pwrite(fd, data, offset):
         count[0] += 1
         real(fd, data, offset)
-        if count[0] == 3:  # the dirty mark and two rows are written: die before the clean header
+        if count[0] == int(sys.argv[4]):  # 1: the dirty mark, 2-4: the three rows, 5: the CRC table (not the header)
             os.kill(os.getpid(), signal.SIGKILL)
         return len(data)
     os.pwrite = pwrite
@@ -349,14 +349,15 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
-def test_kill_9_in_the_middle_of_a_sync_leaves_a_matrix_that_is_not_trusted(tmp_path: Path) -> None:
-    """A real SIGKILL after the dirty mark and two of three rows: the next reader refuses the file, the next sync
-    rebuilds it, and it ranks like SQL."""
+@pytest.mark.parametrize("kill_at", [1, 3, 5])
+def test_kill_9_in_the_middle_of_a_sync_leaves_a_matrix_that_is_not_trusted(tmp_path: Path, kill_at: int) -> None:
+    """A real SIGKILL after the dirty mark, after two of the three rows, or after the CRC table (each before the
+    clean header): the next reader refuses the file, the next sync rebuilds it, and it ranks like SQL."""
     _repo, db, embedder = _world(tmp_path)
     path = matrix_path(db)
     assert path is not None
-    proc = subprocess.run([sys.executable, "-c", CHILD_TORN, db.index_path, db.state_path, str(embedder.dim)],
-                          check=False, env=_env(), capture_output=True, timeout=120)
+    args = [sys.executable, "-c", CHILD_TORN, db.index_path, db.state_path, str(embedder.dim), str(kill_at)]
+    proc = subprocess.run(args, check=False, env=_env(), capture_output=True, timeout=120)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     header, _ = read_header(path)
     assert header is not None and header.state == DIRTY

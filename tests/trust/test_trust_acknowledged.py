@@ -25,6 +25,8 @@ from typing import Any
 
 import pytest
 
+from git_memhtml.gitrepo.packwrite import PACK_MIN_BLOBS
+
 ROOT = Path(__file__).resolve().parents[2]
 WRITERS = 8
 PER_WRITER = int(os.environ.get("MEMHTML_TRUST_PER_WRITER", "4"))
@@ -208,16 +210,21 @@ class Kill:
 
     fault_point: str
     lands: bool
+    size: int = 5
+    """Ops in the batch: :data:`PACK_MIN_BLOBS` or more write the blobs as one pack (docs/store.md)."""
 
 
-KILLS = [Kill("before-ref", False), Kill("after-ref", True), Kill("mid-files", True)]
+PACKED = PACK_MIN_BLOBS + 8
+KILLS = [Kill("before-ref", False), Kill("after-ref", True), Kill("mid-files", True),
+         Kill("before-ref", False, PACKED), Kill("mid-files", True, PACKED)]
 BATCH = [op_line(f"batch {k}", f"Batch fact {k} says the queue holds {k} jobs.") for k in range(5)]
 
 
-@pytest.mark.parametrize("kill", KILLS, ids=[k.fault_point for k in KILLS])
+@pytest.mark.parametrize("kill", KILLS, ids=[f"{k.fault_point}-{k.size}" for k in KILLS])
 def test_a_killed_apply_leaves_nothing_or_a_full_commit_and_the_retry_commits(mem: Path, kill: Kill) -> None:
     base = git(mem, "rev-parse", "HEAD").strip()
-    stream = "\n".join(BATCH) + "\n"
+    batch = [op_line(f"batch {k}", f"Batch fact {k} says the queue holds {k} jobs.") for k in range(kill.size)]
+    stream = "\n".join(batch) + "\n"
     proc = run(mem, "apply", "--json", stdin=stream, extra={"MEMHTML_FAULT_POINT": kill.fault_point})
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     head = git(mem, "rev-parse", "HEAD").strip()
@@ -226,15 +233,15 @@ def test_a_killed_apply_leaves_nothing_or_a_full_commit_and_the_retry_commits(me
     else:
         assert git(mem, "rev-parse", "HEAD~1").strip() == base
         landed = [p for p in head_tree(mem) if p not in head_tree_at(mem, base)]
-        assert len(landed) == len(BATCH), "the commit holds the whole batch"
+        assert len(landed) == len(batch), "the commit holds the whole batch"
     retry = run(mem, "apply", "--json", stdin=stream)
     assert retry.returncode == 0, retry.stderr
     summary = data_of(retry)["summary"]
     tree = head_tree(mem)
     if kill.lands:  # committed before the kill: the retry truthfully finds every op stored
-        assert summary["deduped"] == len(BATCH) and data_of(retry)["commitSha"] is None
+        assert summary["deduped"] == len(batch) and data_of(retry)["commitSha"] is None
     else:
-        assert summary["written"] == len(BATCH) and summary["deduped"] == 0
+        assert summary["written"] == len(batch) and summary["deduped"] == 0
     for result in data_of(retry)["results"]:
         assert result["path"] in tree and (mem / result["path"]).read_bytes() == head_bytes(mem, result["path"])
     assert status(mem) == "", "the retry finished the killed write's work tree"
@@ -339,3 +346,60 @@ def test_an_interrupted_apply_leaves_nothing_or_a_finished_commit(mem: Path, sto
     else:
         assert head == base
     assert status(mem) == "", "nothing staged, nothing missing: plain git sees no half-applied commit"
+
+
+# -- a plain `git commit` after a killed apply (the pre-commit guard) ----------------------------------------
+@dataclass(frozen=True)
+class PlainCommit:
+    """A git porcelain commit the user runs after ``apply`` was SIGKILLed at ``fault_point`` (its commit landed,
+    git's index did not follow); ``argv`` may name ``{batch0}``, the batch's first path. ``commits_notes``:
+    whether that command commits the user's unstaged edit of ``notes.txt`` (``-a`` does)."""
+
+    name: str
+    fault_point: str
+    argv: tuple[str, ...]
+    commits_notes: bool = False
+    amends: bool = False
+
+
+PLAIN_COMMITS = [
+    PlainCommit("commit", "after-ref", ("commit", "-q", "-m", "x")),
+    PlainCommit("commit-a", "after-ref", ("commit", "-q", "-a", "-m", "x"), commits_notes=True),
+    PlainCommit("commit-paths", "after-ref", ("commit", "-q", "-m", "x", "--", "other.txt")),
+    PlainCommit("commit-batch-path", "after-ref", ("commit", "-q", "-m", "x", "--", "other.txt", "{batch0}")),
+    PlainCommit("commit-amend", "after-ref", ("commit", "-q", "--amend", "-m", "x"), amends=True),
+    PlainCommit("commit-mid-files", "mid-files", ("commit", "-q", "-m", "x")),
+]
+
+
+@pytest.mark.parametrize("case", PLAIN_COMMITS, ids=[c.name for c in PLAIN_COMMITS])
+def test_a_plain_git_commit_after_a_killed_apply_keeps_every_memory_of_the_batch(mem: Path, case: PlainCommit
+                                                                                  ) -> None:
+    """The batch is acknowledged by HEAD once the ref moved; the installed pre-commit shim finishes the journal in
+    the index git commits (``GIT_INDEX_FILE``), so no porcelain commit deletes it, and it touches nothing but the
+    journal's paths: the user's staged file is committed and their unstaged edit stays as git would leave it."""
+    (mem / "notes.txt").write_text("notes v1\n")
+    git(mem, "add", "notes.txt")
+    git(mem, "commit", "-q", "-m", "notes")
+    base = git(mem, "rev-parse", "HEAD").strip()
+    proc = run(mem, "apply", "--json", stdin="\n".join(BATCH) + "\n", extra={"MEMHTML_FAULT_POINT": case.fault_point})
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    batch = {p: sha for p, sha in head_tree(mem).items() if p not in head_tree_at(mem, base)}
+    assert len(batch) == len(BATCH)
+    (mem / "notes.txt").write_text("notes v2, not staged\n")
+    (mem / "other.txt").write_text("staged by the user\n")
+    git(mem, "add", "other.txt")
+    argv = [a.replace("{batch0}", sorted(batch)[0]) for a in case.argv]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MEMHTML_NOW": NOW, "MEMHTML_HOOK_DETACH": "0"}
+    done = subprocess.run(["git", "-C", str(mem), *argv], capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    tree = head_tree(mem)
+    for path, sha in batch.items():
+        assert tree.get(path) == sha, f"{path} of the acknowledged batch was lost by `git {' '.join(argv)}`"
+        assert (mem / path).read_bytes() == head_bytes(mem, path)
+    assert head_bytes(mem, "other.txt") == b"staged by the user\n"
+    assert head_bytes(mem, "notes.txt") == (b"notes v2, not staged\n" if case.commits_notes else b"notes v1\n")
+    assert (mem / "notes.txt").read_text() == "notes v2, not staged\n"
+    assert status(mem) == ("" if case.commits_notes else " M notes.txt\n")
+    assert not (mem / ".git" / "memhtml" / "write-journal.json").exists(), "the journal is finished"
+    assert git(mem, "rev-parse", "HEAD~1" if case.amends else "HEAD~2").strip() == base, "one new commit on top"

@@ -97,6 +97,7 @@ def test_git_commit_is_refused_for_a_bad_memory_and_accepted_for_a_good_one(tmp_
     assert refused.returncode != 0, output
     assert "memhtml validate" in output and "Failed" in output
     assert 'areas/inbox/bad.html: <time datetime="2026-13-45"> is not a valid ISO date or datetime' in output
+    assert re.search(r"^validate failed: \d+ files? checked, 1 violation", output, re.M), output  # docs/cli.md
     assert sh(repo, "git", "rev-parse", "HEAD", env=env).stdout == head
 
     sh(repo, "git", "rm", "-q", "--cached", "areas/inbox/bad.html", env=env)

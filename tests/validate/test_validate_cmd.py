@@ -35,11 +35,29 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str], str]:
-    """Run ``git memhtml validate <args>`` in-process: (exit code, stdout lines, stderr)."""
+    """Run ``git memhtml validate <args>`` in-process: (exit code, the finding lines, the summary and stderr).
+
+    The whole report is on stdout (docs/cli.md "Streams"): the finding lines, then the summary as the last line;
+    stderr never holds the summary. An error before any file is read prints no report."""
     capsys.readouterr()
     code = main(["validate", *args])
     captured = capsys.readouterr()
-    return code, captured.out.splitlines(), captured.err
+    lines = captured.out.splitlines()
+    assert "validate ok" not in captured.err and "validate failed" not in captured.err, captured.err
+    if not lines:
+        return code, [], captured.err
+    assert lines[-1].startswith(("validate ok: ", "validate failed: ")), lines
+    return code, lines[:-1], lines[-1] + "\n" + captured.err
+
+
+def test_the_report_is_on_stdout_and_nothing_else_on_stderr(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    put(repo, "areas/bad/empty.html", b"")
+    for args, code in (((), 1), (("areas/oncall/rollbacks.html",), 0)):
+        capsys.readouterr()
+        assert main(["validate", *args]) == code
+        captured = capsys.readouterr()
+        assert captured.err == ""
+        assert captured.out.splitlines()[-1].startswith("validate failed: " if code else "validate ok: ")
 
 
 def put(root: Path, rel: str, data: str | bytes) -> str:

@@ -36,11 +36,12 @@ from git_memhtml.sleep.engine.journal import read_journal
 from git_memhtml.sleep.engine.lock import pid_alive, proc_start
 from git_memhtml.sleep.engine.runref import RUN_ID, resolve_sleep_run
 from git_memhtml.sleep.probes.attribution import Touches
+from git_memhtml.sleep.probes.defaults import DEFAULT_K, DEFAULT_SAMPLE
 from git_memhtml.sleep.probes.families import claim_family, control_family, entity_family
 from git_memhtml.sleep.probes.indexes import base_index, tip_index
 from git_memhtml.sleep.probes.pointers import alias_groups_at, read_pointers, veto_replacements
-from git_memhtml.sleep.probes.ranker import DEFAULT_K, Ranker, query_vectors
-from git_memhtml.sleep.probes.sample import DEFAULT_SAMPLE, probe_sample
+from git_memhtml.sleep.probes.ranker import Ranker, query_vectors
+from git_memhtml.sleep.probes.sample import probe_sample
 from git_memhtml.sleep.probes.verdict import LostMemory, Verdict, build_verdict
 
 MAX_LOST_KEY = "memhtml.gatemaxlost"

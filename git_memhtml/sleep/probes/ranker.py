@@ -29,9 +29,6 @@ off. A probe asks whether a memory's own claim still finds it, so only what the 
 - salience reads the local access plane (``state.access``), which a run does not change and forge CI cannot see.
 """
 
-DEFAULT_K = 10
-"""A probe passes when its memory is in the top k (issue 10: "top k (default 10)")."""
-
 EMBED_BATCH = 256
 """Probe queries per embedder call."""
 

@@ -13,10 +13,7 @@ from collections.abc import Collection, Sequence
 from typing import TypeVar
 
 from git_memhtml.index.probe_rows import ClaimCandidate
-
-DEFAULT_SAMPLE = 500
-"""Claim probes sampled per run (issue 10: "up to N memories (default 500)"); as many again of the memories the run
-touched are added on top (:func:`probe_sample`)."""
+from git_memhtml.sleep.probes.defaults import DEFAULT_SAMPLE
 
 C = TypeVar("C", bound=ClaimCandidate)
 
