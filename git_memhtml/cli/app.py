@@ -49,6 +49,38 @@ def environment_snapshot() -> Mapping[str, str]:
     return MappingProxyType(dict(os.environ))
 
 
+def check_start_folder(repo_path: Path | None, env: Mapping[str, str]) -> None:
+    """Refuse to start in a folder the command cannot read, before any command looks at it (git refuses the same).
+
+    The folder is ``-C PATH`` when given, else the process's current folder; a relative ``-C`` is read from the
+    current folder, so that folder must exist too. ``env["PWD"]`` (the shell's record of the current folder) names
+    a current folder that was deleted, since the system can no longer tell its path.
+
+    Raises:
+        UsageError: naming ``-C PATH`` or the current folder, when it was deleted (or moved), is not a folder, or
+            cannot be listed and entered (no read or execute permission).
+    """
+    if repo_path is None or not repo_path.is_absolute():
+        try:
+            here = Path.cwd()
+        except OSError:  # FileNotFoundError: the folder was removed under the process
+            shown = env.get("PWD") or "(unknown path)"
+            raise UsageError(f"the current folder {shown} no longer exists (it was deleted or moved)",
+                             hint="cd into a folder that exists (for example your repository), or pass -C PATH",
+                             path=shown) from None
+        if not os.access(here, os.R_OK | os.X_OK):
+            raise UsageError(f"the current folder {here} cannot be read (no read or execute permission)",
+                             hint="cd into a folder you can read, or pass -C PATH", path=str(here))
+    if repo_path is not None:
+        if not repo_path.is_dir():
+            what = "is not a folder" if repo_path.exists() else "does not exist (deleted or never made)"
+            raise UsageError(f"-C {repo_path}: the folder {what}",
+                             hint="pass -C an existing folder inside your repository", path=str(repo_path))
+        if not os.access(repo_path, os.R_OK | os.X_OK):
+            raise UsageError(f"-C {repo_path}: the folder cannot be read (no read or execute permission)",
+                             hint="pass -C a folder you can read", path=str(repo_path))
+
+
 @dataclass
 class App:
     """Lazily resolved collaborators of one command invocation.

@@ -31,6 +31,7 @@ def drift_data(drift: IndexDrift) -> dict[str, Any]:
         "differing": [{"path": p, "tables": list(t)} for p, t in drift.differing],
         "ftsOk": drift.fts_ok, "missingVectors": drift.missing_vectors, "driftedPaths": list(drift.drifted_paths),
         "matrixDamage": drift.matrix_damage,
+        "refused": [{"path": p, "reason": why, "hint": f"git memhtml validate {p}"} for p, why in drift.refused],
     }
 
 
@@ -171,8 +172,19 @@ def verify_cmd(ctx: click.Context, as_json: bool) -> int:
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
         drift = verify(app.repo(), db, now=utc_now())
-    respond(as_json, "index.verify", drift_data(drift),
-            lambda: "\n".join(drift_lines(drift)) or "the index equals a rebuild of the tree")
-    return 0 if drift.clean else 1
+    respond(as_json, "index.verify", drift_data(drift), lambda: _verify_text(drift))
+    return 0 if drift.clean and not drift.refused else 1
+
+
+def _verify_text(drift: IndexDrift) -> str:
+    """``index verify`` for people: the drift, then each file a rebuild refuses (as ``index rebuild`` lists it)."""
+    lines = drift_lines(drift) or [
+        "the index equals a rebuild of the tree" + (f", which refuses {len(drift.refused)} file(s):"
+                                                    if drift.refused else "")]
+    lines += [f"{path}: not indexed: {reason}" for path, reason in drift.refused]
+    if drift.refused:
+        lines.append(f"hint: git memhtml validate {drift.refused[0][0]} shows why a file is refused; fix it and "
+                     "commit, then git memhtml index update")
+    return "\n".join(lines)
 
 

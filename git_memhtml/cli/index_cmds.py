@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING
 
 import click
@@ -27,6 +27,9 @@ def index_group() -> None:
 
 def _human(report: IndexReport) -> str:
     lines = [f"{path}: not indexed: {reason}" for path, reason in report.errors]
+    if report.errors:
+        lines.append(f"hint: git memhtml validate {report.errors[0][0]} shows why a file is refused; fix it and "
+                     "commit, and the next update indexes it")
     lines.append(
         f"{'rebuilt' if report.rebuilt else 'updated'} to {str(report.head_sha)[:12]}: {report.added} added, "
         f"{report.modified} modified, {report.removed} removed, {report.renamed} renamed, {report.skipped} skipped, "
@@ -56,9 +59,14 @@ def rebuild_cmd(ctx: click.Context, as_json: bool) -> int:
 @click.pass_context
 def update_cmd(ctx: click.Context, as_json: bool) -> int:
     """Catch the index up from the indexed commit to HEAD and the work tree (malformed files are reported)."""
+    from git_memhtml.index.verify import held_refusals
+
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
         report = app.reindex(db)
+        met = {path for path, _ in report.errors}  # a refusal the pass met itself is reported once, as it said it
+        known = tuple(refusal for refusal in held_refusals(db) if refusal[0] not in met)
+    report = replace(report, errors=(*report.errors, *known))
     respond(as_json, "index.report", asdict(report), lambda: _human(report))
     return 1 if report.errors else 0
 

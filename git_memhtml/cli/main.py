@@ -19,7 +19,7 @@ from typing import Final
 import click
 
 from git_memhtml import __version__
-from git_memhtml.cli.app import App
+from git_memhtml.cli.app import App, check_start_folder
 from git_memhtml.cli.inputs import check_arguments
 from git_memhtml.cli.lazy import COMMAND_PACKAGE, LazyCommand, LazyGroup
 from git_memhtml.errors import MemhtmlError
@@ -106,6 +106,7 @@ def cli(ctx: click.Context, repo_path: Path | None, quiet: bool) -> None:
     memory on a branch that a person reviews and merges through a retrieval-quality gate.
     """
     app = ctx.ensure_object(App)  # main() passes its own, to read what landed after a failure
+    check_start_folder(repo_path, app.env)  # a deleted or unreadable folder is a usage error, not a crash
     app.repo_path = repo_path
     app.quiet = quiet
 

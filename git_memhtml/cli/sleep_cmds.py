@@ -206,12 +206,15 @@ def status_cmd(ctx: click.Context, as_json: bool) -> int:
     from git_memhtml.index.landings import landing_rows
     from git_memhtml.index.runs import all_runs
     from git_memhtml.sleep.engine.lock import live_holder
+    from git_memhtml.sleep.engine.run import settle_finished
     from git_memhtml.sleep.engine.runs import mark_interrupted, phase_rows
 
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
         holder = live_holder(app.repo())
-        mark_interrupted(db, now=utc_now(), live=() if holder is None else (holder.run_id,))
+        live = () if holder is None else (holder.run_id,)
+        mark_interrupted(db, now=utc_now(), live=live)
+        settle_finished(app.repo(), db, now=utc_now(), live=live)  # killed in its teardown: finished
         reconciled = _reconcile(app.repo(), db, quiet=as_json)
         landed = landing_rows(db)
         runs = all_runs(db)

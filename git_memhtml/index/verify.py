@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from git_memhtml.embed.base import Embedder
 from git_memhtml.index import indexer
@@ -64,6 +64,10 @@ class IndexDrift:
     fts_ok: bool
     missing_vectors: int
     matrix_damage: str | None = None
+    refused: tuple[tuple[str, str], ...] = ()
+    """``(path, reason)`` of every tree file a rebuild refuses (does not parse, duplicate live content, a name
+    that is not UTF-8): exactly the ``errors`` of the re-projection, so ``index verify`` says what ``index
+    rebuild`` says. Not drift: an index without those files *is* the rebuild; the files need fixing."""
 
     @property
     def drifted_paths(self) -> tuple[str, ...]:
@@ -155,6 +159,17 @@ def compare(db: IndexDB, scratch: IndexDB, *, head: str | None) -> IndexDrift:
     )
 
 
+def held_refusals(db: IndexDB) -> tuple[tuple[str, str], ...]:
+    """``(path, reason)`` of every file ``index_refusals`` holds (live content a smaller path already holds;
+    migration 0009), sorted by path: the refusals an incremental pass knows of without reading the tree. The
+    reason names the holder as the pass that refused the file did. Reads only, one query."""
+    rows = db.query(
+        f"SELECT r.path, (SELECT f.path FROM files f WHERE f.content_hash = r.content_hash AND {ACTIVE_MEMORY} "
+        "ORDER BY f.path LIMIT 1) FROM index_refusals r ORDER BY r.path")
+    return tuple((str(path), f"same content as {holder} (the smallest path is indexed)" if holder is not None
+                  else "duplicate content: waiting for the holder to go") for path, holder in rows)
+
+
 def tree_facts(repo: IndexedRepo, scratch: IndexDB, report: indexer.IndexReport,
                tree_paths: Callable[[], set[str]]) -> TreeFacts:
     """Unparseable files, duplicate live content and dangling authored links of the re-projected tree.
@@ -183,13 +198,14 @@ def verify(repo: IndexedRepo, db: IndexDB, *, now: str, parse: Parser | None = N
     tree).
 
     Returns:
-        :class:`IndexDrift`; ``clean`` when the index is exactly what a rebuild would write.
+        :class:`IndexDrift`; ``clean`` when the index is exactly what a rebuild would write; ``refused`` lists the
+        files that rebuild refuses (``IndexReport.errors``), whether or not the index is clean.
     Raises:
         GitError: the repository cannot be read. StorageError: SQLite failed.
     """
-    scratch, _ = reproject(repo, now=now, parse=parse)
+    scratch, report = reproject(repo, now=now, parse=parse)
     try:
-        return compare(db, scratch, head=repo.head_sha())
+        return replace(compare(db, scratch, head=repo.head_sha()), refused=tuple(sorted(report.errors)))
     finally:
         scratch.close()
 

@@ -65,3 +65,44 @@ def dies_while_starting(repo: str, point: str, wait_for: str | None = None, read
     setattr(owner, attribute.split(".")[-1], dying)
     main_repo = GitRepo.discover(repo)
     run_sleep(main_repo, IndexDB.for_repo(main_repo), date=DATE, embedder=get_embedder("fake"), clock=lambda: NOW)
+
+
+END_POINTS: dict[str, tuple[str, str]] = {
+    "before-report-row": ("git_memhtml.sleep.engine.run", "record_phase"),
+    "before-final-status": ("git_memhtml.sleep.engine.run", "set_status"),
+    "before-kept-index": ("git_memhtml.sleep.engine.run", "keep_run_index"),
+    "before-worktree-removal": ("git_memhtml.gitrepo.repo", "GitRepo.remove_worktree"),
+    "mid-worktree-removal": ("git_memhtml.gitrepo.repo", "GitRepo._discard"),
+}
+"""Each step of a run after its last phase commit (the report's) → (module, attribute) that a child replaces to die
+just before it: the report's row, the run's final status, the kept index, the worktree removal, and the removal
+with the folder already moved aside but not yet deleted."""
+
+
+def dies_while_ending(repo: str, point: str) -> None:
+    """Child: a real run that SIGKILLs itself at ``point`` (:data:`END_POINTS`), once its report is committed."""
+    import importlib
+
+    os.environ["MEMHTML_EMBED"] = "fake"
+    module_name, attribute = END_POINTS[point]
+    module = importlib.import_module(module_name)
+    owner: Any = module
+    for part in attribute.split(".")[:-1]:
+        owner = getattr(owner, part)
+    original = getattr(owner, attribute.split(".")[-1])
+    armed: list[bool] = []
+
+    def after(report: Any) -> None:
+        if report.phase == "report":
+            armed.append(True)
+
+    def dying(*args: Any, **kwargs: Any) -> Any:
+        reaching_report_row = point == "before-report-row" and len(args) > 2 and args[2].phase == "report"
+        if armed or reaching_report_row:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return original(*args, **kwargs)
+
+    setattr(owner, attribute.split(".")[-1], dying)
+    main_repo = GitRepo.discover(repo)
+    run_sleep(main_repo, IndexDB.for_repo(main_repo), date=DATE, embedder=get_embedder("fake"), clock=lambda: NOW,
+              after_phase=after)

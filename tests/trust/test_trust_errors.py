@@ -82,7 +82,24 @@ ROWS: list[tuple[str, list[str], int, str]] = [
     ("demo negative max llm calls", ["demo", "{tmp}/new-demo", "--llm", "openai", "--max-llm-calls", "-2"], 2,
      "--max-llm-calls"),
     ("not a repository", ["-C", "{tmp}/plain", "search", "x"], 1, "plain"),
+    ("-C a deleted folder", ["-C", "{tmp}/deleted", "write", "--type", "semantic", "--title", "t", "--claim", "c."],
+     2, "-C {tmp}/deleted"),
+    ("-C a deleted folder, search", ["-C", "{tmp}/deleted", "search", "x"], 2, "-C {tmp}/deleted"),
+    ("-C a file", ["-C", "{tmp}/latin1.jsonl", "doctor"], 2, "latin1.jsonl"),
 ]
+
+DELETED_CWD_ROWS: list[tuple[str, list[str]]] = [
+    ("write", ["write", "--type", "semantic", "--title", "t", "--claim", "c."]),
+    ("search", ["search", "x"]),
+    ("doctor", ["doctor"]),
+    ("sleep run", ["sleep", "run"]),
+    ("index verify", ["index", "verify"]),
+    ("man --out relative", ["man", "--out", "pages"]),
+    ("init relative", ["init", "here"]),
+    ("-C relative", ["-C", "sub", "search", "x"]),
+]
+"""Commands started in a current folder that was deleted under them: a usage error (exit 2) naming the folder,
+with a hint, for people and with ``--json``; never a crash report."""
 
 
 @pytest.fixture
@@ -97,6 +114,8 @@ def world(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
         json.dumps({"op": "write", "title": "out", "type": "semantic", "body": "Out.", "path": "../outside.html"})
         + "\n")
     (tmp_path / "plain").mkdir()
+    (tmp_path / "deleted").mkdir()
+    (tmp_path / "deleted").rmdir()  # `-C` names a folder that no longer exists
     (tmp_path / "latin1.jsonl").write_bytes(b'{"op": "write", "title": "ok", "type": "semantic", "body": "Fine."}\n'
                                             b'{"op": "write", "title": "caf\xe9", "type": "semantic", "body": "x"}\n')
     llmrepo = tmp_path / "llm"  # a model dialect chosen, but no model named
@@ -140,3 +159,33 @@ def test_json_gives_one_error_envelope(world: dict[str, str], capsys: pytest.Cap
     assert envelope["apiVersion"] == "1" and "data" not in envelope
     assert envelope["code"].startswith("ERR_") and envelope["hint"]
     assert token.format(**world) in envelope["error"]
+
+
+@pytest.mark.parametrize(("label", "argv"), DELETED_CWD_ROWS, ids=[r[0] for r in DELETED_CWD_ROWS])
+@pytest.mark.parametrize("as_json", [False, True], ids=["people", "json"])
+def test_a_deleted_current_folder_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str], label: str, argv: list[str],
+                                                   as_json: bool) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    monkeypatch.setenv("PWD", str(gone))  # what the shell that cd'ed here would say
+    gone.rmdir()
+    assert main([*argv, "--json"] if as_json else argv) == 2
+    captured = capsys.readouterr()
+    if as_json:
+        envelope = json.loads(captured.out)
+        assert str(gone) in envelope["error"] and envelope["hint"] and envelope["code"] == "ERR_INVALID_FLAG"
+    else:
+        assert f"error: the current folder {gone} no longer exists" in captured.err, captured.err
+        assert "hint: cd into a folder that exists" in captured.err and "internal error" not in captured.err
+
+
+def test_the_console_script_in_a_deleted_folder_names_it(tmp_path: Path) -> None:
+    """The attacker's repro, as a real process started by a shell whose folder was removed under it."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    proc = subprocess.run(["sh", "-c", f"cd {gone} && rmdir {gone} && exec git-memhtml write --type semantic "
+                           "--title t --claim c"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert f"the current folder {gone} no longer exists" in proc.stderr and "crash report" not in proc.stderr

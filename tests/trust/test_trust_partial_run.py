@@ -23,7 +23,7 @@ from git_memhtml.embed.registry import get_embedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.run import run_sleep
-from tests.trust.run_helpers import START_POINTS, dies_while_starting, killed_mid_phase
+from tests.trust.run_helpers import END_POINTS, START_POINTS, dies_while_ending, dies_while_starting, killed_mid_phase
 
 DATE = "2026-02-01"
 NOW = "2026-02-01T09:00:00Z"
@@ -275,3 +275,40 @@ def test_a_row_less_start_is_abortable_only_with_our_worktree(
         return
     assert code == 0, err
     assert _leftovers(repo) == ([], [])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", sorted(END_POINTS))
+def test_a_run_killed_after_its_report_commit_is_finished_and_resume_only_cleans_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, point: str
+) -> None:
+    """A kill after the last phase commit interrupts only the teardown: the run is in review, `sleep review`
+    accepts it, and `sleep resume` removes what the kill left without running a phase or committing (one report
+    commit on the branch, the tip unchanged, the phase commits all named)."""
+    monkeypatch.setenv("MEMHTML_NOW", NOW)
+    repo = _started_repo(tmp_path)
+    child = multiprocessing.get_context("fork").Process(target=dies_while_ending, args=(str(repo), point))
+    child.start()
+    child.join(180)
+    assert child.exitcode == -signal.SIGKILL
+    [run_id] = git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/sleep/").split()
+    tip = git(repo, "rev-parse", run_id).strip()
+    phase_commits = git(repo, "rev-list", "--reverse", f"main..{run_id}").split()
+    code, status, err = cli(capsys, "-C", str(repo), "sleep", "status")
+    assert code == 0 and [r["status"] for r in status["data"]["runs"]] == ["review"], (point, status)
+    code, _review, err = cli(capsys, "-C", str(repo), "sleep", "review", run_id, "--no-probes")
+    assert code == 0, (point, err)
+    code, resumed, err = cli(capsys, "-C", str(repo), "sleep", "resume", run_id)
+    assert code == 0, (point, err)
+    assert resumed["data"]["commits"] == [] and resumed["data"]["failedPhases"] == []
+    assert {p["status"] for p in resumed["data"]["phases"]} == {"skipped"}
+    committed = [p["commitSha"] for p in resumed["data"]["phases"] if p.get("commitSha")]
+    assert sorted(committed) == sorted(phase_commits), "every phase commit on the branch is named"
+    assert git(repo, "rev-parse", run_id).strip() == tip
+    subjects = git(repo, "log", "--format=%s", f"main..{run_id}").splitlines()
+    assert sum("(sleep(report))" in s for s in subjects) == 1, subjects
+    assert _leftovers(repo) == ([run_id], [])
+    code, status, err = cli(capsys, "-C", str(repo), "sleep", "status")
+    assert [r["status"] for r in status["data"]["runs"]] == ["review"], status
+    code, doctor, err = cli(capsys, "-C", str(repo), "doctor")
+    assert code == 0 and doctor["data"]["leftoverWorktrees"] == [], doctor

@@ -9,7 +9,7 @@ the ``Memhtml-Phase`` trailers of ``base..branch`` (docs/sleep.md §2.5).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -33,7 +33,7 @@ from git_memhtml.sleep.engine.runplace import (
     worktree_folder,
     worktree_name,
 )
-from git_memhtml.sleep.engine.runref import resolve_sleep_run
+from git_memhtml.sleep.engine.runref import report_at_tip, resolve_sleep_run
 from git_memhtml.sleep.engine.runs import (
     mark_interrupted,
     phase_rows,
@@ -275,6 +275,23 @@ def _open_env(
     return env, lambda: update(tree, db, embedder, now=at)
 
 
+def settle_finished(main: GitRepo, db: IndexDB, *, now: str, live: Collection[str]) -> list[str]:
+    """Mark ``review`` (or ``failed``) every ``running`` or ``interrupted`` row that no live process holds and whose
+    branch ends in a report commit (:func:`runref.report_at_tip`): a pass killed during its teardown is finished
+    (docs/sleep.md §2.5). Return the run ids marked. One ``git log -1`` per unfinished row; rows only, the
+    branch is never touched."""
+    settled = []
+    for run in unfinished_runs(db):
+        tip = main.branch_sha(run.run_id)
+        if run.run_id in live or tip is None or tip == run.base_sha:
+            continue
+        failed = report_at_tip(main, tip)
+        if failed is not None:
+            set_status(db, run.run_id, "failed" if failed else "review", head_sha=tip, now=now)
+            settled.append(run.run_id)
+    return settled
+
+
 def run_sleep(
     main: GitRepo,
     db: IndexDB,
@@ -307,6 +324,7 @@ def run_sleep(
     with sleep_lock(main, next_run_id(main, date, db), now=clock()) as holder:
         base = trunk_sha(main)
         mark_interrupted(db, now=clock(), live=())  # we hold the lock: no other run can be executing
+        settle_finished(main, db, now=clock(), live=())  # a run killed in its teardown is not unfinished
         reaped = reap_stale(db, branch_exists=lambda b: main.branch_sha(b) is not None, now=clock())
         unfinished = [r.run_id for r in unfinished_runs(db)]
         run_id = next_run_id(main, date, db)
@@ -336,24 +354,24 @@ def _run_locked(
     env, reindex = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=dry_run, deep=deep,
                              embedder=embedder, seed=db, model=model)
     try:
-        results = _execute(env, reindex, phases, {}, clock, after_phase)
+        try:
+            results = _execute(env, reindex, phases, {}, clock, after_phase)
+        except BaseException:
+            if not dry_run:
+                set_status(db, run_id, "interrupted", head_sha=tree.head_sha(), now=clock())
+            raise
         head = tree.head_sha() or base
-        if not dry_run:
+        report = RunReport(
+            run_id, run_id, base, head, dry_run, tuple(results), () if dry_run else _new_commits(main, base, head),
+            tuple(reaped),
+            extra={"unfinished": unfinished},
+        )
+        if not dry_run:  # the record is final before the teardown: a kill from here on leaves only cleanup
+            set_status(db, run_id, "failed" if report.failed_phases else "review", head_sha=head, now=clock())
             keep_run_index(env.db, main, run_id)
-    except BaseException:
-        if not dry_run:
-            set_status(db, run_id, "interrupted", head_sha=tree.head_sha(), now=clock())
-        raise
     finally:
         env.db.close()
         main.remove_worktree(name)
-    report = RunReport(
-        run_id, run_id, base, head, dry_run, tuple(results), () if dry_run else _new_commits(main, base, head),
-        tuple(reaped),
-        extra={"unfinished": unfinished},
-    )
-    if not dry_run:
-        set_status(db, run_id, "failed" if report.failed_phases else "review", head_sha=head, now=clock())
     return report
 
 
@@ -409,6 +427,8 @@ def _resume_locked(
     embedder: Embedder | None, clock: Clock, after_phase: AfterPhase | None, model: ModelBinding,
 ) -> RunReport:
     recovered = remove_locks(stale_git_locks(main, run_id, worktree_name(run_id)))
+    if tip != base and report_at_tip(main, tip) == 0:
+        return _finish_teardown(main, db, run_id, base, tip, recovered=recovered, clock=clock)
     date = run_id.split("/", 1)[1][:10]
     name = worktree_name(run_id)
     upsert_run(db, RunRow(run_id, run_id, base, tip, "running", False, row.started_at if row else clock(), None))
@@ -429,19 +449,44 @@ def _resume_locked(
     env, reindex = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=False, deep=deep,
                              embedder=embedder, model=model)
     try:
-        results = _execute(env, reindex, SLEEP_PHASES, done, clock, after_phase)
+        try:
+            results = _execute(env, reindex, SLEEP_PHASES, done, clock, after_phase)
+        except BaseException:
+            set_status(db, run_id, "interrupted", head_sha=tree.head_sha(), now=clock())
+            raise
         head = tree.head_sha() or tip
+        report = RunReport(run_id, run_id, base, head, False, tuple(results), _new_commits(main, tip, head), (),
+                           resumed=True, extra={"recoveredLocks": recovered})
+        # the record is final before the teardown: a kill from here on leaves only cleanup
+        set_status(db, run_id, "failed" if report.failed_phases else "review", head_sha=head, now=clock())
         keep_run_index(env.db, main, run_id)
-    except BaseException:
-        set_status(db, run_id, "interrupted", head_sha=tree.head_sha(), now=clock())
-        raise
     finally:
         env.db.close()
         main.remove_worktree(name)
-    report = RunReport(run_id, run_id, base, head, False, tuple(results), _new_commits(main, tip, head), (),
-                       resumed=True, extra={"recoveredLocks": recovered})
-    set_status(db, run_id, "failed" if report.failed_phases else "review", head_sha=head, now=clock())
     return report
+
+
+def _finish_teardown(main: GitRepo, db: IndexDB, run_id: str, base: str, tip: str, *, recovered: list[str],
+                     clock: Clock) -> RunReport:
+    """Resume of a run whose branch ends in a report commit that counted no failure: the pass finished and only its
+    teardown was cut short (a kill while the row was marked or the worktree removed). Cleanup only: the leftover
+    worktree is removed and the row marked ``review``; no phase runs and nothing is committed, so the branch, the
+    record, stays as the pass left it. Every phase is reported ``skipped`` (``already completed on this branch``)
+    with its commit when it made one."""
+    main.remove_worktree(worktree_name(run_id))
+    committed = completed_phases(main, base, tip)
+    previous = {p.phase: p for p in phase_rows(db, run_id)}
+    phases = tuple(
+        PhaseReport(phase, "skipped",
+                    committed[phase][1] if phase in committed else (previous[phase].counts if phase in previous
+                                                                    else {}),
+                    committed[phase][0] if phase in committed else None,
+                    previous[phase].llm_calls if phase in previous else 0, detail=ALREADY_DONE)
+        for phase in SLEEP_PHASES
+    )
+    set_status(db, run_id, "review", head_sha=tip, now=clock())
+    return RunReport(run_id, run_id, base, tip, False, phases, (), (), resumed=True,
+                     extra={"recoveredLocks": recovered, "teardownOnly": True})
 
 
 def abort_run(main: GitRepo, db: IndexDB, run_id: str, *, clock: Clock) -> dict[str, Any]:

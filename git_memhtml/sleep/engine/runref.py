@@ -28,6 +28,7 @@ Refusals raise :class:`RunNotFound` (``no-run``: nothing of that name) or :class
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +37,7 @@ from git_memhtml.errors import GitError, RunNotFound, RunRefused
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.runs import RunRow, get_run, latest_run, run_owner
-from git_memhtml.sleep.engine.commit import TRAILER_PHASE, TRAILER_RUN
+from git_memhtml.sleep.engine.commit import TRAILER_COUNTS, TRAILER_PHASE, TRAILER_RUN
 from git_memhtml.sleep.engine.lock import live_holder
 from git_memhtml.sleep.engine.runfiles import run_file_stem
 from git_memhtml.sleep.engine.runs import RunState, phase_rows, run_state
@@ -104,6 +105,26 @@ def _tip_trailer(repo: GitRepo, sha: str) -> list[str]:
     return [v.strip() for v in out.strip("\n").split("\x1f") if v.strip()]
 
 
+def report_at_tip(repo: GitRepo, tip: str) -> int | None:
+    """The ``failed`` count of the ``report`` commit at ``tip``, or ``None`` when ``tip`` is no report commit.
+
+    The report is a pass's last phase, so a branch whose tip is a report commit holds a finished pass, whatever
+    the run row says: a kill after that commit (while the row is marked, the index is kept, the worktree is
+    removed) interrupts only the teardown (docs/sleep.md §2.5). ``None`` too when the counts trailer is not an
+    object with an integer ``failed`` (a forged or damaged commit is not read as finished).
+    """
+    fmt = f"%(trailers:key={TRAILER_PHASE},valueonly,separator=%x1f)%x00%(trailers:key={TRAILER_COUNTS},valueonly)"
+    phases, _, counts = repo.run_git(["log", "-1", f"--format={fmt}", tip]).strip("\n").partition("\x00")
+    if "report" not in [v.strip() for v in phases.split("\x1f")]:
+        return None
+    try:
+        parsed = json.loads(counts.strip().splitlines()[-1]) if counts.strip() else None
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    failed = parsed.get("failed") if isinstance(parsed, dict) else None
+    return failed if isinstance(failed, int) and not isinstance(failed, bool) and failed >= 0 else None
+
+
 def _own_worktree(repo: GitRepo, name: str) -> bool:
     """Whether run ``name``'s linked worktree exists where ``sleep run`` makes it
     (``<common dir>/memhtml/worktrees/<stem>``): with a branch still at its base and no row, that is a run killed
@@ -127,7 +148,8 @@ def _state(repo: GitRepo, db: IndexDB, name: str, row: RunRow | None, base: str,
     if holder is not None and holder.run_id == name and not holder.is_this_process():
         return "running", ()
     if row is not None:
-        return _state_of_row(db, name, row)
+        finished = report_at_tip(repo, tip) if row.status in ("running", "interrupted") and commits else None
+        return _state_of_row(db, name, row, finished)
     if abandoned_start:
         return "interrupted", ()
     if trunk is not None and repo.is_ancestor(tip, trunk):
@@ -136,13 +158,21 @@ def _state(repo: GitRepo, db: IndexDB, name: str, row: RunRow | None, base: str,
     return ("review" if "report" in phases else "interrupted"), ()
 
 
-def _state_of_row(db: IndexDB, name: str, row: RunRow) -> tuple[RunState, tuple[str, ...]]:
+def _state_of_row(db: IndexDB, name: str, row: RunRow,
+                  finished: int | None = None) -> tuple[RunState, tuple[str, ...]]:
     """The state a row records; a ``running`` row is ``interrupted`` here, since a live run always holds the sleep
-    lock (checked first by the caller) and a row's owner pid may have been reused since."""
-    if row.status in ("running", "interrupted"):
-        return "interrupted", ()
-    if row.status == "failed":
+    lock (checked first by the caller) and a row's owner pid may have been reused since. ``finished`` is
+    :func:`report_at_tip` of the branch: a ``running`` or ``interrupted`` row whose branch ends in a report commit
+    is a pass killed during its teardown, so it is ``review`` (or ``failed`` when the report counted failures)."""
+    status = row.status
+    if status in ("running", "interrupted"):
+        if finished is None:
+            return "interrupted", ()
+        status = "failed" if finished > 0 else "review"
+    if status == "failed":
         return "failed", tuple(p.phase for p in phase_rows(db, name) if p.status == "failed")
+    if status == "review":
+        return "review", ()
     return run_state(row.status) or "review", ()
 
 
