@@ -1,5 +1,5 @@
-"""Allow ``python -m git_memhtml``."""
+"""Allow ``python -m git_memhtml`` (the console script's :func:`~git_memhtml.cli.main.run`)."""
 
-from git_memhtml.cli.main import main
+from git_memhtml.cli.main import run
 
-raise SystemExit(main())
+run()

@@ -25,6 +25,19 @@ for _chatty in ("httpx", "httpcore"):
 
 API_VERSION = "1"
 
+
+def flush_streams() -> bool:
+    """Flush stdout and stderr; ``False`` when one could not be flushed (its reader closed the pipe, or the stream
+    is closed), which the console script turns into a failing exit (``cli.main.run``)."""
+    ok = True
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            ok = False
+    return ok
+
+
 REDRAW_INTERVAL_SECONDS = 0.1
 """Shortest time between two redraws of a progress bar: at most 10 a second, however fast the work ticks (tqdm's
 default ``mininterval`` is the same 0.1 s; click's bar only offers a step-count throttle, ``update_min_steps``, which

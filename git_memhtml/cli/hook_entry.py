@@ -63,6 +63,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from git_memhtml.output import log
 
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # the console script, before anything imports numpy: a hook's matrix work is one product
+        from git_memhtml.cli.blas import limit_blas_threads
+
+        limit_blas_threads(["hook"], os.environ)
     if not args or args[0] not in HOOK_NAMES:
         log(f"usage: git-memhtml-hook {{{','.join(HOOK_NAMES)}}} [git's hook arguments]")
         return 0

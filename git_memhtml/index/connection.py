@@ -9,15 +9,14 @@ corrupt one aside. None of them runs a migration nor builds an ``IndexDB``: ``in
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from importlib import resources
 from pathlib import Path
 
 import apsw
 import numpy as np
-import sqlite_vec
 
 from git_memhtml.domain.entities import entity_key
 from git_memhtml.errors import StorageError
@@ -31,7 +30,23 @@ MIGRATION_PACKAGES = {"main": "migrations", "state": "state_migrations"}
 
 def library_versions() -> str:
     """Return ``sqlite X (apsw Y), sqlite-vec Z`` for crash reports."""
+    import sqlite_vec  # noqa: PLC0415 - only a report needs its version
+
     return f"sqlite {apsw.sqlite_lib_version()} (apsw {apsw.apsw_version()}), sqlite-vec {sqlite_vec.__version__}"
+
+
+def sqlite_vec_path() -> str:
+    """The sqlite-vec loadable extension (``<sqlite_vec package>/vec0``, SQLite adds the suffix), found without
+    importing the package: its ``__init__`` imports ``sqlite3`` and ``numpy.typing``, ~5 ms of every start, for a
+    path (the same one as ``sqlite_vec.loadable_path()``, by test).
+
+    Raises:
+        StorageError: sqlite-vec is not installed.
+    """
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or spec.origin is None:
+        raise StorageError("sqlite-vec is not installed", hint="pip install sqlite-vec")
+    return os.path.normpath(os.path.join(os.path.dirname(spec.origin), "vec0"))
 
 
 def storage_error(exc: BaseException, what: str, *, hint: str | None = None) -> StorageError:
@@ -65,12 +80,20 @@ def vector_distance_cos(a: object, b: object) -> float | None:
     return min(2.0, max(0.0, 1.0 - cos))
 
 
+def migration_names(schema: str) -> list[str]:
+    """The file names of every ``*.sql`` migration of ``schema`` (:data:`MIGRATION_PACKAGES`), in order: one
+    directory listing, no file read (every open checks the ledger against it). The folder is found beside this
+    module: the package is always installed as files (a wheel or an editable install; a zip import is not
+    supported), and ``importlib.resources`` would cost its own import on every start."""
+    folder = Path(__file__).parent / MIGRATION_PACKAGES[schema]
+    return sorted(name for name in os.listdir(folder) if name.endswith(".sql"))
+
+
 def migration_files(schema: str) -> list[tuple[str, str]]:
     """Return ``(filename, sql)`` of every ``*.sql`` migration of ``schema`` (:data:`MIGRATION_PACKAGES`), filename
     order."""
-    root = resources.files("git_memhtml.index").joinpath(MIGRATION_PACKAGES[schema])
-    files = [(p.name, p.read_text(encoding="utf-8")) for p in root.iterdir() if p.name.endswith(".sql")]
-    return sorted(files)
+    folder = Path(__file__).parent / MIGRATION_PACKAGES[schema]
+    return [(name, (folder / name).read_text(encoding="utf-8")) for name in migration_names(schema)]
 
 
 def pending(conn: apsw.Connection, schema: str) -> bool:
@@ -79,7 +102,7 @@ def pending(conn: apsw.Connection, schema: str) -> bool:
         applied = {row[0] for row in conn.execute(f"SELECT version FROM {schema}.schema_migrations")}
     except apsw.Error:
         return True
-    return any(name not in applied for name, _ in migration_files(schema))
+    return any(name not in applied for name in migration_names(schema))
 
 
 @contextmanager
@@ -103,7 +126,7 @@ def _uri(path: Path, mode: str) -> str:
 def _load_functions(conn: apsw.Connection) -> None:
     """Load sqlite-vec into ``conn`` and register ``vector_distance_cos``. Raises ``apsw.Error``."""
     conn.enable_load_extension(True)
-    conn.load_extension(sqlite_vec.loadable_path())
+    conn.load_extension(sqlite_vec_path())
     conn.enable_load_extension(False)
     conn.create_scalar_function(
         "vector_distance_cos", vector_distance_cos, 2, deterministic=True  # type: ignore[arg-type]

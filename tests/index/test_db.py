@@ -159,3 +159,29 @@ def test_an_open_that_is_only_busy_waits_instead_of_serving_read_only(tmp_path: 
         assert opened.read_only is None and clock.monotonic() - started >= 0.5
     finally:
         opened.close()
+
+
+def test_the_extension_path_is_the_one_sqlite_vec_names_without_importing_it() -> None:
+    import subprocess
+    import sys
+
+    import sqlite_vec
+
+    from git_memhtml.index.connection import sqlite_vec_path
+
+    assert sqlite_vec_path() == sqlite_vec.loadable_path()
+    code = ("import sys; import git_memhtml.index.db as d, tempfile, pathlib; t = pathlib.Path(tempfile.mkdtemp()); "
+            "d.open_index(t / 'i.db', t / 's.db').close(); "
+            "print('sqlite_vec' in sys.modules, 'sqlite3' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["False", "False"]  # an open (migrations, sqlite-vec loaded) imports neither
+
+
+def test_the_ledger_check_lists_the_migrations_it_applies() -> None:
+    from git_memhtml.index.connection import migration_files, migration_names
+
+    for schema in ("main", "state"):
+        names = migration_names(schema)
+        assert names and names == sorted(names) and all(n.endswith(".sql") for n in names)
+        assert [name for name, _ in migration_files(schema)] == names
