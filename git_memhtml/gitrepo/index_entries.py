@@ -12,7 +12,20 @@ from pathlib import Path
 
 import pygit2
 from pygit2.enums import FileMode
-from pygit2.ffi import C as _libgit2_c
+
+try:  # pygit2's cffi internals: present in 1.15 to 1.21 (the versions tested); a later one may move them
+    from pygit2.ffi import C as _libgit2_c
+except ImportError:  # pragma: no cover - depends on the installed pygit2
+    _libgit2_c = None
+
+
+def stat_entries_supported(index: pygit2.Index) -> bool:
+    """Whether this pygit2 lets :func:`index_add` set an entry's stat data on ``index``: ``IndexEntry._to_c``, the
+    index's ``_index`` handle and libgit2's ``git_index_add`` through pygit2's cffi module. Without them an entry
+    is added the public way, with no stat data: as correct (git and libgit2 then hash the file once to compare
+    it), only slower for the first status after a write."""
+    return (_libgit2_c is not None and hasattr(_libgit2_c, "git_index_add")
+            and hasattr(pygit2.IndexEntry, "_to_c") and hasattr(index, "_index"))
 
 
 def tree_entries(tree: pygit2.Tree | None, paths: Sequence[str]) -> dict[str, tuple[pygit2.Oid, int] | None]:
@@ -61,9 +74,14 @@ def index_add(index: pygit2.Index, path: str, blob: pygit2.Oid, mode: int, info:
     """Add the entry ``path`` → ``blob`` with ``info``'s stat data (none when ``None``), as git records it after a
     checkout: 32-bit truncated ctime/mtime seconds and nanoseconds, dev, ino, uid, gid and size (index-format(5)).
     pygit2's ``IndexEntry`` carries no stat fields, so they are set on its libgit2 struct (``git_index_entry``)
-    before ``git_index_add``, which copies them."""
+    before ``git_index_add``, which copies them. When this pygit2 does not expose those internals
+    (:func:`stat_entries_supported`), the entry is added without stat data.
+
+    Raises:
+        pygit2.GitError: libgit2 refused the entry.
+    """
     entry = pygit2.IndexEntry(path, blob, FileMode(mode))
-    if info is None:
+    if info is None or _libgit2_c is None or not stat_entries_supported(index):
         index.add(entry)
         return
     centry, keep = entry._to_c()

@@ -137,6 +137,27 @@ def test_a_small_batch_stays_loose_and_clean(tmp_path: Path) -> None:
                           check=True).stdout == ""
 
 
+def test_without_pygit2_s_internals_a_batch_is_staged_the_public_way_and_stays_clean(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pygit2 whose cffi module moved (``pygit2.ffi.C``): entries go in with no stat data,
+    and the commit, the work tree and git's index still agree (git hashes each file once to compare it)."""
+    from git_memhtml.gitrepo import index_entries
+
+    init_repo(tmp_path / "memory")
+    repo = GitRepo.discover(tmp_path / "memory")
+    assert index_entries.stat_entries_supported(repo._repo.index)  # the installed pygit2 has them
+    monkeypatch.setattr(index_entries, "_libgit2_c", None)  # as when ``pygit2.ffi`` no longer imports
+    assert not index_entries.stat_entries_supported(repo._repo.index)
+    result = apply_batch(repo, locomo_ops(PACK_MIN_BLOBS + 4), now=NOW)
+    assert result.commit_sha is not None and len(result.written) == PACK_MIN_BLOBS + 4
+    assert _dirty_paths(repo.root) == []
+    staged = subprocess.run(["git", "diff", "--cached", "--name-only"], cwd=repo.root, capture_output=True,
+                            text=True, check=True).stdout
+    assert staged == ""  # git's index holds exactly the commit's blobs
+    fsck = subprocess.run(["git", "fsck", "--strict"], cwd=repo.root, capture_output=True, text=True, check=False)
+    assert fsck.returncode == 0, fsck.stderr
+
+
 @pytest.mark.parametrize("object_format", ["sha1", "sha256"])
 def test_the_pack_stream_is_what_git_reads_in_either_object_format(tmp_path: Path, object_format: str) -> None:
     subprocess.run(["git", "init", "-q", f"--object-format={object_format}", str(tmp_path)], check=True)
