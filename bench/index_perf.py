@@ -23,18 +23,27 @@ corpora are never opened for writing: opening migrates the index and writes the 
 - at 10k: the post-commit incremental ``update`` after a one-file commit (ms p50 of 5, embedding included).
 
 Timings are wall-clock on whatever machine runs it; print them with the machine (``nproc``) beside.
+
+BLAS runs as the CLI runs it for a search (``cli/blas.py``: ``OPENBLAS_NUM_THREADS=1``, both for our arm and for the
+brute force), unless ``--default-blas`` (numpy's own default, one thread per core) or the variable is already set.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+
+if "--default-blas" not in sys.argv:  # before numpy's first import: the CLI's setting for a search (cli/blas.py)
+    from git_memhtml.cli.blas import limit_blas_threads
+
+    limit_blas_threads(["search"], os.environ)
+
 import argparse
 import json
-import os
 import random
 import shutil
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -296,6 +305,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--embed", choices=("fake", "wordllama"), default="fake")
     parser.add_argument("--work", type=Path, default=WORK, help="where the corpora are copied (default %(default)s)")
+    parser.add_argument("--default-blas", action="store_true",
+                        help="numpy's default BLAS threads instead of the CLI's one thread (read before argparse)")
     parser.add_argument("--sql-queries", type=int, default=SQL_QUERIES, help="queries timed on the SQL vector scan")
     args = parser.parse_args()
     SQL_QUERIES = args.sql_queries
@@ -304,7 +315,8 @@ def main() -> None:
 
         EMBEDDER = WordLlamaEmbedder()
         assert EMBEDDER.dim == DIM, EMBEDDER.space
-    print(f"machine: {os.cpu_count()} CPUs; embedder {EMBEDDER.space}; load {os.getloadavg()[0]:.2f}")
+    print(f"machine: {os.cpu_count()} CPUs; embedder {EMBEDDER.space}; load {os.getloadavg()[0]:.2f}; "
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(default)')}")
     for size in (int(s) for s in args.sizes.split(",")):
         result = run(size, args.work / args.embed, args.embed)
         print(json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in result.items()}), flush=True)
