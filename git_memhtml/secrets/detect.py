@@ -1,0 +1,335 @@
+"""Find and redact secret-shaped strings with detect-secrets' plugins (docs/secrets.md).
+
+Shapes:
+    ``find_secrets(text) -> list[Finding]``: sorted, non-overlapping ``[start, end)`` code-point spans of ``text``,
+    each with a kind name (:mod:`git_memhtml.secrets.formats`). ``redact(text) -> Redaction``: ``text`` with each
+    span replaced by ``[redacted:<kind>]``, the count of spans and the sorted distinct kinds.
+
+How a text is scanned:
+    1. Lone surrogates become U+FFFD in a same-length copy (detect-secrets hashes what it finds as UTF-8), so the
+       spans index the caller's text unchanged.
+    2. The text is cut into units at line ends, real (``\\n``, ``\\r``) or JSON-escaped (a literal backslash-n in a
+       JSON string of a transcript line). A unit longer than :data:`WINDOW` is scanned in windows of that many code
+       points overlapping by :data:`OVERLAP`, so one regex run never sees more than :data:`WINDOW` characters
+       (every plugin's pattern is at worst quadratic in its input: this keeps the whole scan linear in the text).
+    3. Each unit is pre-screened with every chosen plugin's own ``analyze_string`` (plain regex, no settings). Only
+       a unit a plugin matched is confirmed through ``detect_secrets.core.scan.scan_line`` inside
+       ``detect_secrets.settings.transient_settings`` (our plugin list, detect-secrets' default heuristic filters:
+       UUIDs, sequential strings, ``${templated}`` and ``$VAR`` values, indirect references …), which restores
+       the process-wide settings on exit; nothing is written to disk, no baseline is read.
+    4. A confirmed value is located in its unit: by its plugin's own patterns (the whole match, or the captured
+       group when the plugin captures the secret itself, e.g. the password of ``https://user:pw@host``), then
+       extended right over ``[A-Za-z0-9_-]`` for token kinds so a key longer than the plugin's fixed-width
+       pattern goes whole. A ``Private Key`` header extends to its ``-----END … -----`` line (or, when that is
+       missing, over the base64 body that follows), across real or escaped newlines. The keyword plugin reports one
+       value per pattern and line, so a unit with a keyword finding is rescanned with its findings masked, at most
+       :data:`KEYWORD_ROUNDS` times.
+    5. :data:`OWN_PATTERNS` add the formats no plugin knows.
+
+Errors: none for any ``str`` (any code points, any size). Never logs, prints or raises with a secret's text.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from git_memhtml.secrets.formats import OWN_PATTERNS, kind_of
+
+PLUGINS: Final[tuple[str, ...]] = (
+    "ArtifactoryDetector",
+    "AWSKeyDetector",
+    "AzureStorageKeyDetector",
+    "BasicAuthDetector",
+    "CloudantDetector",
+    "DiscordBotTokenDetector",
+    "GitHubTokenDetector",
+    "GitLabTokenDetector",
+    "IbmCloudIamDetector",
+    "IbmCosHmacDetector",
+    "JwtTokenDetector",
+    "KeywordDetector",
+    "MailchimpDetector",
+    "NpmDetector",
+    "OpenAIDetector",
+    "PrivateKeyDetector",
+    "PypiTokenDetector",
+    "SendGridDetector",
+    "SlackDetector",
+    "SoftlayerDetector",
+    "SquareOAuthDetector",
+    "StripeDetector",
+    "TelegramBotTokenDetector",
+    "TwilioKeyDetector",
+)
+"""The detect-secrets 1.5 plugins we run: all but ``Base64HighEntropyString``, ``HexHighEntropyString`` (they flag
+git SHAs, content hashes and ordinary words in adhoc scans) and ``IPPublicDetector`` (a server's address is a
+fact, not a credential). The false-positive counts behind the choice are in docs/secrets.md."""
+
+WINDOW: Final[int] = 4096
+"""Longest stretch (code points) one plugin regex sees; longer units are scanned in overlapping windows."""
+
+OVERLAP: Final[int] = 1024
+"""Overlap of consecutive windows: any secret up to this long lies whole inside one window. The longest format
+we know on one line is a JWT with claims (a few hundred characters); a PEM body spans lines and is handled by its
+header."""
+
+KEYWORD_ROUNDS: Final[int] = 4
+"""Rescans of a unit with a ``password = "…"`` finding (the keyword plugin reports one value per pattern)."""
+
+PEM_REACH: Final[int] = 65536
+"""How far (code points) after a private-key header its ``-----END`` line is looked for; an RSA 8192 key in PEM
+is under 7 KiB, so the bound only stops a runaway search."""
+
+_UNIT_BREAK: Final = re.compile(r"\r\n|\r|\n|\\r\\n|\\n|\\r")
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_TOKEN_TAIL: Final = re.compile(r"[A-Za-z0-9_-]*")
+_PEM_BEGIN: Final = re.compile(r"-*\s*$")
+_PEM_END: Final = re.compile(
+    r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|(?m:^Private-MAC: [0-9a-fA-F]{0,128}$)"
+)
+_PEM_BODY: Final = re.compile(r"(?:[A-Za-z0-9+/=:,. \t-]|\\r|\\n|\r|\n){0,65536}")
+_GROUP_IS_SECRET_MIN: Final[int] = 8
+"""A captured group this long or longer that equals the reported value is the secret itself (a password, an npm
+token); a shorter one is a label (GitHub's ``ghp``), and the whole match is the secret."""
+_NO_TAIL_KINDS: Final[frozenset[str]] = frozenset({"url-password", "password-assignment", "private-key"})
+
+_LOCK: Final = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One secret-shaped span of a text: ``text[start:end]`` is the secret. Holds no text of its own, so its repr,
+    str and any log or error built from it never carry the secret.
+
+    Attributes:
+        kind: the kind name (``github-token``, ``private-key``, ``url-password`` …; formats.KIND_OF_TYPE).
+        start: first code point of the span (0-based index into the scanned ``str``).
+        end: one past the last code point.
+    """
+
+    kind: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    """A text with its secrets replaced.
+
+    Attributes:
+        text: the input with each finding's span replaced by ``[redacted:<kind>]``.
+        count: how many spans were replaced (the figure a phase adds to its counts).
+        kinds: the distinct kinds replaced, sorted.
+    """
+
+    text: str
+    count: int
+    kinds: tuple[str, ...]
+
+    def __repr__(self) -> str:
+        return f"Redaction(count={self.count}, kinds={self.kinds!r}, chars={len(self.text)})"
+
+
+class _Engine:
+    """detect-secrets loaded once: the plugin instances (for the pre-screen) and the settings to confirm with."""
+
+    def __init__(self) -> None:
+        showwarning_before = _warnings_captured()
+        from detect_secrets.core.scan import scan_line  # noqa: PLC0415 - 140 ms of imports, only when scanning
+        from detect_secrets.settings import get_plugins, transient_settings  # noqa: PLC0415
+
+        if not showwarning_before:  # detect-secrets' logger turns warnings capture on at import; undo it
+            logging.captureWarnings(False)
+        self.scan_line = scan_line
+        self.transient_settings = transient_settings
+        self.config: dict[str, Any] = {"plugins_used": [{"name": name} for name in PLUGINS]}
+        with _LOCK, transient_settings(self.config):
+            self.plugins: tuple[Any, ...] = tuple(get_plugins())
+        self.by_type: dict[str, Any] = {plugin.secret_type: plugin for plugin in self.plugins}
+
+    def screened(self, unit: str) -> bool:
+        """Whether any plugin's own pattern matches ``unit`` (a superset of what ``scan_line`` confirms)."""
+        for plugin in self.plugins:
+            for _ in plugin.analyze_string(unit):
+                return True
+        return False
+
+    def confirm(self, units: Sequence[str]) -> list[list[tuple[str, str]]]:
+        """``scan_line`` over each unit under our transient settings: per unit, (secret_type, value) pairs."""
+        out: list[list[tuple[str, str]]] = []
+        with _LOCK, self.transient_settings(self.config):
+            for unit in units:
+                found = {(s.type, s.secret_value) for s in self.scan_line(unit) if s.secret_value}
+                out.append(sorted(found))
+        return out
+
+
+def _warnings_captured() -> bool:
+    return getattr(logging, "_warnings_showwarning", None) is not None
+
+
+_engine: _Engine | None = None
+
+
+def _get_engine() -> _Engine:
+    global _engine
+    if _engine is None:
+        _engine = _Engine()
+    return _engine
+
+
+def _units(text: str) -> Iterator[tuple[int, int]]:
+    """``[start, end)`` of each line (real or JSON-escaped line ends), long lines cut into overlapping windows."""
+    start = 0
+    for brk in _UNIT_BREAK.finditer(text):
+        yield from _windows(start, brk.start())
+        start = brk.end()
+    yield from _windows(start, len(text))
+
+
+def _windows(start: int, end: int) -> Iterator[tuple[int, int]]:
+    if end - start <= WINDOW:
+        if end > start:
+            yield start, end
+        return
+    step = WINDOW - OVERLAP
+    at = start
+    while True:
+        yield at, min(at + WINDOW, end)
+        if at + WINDOW >= end:
+            return
+        at += step
+
+
+def _value_spans(plugin: Any, unit: str, value: str) -> list[tuple[int, int]]:
+    """Where ``value`` (a plugin's reported secret) sits in ``unit``, as found by the plugin's own patterns."""
+    spans: list[tuple[int, int]] = []
+    for pattern in getattr(plugin, "denylist", ()):
+        for m in pattern.finditer(unit):
+            if m.group(0) == value:
+                spans.append(m.span(0))
+                continue
+            groups = [g for g in range(1, (pattern.groups or 0) + 1) if m.group(g) == value]
+            if not groups:
+                continue
+            g = groups[0]
+            if len(value) >= _GROUP_IS_SECRET_MIN or plugin.secret_type == "Basic Auth Credentials":
+                spans.append(m.span(g))
+            else:
+                spans.append(m.span(0))
+    if spans:
+        return spans
+    # Plugins with their own analyze_string (the keyword plugin): every occurrence not inside a longer word.
+    at = unit.find(value)
+    while at >= 0 and value:
+        end = at + len(value)
+        before = unit[at - 1] if at > 0 else " "
+        after = unit[end] if end < len(unit) else " "
+        if not (before.isalnum() and value[0].isalnum()) and not (after.isalnum() and value[-1].isalnum()):
+            spans.append((at, end))
+        at = unit.find(value, end)
+    return spans
+
+
+def _pem_span(text: str, header_start: int, header_end: int) -> tuple[int, int]:
+    """The whole private-key block whose ``BEGIN … PRIVATE KEY`` words are ``text[header_start:header_end]``."""
+    dashes = text.rfind("-----", max(0, header_start - 8), header_start)
+    start = dashes if dashes >= 0 and _PEM_BEGIN.match(text, dashes + 5, header_start) else header_start
+    end_marker = _PEM_END.search(text, header_end, min(len(text), header_end + PEM_REACH))
+    if end_marker is not None:
+        return start, end_marker.end()
+    body = _PEM_BODY.match(text, header_end)
+    end = body.end() if body is not None else header_end
+    return start, max(end, header_end)
+
+
+def _scan(clean: str) -> list[tuple[int, int, str]]:
+    """Raw (start, end, kind) spans of ``clean`` (surrogate-free), overlapping and unsorted."""
+    engine = _get_engine()
+    found: list[tuple[int, int, str]] = []
+    hits = [(a, b) for a, b in _units(clean) if engine.screened(clean[a:b])]
+    pending = [(a, b, clean[a:b]) for a, b in hits]
+    for _ in range(KEYWORD_ROUNDS + 1):
+        if not pending:
+            break
+        results = engine.confirm([unit for _, _, unit in pending])
+        again: list[tuple[int, int, str]] = []
+        for (a, b, unit), pairs in zip(pending, results):
+            masked = unit
+            keyword = False
+            for secret_type, value in pairs:
+                plugin = engine.by_type.get(secret_type)
+                kind = kind_of(secret_type)
+                for s, e in _value_spans(plugin, unit, value):
+                    if kind == "private-key":
+                        found.append((*_pem_span(clean, a + s, a + e), kind))
+                        continue
+                    if kind not in _NO_TAIL_KINDS:
+                        tail = _TOKEN_TAIL.match(unit, e)
+                        e = tail.end() if tail is not None else e
+                    found.append((a + s, a + e, kind))
+                    if secret_type == "Secret Keyword":
+                        keyword = True
+                        masked = masked[:s] + "*" * (e - s) + masked[e:]
+            if keyword and masked != unit:
+                again.append((a, b, masked))
+        pending = again
+    for a, b in _units(clean):
+        unit = clean[a:b]
+        for kind, pattern in OWN_PATTERNS:
+            for m in pattern.finditer(unit):
+                s, e = m.span("secret") if "secret" in pattern.groupindex else m.span(0)
+                found.append((a + s, a + e, kind))
+    return found
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """Every secret-shaped span of ``text``: sorted by start, overlapping spans merged (the kind of the longest).
+
+    Args:
+        text: any ``str`` (lone surrogates, any script, megabytes); positions are indices into it.
+
+    Returns:
+        Findings in text order; ``[]`` for a text with none.
+    """
+    if not text:
+        return []
+    clean = _SURROGATE.sub("\ufffd", text)
+    raw = sorted(_scan(clean), key=lambda f: (f[0], -(f[1] - f[0])))
+    merged: list[list[Any]] = []
+    for start, end, kind in raw:
+        if end <= start:
+            continue
+        if merged and start < merged[-1][1]:
+            last = merged[-1]
+            if end - start > last[1] - last[0]:
+                last[2] = kind
+            last[1] = max(last[1], end)
+            continue
+        merged.append([start, end, kind])
+    return [Finding(kind=str(k), start=int(s), end=int(e)) for s, e, k in merged]
+
+
+def redact(text: str) -> Redaction:
+    """``text`` with every finding of :func:`find_secrets` replaced by ``[redacted:<kind>]``.
+
+    Returns:
+        :class:`Redaction` (``count`` 0 and ``text`` unchanged when nothing was found). Redacting the result again
+        finds nothing: the placeholder matches no plugin.
+    """
+    findings = find_secrets(text)
+    if not findings:
+        return Redaction(text=text, count=0, kinds=())
+    parts: list[str] = []
+    at = 0
+    for f in findings:
+        parts.append(text[at:f.start])
+        parts.append(f"[redacted:{f.kind}]")
+        at = f.end
+    parts.append(text[at:])
+    return Redaction(text="".join(parts), count=len(findings), kinds=tuple(sorted({f.kind for f in findings})))
