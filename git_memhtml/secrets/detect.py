@@ -12,7 +12,8 @@ How a text is scanned:
        JSON string of a transcript line). A unit longer than :data:`WINDOW` is scanned in windows of that many code
        points overlapping by :data:`OVERLAP`, so one regex run never sees more than :data:`WINDOW` characters
        (every plugin's pattern is at worst quadratic in its input: this keeps the whole scan linear in the text).
-    3. Each unit is pre-screened with every chosen plugin's own ``analyze_string`` (plain regex, no settings). Only
+    3. Units are pre-screened with every chosen plugin's own ``analyze_string`` (plain regex, no settings), many
+       units joined per call (:data:`BLOCK`), then unit by unit inside a block that matched. Only
        a unit a plugin matched is confirmed through ``detect_secrets.core.scan.scan_line`` inside
        ``detect_secrets.settings.transient_settings`` (our plugin list, detect-secrets' default heuristic filters:
        UUIDs, sequential strings, ``${templated}`` and ``$VAR`` values, indirect references …), which restores
@@ -85,6 +86,15 @@ PEM_REACH: Final[int] = 65536
 """How far (code points) after a private-key header its ``-----END`` line is looked for; an RSA 8192 key in PEM
 is under 7 KiB, so the bound only stops a runaway search."""
 
+BLOCK: Final[int] = 65536
+"""Code points of units pre-screened in one call, joined by :data:`_JOIN`. A plugin pattern that matches in a unit
+matches in the joined block too (none is anchored other than by a line start or end, which the separator gives),
+so a block no plugin matches holds no unit any plugin matches; a block that matches is screened unit by unit."""
+
+_JOIN: Final[str] = "\n\x0b\n"
+"""Between units of a block: a newline ends every ``.``/``\\s``-bounded run, the vertical tab ends the keyword
+plugin's value class (``[^\\v'"]``), so no pattern's run reaches across units and a block costs what its units do."""
+
 _UNIT_BREAK: Final = re.compile(r"\r\n|\r|\n|\\r\\n|\\n|\\r")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _TOKEN_TAIL: Final = re.compile(r"[A-Za-z0-9_-]*")
@@ -141,6 +151,7 @@ class _Engine:
     def __init__(self) -> None:
         showwarning_before = _warnings_captured()
         from detect_secrets.core.scan import scan_line  # noqa: PLC0415 - 140 ms of imports, only when scanning
+        from detect_secrets.plugins.keyword import DENYLIST_REGEX  # noqa: PLC0415
         from detect_secrets.settings import get_plugins, transient_settings  # noqa: PLC0415
 
         if not showwarning_before:  # detect-secrets' logger turns warnings capture on at import; undo it
@@ -151,10 +162,16 @@ class _Engine:
         with _LOCK, transient_settings(self.config):
             self.plugins: tuple[Any, ...] = tuple(get_plugins())
         self.by_type: dict[str, Any] = {plugin.secret_type: plugin for plugin in self.plugins}
+        self.keyword = self.by_type.get("Secret Keyword")
+        self.keyword_words = re.compile(DENYLIST_REGEX, re.IGNORECASE)
 
     def screened(self, unit: str) -> bool:
-        """Whether any plugin's own pattern matches ``unit`` (a superset of what ``scan_line`` confirms)."""
+        """Whether any plugin's own pattern matches ``unit`` (a superset of what ``scan_line`` confirms). The keyword
+        plugin runs five patterns that each begin with its keyword alternation; it is skipped when that alternation
+        (the plugin's own ``DENYLIST_REGEX``) is absent, which costs one search instead of five."""
         for plugin in self.plugins:
+            if plugin is self.keyword and self.keyword_words.search(unit) is None:
+                continue
             for _ in plugin.analyze_string(unit):
                 return True
         return False
@@ -190,6 +207,20 @@ def _units(text: str) -> Iterator[tuple[int, int]]:
         yield from _windows(start, brk.start())
         start = brk.end()
     yield from _windows(start, len(text))
+
+
+def _blocks(text: str) -> Iterator[list[tuple[int, int]]]:
+    """Consecutive units grouped up to :data:`BLOCK` code points, for one pre-screen call per group."""
+    block: list[tuple[int, int]] = []
+    size = 0
+    for a, b in _units(text):
+        if block and size + (b - a) > BLOCK:
+            yield block
+            block, size = [], 0
+        block.append((a, b))
+        size += b - a + len(_JOIN)
+    if block:
+        yield block
 
 
 def _windows(start: int, end: int) -> Iterator[tuple[int, int]]:
@@ -252,7 +283,8 @@ def _scan(clean: str) -> list[tuple[int, int, str]]:
     """Raw (start, end, kind) spans of ``clean`` (surrogate-free), overlapping and unsorted."""
     engine = _get_engine()
     found: list[tuple[int, int, str]] = []
-    hits = [(a, b) for a, b in _units(clean) if engine.screened(clean[a:b])]
+    hits = [span for block in _blocks(clean) if engine.screened(_JOIN.join(clean[a:b] for a, b in block))
+            for span in block if engine.screened(clean[span[0]:span[1]])]
     pending = [(a, b, clean[a:b]) for a, b in hits]
     for _ in range(KEYWORD_ROUNDS + 1):
         if not pending:
@@ -279,12 +311,9 @@ def _scan(clean: str) -> list[tuple[int, int, str]]:
             if keyword and masked != unit:
                 again.append((a, b, masked))
         pending = again
-    for a, b in _units(clean):
-        unit = clean[a:b]
-        for kind, pattern in OWN_PATTERNS:
-            for m in pattern.finditer(unit):
-                s, e = m.span("secret") if "secret" in pattern.groupindex else m.span(0)
-                found.append((a + s, a + e, kind))
+    for kind, pattern in OWN_PATTERNS:  # linear, and none reaches across a line end
+        for m in pattern.finditer(clean):
+            found.append((*(m.span("secret") if "secret" in pattern.groupindex else m.span(0)), kind))
     return found
 
 
