@@ -32,8 +32,10 @@ Errors: none for any ``str`` (any code points, any size). Never logs, prints or 
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -95,6 +97,13 @@ _JOIN: Final[str] = "\n\x0b\n"
 """Between units of a block: a newline ends every ``.``/``\\s``-bounded run, the vertical tab ends the keyword
 plugin's value class (``[^\\v'"]``), so no pattern's run reaches across units and a block costs what its units do."""
 
+JSON_LEVELS: Final[int] = 2
+"""JSON string escapes are decoded up to this many times per unit: a transcript line is JSON, and a tool's output
+quoted in it is often JSON again (``{\\"password\\": \\"…\\"}``), which plugin patterns only see decoded."""
+
+_JSON_ESCAPE: Final = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
+_JSON_SIMPLE: Final[dict[str, str]] = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
+                                       "t": "\t"}
 _UNIT_BREAK: Final = re.compile(r"\r\n|\r|\n|\\r\\n|\\n|\\r")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _TOKEN_TAIL: Final = re.compile(r"[A-Za-z0-9_-]*")
@@ -209,20 +218,6 @@ def _units(text: str) -> Iterator[tuple[int, int]]:
     yield from _windows(start, len(text))
 
 
-def _blocks(text: str) -> Iterator[list[tuple[int, int]]]:
-    """Consecutive units grouped up to :data:`BLOCK` code points, for one pre-screen call per group."""
-    block: list[tuple[int, int]] = []
-    size = 0
-    for a, b in _units(text):
-        if block and size + (b - a) > BLOCK:
-            yield block
-            block, size = [], 0
-        block.append((a, b))
-        size += b - a + len(_JOIN)
-    if block:
-        yield block
-
-
 def _windows(start: int, end: int) -> Iterator[tuple[int, int]]:
     if end - start <= WINDOW:
         if end > start:
@@ -279,37 +274,129 @@ def _pem_span(text: str, header_start: int, header_end: int) -> tuple[int, int]:
     return start, max(end, header_end)
 
 
+class _View:
+    """One scanned unit: its text, and how a position in it maps back to the scanned text.
+
+    A plain unit is ``clean[offset:offset + len(text)]``. A decoded unit is a plain one with its JSON string escapes
+    (``\\"``, ``\\\\``, ``\\/``, ``\\t``, ``\\uXXXX`` …) decoded once or twice (a JSON document quoted inside a
+    transcript's JSON line): ``marks`` are (position in text, position in clean) pairs at every escape and at
+    the plain run after it, and between marks the mapping is one to one.
+    """
+
+    __slots__ = ("marks", "offset", "text")
+
+    def __init__(self, text: str, offset: int, marks: list[tuple[int, int]] | None = None) -> None:
+        self.text = text
+        self.offset = offset
+        self.marks = marks
+
+    def raw(self, position: int) -> int:
+        """The position in the scanned text of ``position`` in :attr:`text` (a span end maps to an end)."""
+        if self.marks is None:
+            return self.offset + position
+        k = bisect.bisect_right(self.marks, (position, sys.maxsize)) - 1
+        here, there = self.marks[k]
+        return there + (position - here)
+
+
+def _decoded(view: _View) -> _View | None:
+    """``view`` with its JSON string escapes decoded once (``None`` when it has none)."""
+    text = view.text
+    if "\\" not in text:
+        return None
+    parts: list[str] = []
+    marks: list[tuple[int, int]] = []
+    at = 0
+    out = 0
+    for m in _JSON_ESCAPE.finditer(text):
+        if m.start() > at:
+            marks.extend(_plain_marks(view, at, m.start(), out))
+            parts.append(text[at:m.start()])
+            out += m.start() - at
+        token = m.group(0)
+        marks.append((out, view.raw(m.start())))
+        if token[1] == "u":
+            char = chr(int(token[2:], 16))
+            parts.append("\ufffd" if "\ud800" <= char <= "\udfff" else char)
+        else:
+            parts.append(_JSON_SIMPLE[token[1]])
+        out += 1
+        at = m.end()
+    if not marks:
+        return None
+    marks.extend(_plain_marks(view, at, max(at, len(text)), out))
+    parts.append(text[at:])
+    return _View("".join(parts), 0, marks)
+
+
+def _plain_marks(view: _View, lo: int, hi: int, out: int) -> list[tuple[int, int]]:
+    """Marks for ``view.text[lo:hi]`` copied to position ``out`` of a decoded text: one at ``lo``, and one at each
+    mark of ``view`` inside the run (where ``view`` itself stops mapping one to one)."""
+    marks = [(out, view.raw(lo))]
+    if view.marks is not None:
+        k = bisect.bisect_right(view.marks, (lo, sys.maxsize))
+        while k < len(view.marks) and view.marks[k][0] < hi:
+            marks.append((out + view.marks[k][0] - lo, view.marks[k][1]))
+            k += 1
+    return marks
+
+
+def _views(clean: str) -> Iterator[_View]:
+    """Each unit of ``clean`` as it stands, then decoded once and twice when it holds JSON escapes."""
+    for a, b in _units(clean):
+        view: _View | None = _View(clean[a:b], a)
+        for _ in range(JSON_LEVELS + 1):
+            if view is None:
+                break
+            yield view
+            view = _decoded(view)
+
+
+def _blocks(views: Iterator[_View]) -> Iterator[list[_View]]:
+    """Consecutive views grouped up to :data:`BLOCK` code points, for one pre-screen call per group."""
+    block: list[_View] = []
+    size = 0
+    for view in views:
+        if block and size + len(view.text) > BLOCK:
+            yield block
+            block, size = [], 0
+        block.append(view)
+        size += len(view.text) + len(_JOIN)
+    if block:
+        yield block
+
+
 def _scan(clean: str) -> list[tuple[int, int, str]]:
     """Raw (start, end, kind) spans of ``clean`` (surrogate-free), overlapping and unsorted."""
     engine = _get_engine()
     found: list[tuple[int, int, str]] = []
-    hits = [span for block in _blocks(clean) if engine.screened(_JOIN.join(clean[a:b] for a, b in block))
-            for span in block if engine.screened(clean[span[0]:span[1]])]
-    pending = [(a, b, clean[a:b]) for a, b in hits]
+    pending = [(view, view.text) for block in _blocks(_views(clean))
+               if engine.screened(_JOIN.join(v.text for v in block))
+               for view in block if engine.screened(view.text)]
     for _ in range(KEYWORD_ROUNDS + 1):
         if not pending:
             break
-        results = engine.confirm([unit for _, _, unit in pending])
-        again: list[tuple[int, int, str]] = []
-        for (a, b, unit), pairs in zip(pending, results):
+        results = engine.confirm([unit for _, unit in pending])
+        again: list[tuple[_View, str]] = []
+        for (view, unit), pairs in zip(pending, results):
             masked = unit
             keyword = False
             for secret_type, value in pairs:
                 plugin = engine.by_type.get(secret_type)
-                kind = kind_of(secret_type)
+                kind = kind_of(secret_type, value)
                 for s, e in _value_spans(plugin, unit, value):
                     if kind == "private-key":
-                        found.append((*_pem_span(clean, a + s, a + e), kind))
+                        found.append((*_pem_span(clean, view.raw(s), view.raw(e)), kind))
                         continue
                     if kind not in _NO_TAIL_KINDS:
                         tail = _TOKEN_TAIL.match(unit, e)
                         e = tail.end() if tail is not None else e
-                    found.append((a + s, a + e, kind))
+                    found.append((view.raw(s), view.raw(e), kind))
                     if secret_type == "Secret Keyword":
                         keyword = True
                         masked = masked[:s] + "*" * (e - s) + masked[e:]
             if keyword and masked != unit:
-                again.append((a, b, masked))
+                again.append((view, masked))
         pending = again
     for kind, pattern in OWN_PATTERNS:  # linear, and none reaches across a line end
         for m in pattern.finditer(clean):
@@ -329,7 +416,7 @@ def find_secrets(text: str) -> list[Finding]:
     if not text:
         return []
     clean = _SURROGATE.sub("\ufffd", text)
-    raw = sorted(_scan(clean), key=lambda f: (f[0], -(f[1] - f[0])))
+    raw = sorted(_scan(clean), key=lambda f: (f[0], -(f[1] - f[0]), f[2] == "password-assignment", f[2]))
     merged: list[list[Any]] = []
     for start, end, kind in raw:
         if end <= start:

@@ -9,6 +9,9 @@ key shape:
 - Google API keys, ``AIza`` + 35 characters (Google Cloud "API keys" docs); no plugin.
 - Anthropic API keys, ``sk-ant-api03-`` / ``sk-ant-admin01-`` + a long url-safe tail (Anthropic console keys);
   no plugin.
+- OpenAI project, service-account and admin keys, ``sk-proj-`` / ``sk-svcacct-`` / ``sk-admin-`` + a long url-safe
+  tail (OpenAI's key prefixes since 2024); the OpenAIDetector needs 20 alphanumerics on both sides of its
+  ``T3BlbkFJ`` marker, which a tail with ``-`` or ``_`` next to the marker does not have.
 - npm access tokens outside an ``.npmrc`` line, ``npm_`` + 36 alphanumerics (npm's token format, 2021); the
   NpmDetector only matches ``//registry/:_authToken=`` lines.
 - AWS secret access keys in the shared-credentials file form, ``aws_secret_access_key = <40 chars>`` unquoted
@@ -26,6 +29,7 @@ OWN_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     ("github-token", re.compile(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}(?![A-Za-z0-9])")),
     ("google-api-key", re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])")),
     ("anthropic-api-key", re.compile(r"(?<![A-Za-z0-9_-])sk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_-]{32,256}")),
+    ("openai-api-key", re.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,400}")),
     ("npm-token", re.compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])")),
     ("aws-secret-access-key",
      re.compile(r"(?i:aws_secret_access_key)[ \t]{0,8}[=:][ \t]{0,8}(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])")),
@@ -62,8 +66,14 @@ KIND_OF_TYPE: Final[dict[str, str]] = {
 ``[redacted:<kind>]`` and in refusals. A type missing here (a newer plugin) becomes its lower-cased slug."""
 
 
-def kind_of(secret_type: str) -> str:
-    """The kind name of a detect-secrets ``secret_type`` (:data:`KIND_OF_TYPE`, else a lower-case slug)."""
+_AWS_KEY_ID: Final = re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}")
+
+
+def kind_of(secret_type: str, value: str = "") -> str:
+    """The kind name of a detect-secrets ``secret_type`` (:data:`KIND_OF_TYPE`, else a lower-case slug). The
+    AWSKeyDetector reports key ids and quoted secret access keys under one type; ``value`` tells them apart."""
+    if secret_type == "AWS Access Key" and value and not _AWS_KEY_ID.fullmatch(value):
+        return "aws-secret-access-key"
     known = KIND_OF_TYPE.get(secret_type)
     if known is not None:
         return known
