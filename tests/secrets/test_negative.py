@@ -62,7 +62,7 @@ def test_look_alikes_are_not_flagged(label: str, text: str) -> None:
 
 
 def _locomo_texts() -> list[str]:
-    out = []
+    out: list[str] = []
     for sample in json.loads(LOCOMO.read_text(encoding="utf-8")):
         for key, value in sample["conversation"].items():
             if key.startswith("session_") and isinstance(value, list):
