@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from detect_secrets.core.scan import scan_line
-from detect_secrets.settings import default_settings
+from detect_secrets.settings import default_settings, get_plugins
 from timing import load_script
 
 from git_memhtml.document.template import render_memory
@@ -74,20 +74,26 @@ def transcript_texts() -> Iterator[str]:
         yield path.read_text(encoding="utf-8", errors="surrogateescape")
 
 
-def per_plugin(texts: Iterable[str]) -> tuple[int, Counter[str], Counter[str]]:
-    """(lines, findings per detect-secrets type with every plugin on, findings per kind of find_secrets)."""
+def per_plugin(texts: Iterable[str]) -> tuple[int, Counter[str], Counter[str], Counter[str]]:
+    """(lines, findings per detect-secrets type with every plugin on as ``scan_line`` runs them, findings of the two
+    entropy plugins as a file scan runs them (quoted strings only, no eager search), findings per kind of
+    find_secrets)."""
     lines = 0
     every: Counter[str] = Counter()
+    quoted: Counter[str] = Counter()
     ours: Counter[str] = Counter()
     materialised = list(texts)
     with default_settings():
+        entropy = [p for p in get_plugins() if p.secret_type.endswith("High Entropy String")]
         for text in materialised:
             for line in text.splitlines():
                 lines += 1
                 every.update(s.type for s in scan_line(line))
+                for plugin in entropy:
+                    quoted.update(s.type for s in plugin.analyze_line(filename="memory.html", line=line))
     for text in materialised:
         ours.update(f.kind for f in find_secrets(text))
-    return lines, every, ours
+    return lines, every, quoted, ours
 
 
 def fp(synth: int) -> None:
@@ -99,9 +105,10 @@ def fp(synth: int) -> None:
     }
     for name, source in corpora.items():
         t0 = time.perf_counter()
-        lines, every, ours = per_plugin(source())
+        lines, every, quoted, ours = per_plugin(source())
         print(f"{name}: {lines} lines ({time.perf_counter() - t0:.1f} s)")
         print("  every plugin:", dict(sorted(every.items())) or "{}")
+        print("  entropy, file-scan mode:", dict(sorted(quoted.items())) or "{}")
         print("  chosen set  :", dict(sorted(ours.items())) or "{}")
 
 
@@ -120,6 +127,7 @@ def speed(mb: int) -> None:
         "one line, no break": prose.replace(" ", "x"),
         "basic-auth shape": "://" + "a:" * (size // 2),
         "npm shape": "//a/" * (size // 4),
+        "npm shape with its literal": ("//a/" * 1000 + "/:_authToken=x ") * (size // 4015),
         "dense secrets": dense_line * (size // len(dense_line)),
         "json-escaped": ('{"text": "' + "line of text\\n" * 80 + '"}\n') * (size // 1100),
     }

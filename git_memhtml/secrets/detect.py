@@ -33,10 +33,10 @@ Errors: none for any ``str`` (any code points, any size). Never logs, prints or 
 from __future__ import annotations
 
 import bisect
-import logging
 import re
 import sys
 import threading
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -117,6 +117,11 @@ _GROUP_IS_SECRET_MIN: Final[int] = 8
 token); a shorter one is a label (GitHub's ``ghp``), and the whole match is the secret."""
 _NO_TAIL_KINDS: Final[frozenset[str]] = frozenset({"url-password", "password-assignment", "private-key"})
 
+_NEEDS: Final[dict[str, str]] = {"NpmDetector": "/:_authToken="}
+"""Plugin → a literal every one of its patterns requires (read off the pattern, detect-secrets 1.5): the npm
+pattern ``//.+/:_authToken=…`` backtracks over the whole unit from every ``//`` (quadratic in a unit dense with
+slashes, 0.05 MiB/s on ``//a/`` repeated), so it runs only where its literal occurs."""
+
 _LOCK: Final = threading.Lock()
 
 
@@ -158,13 +163,12 @@ class _Engine:
     """detect-secrets loaded once: the plugin instances (for the pre-screen) and the settings to confirm with."""
 
     def __init__(self) -> None:
-        showwarning_before = _warnings_captured()
+        showwarning_before = warnings.showwarning
         from detect_secrets.core.scan import scan_line  # noqa: PLC0415 - 140 ms of imports, only when scanning
         from detect_secrets.plugins.keyword import DENYLIST_REGEX  # noqa: PLC0415
         from detect_secrets.settings import get_plugins, transient_settings  # noqa: PLC0415
 
-        if not showwarning_before:  # detect-secrets' logger turns warnings capture on at import; undo it
-            logging.captureWarnings(False)
+        warnings.showwarning = showwarning_before  # its logger module turns on warnings capture at import: undo
         self.scan_line = scan_line
         self.transient_settings = transient_settings
         self.config: dict[str, Any] = {"plugins_used": [{"name": name} for name in PLUGINS]}
@@ -173,13 +177,19 @@ class _Engine:
         self.by_type: dict[str, Any] = {plugin.secret_type: plugin for plugin in self.plugins}
         self.keyword = self.by_type.get("Secret Keyword")
         self.keyword_words = re.compile(DENYLIST_REGEX, re.IGNORECASE)
+        self.needs: dict[int, str] = {id(p): _NEEDS[type(p).__name__] for p in self.plugins
+                                      if type(p).__name__ in _NEEDS}
 
     def screened(self, unit: str) -> bool:
         """Whether any plugin's own pattern matches ``unit`` (a superset of what ``scan_line`` confirms). The keyword
         plugin runs five patterns that each begin with its keyword alternation; it is skipped when that alternation
-        (the plugin's own ``DENYLIST_REGEX``) is absent, which costs one search instead of five."""
+        (the plugin's own ``DENYLIST_REGEX``) is absent, which costs one search instead of five; a plugin of
+        :data:`_NEEDS` is skipped when its literal is absent."""
         for plugin in self.plugins:
             if plugin is self.keyword and self.keyword_words.search(unit) is None:
+                continue
+            literal = self.needs.get(id(plugin))
+            if literal is not None and literal not in unit:
                 continue
             for _ in plugin.analyze_string(unit):
                 return True
@@ -193,10 +203,6 @@ class _Engine:
                 found = {(s.type, s.secret_value) for s in self.scan_line(unit) if s.secret_value}
                 out.append(sorted(found))
         return out
-
-
-def _warnings_captured() -> bool:
-    return getattr(logging, "_warnings_showwarning", None) is not None
 
 
 _engine: _Engine | None = None
