@@ -129,6 +129,7 @@ def speed(mb: int) -> None:
         "npm shape": "//a/" * (size // 4),
         "npm shape with its literal": ("//a/" * 1000 + "/:_authToken=x ") * (size // 4015),
         "dense secrets": dense_line * (size // len(dense_line)),
+        "private-key headers, no end": "-----BEGIN RSA PRIVATE KEY-----\n" * (size // 32),
         "json-escaped": ('{"text": "' + "line of text\\n" * 80 + '"}\n') * (size // 1100),
     }
     for name, text in inputs.items():

@@ -15,8 +15,8 @@ How a text is scanned:
     3. Units are pre-screened with every chosen plugin's own ``analyze_string`` (plain regex, no settings), many
        units joined per call (:data:`BLOCK`), then unit by unit inside a block that matched. Only
        a unit a plugin matched is confirmed through ``detect_secrets.core.scan.scan_line`` inside
-       ``detect_secrets.settings.transient_settings`` (our plugin list, detect-secrets' default heuristic filters:
-       UUIDs, sequential strings, ``${templated}`` and ``$VAR`` values, indirect references …), which restores
+       ``detect_secrets.settings.transient_settings`` (our plugin list and :data:`FILTERS`, detect-secrets' heuristic
+       filters: UUIDs, sequential strings, ``${templated}`` and ``$VAR`` values, indirect references …), which restores
        the process-wide settings on exit; nothing is written to disk, no baseline is read.
     4. A confirmed value is located in its unit: by its plugin's own patterns (the whole match, or the captured
        group when the plugin captures the secret itself, e.g. the password of ``https://user:pw@host``), then
@@ -72,6 +72,20 @@ PLUGINS: Final[tuple[str, ...]] = (
 """The detect-secrets 1.5 plugins we run: all but ``Base64HighEntropyString``, ``HexHighEntropyString`` (they flag
 git SHAs, content hashes and ordinary words in adhoc scans) and ``IPPublicDetector`` (a server's address is a
 fact, not a credential). The false-positive counts behind the choice are in docs/secrets.md."""
+
+FILTERS: Final[tuple[str, ...]] = tuple(f"detect_secrets.filters.heuristic.{name}" for name in (
+    "is_sequential_string",
+    "is_potential_uuid",
+    "is_likely_id_string",
+    "is_templated_secret",
+    "is_prefixed_with_dollar_sign",
+    "is_indirect_reference",
+    "is_not_alphanumeric_string",
+))
+"""The detect-secrets filters a value must pass: its default heuristic ones that judge the value itself. Left out:
+``allowlist.is_line_allowlisted`` (a ``pragma: allowlist secret`` comment beside a key in a transcript does not make
+it safe to commit), and the file-name filters (lock files, swagger files, non-text extensions) that mean nothing
+for a text; ``is_invalid_file`` is always configured and ``scan_line`` turns it off."""
 
 WINDOW: Final[int] = 4096
 """Longest stretch (code points) one plugin regex sees; longer units are scanned in overlapping windows."""
@@ -171,7 +185,8 @@ class _Engine:
         warnings.showwarning = showwarning_before  # its logger module turns on warnings capture at import: undo
         self.scan_line = scan_line
         self.transient_settings = transient_settings
-        self.config: dict[str, Any] = {"plugins_used": [{"name": name} for name in PLUGINS]}
+        self.config: dict[str, Any] = {"plugins_used": [{"name": name} for name in PLUGINS],
+                                       "filters_used": [{"path": path} for path in FILTERS]}
         with _LOCK, transient_settings(self.config):
             self.plugins: tuple[Any, ...] = tuple(get_plugins())
         self.by_type: dict[str, Any] = {plugin.secret_type: plugin for plugin in self.plugins}
@@ -198,10 +213,12 @@ class _Engine:
     def confirm(self, units: Sequence[str]) -> list[list[tuple[str, str]]]:
         """``scan_line`` over each unit under our transient settings: per unit, (secret_type, value) pairs."""
         out: list[list[tuple[str, str]]] = []
+        seen: dict[str, list[tuple[str, str]]] = {}  # a repeated line (a log, a pasted block) is scanned once
         with _LOCK, self.transient_settings(self.config):
             for unit in units:
-                found = {(s.type, s.secret_value) for s in self.scan_line(unit) if s.secret_value}
-                out.append(sorted(found))
+                if unit not in seen:
+                    seen[unit] = sorted({(s.type, s.secret_value) for s in self.scan_line(unit) if s.secret_value})
+                out.append(seen[unit])
         return out
 
 
@@ -268,16 +285,34 @@ def _value_spans(plugin: Any, unit: str, value: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _pem_span(text: str, header_start: int, header_end: int) -> tuple[int, int]:
-    """The whole private-key block whose ``BEGIN … PRIVATE KEY`` words are ``text[header_start:header_end]``."""
-    dashes = text.rfind("-----", max(0, header_start - 8), header_start)
-    start = dashes if dashes >= 0 and _PEM_BEGIN.match(text, dashes + 5, header_start) else header_start
-    end_marker = _PEM_END.search(text, header_end, min(len(text), header_end + PEM_REACH))
-    if end_marker is not None:
-        return start, end_marker.end()
-    body = _PEM_BODY.match(text, header_end)
-    end = body.end() if body is not None else header_end
-    return start, max(end, header_end)
+class _PemBlocks:
+    """Whole private-key blocks of one text. The ``-----END`` lines are found in one pass over the text (on the first
+    header), and a header inside a block already found is not extended again, so a text dense with headers costs
+    one pass, not one :data:`PEM_REACH` search per header."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.ends: list[tuple[int, int]] | None = None
+        self.covered = (-1, -1)
+
+    def span(self, header_start: int, header_end: int) -> tuple[int, int]:
+        """The whole block whose ``BEGIN … PRIVATE KEY`` words are ``text[header_start:header_end]``: from its
+        dashes to the first end line within :data:`PEM_REACH`, else over the base64 body after the header."""
+        if self.covered[0] <= header_start < self.covered[1]:
+            return self.covered
+        text = self.text
+        if self.ends is None:
+            self.ends = [m.span() for m in _PEM_END.finditer(text)]
+        dashes = text.rfind("-----", max(0, header_start - 8), header_start)
+        start = dashes if dashes >= 0 and _PEM_BEGIN.match(text, dashes + 5, header_start) else header_start
+        k = bisect.bisect_left(self.ends, (header_end, -1))
+        if k < len(self.ends) and self.ends[k][0] <= header_end + PEM_REACH:
+            end = self.ends[k][1]
+        else:
+            body = _PEM_BODY.match(text, header_end)
+            end = max(body.end() if body is not None else header_end, header_end)
+        self.covered = (start, end)
+        return start, end
 
 
 class _View:
@@ -376,6 +411,7 @@ def _scan(clean: str) -> list[tuple[int, int, str]]:
     """Raw (start, end, kind) spans of ``clean`` (surrogate-free), overlapping and unsorted."""
     engine = _get_engine()
     found: list[tuple[int, int, str]] = []
+    pem = _PemBlocks(clean)
     pending = [(view, view.text) for block in _blocks(_views(clean))
                if engine.screened(_JOIN.join(v.text for v in block))
                for view in block if engine.screened(view.text)]
@@ -392,7 +428,7 @@ def _scan(clean: str) -> list[tuple[int, int, str]]:
                 kind = kind_of(secret_type, value)
                 for s, e in _value_spans(plugin, unit, value):
                     if kind == "private-key":
-                        found.append((*_pem_span(clean, view.raw(s), view.raw(e)), kind))
+                        found.append((*pem.span(view.raw(s), view.raw(e)), kind))
                         continue
                     if kind not in _NO_TAIL_KINDS:
                         tail = _TOKEN_TAIL.match(unit, e)

@@ -162,3 +162,27 @@ def test_detect_secrets_settings_other_callers_see_are_untouched() -> None:
         before = get_settings().json()
         assert redact(CORPUS[0].line).count == 1
         assert get_settings().json() == before
+
+
+def test_the_first_scan_leaves_warnings_and_logging_as_they_were() -> None:
+    """detect-secrets' import turns warnings capture on; a fresh process's first scan puts it back."""
+    import subprocess
+    import sys
+
+    code = ("import logging, warnings\n"
+            "before = warnings.showwarning\n"
+            "from git_memhtml.secrets import redact\n"
+            "assert redact('id AKIA' + 'B' * 16).count == 1\n"
+            "assert warnings.showwarning is before\n"
+            "assert logging.getLogger().handlers == []\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("sample", CORPUS[:6], ids=[s.name for s in CORPUS[:6]])
+def test_an_allowlist_pragma_beside_a_key_does_not_hide_it(sample: Sample) -> None:
+    """detect-secrets skips lines with ``pragma: allowlist secret``; a transcript's copy of such a line still holds
+    a key that must not be committed (detect.FILTERS leaves that filter out)."""
+    for line in (f"{sample.line}  # pragma: allowlist secret", f"// pragma: allowlist nextline secret\n{sample.line}"):
+        result = redact(line)
+        assert result.count == 1 and not keeps_a_run(result.text, sample.secret)
