@@ -123,9 +123,17 @@ _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _TOKEN_TAIL: Final = re.compile(r"[A-Za-z0-9_-]*")
 _PEM_BEGIN: Final = re.compile(r"-*\s*$")
 _PEM_END: Final = re.compile(
-    r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|(?m:^Private-MAC: [0-9a-fA-F]{0,128}$)"
+    r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|Private-MAC: [0-9a-fA-F]{40,128}"
 )
-_PEM_BODY: Final = re.compile(r"(?:[A-Za-z0-9+/=:,. \t-]|\\r|\\n|\r|\n){0,65536}")
+_PEM_BREAK: Final[str] = r"(?:\r\n|\r|\n|\\r\\n|\\n|\\\\r\\\\n|\\\\n)"
+_PEM_BODY: Final = re.compile(
+    rf"[^\r\n\\]{{0,200}}(?:{_PEM_BREAK}(?:[A-Za-z0-9+/=]{{16,}}|[A-Za-z0-9+/]{{2,}}={{1,2}}"
+    rf"|[A-Za-z][A-Za-z0-9-]{{0,40}}: [^\r\n\\]{{0,200}})){{0,2048}}"
+)
+"""What follows a private-key header whose end line is missing: lines (real line ends, or escaped once or twice) of
+base64 (16 or more characters, or a shorter last line with its ``=`` padding) or of ``Name: value`` headers
+(``Proc-Type: 4,ENCRYPTED``, PuTTY's ``Encryption: none``), up to the first other line; the rest of the header's
+own line (its dashes, PuTTY's key type) comes first."""
 _GROUP_IS_SECRET_MIN: Final[int] = 8
 """A captured group this long or longer that equals the reported value is the secret itself (a password, an npm
 token); a shorter one is a label (GitHub's ``ghp``), and the whole match is the secret."""
@@ -442,6 +450,9 @@ def _scan(clean: str) -> list[tuple[int, int, str]]:
         pending = again
     for kind, pattern in OWN_PATTERNS:  # linear, and none reaches across a line end
         for m in pattern.finditer(clean):
+            if kind == "private-key":
+                found.append((*pem.span(*m.span(0)), kind))
+                continue
             found.append((*(m.span("secret") if "secret" in pattern.groupindex else m.span(0)), kind))
     return found
 

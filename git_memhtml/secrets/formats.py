@@ -4,6 +4,9 @@ detect-secrets' plugins are the detector (:mod:`git_memhtml.secrets.detect`); th
 where its plugin set misses a format outright (docs/secrets.md "Formats we add"), each from the vendor's published
 key shape:
 
+- Encrypted PKCS#8 private keys (``-----BEGIN ENCRYPTED PRIVATE KEY-----``, RFC 7468 §11) and PuTTY version 3 key
+  files (``PuTTY-User-Key-File-3:``, PuTTY 0.75); the PrivateKeyDetector lists neither header. The block is taken
+  whole, as for its own headers.
 - GitHub fine-grained personal access tokens, ``github_pat_`` + 22 + ``_`` + 59 characters (GitHub's token
   format announcement, 2022); the GitHubTokenDetector knows only ``ghp_/gho_/ghu_/ghs_/ghr_``.
 - Google API keys, ``AIza`` + 35 characters (Google Cloud "API keys" docs); no plugin.
@@ -26,6 +29,7 @@ import re
 from typing import Final
 
 OWN_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
+    ("private-key", re.compile(r"BEGIN ENCRYPTED PRIVATE KEY|PuTTY-User-Key-File-3")),
     ("github-token", re.compile(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}(?![A-Za-z0-9])")),
     ("google-api-key", re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])")),
     ("anthropic-api-key", re.compile(r"(?<![A-Za-z0-9_-])sk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_-]{32,256}")),
@@ -34,7 +38,8 @@ OWN_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     ("aws-secret-access-key",
      re.compile(r"(?i:aws_secret_access_key)[ \t]{0,8}[=:][ \t]{0,8}(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])")),
 )
-"""(kind, pattern) pairs; a pattern with a ``secret`` group redacts only that group (the key name stays)."""
+"""(kind, pattern) pairs; a pattern with a ``secret`` group redacts only that group (the key name stays); a
+``private-key`` match is a header, extended to its whole block."""
 
 KIND_OF_TYPE: Final[dict[str, str]] = {
     "AWS Access Key": "aws-access-key",

@@ -69,8 +69,16 @@ def _openssh(rng: random.Random) -> str:
     return "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END OPENSSH PRIVATE KEY-----"
 
 
+def _putty(rng: random.Random) -> str:
+    """A PuTTY version 3 key file (PuTTY 0.75 format: header lines, base64 public and private blobs, a MAC)."""
+    public = base64.b64encode(rng.randbytes(51)).decode("ascii")
+    private = base64.b64encode(rng.randbytes(48)).decode("ascii")
+    return ("PuTTY-User-Key-File-3: ecdsa-sha2-nistp256\nEncryption: none\nComment: ops@example\nPublic-Lines: 2\n"
+            f"{public[:64]}\n{public[64:]}\nPrivate-Lines: 1\n{private}\nPrivate-MAC: {rng.randbytes(32).hex()}")
+
+
 def build(seed: int = 20261202) -> list[Sample]:
-    """The corpus (deterministic in ``seed``): 29 samples, each format once."""
+    """The corpus (deterministic in ``seed``): 31 samples, each format once."""
     rng = random.Random(seed)
     out: list[Sample] = []
 
@@ -123,6 +131,8 @@ def build(seed: int = 20261202) -> list[Sample]:
     add("pem-ec", "private-key", "the key file:\n{}\nkeep it safe", _pem(rng, "EC PRIVATE KEY", 120))
     add("pem-pkcs8", "private-key", "{}", _pem(rng, "PRIVATE KEY", 400))
     add("pem-openssh", "private-key", "$ cat ~/.ssh/id_ed25519\n{}\n", _openssh(rng))
+    add("pem-encrypted-pkcs8", "private-key", "{}", _pem(rng, "ENCRYPTED PRIVATE KEY", 400))
+    add("putty-v3", "private-key", "key.ppk:\n{}\n", _putty(rng))
     add("url-password", "url-password", "psql postgres://deploy:{}@db.internal:5432/app", _draw(rng, ALNUM, 16))
     add("password-assignment", "password-assignment", 'DB_PASSWORD = "{}"', _draw(rng, ALNUM + "!#%", 14))
     return out

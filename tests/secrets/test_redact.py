@@ -57,7 +57,7 @@ def test_the_corpus_has_every_listed_format() -> None:
                    "gitlab-pat", "slack-bot", "slack-user", "slack-webhook", "stripe-live", "google-api-key",
                    "openai-legacy", "openai-project", "anthropic", "jwt", "npm-token", "pypi-token", "sendgrid",
                    "twilio-api-key", "azure-storage", "discord-bot", "telegram-bot", "pem-rsa", "pem-ec",
-                   "pem-openssh", "url-password", "password-assignment"):
+                   "pem-openssh", "pem-encrypted-pkcs8", "putty-v3", "url-password", "password-assignment"):
         assert needed in names
 
 
