@@ -121,7 +121,7 @@ _JSON_SIMPLE: Final[dict[str, str]] = {'"': '"', "\\": "\\", "/": "/", "b": "\b"
 _UNIT_BREAK: Final = re.compile(r"\r\n|\r|\n|\\r\\n|\\n|\\r")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _TOKEN_TAIL: Final = re.compile(r"[A-Za-z0-9_-]*")
-_PEM_BEGIN: Final = re.compile(r"-*\s*$")
+_PEM_BEGIN: Final = re.compile(r"[ \t]*$")
 _PEM_END: Final = re.compile(
     r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|Private-MAC: [0-9a-fA-F]{40,128}"
 )
@@ -185,12 +185,11 @@ class _Engine:
     """detect-secrets loaded once: the plugin instances (for the pre-screen) and the settings to confirm with."""
 
     def __init__(self) -> None:
-        showwarning_before = warnings.showwarning
-        from detect_secrets.core.scan import scan_line  # noqa: PLC0415 - 140 ms of imports, only when scanning
-        from detect_secrets.plugins.keyword import DENYLIST_REGEX  # noqa: PLC0415
-        from detect_secrets.settings import get_plugins, transient_settings  # noqa: PLC0415
+        with warnings.catch_warnings():  # its logger module turns warnings capture on at import: restored on exit
+            from detect_secrets.core.scan import scan_line  # noqa: PLC0415 - 140 ms of imports, only when scanning
+            from detect_secrets.plugins.keyword import DENYLIST_REGEX  # noqa: PLC0415
+            from detect_secrets.settings import get_plugins, transient_settings  # noqa: PLC0415
 
-        warnings.showwarning = showwarning_before  # its logger module turns on warnings capture at import: undo
         self.scan_line = scan_line
         self.transient_settings = transient_settings
         self.config: dict[str, Any] = {"plugins_used": [{"name": name} for name in PLUGINS],

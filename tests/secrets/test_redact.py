@@ -186,3 +186,12 @@ def test_an_allowlist_pragma_beside_a_key_does_not_hide_it(sample: Sample) -> No
     for line in (f"{sample.line}  # pragma: allowlist secret", f"// pragma: allowlist nextline secret\n{sample.line}"):
         result = redact(line)
         assert result.count == 1 and not keeps_a_run(result.text, sample.secret)
+
+
+def test_two_adjacent_key_blocks_are_two_findings() -> None:
+    first = next(s for s in CORPUS if s.name == "pem-pkcs8").secret
+    second = next(s for s in CORPUS if s.name == "pem-encrypted-pkcs8").secret
+    for text in (f"{first}\n{second}", f"{first}{second}", _json(f"{first}\n{second}")):
+        result = redact(text)
+        assert result.count == 2 and result.kinds == ("private-key",)
+        assert not keeps_a_run(result.text, first) and not keeps_a_run(result.text, second)
