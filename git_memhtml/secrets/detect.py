@@ -121,7 +121,6 @@ _JSON_SIMPLE: Final[dict[str, str]] = {'"': '"', "\\": "\\", "/": "/", "b": "\b"
 _UNIT_BREAK: Final = re.compile(r"\r\n|\r|\n|\\r\\n|\\n|\\r")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _TOKEN_TAIL: Final = re.compile(r"[A-Za-z0-9_-]*")
-_PEM_BEGIN: Final = re.compile(r"[ \t]*$")
 _PEM_END: Final = re.compile(
     r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|Private-MAC: [0-9a-fA-F]{40,128}"
 )
@@ -310,8 +309,8 @@ class _PemBlocks:
         text = self.text
         if self.ends is None:
             self.ends = [m.span() for m in _PEM_END.finditer(text)]
-        dashes = text.rfind("-----", max(0, header_start - 8), header_start)
-        start = dashes if dashes >= 0 and _PEM_BEGIN.match(text, dashes + 5, header_start) else header_start
+        start = header_start - 5 if text.startswith("-----", max(0, header_start - 5)) and header_start >= 5 \
+            else header_start  # the header's own five dashes, never the end line of a block just before it
         k = bisect.bisect_left(self.ends, (header_end, -1))
         if k < len(self.ends) and self.ends[k][0] <= header_end + PEM_REACH:
             end = self.ends[k][1]

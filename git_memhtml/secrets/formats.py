@@ -29,7 +29,7 @@ import re
 from typing import Final
 
 OWN_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
-    ("private-key", re.compile(r"-----BEGIN ENCRYPTED PRIVATE KEY|PuTTY-User-Key-File-3")),
+    ("private-key", re.compile(r"(?:BEGIN ENCRYPTED PRIVATE KEY|PuTTY-User-Key-File-3)")),
     ("github-token", re.compile(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}(?![A-Za-z0-9])")),
     ("google-api-key", re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])")),
     ("anthropic-api-key", re.compile(r"(?<![A-Za-z0-9_-])sk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_-]{32,256}")),
