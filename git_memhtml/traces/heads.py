@@ -1,0 +1,44 @@
+"""The one door every stored transcript text goes through (docs/traces.md §4).
+
+Prompt heads, first prompts and titles reach the trace plane only as :func:`stored_head` made them: whitespace
+collapsed, cut to a cap, and (once ``git_memhtml.secrets`` is merged) secret-shaped strings redacted. Nothing else
+of a transcript's text is stored.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+PROMPT_HEAD_CHARS = 200
+"""Cap of a prompt head (memhtml-core §8: ``trace_prompts`` ≤ 200-char heads)."""
+FIRST_PROMPT_CHARS = 500
+"""Cap of a session's first prompt (memhtml-core §8: ``first_prompt`` ≤ 500)."""
+TITLE_CHARS = 200
+"""Cap of a session's title (ours: no title Claude Code writes comes near it)."""
+SCAN_CHARS = 65_536
+"""Characters of collapsed text looked at before cutting (ours): the redaction runs on them, so its cost is bounded
+whatever the line's size, and a secret that straddles the cap is redacted before the cut, never half kept."""
+
+
+class Head(NamedTuple):
+    """A stored head and how many secrets were replaced in it."""
+
+    text: str
+    redactions: int
+
+
+def stored_head(text: str, limit: int) -> Head:
+    """``text`` as the trace plane may store it: whitespace runs (newlines included) collapsed to one space,
+    control characters dropped, secrets redacted, then cut to at most ``limit`` characters (a cut one ends in
+    ``…``). ``limit`` ≥ 1."""
+    collapsed = " ".join("".join(c if c.isprintable() or c.isspace() else " " for c in text[:SCAN_CHARS * 2])
+                         .split())[:SCAN_CHARS]
+    redacted, count = _redact(collapsed)
+    if len(redacted) > limit:
+        redacted = redacted[:limit - 1].rstrip() + "…"
+    return Head(redacted, count)
+
+
+def _redact(text: str) -> tuple[str, int]:
+    """``(text, 0)``: no secret detector is wired in yet (docs/traces.md §4)."""
+    return text, 0
