@@ -12,6 +12,7 @@ import click
 
 from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import app_of, json_option, respond
+from git_memhtml.cut import clip
 from git_memhtml.errors import UsageError
 from git_memhtml.output import kv, table
 
@@ -113,7 +114,7 @@ def search_cmd(ctx: click.Context, query: str, cwd: str | None, since: str | Non
             return "no session matches (git memhtml trace index scans the transcripts)"
         return table(["started", "session", "prompts", "turns", "tools", "title / first prompt"],
                      [[s.started_at[:16], s.session_id, s.counts.user_prompts, s.counts.assistant_turns,
-                       s.counts.tool_calls, (s.ai_title or s.first_prompt)[:60]] for s in sessions])
+                       s.counts.tool_calls, clip(s.ai_title or s.first_prompt, 60)] for s in sessions])
 
     respond(as_json, "trace.sessions", {"query": query, "sessions": rows}, human)
     return 0

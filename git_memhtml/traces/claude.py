@@ -1,6 +1,6 @@
 """Claude Code transcript lines → a :class:`~git_memhtml.traces.model.Delta` (docs/traces.md §2).
 
-Line types read: ``user, assistant, system, attachment, agent-name, ai-title, pr-link`` (memhtml-core §8) and
+Line types read: ``user, assistant, system, attachment, agent-name, ai-title, pr-link`` (docs/traces.md §2) and
 ``summary`` (the title line the real transcripts carry). Types skipped on purpose: ``last-prompt, mode,
 permission-mode, queue-operation, file-history-snapshot, file-history-delta, progress``. Any other type is counted
 in ``unknown_types``. A read line without a ``sessionId``, with an unsafe one, or with another session's id is
@@ -16,10 +16,10 @@ from git_memhtml.traces.heads import FIRST_PROMPT_CHARS, PROMPT_HEAD_CHARS, TITL
 from git_memhtml.traces.model import Counts, Delta, FileStamp, Prompt, Session, safe_session_id
 
 READ_TYPES = frozenset({"user", "assistant", "system", "attachment", "agent-name", "ai-title", "pr-link", "summary"})
-"""Line types whose content the parser looks at (memhtml-core §8, plus ``summary``)."""
+"""Line types whose content the parser looks at (docs/traces.md §2, plus ``summary``)."""
 SKIPPED_TYPES = frozenset({"last-prompt", "mode", "permission-mode", "queue-operation", "file-history-snapshot",
                            "file-history-delta", "progress"})
-"""Known line types that carry nothing the trace plane keeps (memhtml-core §8, plus ``progress``: tool progress)."""
+"""Known line types that carry nothing the trace plane keeps (docs/traces.md §2, plus ``progress``: tool progress)."""
 TITLE_TYPES = frozenset({"summary", "ai-title"})
 
 
@@ -61,10 +61,10 @@ class ClaudeReader:
 
     def feed(self, obj: dict[str, Any]) -> None:
         """Take one decoded line."""
-        kind = obj.get("type")
+        kind = text_value(obj.get("type"))
         if kind in SKIPPED_TYPES:
             return
-        if not isinstance(kind, str) or kind not in READ_TYPES:
+        if kind not in READ_TYPES:
             self.counts["unknown_types"] += 1
             return
         raw_id = obj.get("sessionId")

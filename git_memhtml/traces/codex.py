@@ -39,7 +39,7 @@ class CodexReader:
 
     def feed(self, obj: dict[str, Any]) -> None:
         """Take one decoded line."""
-        kind = obj.get("type")
+        kind = text_value(obj.get("type"))
         payload = obj.get("payload")
         if kind not in LINE_TYPES or not isinstance(payload, dict):
             self.counts["unknown_types"] += 1
@@ -60,7 +60,7 @@ class CodexReader:
             if model and not self.fields["model"]:
                 self.fields["model"] = model[:200]
         elif kind == "response_item":
-            item = payload.get("type")
+            item = text_value(payload.get("type"))
             if item == "message" and payload.get("role") == "assistant":
                 self.counts["assistant_turns"] += 1
             elif item in TOOL_ITEMS:

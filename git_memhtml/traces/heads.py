@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from git_memhtml.cut import clip
+
 PROMPT_HEAD_CHARS = 200
-"""Cap of a prompt head (memhtml-core §8: ``trace_prompts`` ≤ 200-char heads)."""
+"""Cap of a prompt head (docs/traces.md §4; issue 13)."""
 FIRST_PROMPT_CHARS = 500
-"""Cap of a session's first prompt (memhtml-core §8: ``first_prompt`` ≤ 500)."""
+"""Cap of a session's first prompt (docs/traces.md §4; issue 13)."""
 TITLE_CHARS = 200
 """Cap of a session's title (ours: no title Claude Code writes comes near it)."""
 SCAN_CHARS = 65_536
@@ -34,9 +36,7 @@ def stored_head(text: str, limit: int) -> Head:
     collapsed = " ".join("".join(c if c.isprintable() or c.isspace() else " " for c in text[:SCAN_CHARS * 2])
                          .split())[:SCAN_CHARS]
     redacted, count = _redact(collapsed)
-    if len(redacted) > limit:
-        redacted = redacted[:limit - 1].rstrip() + "…"
-    return Head(redacted, count)
+    return Head(clip(redacted, limit), count)
 
 
 def _redact(text: str) -> tuple[str, int]:

@@ -3,7 +3,7 @@
 A :class:`Session` is what the trace plane keeps of one agent session: identity (id, source, slug, cwd, branch,
 model), times, counts, capped heads of its text and a pointer to its main file. A :class:`Delta` is what one read
 of one file (whole, or its tail from a watermark) adds to a session; :func:`merge` folds a delta into the stored
-session: older identity, newer state, min/max times, counts added (memhtml-core §8 "Tail merges").
+session: older identity, newer state, min/max times, counts added (docs/traces.md §3).
 """
 
 from __future__ import annotations

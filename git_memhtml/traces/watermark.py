@@ -1,4 +1,4 @@
-"""What a scan does with one file, from its watermark (memhtml-core §8 "Scan"; docs/traces.md §3)."""
+"""What a scan does with one file, from its watermark (docs/traces.md §3)."""
 
 from __future__ import annotations
 
