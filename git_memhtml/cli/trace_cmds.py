@@ -29,7 +29,7 @@ def trace_group() -> None:
     """Index agent session transcripts (Claude Code, Codex CLI) and search them; read only."""
 
 
-def _report_text(report: ScanReport) -> str:
+def _report_text(report: ScanReport, links: int) -> str:
     lines = [f"{root.source} root {root.path}" + ("" if root.present else " (not found)") for root in report.roots]
     lines += [f"{path}: not read (cannot be opened as a regular file; retried next scan)" for path in report.unreadable]
     lines.append(kv({
@@ -44,6 +44,7 @@ def _report_text(report: ScanReport) -> str:
                          f"{report.dropped_lines} without a session id, {report.oversized_lines} oversized, "
                          f"{report.torn_lines} torn (left for the next scan)",
         "redactions": report.redactions,
+        "links": f"{links} memories name a session",
     }))
     return "\n".join(lines)
 
@@ -71,8 +72,7 @@ def index_cmd(ctx: click.Context, as_json: bool) -> int:
         with db.atomic():
             links = tables.refresh_wrote_links(now=now)
     data = asdict(report) | {"links": links}
-    respond(as_json, "trace.report", data, lambda: _report_text(report) + f"\nlinks     {links} memories name a "
-                                                                          "session")
+    respond(as_json, "trace.report", data, lambda: _report_text(report, links))
     return 0
 
 

@@ -41,10 +41,13 @@ class TraceTables:
         """One write transaction (``IndexDB.atomic``)."""
         return self.db.atomic()
 
-    def watermarks(self) -> dict[str, Watermark]:
-        """Every file's watermark by path."""
-        rows = self.db.query(
-            "SELECT path, source, session_id, file_size, mtime_ms, byte_offset FROM state.trace_watermarks")
+    def watermarks(self, paths: Sequence[str] | None = None) -> dict[str, Watermark]:
+        """The watermarks of ``paths`` (every file's when ``None``) by path."""
+        sql = "SELECT path, source, session_id, file_size, mtime_ms, byte_offset FROM state.trace_watermarks"
+        if paths is None:
+            rows = self.db.query(sql)
+        else:
+            rows = [row for path in paths for row in self.db.query(sql + " WHERE path = ?", (path,))]
         return {r[0]: Watermark(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5])) for r in rows}
 
     def save_watermark(self, mark: Watermark, *, now: str) -> None:

@@ -29,7 +29,7 @@ class TracePlane(Protocol):
     """Where the scan keeps what it read (``git_memhtml.index.traces.TraceTables`` over the index)."""
 
     def atomic(self) -> AbstractContextManager[None]: ...
-    def watermarks(self) -> dict[str, Watermark]: ...
+    def watermarks(self, paths: Sequence[str] | None = None) -> dict[str, Watermark]: ...
     def save_watermark(self, mark: Watermark, *, now: str) -> None: ...
     def load_session(self, session_id: str) -> Session | None: ...
     def forget_session(self, session_id: str) -> None: ...
@@ -129,37 +129,47 @@ def _read(file: TranscriptFile, offset: int, size: int, mtime_ms: int) -> tuple[
     return reader.delta(stamp, oversized=tally.oversized, first_read=offset == 0), tally
 
 
-def scan(plane: TracePlane, roots: tuple[Root, ...], files: Sequence[TranscriptFile], *, now: str) -> ScanReport:
-    """Scan ``files`` against ``plane``'s watermarks and store what is new (see the module doc)."""
-    marks = plane.watermarks()
-    stats: dict[str, tuple[int, int]] = {}
+def _decisions(marks: dict[str, Watermark], group: Sequence[TranscriptFile],
+               stats: dict[str, tuple[int, int]]) -> tuple[dict[str, Decision], bool]:
+    """Each file's verdict against ``marks``, and whether the session must be read again whole."""
     decisions: dict[str, Decision] = {}
+    for file in group:
+        mark = marks.get(file.path)
+        decisions[file.path] = decide(mark if mark is not None and mark.session_id == file.session_id else None,
+                                      *stats[file.path])
+    return decisions, "rescan" in decisions.values()
+
+
+def scan(plane: TracePlane, roots: tuple[Root, ...], files: Sequence[TranscriptFile], *, now: str) -> ScanReport:
+    """Scan ``files`` against ``plane``'s watermarks and store what is new (see the module doc).
+
+    Each session is decided and written inside one write transaction that reads the watermarks afresh, so two
+    scans running at once never read the same bytes twice into a session: the second waits for the first's
+    transaction, then finds the watermarks it wrote.
+    """
+    stats: dict[str, tuple[int, int]] = {}
     unreadable: list[str] = []
+    by_session: dict[str, list[TranscriptFile]] = {}
     for file in files:
         found = _stat(file.path)
         if found is None:
             unreadable.append(file.path)
             continue
         stats[file.path] = found
-        mark = marks.get(file.path)
-        decisions[file.path] = decide(mark if mark is not None and mark.session_id == file.session_id else None,
-                                      *found)
-    rescanned = {f.session_id for f in files if decisions.get(f.path) == "rescan"}
-    by_session: dict[str, list[TranscriptFile]] = {}
-    for file in files:
-        if file.path in stats:
-            by_session.setdefault(file.session_id, []).append(file)
-    totals = dict.fromkeys(("files_scanned", "files_unchanged", "sessions_new", "sessions_updated", "prompts",
-                            "sub_agents", "lines_read", "bytes_read", "unknown_types", "invalid_lines",
-                            "dropped_lines", "oversized_lines", "torn_lines", "redactions"), 0)
+        by_session.setdefault(file.session_id, []).append(file)
+    totals = dict.fromkeys(("files_scanned", "files_unchanged", "sessions_new", "sessions_updated",
+                            "sessions_rescanned", "prompts", "sub_agents", "lines_read", "bytes_read",
+                            "unknown_types", "invalid_lines", "dropped_lines", "oversized_lines", "torn_lines",
+                            "redactions"), 0)
     for session_id, group in by_session.items():
-        reset = session_id in rescanned
-        work = [(f, "new" if reset else decisions[f.path]) for f in group]
-        totals["files_unchanged"] += sum(1 for _, d in work if d == "skip")
-        work = [(f, d) for f, d in work if d != "skip"]
-        if not work:
-            continue
         with plane.atomic():
+            marks = plane.watermarks(tuple(f.path for f in group))
+            decisions, reset = _decisions(marks, group, stats)
+            work = [(f, "new" if reset else decisions[f.path]) for f in group]
+            totals["files_unchanged"] += sum(1 for _, d in work if d == "skip")
+            work = [(f, d) for f, d in work if d != "skip"]
+            if not work:
+                continue
             if reset:
                 plane.forget_session(session_id)
                 stored = None
@@ -192,8 +202,6 @@ def scan(plane: TracePlane, roots: tuple[Root, ...], files: Sequence[TranscriptF
                 plane.save_session(session, now=now)
             for mark in new_marks:
                 plane.save_watermark(mark, now=now)
-        if not reset:
-            totals["sessions_updated" if existed else "sessions_new"] += 1
+        totals["sessions_rescanned" if reset else "sessions_updated" if existed else "sessions_new"] += 1
     return ScanReport(roots=roots, files_found=len(files), files_unreadable=len(unreadable),
-                      sessions_rescanned=len(rescanned & set(by_session)), sessions=plane.session_count(),
-                      unreadable=tuple(unreadable[:20]), **totals)
+                      sessions=plane.session_count(), unreadable=tuple(unreadable[:20]), **totals)

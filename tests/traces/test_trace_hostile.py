@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -248,3 +249,38 @@ def test_a_title_line_without_session_id_names_the_session(db: IndexDB, tmp_path
     _scan(db, root, tmp_path)
     session = stored(db)
     assert session is not None and session.ai_title == "Fix the cart" and session.counts.dropped_lines == 0
+
+
+class _RacingPlane(TraceTables):
+    """The trace tables, but the first transaction is preceded by a whole other scan on a second connection to the
+    same files: the other process wins the race for every session."""
+
+    def __init__(self, db: IndexDB, rival: Callable[[], object]) -> None:
+        super().__init__(db)
+        self.rival: Callable[[], object] | None = rival
+
+    def atomic(self) -> AbstractContextManager[None]:
+        if self.rival is not None:
+            rival, self.rival = self.rival, None
+            rival()
+        return super().atomic()
+
+
+def test_two_scans_at_once_read_each_byte_into_a_session_once(tmp_path: Path) -> None:
+    root, path = claude_root(tmp_path, GOOD)
+    index, state = tmp_path / "index.db", tmp_path / "state.db"
+    first, second = open_index(index, state), open_index(index, state)
+    try:
+        scan_roots(first, root, tmp_path / "no-codex")
+        with path.open("ab") as fh:
+            fh.write(claude_line("user", "appended once"))
+        bump_mtime(path)
+        roots, files = discover(root, tmp_path / "no-codex")
+        racing = _RacingPlane(first, lambda: scan_roots(second, root, tmp_path / "no-codex"))
+        report = scan(racing, roots, files, now=NOW)  # stat taken before the rival's scan, decided after it
+        assert report.bytes_read == 0 and report.files_unchanged == 1
+        session = stored(first)
+        assert session is not None and [p.head for p in session.prompts] == ["first prompt", "appended once"]
+    finally:
+        first.close()
+        second.close()
