@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from git_memhtml.traces.fields import text_value, utc_instant
-from git_memhtml.traces.heads import FIRST_PROMPT_CHARS, PROMPT_HEAD_CHARS, TITLE_CHARS, stored_head
+from git_memhtml.traces.heads import FIRST_PROMPT_CHARS, PROMPT_HEAD_CHARS, TITLE_CHARS, stored_head, stored_name
 from git_memhtml.traces.model import Counts, Delta, FileStamp, Prompt, Session, safe_session_id
 
 READ_TYPES = frozenset({"user", "assistant", "system", "attachment", "agent-name", "ai-title", "pr-link", "summary"})
@@ -79,7 +79,7 @@ class ClaudeReader:
             self.fields["ended_at"] = max(self.fields["ended_at"], at)
         for key, name in (("cwd", "cwd"), ("gitBranch", "git_branch")):
             if not self.fields[name] and text_value(obj.get(key)):
-                self.fields[name] = text_value(obj.get(key))[:1000]
+                self.fields[name] = self._name(text_value(obj.get(key)))
         if kind in TITLE_TYPES:
             title = text_value(obj.get("summary") if kind == "summary" else obj.get("aiTitle") or obj.get("title"))
             if title.strip():
@@ -92,7 +92,7 @@ class ClaudeReader:
                 self.counts["user_prompts"] += 1
                 if not self.fields["first_prompt"]:
                     self.fields["first_prompt"] = self._head(text, FIRST_PROMPT_CHARS)
-                self.prompts.append(Prompt(len(self.prompts), text_value(obj.get("uuid"))[:64], at,
+                self.prompts.append(Prompt(len(self.prompts), self._name(text_value(obj.get("uuid"))), at,
                                            self._head(text, PROMPT_HEAD_CHARS)))
 
     def _assistant(self, obj: dict[str, Any]) -> None:
@@ -102,7 +102,7 @@ class ClaudeReader:
             return
         model = text_value(message.get("model"))
         if model and not model.startswith("<") and not self.fields["model"]:
-            self.fields["model"] = model[:200]
+            self.fields["model"] = self._name(model)
         content = message.get("content")
         if isinstance(content, list):
             self.counts["tool_calls"] += sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_use")
@@ -111,6 +111,11 @@ class ClaudeReader:
         head = stored_head(text, limit)
         self.redactions += head.redactions
         return head.text
+
+    def _name(self, text: str) -> str:
+        name = stored_name(text)
+        self.redactions += name.redactions
+        return name.text
 
     def delta(self, stamp: FileStamp, *, oversized: int, first_read: bool) -> Delta:
         """The :class:`Delta` of the lines fed so far, read from the file of ``stamp``; ``first_read`` (the read

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from git_memhtml.traces.fields import cwd_slug, text_value, utc_instant
-from git_memhtml.traces.heads import FIRST_PROMPT_CHARS, PROMPT_HEAD_CHARS, stored_head
+from git_memhtml.traces.heads import FIRST_PROMPT_CHARS, PROMPT_HEAD_CHARS, stored_head, stored_name
 from git_memhtml.traces.model import Counts, Delta, FileStamp, Prompt, Session
 
 LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
@@ -49,16 +49,16 @@ class CodexReader:
             self.fields["started_at"] = min(self.fields["started_at"] or at, at)
             self.fields["ended_at"] = max(self.fields["ended_at"], at)
         if kind in ("session_meta", "turn_context") and not self.fields["cwd"] and text_value(payload.get("cwd")):
-            self.fields["cwd"] = text_value(payload.get("cwd"))[:1000]
+            self.fields["cwd"] = self._name(text_value(payload.get("cwd")))
         if kind == "session_meta":
             git = payload.get("git")
             branch = text_value(git.get("branch")) if isinstance(git, dict) else ""
             if branch and not self.fields["git_branch"]:
-                self.fields["git_branch"] = branch[:200]
+                self.fields["git_branch"] = self._name(branch)
         elif kind == "turn_context":
             model = text_value(payload.get("model"))
             if model and not self.fields["model"]:
-                self.fields["model"] = model[:200]
+                self.fields["model"] = self._name(model)
         elif kind == "response_item":
             item = text_value(payload.get("type"))
             if item == "message" and payload.get("role") == "assistant":
@@ -77,6 +77,11 @@ class CodexReader:
         head = stored_head(text, limit)
         self.redactions += head.redactions
         return head.text
+
+    def _name(self, text: str) -> str:
+        name = stored_name(text)
+        self.redactions += name.redactions
+        return name.text
 
     def delta(self, stamp: FileStamp, *, oversized: int, first_read: bool) -> Delta:
         """The :class:`Delta` of the lines fed so far, read from the file of ``stamp`` (``first_read`` is unused:

@@ -1,8 +1,8 @@
 """The one door every stored transcript text goes through (docs/traces.md §4).
 
-Prompt heads, first prompts and titles reach the trace plane only as :func:`stored_head` made them: whitespace
-collapsed, cut to a cap, and (once ``git_memhtml.secrets`` is merged) secret-shaped strings redacted. Nothing else
-of a transcript's text is stored.
+Prompt heads, first prompts and titles reach the trace plane only as :func:`stored_head` made them (whitespace
+collapsed, cut to a cap, secret-shaped strings redacted); names (cwd, branch, model, line uuid) only as
+:func:`stored_name` made them. Nothing else of a transcript's text is stored.
 """
 
 from __future__ import annotations
@@ -36,6 +36,19 @@ def stored_head(text: str, limit: int) -> Head:
     collapsed = " ".join("".join(c if c.isprintable() or c.isspace() else " " for c in text[:SCAN_CHARS * 2])
                          .split())[:SCAN_CHARS]
     redacted, count = _redact(collapsed)
+    return Head(clip(redacted, limit), count)
+
+
+NAME_CHARS = 1000
+"""Cap of a stored name: cwd, git branch, model, line uuid (ours; a cwd longer than this is no real folder)."""
+
+
+def stored_name(text: str, limit: int = NAME_CHARS) -> Head:
+    """A name the trace plane keeps (cwd, git branch, model, line uuid) as it may be stored: control characters
+    dropped, secrets redacted, cut to ``limit`` characters; whitespace is kept as it is (a cwd is matched exactly
+    by ``trace search --cwd``)."""
+    cleaned = "".join(c for c in text[:SCAN_CHARS] if c.isprintable() or c == " ")
+    redacted, count = _redact(cleaned)
     return Head(clip(redacted, limit), count)
 
 
