@@ -26,7 +26,7 @@ def db(tmp_path: Path) -> Iterator[IndexDB]:
     handle.close()
 
 
-QUERIES: list[tuple[str, list[str]]] = [
+QUERIES: list[tuple[str, str, list[str]]] = [
     ("plain words", "cart rounding", [SID]),
     ("FTS operators are words", 'cart OR NOT "release', [SID, OTHER]),
     ("a lone quote", '"', [OTHER, SID]),
