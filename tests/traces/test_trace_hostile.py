@@ -284,3 +284,27 @@ def test_two_scans_at_once_read_each_byte_into_a_session_once(tmp_path: Path) ->
     finally:
         first.close()
         second.close()
+
+
+def test_reading_a_huge_line_holds_at_most_the_cap(tmp_path: Path) -> None:
+    import tracemalloc
+
+    from git_memhtml.traces.lines import ReadTally, complete_lines, open_read_only
+
+    path = tmp_path / "huge.jsonl"
+    with path.open("wb") as fh:
+        fh.write(GOOD)
+        for _ in range(5 * MAX_LINE_BYTES // 65_536):  # a 20 MiB line, written in blocks
+            fh.write(b"z" * 65_536)
+        fh.write(b"\n" + GOOD)
+    fd = open_read_only(str(path))
+    tally = ReadTally()
+    tracemalloc.start()
+    try:
+        lines = sum(1 for _ in complete_lines(fd, 0, tally, limit=path.stat().st_size))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        os.close(fd)
+    assert lines == 4 and tally.oversized == 1 and tally.end == path.stat().st_size
+    assert peak < 2 * MAX_LINE_BYTES + 1_000_000  # bounded by the cap, not by the line's 20 MiB
