@@ -5,9 +5,9 @@ the sub-agent sidecars ``<root>/projects/<cwd-slug>/<session-id>/subagents/agent
 (``memhtml.codexroot``, default ``~/.codex``): ``<root>/sessions/YYYY/MM/DD/rollout-<stamp>-<uuid>.jsonl``.
 
 Below a root nothing that is a symlink is entered or read (a folder or file link, inside the root or pointing out
-of it, or a loop), and only names of the documented shapes are taken: a session id must pass
-:func:`~git_memhtml.traces.model.safe_session_id`, so a name such as ``...jsonl`` or one with a control character
-is skipped. The root itself may be a symlink (``~/.claude`` often is).
+of it, or a loop), names that are not UTF-8 are left out, and only names of the documented shapes are taken: a
+session id must pass :func:`~git_memhtml.traces.model.safe_session_id`, so a name such as ``...jsonl`` or one with
+a control character is skipped. The root itself may be a symlink (``~/.claude`` often is).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_memhtml.pathnames import is_utf8_name
 from git_memhtml.traces.model import Source, safe_session_id
 
 _UUID_TAIL = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -43,10 +44,14 @@ class TranscriptFile:
 
 
 def _entries(folder: str) -> list[os.DirEntry[str]]:
-    """``folder``'s entries by name; ``[]`` when it cannot be listed (missing, not a folder, no permission)."""
+    """``folder``'s entries by name, leaving out names that are not UTF-8 (they could not be stored or shown as
+    they are); ``[]`` when it cannot be listed (missing, not a folder, no permission) or its own path is not
+    UTF-8."""
+    if not folder or not is_utf8_name(folder):
+        return []
     try:
         with os.scandir(folder) as it:
-            return sorted(it, key=lambda e: e.name)
+            return sorted((e for e in it if is_utf8_name(e.name)), key=lambda e: e.name)
     except OSError:
         return []
 

@@ -308,3 +308,16 @@ def test_reading_a_huge_line_holds_at_most_the_cap(tmp_path: Path) -> None:
         os.close(fd)
     assert lines == 4 and tally.oversized == 1 and tally.end == path.stat().st_size
     assert peak < 2 * MAX_LINE_BYTES + 1_000_000  # bounded by the cap, not by the line's 20 MiB
+
+
+def test_a_folder_or_root_whose_name_is_not_utf8_is_left_out(db: IndexDB, tmp_path: Path) -> None:
+    root, _ = claude_root(tmp_path, GOOD)
+    bad = os.path.join(os.fsencode(root / "projects"), b"-home-\xff-x")
+    os.mkdir(bad)
+    with open(os.path.join(bad, b"77777777-7777-7777-7777-777777777777.jsonl"), "wb") as fh:
+        fh.write(claude_line("user", "in a bad folder", session_id="77777777-7777-7777-7777-777777777777"))
+    report = _scan(db, root, tmp_path)  # never a crash storing an unencodable path
+    assert report.files_found == 1 and report.sessions == 1
+    odd_root = os.fsdecode(os.fsencode(tmp_path) + b"/r\xfe")
+    os.mkdir(odd_root)
+    assert scan_roots(db, Path(odd_root), tmp_path / "no-codex").files_found == 0
