@@ -321,3 +321,21 @@ def test_a_folder_or_root_whose_name_is_not_utf8_is_left_out(db: IndexDB, tmp_pa
     odd_root = os.fsdecode(os.fsencode(tmp_path) + b"/r\xfe")
     os.mkdir(odd_root)
     assert scan_roots(db, Path(odd_root), tmp_path / "no-codex").files_found == 0
+
+
+def test_lone_surrogates_escaped_in_json_never_reach_sqlite(db: IndexDB, tmp_path: Path) -> None:
+    odd = "a\ud800b\udfffc"
+    line = (json.dumps({"type": "user", "sessionId": SID, "uuid": odd, "cwd": f"/home/{odd}", "gitBranch": odd,
+                        "timestamp": odd, "message": {"role": "user", "content": f"prompt {odd}"}}) + "\n").encode()
+    title = (json.dumps({"type": "summary", "summary": odd}) + "\n").encode()
+    answer = (json.dumps({"type": "assistant", "sessionId": SID, "message": {"model": odd, "content": []}})
+              + "\n").encode()
+    assert b"\\ud800" in line  # JSON escapes that decode to lone surrogates
+    root, _ = claude_root(tmp_path, line + title + answer)
+    _scan(db, root, tmp_path)  # never a UnicodeEncodeError at the insert
+    session = stored(db)
+    assert session is not None
+    for text in (session.first_prompt, session.ai_title, session.cwd, session.git_branch, session.model,
+                 session.prompts[0].uuid):
+        text.encode("utf-8")
+        assert "b" in text and "c" in text
