@@ -90,6 +90,21 @@ class InvalidMemory(MemhtmlError):
         self.violations = tuple(violations)
 
 
+class SecretInMemory(InvalidMemory):
+    """A memory (or the text of a write) would carry a secret the detector finds (docs/secrets.md); exits 2, nothing
+    written. The message names the field or file and the secret's kind only, never its text."""
+
+    code = "ERR_SECRET_DETECTED"
+    exit_code = 2
+
+    def __init__(self, message: str, *, kinds: Sequence[str] = (), hint: str | None = None,
+                 path: str | None = None) -> None:
+        super().__init__(message, violations=[message], hint=hint, path=path)
+        self.kinds = tuple(kinds)
+        if self.kinds:
+            self.details = {"secretKinds": list(self.kinds)}
+
+
 class RunNotFound(MemhtmlError):
     """No sleep run of that id (the seeds' ``no-run``)."""
 

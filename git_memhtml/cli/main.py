@@ -113,6 +113,18 @@ def cli(ctx: click.Context, repo_path: Path | None, quiet: bool) -> None:
     app.quiet = quiet
 
 
+def _without_secrets(text: str) -> str:
+    """``text`` with every detected secret replaced by ``[redacted:<kind>]`` (docs/secrets.md): a crash report and the
+    ``internal error:`` line carry the command line and exception messages, which may hold what was being written.
+    When the scan itself fails, the text is withheld whole rather than written unscanned."""
+    from git_memhtml.secrets import redact
+
+    try:
+        return redact(text).text
+    except Exception as failed:  # the scan's own failure must not write the text it could not scan
+        return f"[withheld: the secret scan failed with {type(failed).__name__}]\n"
+
+
 def _crash_report(exc: BaseException) -> Path:
     """Write a crash report to a new file ``<tmp>/git-memhtml-crashes/crash-<UTC stamp>-<pid>-<n>.log`` and
     return its path. The file is created with ``O_CREAT | O_EXCL`` (mode 0600), so two crashes in the same second,
@@ -129,8 +141,9 @@ def _crash_report(exc: BaseException) -> Path:
     folder = Path(tempfile.gettempdir()) / "git-memhtml-crashes"
     folder.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    text = (f"git-memhtml {__version__}\npython {platform.python_version()}\n{git_versions()}\n{db_versions()}\n"
-            f"argv {sys.argv}\n\n" + "".join(traceback.format_exception(exc)))
+    text = _without_secrets(
+        f"git-memhtml {__version__}\npython {platform.python_version()}\n{git_versions()}\n{db_versions()}\n"
+        f"argv {sys.argv}\n\n" + "".join(traceback.format_exception(exc)))
     for n in itertools.count(1):
         path = folder / f"crash-{stamp}-{os.getpid()}-{n}.log"
         try:
@@ -212,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if app.landed_commits():
             return _after_commit(exc, app.landed_commits(), as_json)
-        log(f"internal error: {type(exc).__name__}: {exc}")
+        log(_without_secrets(f"internal error: {type(exc).__name__}: {exc}"))
         try:
             report = _crash_report(exc)
         except OSError as failed:  # an unwritable temp folder must not hide the original error
@@ -231,7 +244,7 @@ def _after_commit(exc: BaseException, landed: Sequence[str], as_json: bool) -> i
     elif isinstance(exc, (SystemExit, BrokenPipeError)):
         what = "the output could not be written (stdout closed)"
     else:
-        what = f"internal error: {type(exc).__name__}: {exc} (crash report: {_crash_report(exc)})"
+        what = _without_secrets(f"internal error: {type(exc).__name__}: {exc} (crash report: {_crash_report(exc)})")
     note = f"commit {', '.join(sha[:12] for sha in landed)} landed (the change is stored); a later step failed: {what}"
     for line in (note, "the index catches up on the next command (or: git memhtml index update)"):
         try:

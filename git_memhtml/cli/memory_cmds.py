@@ -17,7 +17,8 @@ from git_memhtml.cli.op_schema_help import OP_SCHEMA_TEXT
 from git_memhtml.cut import clip
 from git_memhtml.document.draft import HEAD_FIELDS
 from git_memhtml.document.model import MEMORY_TYPES, PARA_BUCKETS, WRITABLE_TYPES
-from git_memhtml.errors import InvalidMemory, MemhtmlError, PathNotFound, UsageError, WriteConflict
+from git_memhtml.document.secret_gate import SECRET_HINT
+from git_memhtml.errors import InvalidMemory, MemhtmlError, PathNotFound, SecretInMemory, UsageError, WriteConflict
 from git_memhtml.output import table, warn
 from git_memhtml.tree.paths import VERB_NEEDS, read_tree_file, resolve_memory_path
 
@@ -147,6 +148,7 @@ _OP_ERRORS: tuple[tuple[type[MemhtmlError], str], ...] = (
     (UsageError, "see git memhtml write -h"),
     (WriteConflict, "choose another --path, or git memhtml correct the memory already there"),
     (PathNotFound, "check the path with git memhtml list"),
+    (SecretInMemory, SECRET_HINT),
     (InvalidMemory, "fix the memory and write again"),
 )
 """The error class (so exit code and ``--json`` code) and hint of a refused op, by its result ``code``."""
@@ -157,7 +159,8 @@ def _raise_first_error(results: Sequence[OpResult]) -> None:
     for r in results:
         if r.code:
             cls, hint = next(((c, h) for c, h in _OP_ERRORS if c.code == r.code), (InvalidMemory, _OP_ERRORS[-1][1]))
-            error = cls(f"write: {r.error}" if cls is not InvalidMemory else f"invalid memory: {r.error}", hint=hint)
+            error = cls(f"write: {r.error}" if not issubclass(cls, InvalidMemory) else f"invalid memory: {r.error}",
+                        hint=hint)
             error.code = r.code
             raise error
 
@@ -203,8 +206,8 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
         error = MemhtmlError(
             f"apply {label}: batch refused, nothing written: op #{first.index + 1}: {first.error}"
             + (f" (+{len(failed) - 1} more failed)" if len(failed) > 1 else ""),
-            hint="fix the listed ops" + ("" if continue_on_error else ", or pass --continue-on-error to commit the "
-                                                                        "others"),
+            hint=(SECRET_HINT if first.code == SecretInMemory.code else "fix the listed ops")
+            + ("" if continue_on_error else ", or pass --continue-on-error to commit the others"),
         )
         error.code = first.code or error.code
         error.details = data

@@ -27,6 +27,7 @@ from git_memhtml.document.hash import (
 )
 from git_memhtml.document.model import MemoryDocument
 from git_memhtml.document.parse import DEPTH_HINT, INVALID_HINT, MAX_FILE_BYTES, decode_memory, document_of
+from git_memhtml.document.secret_gate import refuse_secrets
 from git_memhtml.document.serialize import (
     canonical_article_html,
     escape_attribute,
@@ -234,7 +235,10 @@ def render_checked(draft: MemoryDraft, *, now: str) -> RenderedMemory:
     as rendered when it writes back to itself from the whole file's parse, else (a CR in the text …) it is
     canonicalised and the file parsed once more, so the bytes are always those of the canonical form.
 
+    Last, the rendered text is scanned for secrets (:func:`document.secret_gate.refuse_secrets`, docs/secrets.md).
+
     Raises:
+        SecretInMemory: the rendered memory carries a detected secret (exit 2; names the draft field and the kind).
         InvalidMemory: neither or both of claim/article_html; unknown meta name or rel; a field with a control
             character; any violation of the rendered file (e.g. bad type, a task status on a non-task, an
             article_html without a leading mark, a parse error in the article HTML).
@@ -250,6 +254,7 @@ def render_checked(draft: MemoryDraft, *, now: str) -> RenderedMemory:
     if rendered is None:
         rendered = _render_once(draft, canonical_article_html(article), now=now, verify=False)
     assert rendered is not None
+    refuse_secrets(rendered.text, where="rendered memory", draft=draft)
     return rendered
 
 

@@ -16,6 +16,10 @@ from pathlib import Path
 import pytest
 
 from git_memhtml.cli.main import main
+from tests.secrets.corpus import CORPUS
+
+_TOKEN = next(s.secret for s in CORPUS if s.name == "github-classic")
+"""A fake GitHub token in the real format (tests/secrets/corpus.py): a write carrying it is refused."""
 
 ROWS: list[tuple[str, list[str], int, str]] = [
     ("search empty query", ["search", ""], 2, "QUERY"),
@@ -38,6 +42,11 @@ ROWS: list[tuple[str, list[str], int, str]] = [
                             "archive/2020/x/y.html"], 2, "archive/2020/x/y.html"),
     ("write over existing", ["write", "--type", "semantic", "--title", "t", "--claim", "c.", "--path", "{memory}"],
      1, "{memory}"),
+    ("write carrying a secret", ["write", "--type", "semantic", "--title", "t", "--claim", f"Push with {_TOKEN}."],
+     2, "field claim carries a detected secret (github-token)"),
+    ("apply carrying a secret", ["apply", "--file", "{tmp}/secret.jsonl"], 1, "secret.jsonl"),
+    ("correct carrying a secret", ["correct", "{memory}", "--title", "t", "--claim", f"Now {_TOKEN}.", "--reason",
+                                   "r"], 2, "field claim carries a detected secret (github-token)"),
     ("read missing", ["read", "areas/inbox/nope.html"], 1, "areas/inbox/nope.html"),
     ("archive missing", ["archive", "areas/inbox/nope.html", "--reason", "old"], 1, "areas/inbox/nope.html"),
     ("archive blank reason", ["archive", "{memory}", "--reason", " "], 2, "--reason"),
@@ -122,6 +131,8 @@ def world(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
     (tmp_path / "escape.jsonl").write_text(
         json.dumps({"op": "write", "title": "out", "type": "semantic", "body": "Out.", "path": "../outside.html"})
         + "\n")
+    (tmp_path / "secret.jsonl").write_text(
+        json.dumps({"op": "write", "title": "leak", "type": "semantic", "body": f"The CI token is {_TOKEN}."}) + "\n")
     (tmp_path / "plain").mkdir()
     (tmp_path / "deleted").mkdir()
     (tmp_path / "deleted").rmdir()  # `-C` names a folder that no longer exists

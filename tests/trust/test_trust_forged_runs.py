@@ -27,7 +27,9 @@ from git_memhtml.gitrepo.values import TreeChange
 from git_memhtml.sleep.engine.journal import parse_journal
 from git_memhtml.sleep.engine.runfiles import journal_file
 from git_memhtml.sleep.landing.rail import path_violations
+from tests.secrets.corpus import CORPUS
 
+_AWS_KEY = next(s.secret for s in CORPUS if s.name == "aws-access-key-id")
 RUN = "sleep/2026-12-01-abcdef"
 NOW = "2026-12-01T09:00:00Z"
 VERBS: dict[str, list[str]] = {"merge": ["--skip-gate"], "rebase": ["--skip-gate"], "pr": []}
@@ -126,6 +128,14 @@ def forge_iframe_memory(repo: Path) -> str:
     return "resources/evil.html"
 
 
+def forge_secret_in_memory(repo: Path) -> str:
+    """A well-formed memory whose article carries a fake key (tests/secrets/corpus.py): the rail's secret check."""
+    text = _memory(repo).read_text().replace("listens on port", f"listens, key {_AWS_KEY}, on port")
+    (repo / "resources" / "leak.html").write_text(text)
+    commit(repo, "report")
+    return "resources/leak.html: carries a detected secret (aws-access-key)"
+
+
 def forge_symlink_memory(repo: Path) -> str:
     (repo / "resources" / "link.html").symlink_to("../README.html")
     commit(repo, "report")
@@ -195,6 +205,7 @@ FORGES: dict[str, Callable[[Path], str]] = {
     "journal-with-a-bad-line": forge_bad_journal_line,
     "dotfile-in-bucket": forge_dotfile_in_bucket,
     "memory-validate-refuses": forge_iframe_memory,
+    "memory-carries-a-secret": forge_secret_in_memory,
     "symlink-memory": forge_symlink_memory,
     "script-in-listing": forge_script_in_listing,
     "unknown-phase": forge_unknown_phase,
@@ -243,6 +254,7 @@ def test_a_forged_run_is_refused_before_anything_moves(
     assert code == 1, (label, verb, err)
     assert refused["refusal"] == "not-sleep-output", refused
     assert named in refused["error"] and RUN in refused["error"] and refused["hint"]
+    assert _AWS_KEY[4:16] not in json.dumps(refused) + err
     assert snapshot(repo) == before
 
 

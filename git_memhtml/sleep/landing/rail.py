@@ -14,7 +14,8 @@ b. **only sleep's paths** are added or changed: memory files under the PARA buck
    (:func:`sleep.engine.runfiles.run_record_files`), and ``.memhtml/state/access.jsonl``;
    each a regular file (never a symlink or submodule). ``README.html``, ``.gitattributes``, hooks config or any
    other dotfile are refused;
-c. **every added or changed memory passes validate's own check** (:func:`document.wellformed.check_memory_bytes`),
+c. **every added or changed memory passes validate's own check** (:func:`document.wellformed.check_memory_bytes`)
+   and carries no detected secret (:func:`document.secret_gate.secret_kinds`, docs/secrets.md),
    read from the tip's blobs — only the changed blobs are read; every changed listing and the sitemap are exactly
    sleep's rendering of their entries (:mod:`hooks.artifact_entries`), the sidecar one JSON object per line, the
    run journal entries :func:`sleep.engine.journal.parse_journal` reads (docs/ledger.md §2);
@@ -34,6 +35,7 @@ from collections.abc import Sequence
 
 from git_memhtml.artifacts.entries import parse_access, parse_listing, parse_sitemap
 from git_memhtml.cut import clip_join
+from git_memhtml.document.secret_gate import secret_kinds
 from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.gitrepo.values import TreeChange
@@ -138,7 +140,11 @@ def content_violations(repo: GitRepo, changes: Sequence[TreeChange], run_id: str
             continue
         if not _is_memory(change.path):
             continue
-        found = check_memory_bytes(repo.read_blob(change.new_sha)).violations
+        data = repo.read_blob(change.new_sha)
+        found = check_memory_bytes(data).violations
+        if not found:
+            kinds = secret_kinds(data.decode("utf-8", errors="replace"))
+            found = (f"carries a detected secret ({', '.join(kinds)})",) if kinds else ()
         if found:
             out.append(f"{change.path}: {found[0]}" + (f" (+{len(found) - 1} more)" if len(found) > 1 else ""))
     return out
