@@ -1,8 +1,8 @@
 """The one door every stored transcript text goes through (docs/traces.md §4).
 
 Prompt heads, first prompts and titles reach the trace plane only as :func:`stored_head` made them (whitespace
-collapsed, cut to a cap, secret-shaped strings redacted); names (cwd, branch, model, line uuid) only as
-:func:`stored_name` made them. Nothing else of a transcript's text is stored.
+collapsed, secret-shaped strings redacted by ``git_memhtml.secrets``, cut to a cap); names (cwd, branch, model,
+line uuid) only as :func:`stored_name` made them. Nothing else of a transcript's text is stored.
 """
 
 from __future__ import annotations
@@ -53,5 +53,10 @@ def stored_name(text: str, limit: int = NAME_CHARS) -> Head:
 
 
 def _redact(text: str) -> tuple[str, int]:
-    """``(text, 0)``: no secret detector is wired in yet (docs/traces.md §4)."""
-    return text, 0
+    """``text`` with every secret ``git_memhtml.secrets.redact`` finds replaced by ``[redacted:<kind>]``, and how
+    many it replaced (docs/traces.md §4; the detector is imported on the first head, so listing commands never
+    load detect-secrets)."""
+    from git_memhtml.secrets import redact  # noqa: PLC0415 - detect-secrets loads only when a transcript is read
+
+    result = redact(text)
+    return result.text, result.count
