@@ -109,6 +109,8 @@ FIELDS: Mapping[str, _Field] = {
     "mmr_lambda": _Field(float, ge=0.0, le=1.0),
     "lock_timeout": _Field(float, ge=0.0, le=3600.0),
     "gate_max_lost": _Field(int, ge=0, le=1_000_000),
+    "trace_root": _Field(str, min_length=1),
+    "codex_root": _Field(str, min_length=1),
 }
 """Every setting's type and bounds, in the order ``git memhtml config`` lists them (the defaults are
 :class:`Settings`'s; a test checks both name the same keys in the same order)."""
@@ -218,6 +220,9 @@ class Settings:
             makes harder to find without a pointer refuses the merge; docs/gate.md §9.3).
         lock_timeout: seconds a writer waits for the repository-wide write lock before refusing (default 10,
             ``gitrepo.lock.DEFAULT_LOCK_TIMEOUT_S``; docs/store.md "The write lock").
+        trace_root / codex_root: the folders ``git memhtml trace index`` reads Claude Code transcripts
+            (``<root>/projects/…``) and Codex CLI rollouts (``<root>/sessions/…``) from; a leading ``~`` is the
+            user's home (:func:`trace_roots`; docs/traces.md §1).
     """
 
     embed: EmbedderName = DEFAULT_EMBEDDER
@@ -241,6 +246,8 @@ class Settings:
     mmr_lambda: float = 0.9
     lock_timeout: float = 10.0
     gate_max_lost: int = 0
+    trace_root: str = "~/.claude"
+    codex_root: str = "~/.codex"
 
     def __post_init__(self) -> None:
         """Check every value against :data:`FIELDS` (converting ``"1.5"`` to ``1.5``); raises :class:`InvalidValue`."""
@@ -323,6 +330,19 @@ def resolve_settings(
             hint=fixes.get(source, f"git config {_git_key(key)} <value>"),
         ) from exc
     return ResolvedSettings(settings, sources)
+
+
+def trace_roots(settings: Settings, env: Mapping[str, str]) -> tuple[Path, Path]:
+    """``(claude_code_root, codex_root)``: :attr:`Settings.trace_root` and :attr:`Settings.codex_root` with a
+    leading ``~`` or ``~/`` replaced by :func:`home_dir` of ``env`` (``~user`` forms are not expanded: they name
+    another account's home, which a setting has no business reading)."""
+
+    def expand(value: str) -> Path:
+        if value == "~" or value.startswith("~/"):
+            return home_dir(env) / value[2:]
+        return Path(value)
+
+    return expand(settings.trace_root), expand(settings.codex_root)
 
 
 LLM_DEFAULTS: Mapping[str, Mapping[str, str]] = {

@@ -41,6 +41,9 @@ from git_memhtml.cli.sleep_cmds import (
     run_cmd,
 )
 from git_memhtml.cli.sleep_cmds import status_cmd as sleep_status_cmd
+from git_memhtml.cli.trace_cmds import index_cmd as trace_index_cmd
+from git_memhtml.cli.trace_cmds import links_cmd as trace_links_cmd
+from git_memhtml.cli.trace_cmds import search_cmd as trace_search_cmd
 from git_memhtml.cli.validate_cmd import validate_cmd
 from git_memhtml.config import Settings
 from git_memhtml.document.hash import is_content_hash
@@ -89,7 +92,7 @@ __all__ = [
 
 CLICK_COMMANDS = (
     discriminate_cmd, rebuild_cmd, update_cmd, status_cmd, plan_cmd, run_cmd, resume_cmd, sleep_status_cmd,
-    review_cmd, merge_cmd, rebase_cmd, abort_cmd, pr_cmd,
+    review_cmd, merge_cmd, rebase_cmd, abort_cmd, pr_cmd, trace_index_cmd, trace_search_cmd, trace_links_cmd,
 )
 """Click commands: registered on their group by decorator, called by click, never by name."""
 

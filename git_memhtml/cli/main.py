@@ -80,6 +80,8 @@ COMMAND_TABLE: Final[Mapping[str, LazyCommand]] = {
     "reinforce": LazyCommand(_M + "retrieval_cmds:reinforce_cmd",
                              "Record that PATH… served (an access bump with a signal); a path bumped in the last 900 s "
                              "is cooled down."),
+    "trace": LazyCommand(_M + "trace_cmds:trace_group",
+                         "Index agent session transcripts (Claude Code, Codex CLI) and search them; read only."),
     "doctor": LazyCommand(_M + "doctor_cmds:doctor_cmd",
                           "Report index drift, unparseable files, dangling links, stale sleep runs and leftover "
                           "worktrees."),

@@ -46,7 +46,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("transport",),
     ("document", "domain", "output", "embed", "llm"),
     ("config",),
-    ("gitrepo", "tree"),
+    ("gitrepo", "tree", "traces"),
     ("index",),
     ("artifacts",),
     ("store",),

@@ -1,0 +1,161 @@
+"""``git memhtml trace index|search|links``: the trace plane of agent session transcripts (docs/traces.md).
+
+Transcripts are read, never written; their text reaches the index only as capped heads (``traces/heads.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from git_memhtml.cli.app import utc_now
+from git_memhtml.cli.common import app_of, json_option, respond
+from git_memhtml.cut import clip
+from git_memhtml.errors import UsageError
+from git_memhtml.output import kv, table
+
+if TYPE_CHECKING:
+    from git_memhtml.traces.model import Link, Session
+    from git_memhtml.traces.scan import ScanReport
+
+SEARCH_LIMIT = 20
+"""Default ``trace search --limit`` (the brief of issue 13)."""
+
+
+@click.group("trace")
+def trace_group() -> None:
+    """Index agent session transcripts (Claude Code, Codex CLI) and search them; read only."""
+
+
+def _report_text(report: ScanReport, links: int) -> str:
+    lines = [f"{root.source} root {root.path}" + ("" if root.present else " (not found)") for root in report.roots]
+    lines += [f"{path}: not read (cannot be opened as a regular file; retried next scan)" for path in report.unreadable]
+    lines.append(kv({
+        "files": f"{report.files_found} found, {report.files_scanned} read, {report.files_unchanged} unchanged, "
+                 f"{report.files_unreadable} unreadable",
+        "sessions": f"{report.sessions} indexed: {report.sessions_new} new, {report.sessions_updated} updated, "
+                    f"{report.sessions_rescanned} rescanned",
+        "prompts": report.prompts,
+        "sub-agents": report.sub_agents,
+        "read": f"{report.lines_read} lines, {report.bytes_read} bytes",
+        "skipped lines": f"{report.unknown_types} of unknown type, {report.invalid_lines} invalid, "
+                         f"{report.dropped_lines} without a session id, {report.oversized_lines} oversized, "
+                         f"{report.torn_lines} torn (left for the next scan)",
+        "redactions": report.redactions,
+        "links": f"{links} memories name a session",
+    }))
+    return "\n".join(lines)
+
+
+@trace_group.command("index")
+@json_option
+@click.pass_context
+def index_cmd(ctx: click.Context, as_json: bool) -> int:
+    """Scan the transcript roots incrementally (memhtml.traceroot, memhtml.codexroot) into the trace plane.
+
+    Only what was appended since the last scan is read; a file that shrank or was rewritten makes its session be
+    read again. Also refreshes the links of this checkout's memories that name a session (memhtml-session).
+    """
+    from git_memhtml.config import trace_roots
+    from git_memhtml.index.traces import TraceTables
+    from git_memhtml.traces.scan import discover, scan
+
+    app = app_of(ctx)
+    claude_root, codex_root = trace_roots(app.settings().settings, app.env)
+    now = utc_now()
+    with app.index() as db:
+        tables = TraceTables(db)
+        roots, files = discover(claude_root, codex_root)
+        report = scan(tables, roots, files, now=now)
+        with db.atomic():
+            links = tables.refresh_wrote_links(now=now)
+    data = asdict(report) | {"links": links}
+    respond(as_json, "trace.report", data, lambda: _report_text(report, links))
+    return 0
+
+
+def _session_row(session: Session) -> dict[str, Any]:
+    data = asdict(session)
+    data.pop("prompts")
+    return data
+
+
+@trace_group.command("search")
+@click.argument("query")
+@click.option("--cwd", help="Only sessions started in this folder (exact match).")
+@click.option("--since", help="Only sessions started at or after this date or instant (YYYY-MM-DD or ISO 8601).")
+@click.option("--limit", type=click.IntRange(1, 1000), default=SEARCH_LIMIT, show_default=True,
+              help="Most sessions shown.")
+@json_option
+@click.pass_context
+def search_cmd(ctx: click.Context, query: str, cwd: str | None, since: str | None, limit: int,
+               as_json: bool) -> int:
+    """Search indexed sessions by first prompt and title (bm25; a query with no word lists the newest)."""
+    from git_memhtml.index.traces import TraceTables
+    from git_memhtml.traces.fields import utc_instant
+
+    since_at = None
+    if since is not None:
+        since_at = utc_instant(since.strip())
+        if not since_at:
+            raise UsageError(f"--since {since!r} is not a date or an instant",
+                             hint="e.g. --since 2026-01-22 or --since 2026-01-22T19:38:00Z")
+    if cwd is not None and not cwd.strip():
+        raise UsageError("--cwd is empty", hint="name the folder the session ran in, e.g. --cwd /home/me/project")
+    app = app_of(ctx)
+    with app.index(catch_up=False) as db:
+        sessions = TraceTables(db).search_sessions(query, cwd=cwd, since=since_at, limit=limit)
+    rows = [_session_row(s) for s in sessions]
+
+    def human() -> str:
+        if not sessions:
+            return "no session matches (git memhtml trace index scans the transcripts)"
+        return table(["started", "session", "prompts", "turns", "tools", "title / first prompt"],
+                     [[s.started_at[:16], s.session_id, s.counts.user_prompts, s.counts.assistant_turns,
+                       s.counts.tool_calls, clip(s.ai_title or s.first_prompt, 60)] for s in sessions])
+
+    respond(as_json, "trace.sessions", {"query": query, "sessions": rows}, human)
+    return 0
+
+
+@trace_group.command("links")
+@click.option("--session-id", "session_id", help="The session whose memories to list.")
+@click.option("--path", "path", help="The memory whose sessions to list.")
+@json_option
+@click.pass_context
+def links_cmd(ctx: click.Context, session_id: str | None, path: str | None, as_json: bool) -> int:
+    """List the links between memories and sessions: give exactly one of --session-id and --path."""
+    from git_memhtml.index.traces import TraceTables
+    from git_memhtml.traces.model import safe_session_id
+
+    if (session_id is None) == (path is None):
+        raise UsageError("give exactly one of --session-id and --path",
+                         hint="git memhtml trace links --session-id <id>, or --path <memory file>")
+    app = app_of(ctx)
+    repo_path = None
+    if session_id is not None and safe_session_id(session_id) is None:
+        raise UsageError(f"--session-id {session_id!r} is not a session id (letters, digits, '.', '_', ':', '-'; "
+                         "no '..', no '/')", hint="copy the id from git memhtml trace search")
+    if path is not None:
+        repo_path = app.memory_path(path, "read", name="--path")
+    now = utc_now()
+    with app.index() as db:
+        tables = TraceTables(db)
+        with db.atomic():
+            tables.refresh_wrote_links(now=now)
+        found = tables.links(session_id=session_id, path=repo_path)
+
+    def human() -> str:
+        if not found:
+            return "no link"
+        return table(["path", "session", "kind", "at"], [[k.path, k.session_id, k.link_kind, k.at] for k in found])
+
+    respond(as_json, "trace.links", {"sessionId": session_id, "path": repo_path,
+                                     "links": [_link_row(k) for k in found]}, human)
+    return 0
+
+
+def _link_row(link: Link) -> dict[str, Any]:
+    return asdict(link)
