@@ -7,6 +7,7 @@ set from the branch's commits, the moves land through the landing rail, and ``va
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -141,3 +142,46 @@ def test_a_deep_dry_run_counts_the_candidates_makes_no_call_and_writes_nothing(
     assert server.requests == []
     assert git(repo.root, "branch", "--list", "sleep/*") == ""
     assert git(repo.root, "status", "--porcelain") == ""
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, object]]:
+    capsys.readouterr()
+    code = main([*args, "--json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out) if out.strip() else {}
+
+
+def _phase_line(envelope: dict[str, object]) -> dict[str, object]:
+    data = envelope["data"]
+    assert isinstance(data, dict)
+    [line] = [p for p in data["phases"] if p["phase"] == "placement-triage"]
+    assert isinstance(line, dict)
+    return line
+
+
+def test_the_cli_runs_the_phase_only_under_deep_and_resume_takes_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "mem"
+    monkeypatch.setenv("MEMHTML_NOW", "2026-02-01T00:00:00Z")
+    assert _cli(capsys, "init", str(root))[0] == 0
+    for args in (["--title", "Pager rota", "--claim", "The pager rota changes on Mondays."],
+                 ["--title", "Vacuum", "--claim", "Autovacuum on the orders table runs every night."],
+                 ["--title", "Bloat", "--claim", "Index bloat is checked weekly.", "--tag", "postgres"]):
+        assert _cli(capsys, "-C", str(root), "write", "--type", "semantic", *args)[0] == 0
+    assert (root / "resources/postgres").is_dir() and len(list((root / "areas/inbox").glob("*.html"))) == 2
+    with ScriptedModelServer(places(("Autovacuum", "resources/postgres"), ("pager rota", "new:areas/oncall"))) as srv:
+        monkeypatch.setenv("MEMHTML_LLM", "openai")
+        monkeypatch.setenv("MEMHTML_LLM_URL", srv.url("openai"))
+        monkeypatch.setenv("MEMHTML_LLM_MODEL", "scripted")
+        monkeypatch.setenv("MEMHTML_LLM_ATTEMPTS", "1")
+        code, out = _cli(capsys, "-C", str(root), "sleep", "run", "--date", "2026-02-01")
+        assert code == 0 and _phase_line(out)["detail"] == "deep only"
+        assert not any(r.schema_name == "PlacementTriage" for r in srv.requests)
+        code, out = _cli(capsys, "-C", str(root), "sleep", "run", "--date", "2026-02-02", "--deep", "--dry-run")
+        assert code == 0 and _phase_line(out)["counts"] == {"candidates": 2, "moved": 0}
+        code, out = _cli(capsys, "-C", str(root), "sleep", "run", "--date", "2026-02-03", "--deep")
+        line = _phase_line(out)
+        assert code == 0 and line["counts"]["moved"] == 2 and line["commitSha"], line  # type: ignore[index]
+        code, out = _cli(capsys, "-C", str(root), "sleep", "resume", "--deep", out["data"]["runId"])  # type: ignore[index]
+        assert code == 0 and _phase_line(out)["detail"] == "already completed on this branch"

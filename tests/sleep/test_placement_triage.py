@@ -19,7 +19,7 @@ import pytest
 
 from git_memhtml.cli.main import main
 from git_memhtml.document.editors import get_links, get_meta
-from git_memhtml.llm.scripted import Answer, Reply, Script, ScriptedClient, ScriptedRequest, blocks
+from git_memhtml.llm.scripted import Answer, Reply, Script, ScriptedClient, ScriptedRequest, Status, blocks
 from git_memhtml.sleep.engine.commit import commit_phase
 from git_memhtml.sleep.engine.env import LlmBudget, PhaseEnv, PhaseOutcome, RunServices
 from git_memhtml.sleep.engine.model import DRY_RUN, rails_log_path
@@ -412,3 +412,39 @@ def test_arcs_tasks_person_files_and_files_outside_the_inbox_are_never_candidate
     prompt = client.requests[0].prompt
     for text in ("migration arc", "nested inbox", "Fix the pager", "project fact"):
         assert text not in prompt
+
+
+# ---------------------------------------------------------------------------------------------------- batches
+
+
+def test_a_spent_budget_or_a_failed_call_skips_its_batch_and_moves_nothing(tmp_path: Path) -> None:
+    env, _ = bind(make_env(make_repo(tmp_path, FILES), embed=False), places(*GOOD), remaining=0)
+    outcome = placement_triage.run(env)
+    assert counts(outcome) == measured(skipped=1, kept=0)
+    assert outcome.model is not None and outcome.model.budget_skipped == 1
+    env, client = bind(env, {"PlacementTriage": [Status(500)]})
+    outcome = placement_triage.run(env)
+    assert counts(outcome) == measured(skipped=1) and len(client.requests) == 1
+    assert git(env.repo.root, "status", "--porcelain") == ""
+
+
+def test_one_new_folder_serves_every_batch_and_a_digit_lookalike_of_it_is_refused(tmp_path: Path) -> None:
+    files = {f"areas/inbox/invoice-{n:02d}.html": memory(f"Invoice batch {n} was sent to customer {n * 11}.")
+             for n in range(25)}
+    files["areas/inbox/z-ledger.html"] = memory("The ledger export runs on Fridays.")
+    env, outcome, client = night(tmp_path, places(("Invoice batch", "new:areas/billing"),
+                                                  ("ledger export", "new:areas/billing-2")), files)
+    wire = counts(outcome)
+    assert len(client.requests) == 2 and wire["batches"] == 2
+    assert (wire["moved"], wire["newFolders"], wire["lookalike"], wire["mapped"]) == (25, 1, 1, 0)
+    assert len(list((env.repo.root / "areas/billing").iterdir())) == 25
+    assert (env.repo.root / "areas/inbox/z-ledger.html").exists()
+
+
+def test_a_new_folder_whose_name_is_taken_by_a_file_is_a_collision(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, FILES)
+    (repo.root / "areas" / "notes").write_text("not a folder\n")
+    env, _ = bind(make_env(repo, embed=False), places(("pager rota", "new:areas/notes")))
+    outcome = placement_triage.run(env)
+    assert (counts(outcome)["collision"], counts(outcome)["moved"]) == (1, 0)
+    assert (repo.root / "areas" / "notes").read_text() == "not a folder\n"

@@ -21,11 +21,12 @@ and only the third is the model's:
    offered, or a folder key never offered (``unknown-key``); a second placement of one member (``repeat-key``); a
    confidence outside [0, 1] (``confidence``); a new folder that is not ``areas|resources`` + one slug segment
    (``[a-z0-9]`` runs joined by single ``-``, at most :data:`FOLDER_CHARS`), or a reserved name (``bad-folder``);
-   a new name with the letters of an existing topic but other digits (``lookalike``: ``oncall-2025`` beside
-   ``oncall-2024`` is another topic or a typo, and code cannot tell which); a sixth new folder (``cap``,
-   :data:`MAX_NEW_FOLDERS`); a target whose file name is taken, on disk or by an earlier placement (``collision``).
-   A new name equal to an existing folder of its bucket (separators aside) is *mapped* onto that folder, not made
-   again. A confidence under :data:`FLOOR` keeps the memory where it is (``unconfident``), as ``keep-inbox`` does.
+   a new name with the letters of an existing topic, or of one planned this run, but other digits (``lookalike``:
+   ``oncall-2025`` beside ``oncall-2024`` is another topic or a typo, and code cannot tell which); a sixth new
+   folder (``cap``, :data:`MAX_NEW_FOLDERS`); a target whose file name is taken, on disk or by an earlier placement
+   (``collision``). A new name equal to an existing folder (separators aside; its own bucket first, then the other)
+   is *mapped* onto that folder, not made again. A confidence under :data:`FLOOR` keeps the memory where it is
+   (``unconfident``), as ``keep-inbox`` does.
 5. **Move** (store): ``git mv`` keeping the file name and bytes, then every inbound reference to a moved file in
    the whole tree (head ``memhtml-`` links, and the ``superseded-by`` meta of archived copies) is rewritten to the
    new path, in the same commit. Article text is never edited.
@@ -326,7 +327,7 @@ def _target_folder(model: PhaseModel, plan: _Plan, folders: Mapping[str, str], r
         if same[0] in plan.existing:
             plan.mapped += 1
         return same[0], False
-    for folder in plan.existing:
+    for folder in known:
         other = folder.split("/")[1]
         if _letters(other) == _letters(name) and re.search(r"\d", name + other):
             model.reject("lookalike", {"path": row.path, "newFolder": item.new_folder, "existing": folder})
