@@ -479,7 +479,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
             _decide(env, model, keyed, answer, plan, folders, by_path, pinned)
     moved: dict[str, str] = {}
     staged: list[str] = []
-    lines: list[str] = [f"new folder {folder}" for folder in plan.new]
+    lines: list[str] = []
     for path, folder in plan.moves.items():
         target = f"{folder}/{posixpath.basename(path)}"
         if edits.move_file(env.repo, path, target, stage=False):
@@ -489,7 +489,8 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     rewritten, rewrites, changed = rewrite_inbound(env, moved) if moved else (0, [], [])
     if staged or changed:
         env.repo.stage([*staged, *changed])  # once: each stage call rewrites the whole git index
-    made = sorted({posixpath.dirname(t) for t in moved.values()} & set(plan.new))
+    made = [folder for folder in plan.new if any(posixpath.dirname(t) == folder for t in moved.values())]
+    lines = [*(f"new folder {folder}" for folder in made), *lines]
     rails = model.rails
     counts = PlacementTriageCounts(
         candidates=len(rows), moved=len(moved), touched=len(pinned), offered=len(offered), batches=len(batches),
