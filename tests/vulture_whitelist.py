@@ -68,6 +68,7 @@ from git_memhtml.sleep.phases.dedup_merge import DedupMergeCounts
 from git_memhtml.sleep.phases.edge_typing import EdgeTypingCounts
 from git_memhtml.sleep.phases.entity_resolution import EntityResolutionCounts
 from git_memhtml.sleep.phases.person_links import PersonLinksCounts
+from git_memhtml.sleep.phases.placement_triage import PlacementTriageCounts
 from git_memhtml.sleep.phases.preflight import PreflightCounts
 from git_memhtml.sleep.phases.reprieve import ReprieveCounts
 from git_memhtml.sleep.phases.retention_triage import RetentionTriageCounts
@@ -176,6 +177,7 @@ def phase_counts_fields(
     c8: PreflightCounts,
     c9: ReprieveCounts,
     c10: RetentionTriageCounts,
+    c11: PlacementTriageCounts,
 ) -> tuple[object, ...]:
     """Fields of the phases' counts records: written by keyword, read by ``PhaseCounts.wire`` through
     ``dataclasses.fields`` (the wire shape of the report, the trailer and the state row)."""
@@ -213,6 +215,12 @@ def phase_counts_fields(
         c6.files_rewritten,
         c7.files_created,
         c7.links_added,
+        c11.new_folders,
+        c11.unknown_key,
+        c11.repeat_key,
+        c11.bad_folder,
+        c11.lookalike,
+        c11.collision,
         c8.derived_edges,
         c8.indexed_added,
         c8.indexed_modified,

@@ -172,11 +172,12 @@ def _resume_hint(db: IndexDB) -> None:
 
 @sleep_group.command("resume")
 @click.argument("run_id")
+@click.option("--deep", is_flag=True, help="Resume a --deep run as one (placement-triage runs).")
 @max_llm_calls_option
 @json_option
 @click.pass_context
 @writes(on_head=False)
-def resume_cmd(ctx: click.Context, run_id: str, max_llm_calls: int | None, as_json: bool) -> int:
+def resume_cmd(ctx: click.Context, run_id: str, deep: bool, max_llm_calls: int | None, as_json: bool) -> int:
     """Finish an interrupted run: re-run only phases without a commit on its branch."""
     from git_memhtml.sleep.engine.run import resume_sleep
 
@@ -185,7 +186,7 @@ def resume_cmd(ctx: click.Context, run_id: str, max_llm_calls: int | None, as_js
     with app.index(catch_up=False) as db:
         progress, after_phase = _phase_bar(app, as_json, 0)  # how many phases are left shows as the run goes
         try:
-            report = resume_sleep(app.repo(), db, run_id, embedder=app.embedder(), clock=utc_now,
+            report = resume_sleep(app.repo(), db, run_id, deep=deep, embedder=app.embedder(), clock=utc_now,
                                   after_phase=after_phase, model=model)
         except KeyboardInterrupt:
             _resume_hint(db)

@@ -158,3 +158,22 @@ def archive_file(repo: GitRepo, path: str, *, at: str, extra: Sequence[Edit] = (
         stage=stage,
     )
     return target
+
+
+def move_file(repo: GitRepo, path: str, target: str, *, stage: bool = True) -> bool:
+    """``git mv path target`` inside the work tree, bytes unchanged (placement-triage's re-filing,
+    docs/phases.md §1.14); folders on the way are created.
+
+    Returns:
+        ``True`` when moved; ``False`` when ``path`` is not a file any more or ``target`` is taken (a file, a folder
+        or a dangling link already has that name): nothing is overwritten.
+
+    Raises:
+        PathRefused: ``path`` or ``target`` is a symlink or goes through one (never followed).
+    """
+    _refuse_link(repo, path)
+    _refuse_link(repo, target)
+    if not (repo.root / path).is_file() or os.path.lexists(repo.root / target):
+        return False
+    repo.move(path, target, stage=stage)
+    return True

@@ -31,7 +31,7 @@ from git_memhtml.sleep.engine.env import DetectionBudget, PhaseCounts, PhaseEnv,
 from git_memhtml.sleep.engine.ledger import EdgePromoted
 from git_memhtml.sleep.engine.run import run_sleep
 from git_memhtml.sleep.engine.runfiles import ledger_file
-from git_memhtml.sleep.phases import _nomodel, arc_synthesis, compress, edge_typing, task_detection
+from git_memhtml.sleep.phases import _nomodel, arc_synthesis, compress, edge_typing, placement_triage, task_detection
 from git_memhtml.sleep.phases.preflight import PreflightCounts
 from git_memhtml.sleep.phases.relationship_mining import RelationshipMiningCounts
 from git_memhtml.sleep.phases.report import ReportCounts
@@ -70,7 +70,10 @@ SPECS: list[tuple[str, bool, bool, bool, tuple[str, ...], list[str]]] = [
     ("task-detection", True, True, False, PRE, [
         "candidates", "batches", "findings", "minted", "refreshed", "unverified", "framed", "dismissed", "closed",
         "capped", "skipped"]),
-    ("placement-triage", True, True, False, PRE, ["candidates", "moved"]),
+    ("placement-triage", True, True, False, PRE, [
+        "candidates", "moved", "touched", "offered", "batches", "kept", "unconfident", "newFolders", "mapped",
+        "rewritten", "refused", "unknownKey", "repeatKey", "confidence", "badFolder", "lookalike", "cap", "collision",
+        "skipped"]),
     ("integrity", False, True, True, PRE, ["dangling", "rewritten", "dropped", "artifacts", "regenerated"]),
     ("state-export", False, True, True, PRE, ["rows", "bytes", "written"]),
     ("report", False, True, True, PRE, ["phases", "committed", "failed", "skipped", "bytes", "marksPending"]),
@@ -174,7 +177,7 @@ MODEL_BODIES = [
     ("compress", compress.run, _nomodel.NO_MODEL),
     ("trace-consolidation", _nomodel.trace_consolidation, _nomodel.NO_CONSOLIDATOR),
     ("task-detection", task_detection.run, _nomodel.NO_MODEL),
-    ("placement-triage", _nomodel.placement_triage, _nomodel.NO_MODEL),
+    ("placement-triage", placement_triage.run, _nomodel.NO_MODEL),
 ]
 
 

@@ -7,7 +7,9 @@ or ``sleep rebase`` moves anything (forge CI and ``eval`` may call it too). Over
 
 a. **no deletion** of a memory, except its move into the archive mirror: a memory ``P`` may vanish only where
    ``archive/<YYYY>/P`` (or the ordinal form ``archive/<YYYY>/<stem>-<n>.html`` of
-   :func:`store.edits.free_archive_path`) appears; an archived memory never vanishes; no other file vanishes;
+   :func:`store.edits.free_archive_path`) appears, or, for an inbox memory ``areas/inbox/N``, where a topic folder
+   gained ``N`` with the same article (placement-triage's re-filing, :func:`sleep.engine.refile.refiled_moves`);
+   an archived memory never vanishes; no other file vanishes;
 b. **only sleep's paths** are added or changed: memory files under the PARA buckets (no dot segment, no generated
    name), the generated listings (``index.html`` at the root or in a bucket folder) and the root ``sitemap.xml``,
    this run's own record ``.memhtml/sleep/<stem>.html``, ``.pending.jsonl`` and ``.journal.jsonl``
@@ -31,7 +33,7 @@ paths or commits and their count.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from git_memhtml.artifacts.entries import parse_access, parse_listing, parse_sitemap
 from git_memhtml.cut import clip_join
@@ -42,6 +44,7 @@ from git_memhtml.gitrepo.values import TreeChange
 from git_memhtml.sleep.engine.commit import TRAILER_PHASE, TRAILER_RUN
 from git_memhtml.sleep.engine.contract import MULTI_COMMIT_PHASES, SLEEP_PHASES, phase_ordinal
 from git_memhtml.sleep.engine.journal import parse_journal
+from git_memhtml.sleep.engine.refile import refiled_moves
 from git_memhtml.sleep.engine.runfiles import journal_file, run_record_files
 from git_memhtml.sleep.engine.runref import RunVerbRefused
 from git_memhtml.tree.layout import ACCESS_SIDECAR, INDEX_NAME, SITEMAP_PATH, archive_sources, is_valid_memory_path
@@ -85,8 +88,9 @@ def _named(items: Sequence[str]) -> str:
     return clip_join(list(items), LISTED, "; ") + f" ({len(items)} in all)"
 
 
-def path_violations(run_id: str, changes: Sequence[TreeChange]) -> list[str]:
-    """``path: reason`` for every change of rules (a) and (b) (module docstring), in path order."""
+def path_violations(run_id: str, changes: Sequence[TreeChange], refiled: Collection[str] = ()) -> list[str]:
+    """``path: reason`` for every change of rules (a) and (b) (module docstring), in path order; ``refiled`` are the
+    inbox paths a re-filing moved (:func:`sleep.engine.refile.refiled_moves`), whose deletion is a move."""
     own = {*run_record_files(run_id), ACCESS_SIDECAR}
     added = [c.path for c in changes if c.old_sha is None and c.new_sha is not None]
     archived_from: dict[str, int] = {}
@@ -99,6 +103,8 @@ def path_violations(run_id: str, changes: Sequence[TreeChange]) -> list[str]:
         if change.new_sha is None:
             if _is_memory(path) and not path.startswith("archive/") and archived_from.get(path, 0) > 0:
                 archived_from[path] -= 1
+                continue
+            if path in refiled:
                 continue
             out.append(f"{path}: deleted (sleep never deletes; it only moves a memory into archive/<YYYY>/)")
             continue
@@ -176,7 +182,8 @@ def commit_violations(repo: GitRepo, run_id: str, base: str, tip: str) -> list[s
 def check_sleep_output(repo: GitRepo, run_id: str, base: str, tip: str) -> None:
     """Refuse unless ``base..tip`` is the shape of a sleep run's output (module docstring, rules a–d).
 
-    Cost: two ``git log`` reads of the trailers, one tree diff, and one parse per added or changed memory blob.
+    Cost: two ``git log`` reads of the trailers, one tree diff, one parse per added or changed memory blob, and two
+    blob reads per re-filing candidate.
 
     Raises:
         NotSleepOutput: naming the first :data:`LISTED` offending commits or paths and their count.
@@ -187,7 +194,7 @@ def check_sleep_output(repo: GitRepo, run_id: str, base: str, tip: str) -> None:
         raise NotSleepOutput(f"{run_id!r} is not sleep output: {len(bad_commits)} commit(s) are not its phase "
                              f"commits in order: {_named(bad_commits)}", hint=hint)
     changes = repo.tree_changes(base, tip)
-    bad = path_violations(run_id, changes) or content_violations(repo, changes, run_id)
+    bad = path_violations(run_id, changes, refiled_moves(repo, changes)) or content_violations(repo, changes, run_id)
     if bad:
         raise NotSleepOutput(f"{run_id!r} is not sleep output: {_named(bad)}", hint=hint,
                              path=bad[0].split(": ", 1)[0])

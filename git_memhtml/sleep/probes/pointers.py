@@ -4,6 +4,8 @@ Read from git and the tip's index only, so forge CI reads the same thing:
 
 - **archive moves**: a live memory ``P`` of the base that is gone on the tip while ``archive/<YYYY>/P`` (or its
   ordinal form) appeared, over the tree diff ``base..tip``;
+- **re-filings**: an inbox memory placement-triage moved into a topic folder, the same article at its new path
+  (:func:`git_memhtml.sleep.engine.refile.refiled_moves`); a probe of it looks at the new path, as itself;
 - **successors**: the keeper an archived copy names, by its own ``memhtml-superseded-by`` meta or by an authored
   ``supersedes`` link of another file into it (a fold's keeper, a compress canonical); a live memory another file
   ``supersedes`` has that file as a successor too. The journal's ``folded`` lines are not read: they say no more
@@ -30,6 +32,7 @@ from git_memhtml.domain.entities import PERSON, entity_key, name_key, name_token
 from git_memhtml.domain.merge import MergeText, identity_veto_reasons, veto_reasons
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.sleep.engine.journal import EntityRenamed, JournalEntry, MergeVetoed
+from git_memhtml.sleep.engine.refile import refiled_moves
 from git_memhtml.tree.layout import PEOPLE_DIR, archive_sources
 from git_memhtml.tree.people import alias_group, is_person_file
 
@@ -90,6 +93,8 @@ class RunPointers:
     """Memory pairs the merge veto refused to fold, ``(keep, drop)``, sorted."""
     shown: dict[str, str] = field(default_factory=dict)
     """entity key → the ``type:name`` a journaled rename wrote it as (for messages)."""
+    refiled: dict[str, str] = field(default_factory=dict)
+    """live base path → the topic path placement-triage moved it to (the same memory)."""
     vetoed_replacements: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     """``(base path, replacement)`` → the merge-veto predicates that fire between them: a replacement the veto would
     never have let fold into it is no replacement (:func:`veto_replacements`)."""
@@ -111,11 +116,12 @@ class RunPointers:
     def _targets(self, path: str, exclude: frozenset[str]) -> list[Target]:
         """Where a probe of base memory ``path`` looks on the tip, best first; ``[]`` when the run left nothing.
 
-        A live memory is its own target, then its live successors. An archived one is followed through its keepers
-        (up to :data:`MAX_HOPS` links) to the live memories that replace it; with none, its archived copy is the
-        target. Paths in ``exclude`` are never a target (a control probe excludes its vetoed twin), and a memory folded
-        only into excluded paths has no target at all.
+        A re-filed memory is looked for at its new path. A live memory is its own target, then its live successors.
+        An archived one is followed through its keepers (up to :data:`MAX_HOPS` links) to the live memories that
+        replace it; with none, its archived copy is the target. Paths in ``exclude`` are never a target (a control
+        probe excludes its vetoed twin), and a memory folded only into excluded paths has no target at all.
         """
+        path = self.refiled.get(path, path)
         if self.live(path):
             out = [Target(path, "self")]
             out += [Target(k, "superseded") for k in self.keepers.get(path, []) if self.live(k) and k not in exclude]
@@ -281,6 +287,7 @@ def read_pointers(repo: GitRepo, base: str, tip: str, *, status: Mapping[str, bo
         GitError: a commit cannot be read.
     """
     moves = archive_moves(repo, base, tip)
+    refiled = refiled_moves(repo, repo.tree_changes(base, tip))
     keepers: dict[str, set[str]] = {}
     for dst, sources in supersedes.items():
         keepers.setdefault(dst, set()).update(s for s in sources if s != dst)
@@ -297,4 +304,5 @@ def read_pointers(repo: GitRepo, base: str, tip: str, *, status: Mapping[str, bo
         refused=refused,
         vetoed=tuple(vetoed),
         shown=shown,
+        refiled=refiled,
     )
