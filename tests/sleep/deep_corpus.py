@@ -8,7 +8,7 @@ builds are near. Every test guards the cosines it relies on before it asserts an
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.template import render_memory
@@ -51,7 +51,7 @@ def doc(claim: str, *, title: str, entities: Sequence[str] = (), memory_type: st
                                      body=tuple(body)), now=CREATED)
 
 
-def absorb_first(n: int = 2) -> object:
+def absorb_first(n: int = 2) -> Callable[[ScriptedRequest], Reply]:
     """A compress responder that absorbs the first ``n`` members offered, its canonical carrying their texts whole
     (the ``not-carried`` rail then lets them through); a batch of fewer members is declined."""
 
