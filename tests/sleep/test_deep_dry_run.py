@@ -57,7 +57,7 @@ def tripwire(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ScriptedModelSer
 
     schemas = ("MergePartition", "EntityClustering", "EdgeVerdicts", "ArcPlan", "ArcContent", "CompressSynthesis",
                "TaskDetection")
-    with ScriptedModelServer({name: refuse for name in schemas}) as server:
+    with ScriptedModelServer(dict.fromkeys(schemas, refuse)) as server:
         monkeypatch.setenv("MEMHTML_LLM", "openai")
         monkeypatch.setenv("MEMHTML_LLM_URL", server.url("openai"))
         monkeypatch.setenv("MEMHTML_LLM_MODEL", "tripwire")
