@@ -108,6 +108,8 @@ def test_passes_repeat_until_the_cap_each_with_its_own_commit(tmp_path: Path) ->
     assert [p for _, p, _ in commits] == ["compress"] * 3
     assert all(s.startswith("memhtml(sleep(compress)): fold 2 memories into Canonical") for s, _, _ in commits)
     assert commits[-1][2]["passes"] == 3 and commits[0][2]["passes"] == 2  # each commit: the counts as they stood
+    assert [c[2]["canonicals"] for c in commits] == [1, 2, 3]
+    assert commits[1][2]["pass2Canonicals"] == 1 and commits[1][2]["pass3Canonicals"] == 0
     live = [p for p in tree_files(repo) if p.startswith("areas/inbox/service-checkout")]
     assert len(live) == 2 and tree_status(repo) == ""
 
@@ -158,3 +160,17 @@ def test_deep_mining_before_compress_matches_compress_s_own_mining(tmp_path: Pat
     assert env.db.query("SELECT src_path, dst_path FROM edges WHERE rel = 'laterally_related' ORDER BY 1, 2") == stored
 
 
+
+
+def test_a_step_commit_inside_a_pass_counts_that_pass_s_folds_so_far(tmp_path: Path) -> None:
+    """Ten members: the pass's two batches (8 and 2) each fold; the first fold's commit, made when the second is
+    staged, already counts one canonical for the pass under way."""
+    repo = make_repo(tmp_path, entity_corpus({"service:checkout": 10}, seed=12))
+    env, _ = model_env(repo, {"CompressSynthesis": absorb_first(2)})
+    base = repo.head_sha()
+    assert base is not None
+    outcome = compress.run(deep(env))
+    finish(env, compress.PHASE, outcome)
+    commits = commits_since(repo, base)
+    assert outcome.counts.wire()["pass1Batches"] == 2 and outcome.counts.wire()["pass1Canonicals"] == 2
+    assert commits[0][2]["passes"] == 1 and commits[0][2]["pass1Canonicals"] == 1

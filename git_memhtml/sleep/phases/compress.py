@@ -440,6 +440,8 @@ def run_deep(env: PhaseEnv, model: PhaseModel) -> PhaseOutcome:
             per[f"pass{n}_groups"] = len(done.grouping.groups) if done else None
             per[f"pass{n}_batches"] = done.batches if done else None
             per[f"pass{n}_canonicals"] = done.canonicals if done else None
+        if passes:  # the pass under way: what it wrote so far (a step commit's counts are those as they stand)
+            per[f"pass{len(passes)}_canonicals"] = f.night.canonicals - sum(p.canonicals for p in passes[:-1])
         return CompressCounts(
             candidates=first.candidates, communities=first.grouping.communities,
             batches=sum(p.batches for p in passes), canonicals=f.night.canonicals, archived=f.night.archived,
