@@ -53,6 +53,7 @@ def top_neighbor_pairs(
     floor: float,
     k: int,
     limit: int,
+    ceiling: float | None = None,
 ) -> list[Pair]:
     """Exact cosine neighbour pairs at or above ``floor`` (docs/graph.md §5.5 ``topNeighborPairs``).
 
@@ -73,6 +74,9 @@ def top_neighbor_pairs(
         paths: one path per row of ``vectors``; must be unique.
         vectors: ``(n, dim)`` array. Rows with zero norm have no cosine and never pair.
         floor: minimum cosine, inclusive.
+        ceiling: maximum cosine, exclusive (``None``: no ceiling). A node's top ``k`` is then taken among its
+            neighbours inside ``[floor, ceiling)`` only, so a band is mined on its own and not crowded out by the
+            pairs above it (the deep grouping band, docs/phases.md §1.5).
         k: per-node list size (``k <= 0`` yields nothing).
         limit: maximum pairs returned.
 
@@ -104,7 +108,8 @@ def top_neighbor_pairs(
     for start in range(0, m, block):
         stop = min(m, start + block)
         sims = packed[start:stop] @ packed[start:].T  # the upper triangle only: column c is row start + c
-        r, c = np.nonzero(sims >= floor)
+        inside = sims >= floor if ceiling is None else (sims >= floor) & (sims < ceiling)
+        r, c = np.nonzero(inside)
         upper = c > r
         r, c = r[upper], c[upper]
         if r.size == 0:

@@ -13,3 +13,8 @@ MAX_DEPTH = 2
 
 MEMORY_RELS: tuple[str, ...] = tuple(sorted(r for r, c in REL_CLASSES.items() if c == "memory"))
 """Rels a neighbor walk may follow (memory class, docs/format.md §1.3)."""
+
+GROUPING_ONLY_REL = "laterally_related"
+"""The rel of deep sleep's grouping-band edges: a *derived* edge of it is read by compress's deep grouping only, never
+by a neighbour walk, search, retention scoring, PageRank or bridges (docs/deep-sleep.md). An authored link of the rel
+is an ordinary memory edge."""

@@ -1,7 +1,8 @@
 """Graph neighbours of one memory over memory-class edges, both directions, depth ≤ 2 (docs/retrieval.md §4.9 "Other
 reads").
 
-Authored and sleep-derived edges both count; person, provenance and task edges do not (docs/format.md §1.3: only memory
+Authored and sleep-derived edges both count, except deep sleep's derived ``laterally_related`` band edges, which are
+for grouping only (docs/deep-sleep.md); person, provenance and task edges do not (docs/format.md §1.3: only memory
 edges enter graph reads). Read-only: a neighbour walk is not an access.
 """
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 from git_memhtml.errors import PathNotFound, UsageError
 from git_memhtml.index.db import IndexDB
-from git_memhtml.index.defaults import MAX_DEPTH, MEMORY_RELS
+from git_memhtml.index.defaults import GROUPING_ONLY_REL, MAX_DEPTH, MEMORY_RELS
 
 
 @dataclass(frozen=True)
@@ -77,9 +78,11 @@ def neighbors(db: IndexDB, path: str, *, depth: int = 1, rels: Sequence[str] = (
                            path=path)
     holders = ", ".join(f":r{i}" for i in range(len(chosen)))
     rel_params = {f"r{i}": r for i, r in enumerate(chosen)}
+    params = {**rel_params, "grouping": GROUPING_ONLY_REL}
     sql = (
         "SELECT src_path, rel, dst_path, derived, strength FROM edges WHERE edge_class = 'memory' "
-        f"AND rel IN ({holders}) AND (src_path = :p OR dst_path = :p) ORDER BY rel, src_path, dst_path"
+        f"AND rel IN ({holders}) AND NOT (derived = 1 AND rel = :grouping) "
+        "AND (src_path = :p OR dst_path = :p) ORDER BY rel, src_path, dst_path"
     )
     seen = {path}
     frontier = [path]
@@ -88,7 +91,7 @@ def neighbors(db: IndexDB, path: str, *, depth: int = 1, rels: Sequence[str] = (
     for hop in range(1, depth + 1):
         following: list[str] = []
         for here in frontier:
-            for src, rel, dst, derived, strength in db.query(sql, {**rel_params, "p": here}):
+            for src, rel, dst, derived, strength in db.query(sql, {**params, "p": here}):
                 edges.setdefault((src, rel, dst), Edge(src, rel, dst, bool(derived), float(strength)))
                 other, direction = (dst, "out") if src == here else (src, "in")
                 if other in seen:

@@ -64,7 +64,9 @@ SPECS: list[tuple[str, bool, bool, bool, tuple[str, ...], list[str]]] = [
     ("retention-triage", False, True, False, PRE_DEDUP, [
         "scored", "keep", "compress", "evict", "evicted", "unobserved"]),
     ("compress", True, True, False, PRE_DEDUP, [
-        "candidates", "communities", "batches", "canonicals", "archived", "skipped"]),
+        "candidates", "communities", "batches", "canonicals", "archived", "skipped", "entityGroups", "hubsSkipped",
+        "passes", "pass1Groups", "pass1Batches", "pass1Canonicals", "pass2Groups", "pass2Batches", "pass2Canonicals",
+        "pass3Groups", "pass3Batches", "pass3Canonicals"]),
     ("reprieve", False, True, False, PRE, ["ttlPassed", "reprieved", "expired", "maxReprieves"]),
     ("trace-consolidation", True, True, False, PRE, ["sessions", "batch", "candidates", "consolidated"]),
     ("task-detection", True, True, False, PRE, [

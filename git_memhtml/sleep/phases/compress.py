@@ -41,7 +41,7 @@ With no model bound, or on a dry run, nothing is asked and nothing is written; t
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -49,6 +49,7 @@ from git_memhtml.document import editors
 from git_memhtml.document.model import Link
 from git_memhtml.domain.merge import MergeText, tokenize, veto_reasons
 from git_memhtml.errors import InvalidMemory
+from git_memhtml.index.indexer import update
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
 from git_memhtml.sleep.engine.batch import KeyedBatch, Member, assemble_batches, key_members
 from git_memhtml.sleep.engine.commit import PhaseSteps
@@ -57,7 +58,9 @@ from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.engine.journal import Folded, record_journal
 from git_memhtml.sleep.engine.model import PhaseModel
 from git_memhtml.sleep.engine.prompts import load_prompt
-from git_memhtml.sleep.phases.scoring import Scored, retention_pass
+from git_memhtml.sleep.phases import relationship_mining
+from git_memhtml.sleep.phases.deep_grouping import Grouping, entity_claimants, group_candidates, widened_communities
+from git_memhtml.sleep.phases.scoring import Scored, memory_edges, retention_pass
 from git_memhtml.sleep.phases.synthesis import (
     free_memory_path,
     one_line,
@@ -108,7 +111,13 @@ class CompressSynthesis(AnswerSchema):
 @dataclass(frozen=True)
 class CompressCounts(PhaseCounts):
     """``candidates, communities, batches`` (assembled), ``canonicals`` (written), ``archived`` (members folded),
-    ``skipped`` (batches that folded nothing: a failed or budget-skipped call, a decline, a rail)."""
+    ``skipped`` (batches that folded nothing: a failed or budget-skipped call, a decline, a rail).
+
+    Under ``--deep`` (``None``, so left off the wire, otherwise): ``candidates``, ``communities``, ``entity_groups``
+    and ``hubs_skipped`` are those of the first pass (what the night could reach), ``batches``, ``canonicals``,
+    ``archived`` and ``skipped`` are summed over the passes, ``passes`` is the number of passes run, and
+    ``pass<n>_groups`` / ``pass<n>_batches`` / ``pass<n>_canonicals`` are each pass's own (docs/deep-sleep.md).
+    """
 
     candidates: int = 0
     communities: int = 0
@@ -116,6 +125,22 @@ class CompressCounts(PhaseCounts):
     canonicals: int = 0
     archived: int = 0
     skipped: int = 0
+    entity_groups: int | None = None
+    hubs_skipped: int | None = None
+    passes: int | None = None
+    pass1_groups: int | None = None
+    pass1_batches: int | None = None
+    pass1_canonicals: int | None = None
+    pass2_groups: int | None = None
+    pass2_batches: int | None = None
+    pass2_canonicals: int | None = None
+    pass3_groups: int | None = None
+    pass3_batches: int | None = None
+    pass3_canonicals: int | None = None
+
+
+MAX_PASSES = 3
+"""Compress passes under ``--deep``, at most (carried over: seeds §16 "up to three passes")."""
 
 
 def is_episodic_on_disk(env: PhaseEnv, path: str) -> bool:
@@ -126,14 +151,21 @@ def is_episodic_on_disk(env: PhaseEnv, path: str) -> bool:
     return editors.get_meta(target.read_text(encoding="utf-8", errors="replace"), "type") == PROTECTED_TYPE
 
 
-def candidates(env: PhaseEnv, scored: Sequence[Scored]) -> list[Scored]:
-    """Compress-band rows with a community, neither arc, task nor episodic (index and file) nor a person file (the
-    anchor ``about_person`` links point at, docs/layout.md §2.5: folding it would archive the person), grouped by
-    community (labels sorted, then paths), the first :data:`MAX_CANDIDATES`."""
-    rows = [s for s in scored if s.band == "compress" and s.community is not None
+def eligible(env: PhaseEnv, scored: Sequence[Scored]) -> list[Scored]:
+    """Compress-band rows that are neither arc, task nor episodic (index and file) nor a person file (the anchor
+    ``about_person`` links point at, docs/layout.md §2.5: folding it would archive the person), by path; whether
+    they have a community is not asked here."""
+    rows = [s for s in scored if s.band == "compress"
             and s.row.memory_type not in EXCLUDED_TYPES and s.row.memory_type != PROTECTED_TYPE]
+    rows.sort(key=lambda s: s.row.path)
+    return [s for s in rows if not is_episodic_on_disk(env, s.row.path) and not is_person_file(s.row.path)]
+
+
+def candidates(env: PhaseEnv, scored: Sequence[Scored]) -> list[Scored]:
+    """:func:`eligible` rows with a community, grouped by community (labels sorted, then paths), the first
+    :data:`MAX_CANDIDATES`."""
+    rows = [s for s in eligible(env, scored) if s.community is not None]
     rows.sort(key=lambda s: (s.community or "", s.row.path))
-    rows = [s for s in rows if not is_episodic_on_disk(env, s.row.path) and not is_person_file(s.row.path)]
     return rows[:MAX_CANDIDATES]
 
 
@@ -260,43 +292,33 @@ def _judge(model: PhaseModel, batch: KeyedBatch, answer: CompressSynthesis,
     return absorbed
 
 
-def run(env: PhaseEnv) -> PhaseOutcome:
-    """Fold compress-band communities into canonical memories, one call and one commit per batch (module docstring).
+@dataclass
+class _Folding:
+    """What every batch of the night shares: the model, the commits, the prompts, the paths already taken."""
 
-    Counts ``candidates, communities, batches, canonicals, archived, skipped``; detail ``no model bound`` /
-    ``dry run: no model calls`` when nothing is asked.
+    env: PhaseEnv
+    model: PhaseModel
+    steps: PhaseSteps
+    system: str
+    instruction: str
+    night: _Night
+    taken: set[str]
 
-    Raises:
-        StorageError: the index cannot be read. GitError / OSError: a write or a commit failed. RunRefused: a
-            journal line would not read back (docs/ledger.md §2).
-    """
-    model = PhaseModel.for_phase(env, PHASE)
-    if not model.bound:
-        return PhaseOutcome(CompressCounts(), detail=model.detail, model=model.usage())
-    rows = candidates(env, retention_pass(env.db, at=env.at, root=env.repo.root))
-    labels = sorted({s.community or "" for s in rows})
-    group = {label: i for i, label in enumerate(labels)}
-    by_path = {s.row.path: s for s in rows}
-    members = [Member(s.row.path, member_text(s), group[s.community or ""]) for s in rows]
-    batches = assemble_batches(members, BATCH_MEMBERS, MIN_BATCH)
-    night = _Night()
-    steps = PhaseSteps(env.repo, run_id=env.run_id, phase=PHASE)
-    system = load_prompt(env.repo, "compress")
-    instruction = load_prompt(env.repo, "compress.task")
-    taken: set[str] = set()
 
-    def counts() -> CompressCounts:
-        return CompressCounts(len(rows), len(labels), len(batches), night.canonicals, night.archived, night.skipped)
-
+def _fold_batches(f: _Folding, batches: Sequence[Sequence[Member]], by_path: dict[str, Scored],
+                  counts: Callable[[], CompressCounts]) -> int:
+    """Ask, judge and fold each batch in order (module docstring); return the canonicals written."""
+    env, model, night = f.env, f.model, f.night
+    written = 0
     for batch_members in batches:
         batch = key_members(batch_members, label="member", member_chars=MEMBER_CHARS)
-        answer = model.call(ModelRequest(CompressSynthesis, system, batch.prompt(instruction)))
+        answer = model.call(ModelRequest(CompressSynthesis, f.system, batch.prompt(f.instruction)))
         absorbed = _judge(model, batch, answer, by_path) if answer is not None else None
         if answer is None or absorbed is None:
             night.skipped += 1
             continue
         own = {m.ref for m in batch_members}
-        path = free_memory_path(env, canonical_folder([s.row.path for s in absorbed]), answer.title, taken | own)
+        path = free_memory_path(env, canonical_folder([s.row.path for s in absorbed]), answer.title, f.taken | own)
         if path is None:
             model.reject("no-free-path", {"title": answer.title})
             night.skipped += 1
@@ -311,18 +333,136 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         if len(absorbed) < MIN_BATCH:
             night.skipped += 1
             continue
-        steps.begin({**counts().wire(), **usage_counts(model)})
+        f.steps.begin({**counts().wire(), **usage_counts(model)})
         folds = _fold(env, answer, absorbed, path)
         if not folds:
             night.skipped += 1
             continue
-        taken.add(path)
+        f.taken.add(path)
         night.canonicals += 1
         night.archived += len(folds)
-        steps.staged(f"fold {len(folds)} memories into {one_line(answer.title)}",
-                     "\n".join([f"canonical {path}", *(f"{f.drop} -> {f.archived}" for f in folds)]))
-    return PhaseOutcome(counts(), subject=steps.subject or f"fold {night.archived} memories",
-                        body=steps.body, model=model.usage())
+        written += 1
+        f.steps.staged(f"fold {len(folds)} memories into {one_line(answer.title)}",
+                       "\n".join([f"canonical {path}", *(f"{x.drop} -> {x.archived}" for x in folds)]))
+    return written
+
+
+def _folding(env: PhaseEnv, model: PhaseModel) -> _Folding:
+    return _Folding(env, model, PhaseSteps(env.repo, run_id=env.run_id, phase=PHASE), load_prompt(env.repo, "compress"),
+                    load_prompt(env.repo, "compress.task"), _Night(), set())
+
+
+def run(env: PhaseEnv) -> PhaseOutcome:
+    """Fold compress-band communities into canonical memories, one call and one commit per batch (module docstring);
+    under ``--deep`` the grouping is widened and the phase runs until quiet (:func:`run_deep`).
+
+    Counts ``candidates, communities, batches, canonicals, archived, skipped``; detail ``no model bound`` /
+    ``dry run: no model calls`` when nothing is asked.
+
+    Raises:
+        StorageError: the index cannot be read. GitError / OSError: a write or a commit failed. RunRefused: a
+            journal line would not read back (docs/ledger.md §2).
+    """
+    model = PhaseModel.for_phase(env, PHASE)
+    if env.deep:
+        return run_deep(env, model)
+    if not model.bound:
+        return PhaseOutcome(CompressCounts(), detail=model.detail, model=model.usage())
+    rows = candidates(env, retention_pass(env.db, at=env.at, root=env.repo.root))
+    labels = sorted({s.community or "" for s in rows})
+    group = {label: i for i, label in enumerate(labels)}
+    by_path = {s.row.path: s for s in rows}
+    members = [Member(s.row.path, member_text(s), group[s.community or ""]) for s in rows]
+    batches = assemble_batches(members, BATCH_MEMBERS, MIN_BATCH)
+    f = _folding(env, model)
+
+    def counts() -> CompressCounts:
+        n = f.night
+        return CompressCounts(len(rows), len(labels), len(batches), n.canonicals, n.archived, n.skipped)
+
+    _fold_batches(f, batches, by_path, counts)
+    return PhaseOutcome(counts(), subject=f.steps.subject or f"fold {f.night.archived} memories",
+                        body=f.steps.body, model=model.usage())
+
+
+@dataclass(frozen=True)
+class _Pass:
+    """One deep pass as counted: its candidates, grouping and batches, and the canonicals it wrote."""
+
+    candidates: int
+    grouping: Grouping
+    batches: int
+    canonicals: int = 0
+
+
+def deep_pass(env: PhaseEnv) -> tuple[list[Scored], Grouping, list[list[Member]]]:
+    """Mine, score and group the corpus as the index holds it now (docs/deep-sleep.md): the mining scan of
+    relationship-mining (``relates_to`` and the band) runs again; on a real run its rows replace the stored derived
+    edges (the re-mine of a pass), on a dry run they stand in for them in memory and nothing is written. Returns the
+    candidates, their grouping and the batches (each group sliced into batches of 8, a trailing slice under 2
+    dropped).
+
+    Raises:
+        StorageError: the index cannot be read or written.
+    """
+    mined = relationship_mining.mine(env, deep=True)
+    if mined is not None and not env.dry_run:
+        relationship_mining.store(env, mined)
+    related = mined.related if mined is not None and env.dry_run else None
+    scored = retention_pass(env.db, at=env.at, root=env.repo.root, related=related)
+    paths = [s.row.path for s in scored]
+    communities = widened_communities(paths, memory_edges(env.db, set(paths), related),
+                                      mined.band if mined is not None else [])
+    rows = eligible(env, scored)
+    grouping = group_candidates(rows, communities, entity_claimants(env.db), limit=MAX_CANDIDATES)
+    members = [Member(s.row.path, member_text(s), i) for i, g in enumerate(grouping.groups) for s in g.members]
+    return rows, grouping, assemble_batches(members, BATCH_MEMBERS, MIN_BATCH)
+
+
+def run_deep(env: PhaseEnv, model: PhaseModel) -> PhaseOutcome:
+    """Compress under ``--deep``: up to :data:`MAX_PASSES` passes, each mining, scoring and grouping again
+    (:func:`deep_pass`) and folding its batches; a pass that writes no canonical is the last. Between passes the
+    index is brought up to the work tree (the folds of the pass staged, its last commit left pending for the
+    runner, as every phase's last unit). With no model bound, or on a dry run, the first pass is grouped and counted
+    and nothing is asked or written.
+
+    Raises:
+        StorageError: the index cannot be read or written. GitError / OSError: a write or a commit failed.
+    """
+    f = _folding(env, model)
+    passes: list[_Pass] = []
+
+    def counts() -> CompressCounts:
+        first = passes[0] if passes else _Pass(0, Grouping((), 0), 0)
+        per: dict[str, int | None] = {}
+        for n in range(1, MAX_PASSES + 1):
+            done = passes[n - 1] if n <= len(passes) else None
+            per[f"pass{n}_groups"] = len(done.grouping.groups) if done else None
+            per[f"pass{n}_batches"] = done.batches if done else None
+            per[f"pass{n}_canonicals"] = done.canonicals if done else None
+        if passes:  # the pass under way: what it wrote so far (a step commit's counts are those as they stand)
+            per[f"pass{len(passes)}_canonicals"] = f.night.canonicals - sum(p.canonicals for p in passes[:-1])
+        return CompressCounts(
+            candidates=first.candidates, communities=first.grouping.communities,
+            batches=sum(p.batches for p in passes), canonicals=f.night.canonicals, archived=f.night.archived,
+            skipped=f.night.skipped, entity_groups=first.grouping.entity_groups,
+            hubs_skipped=first.grouping.hubs_skipped, passes=len(passes), **per)
+
+    for n in range(1, MAX_PASSES + 1):
+        if n > 1:
+            update(env.repo, env.db, env.embedder, now=env.at)
+        rows, grouping, batches = deep_pass(env)
+        passes.append(_Pass(len(rows), grouping, len(batches)))
+        if not model.bound:
+            break
+        by_path = {s.row.path: s for g in grouping.groups for s in g.members}
+        written = _fold_batches(f, batches, by_path, counts)
+        passes[-1] = _Pass(len(rows), grouping, len(batches), written)
+        if written == 0:
+            break
+    detail = None if model.bound else model.detail
+    return PhaseOutcome(counts(), subject=f.steps.subject or f"fold {f.night.archived} memories",
+                        body=f.steps.body, detail=detail, model=model.usage())
 
 
 register(PhaseSpec(PHASE, run, CompressCounts, model=True, prerequisites=("preflight", "dedup-merge")))

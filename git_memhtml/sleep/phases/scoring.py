@@ -13,7 +13,7 @@ not active and takes no part in the graph.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -31,10 +31,13 @@ from git_memhtml.domain.retention import (
 from git_memhtml.index.access import access_rows, observation_start
 from git_memhtml.index.corpus import CorpusRow, active_corpus
 from git_memhtml.index.db import IndexDB
+from git_memhtml.index.defaults import GROUPING_ONLY_REL
 from git_memhtml.index.edges import memory_edges as stored_memory_edges
 
-GROUPING_REL = "laterally_related"
-"""Deep-sleep grouping band rel; its derived edges never reach scoring, PageRank or bridges (docs/phases.md §1.14)."""
+MINED_RELATED = "relates_to"
+"""The rel of relationship-mining's derived edges (docs/phases.md §1.5)."""
+GROUPING_REL = GROUPING_ONLY_REL
+"""Deep-sleep grouping band rel; its derived edges never reach scoring, PageRank or bridges (docs/phases.md §1.5)."""
 
 
 @dataclass(frozen=True)
@@ -74,25 +77,40 @@ def active_rows(db: IndexDB, root: Path | None = None) -> list[CorpusRow]:
     return [row for row in rows if (root / row.path).is_file()]
 
 
-def memory_edges(db: IndexDB, active: set[str]) -> list[tuple[str, str, str, int, float]]:
+def memory_edges(db: IndexDB, active: set[str],
+                 related: Sequence[tuple[str, str, float]] | None = None) -> list[tuple[str, str, str, int, float]]:
     """Memory-class edges with both ends in ``active`` as ``(src, rel, dst, derived, strength)``, sorted.
 
     Authored edges weigh 1.0; derived ones carry their mined strength; derived ``laterally_related`` edges (the
-    deep grouping band) are left out (docs/retention.md §4.2 ``memoryEdges``; docs/phases.md §1.14).
+    deep grouping band) are left out (docs/retention.md §4.2 ``memoryEdges``; docs/phases.md §1.5).
+
+    Args:
+        related: ``(src, dst, cosine)`` mined ``relates_to`` pairs that stand in for the stored derived
+            ``relates_to`` rows (a dry run's deep grouping mines in memory and writes nothing, docs/deep-sleep.md);
+            ``None`` reads the stored ones. A pair an authored edge of that key holds is left to the authored one.
     """
     out: list[tuple[str, str, str, int, float]] = []
     for e in stored_memory_edges(db, skip_derived_rel=GROUPING_REL):
+        if related is not None and e.derived and e.rel == MINED_RELATED:
+            continue
         if e.src in active and e.dst in active:
             out.append((e.src, e.rel, e.dst, e.derived, e.strength if e.derived else 1.0))
+    if related is not None:
+        authored = {(src, rel, dst) for src, rel, dst, derived, _ in out if not derived}
+        out += [(src, MINED_RELATED, dst, 1, min(1.0, max(0.0, sim))) for src, dst, sim in related
+                if src in active and dst in active and (src, MINED_RELATED, dst) not in authored]
+        out.sort(key=lambda e: (e[0], e[1], e[2]))
     return out
 
 
-def retention_pass(db: IndexDB, *, at: str, root: Path | None = None) -> list[Scored]:
+def retention_pass(db: IndexDB, *, at: str, root: Path | None = None,
+                   related: Sequence[tuple[str, str, float]] | None = None) -> list[Scored]:
     """Score every active non-task memory at instant ``at`` (docs/retention.md §4.1-4.2), in corpus order.
 
     Args:
         at: the run instant (``env.at``); ages are days from ``updated_at`` to it, clamped at 0.
         root: the work tree, so rows whose files are gone are skipped (see :func:`active_rows`).
+        related: mined ``relates_to`` pairs standing in for the stored ones (:func:`memory_edges`).
 
     Returns:
         One :class:`Scored` per active row, oldest first.
@@ -102,7 +120,7 @@ def retention_pass(db: IndexDB, *, at: str, root: Path | None = None) -> list[Sc
     """
     rows = active_rows(db, root)
     paths = {row.path for row in rows}
-    edges = memory_edges(db, paths)
+    edges = memory_edges(db, paths, related)
     graph_edges: list[Edge] = [(src, dst, strength) for src, _rel, dst, _derived, strength in edges]
     ranks = pagerank(sorted(paths), graph_edges)
     communities = label_propagation(sorted(paths), graph_edges)
