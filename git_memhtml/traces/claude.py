@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from git_memhtml.traces.fields import text_value, utc_instant
-from git_memhtml.traces.heads import FIRST_PROMPT_CHARS, PROMPT_HEAD_CHARS, TITLE_CHARS, stored_head, stored_name
+from git_memhtml.traces.heads import FIRST_PROMPT_CHARS, PROMPT_HEAD_CHARS, TITLE_CHARS, Redacting
 from git_memhtml.traces.model import Counts, Delta, FileStamp, Prompt, Session, safe_session_id
 
 READ_TYPES = frozenset({"user", "assistant", "system", "attachment", "agent-name", "ai-title", "pr-link", "summary"})
@@ -41,7 +41,7 @@ def prompt_text(obj: dict[str, Any]) -> str | None:
     return text if text.strip() else None
 
 
-class ClaudeReader:
+class ClaudeReader(Redacting):
     """Accumulates the lines of one Claude Code file of session ``session_id`` (the main file, or a sub-agent
     sidecar when ``sub_agent``)."""
 
@@ -106,16 +106,6 @@ class ClaudeReader:
         content = message.get("content")
         if isinstance(content, list):
             self.counts["tool_calls"] += sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_use")
-
-    def _head(self, text: str, limit: int) -> str:
-        head = stored_head(text, limit)
-        self.redactions += head.redactions
-        return head.text
-
-    def _name(self, text: str) -> str:
-        name = stored_name(text)
-        self.redactions += name.redactions
-        return name.text
 
     def delta(self, stamp: FileStamp, *, oversized: int, first_read: bool) -> Delta:
         """The :class:`Delta` of the lines fed so far, read from the file of ``stamp``; ``first_read`` (the read

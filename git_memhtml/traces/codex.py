@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from git_memhtml.traces.fields import cwd_slug, text_value, utc_instant
-from git_memhtml.traces.heads import FIRST_PROMPT_CHARS, PROMPT_HEAD_CHARS, stored_head, stored_name
+from git_memhtml.traces.heads import FIRST_PROMPT_CHARS, PROMPT_HEAD_CHARS, Redacting
 from git_memhtml.traces.model import Counts, Delta, FileStamp, Prompt, Session
 
 LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
@@ -22,7 +22,7 @@ TOOL_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call",
 """``response_item`` payload types that are one tool call each."""
 
 
-class CodexReader:
+class CodexReader(Redacting):
     """Accumulates the lines of one rollout file of session ``session_id``."""
 
     def __init__(self, session_id: str) -> None:
@@ -72,16 +72,6 @@ class CodexReader:
                 if not self.fields["first_prompt"]:
                     self.fields["first_prompt"] = self._head(text, FIRST_PROMPT_CHARS)
                 self.prompts.append(Prompt(len(self.prompts), "", at, self._head(text, PROMPT_HEAD_CHARS)))
-
-    def _head(self, text: str, limit: int) -> str:
-        head = stored_head(text, limit)
-        self.redactions += head.redactions
-        return head.text
-
-    def _name(self, text: str) -> str:
-        name = stored_name(text)
-        self.redactions += name.redactions
-        return name.text
 
     def delta(self, stamp: FileStamp, *, oversized: int, first_read: bool) -> Delta:
         """The :class:`Delta` of the lines fed so far, read from the file of ``stamp`` (``first_read`` is unused:

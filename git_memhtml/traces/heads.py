@@ -52,6 +52,23 @@ def stored_name(text: str, limit: int = NAME_CHARS) -> Head:
     return Head(clip(redacted, limit), count)
 
 
+class Redacting:
+    """What a transcript reader shares: every head and name it stores goes through :func:`stored_head` /
+    :func:`stored_name`, and ``redactions`` counts the secrets they replaced (docs/traces.md §4)."""
+
+    redactions: int = 0
+
+    def _head(self, text: str, limit: int) -> str:
+        head = stored_head(text, limit)
+        self.redactions += head.redactions
+        return head.text
+
+    def _name(self, text: str) -> str:
+        name = stored_name(text)
+        self.redactions += name.redactions
+        return name.text
+
+
 def _redact(text: str) -> tuple[str, int]:
     """``text`` with every secret ``git_memhtml.secrets.redact`` finds replaced by ``[redacted:<kind>]``, and how
     many it replaced (docs/traces.md §4; the detector is imported on the first head, so listing commands never
