@@ -147,3 +147,32 @@ class TraceTables:
                              f"FROM state.memory_session_links WHERE {column} = ? "
                              "ORDER BY path, session_id, link_kind", (value,))
         return [Link(*row) for row in rows]
+
+    def settled_sessions(self, *, before_ms: int, min_bytes: int, limit: int) -> list[Session]:
+        """Sessions trace-consolidation may read (docs/traces.md §8): no ``trace_consolidations`` row, a main file
+        of at least ``min_bytes`` bytes last modified before ``before_ms`` (ms since the epoch); newest file first,
+        then session id; at most ``limit``. Prompts are not loaded."""
+        columns = ", ".join(f"t.{c.strip()}" for c in _SESSION_COLUMNS.split(","))
+        rows = self.db.query(
+            f"SELECT {columns} FROM state.traces t WHERE t.file_path IS NOT NULL AND t.file_size >= ? "
+            "AND t.file_mtime_ms < ? AND NOT EXISTS (SELECT 1 FROM state.trace_consolidations c "
+            "WHERE c.session_id = t.session_id) ORDER BY t.file_mtime_ms DESC, t.session_id LIMIT ?",
+            (min_bytes, before_ms, limit))
+        return [_session(row, ()) for row in rows]
+
+    def session_files(self, session_id: str) -> list[str]:
+        """Every transcript file scanned for ``session_id`` (the main file and its sub-agent sidecars), by path."""
+        rows = self.db.query("SELECT path FROM state.trace_watermarks WHERE session_id = ? ORDER BY path",
+                             (session_id,))
+        return [str(row[0]) for row in rows]
+
+    def mark_consolidated(self, session_id: str, run_id: str, *, at: str) -> None:
+        """Record that ``session_id`` was consolidated by ``run_id`` (a merged run's ``session-consolidated`` mark);
+        a second mark keeps the first."""
+        self.db.execute("INSERT OR IGNORE INTO state.trace_consolidations (session_id, run_id, consolidated_at) "
+                        "VALUES (?, ?, ?)", (session_id, run_id, at))
+
+    def consolidated(self) -> dict[str, str]:
+        """session id → the run that consolidated it."""
+        return {str(r[0]): str(r[1]) for r in self.db.query(
+            "SELECT session_id, run_id FROM state.trace_consolidations ORDER BY session_id")}

@@ -13,11 +13,11 @@ from git_memhtml.index.db import IndexDB, open_index
 
 INDEX_TABLES = {
     "files", "file_tags", "file_entities", "file_facets", "file_citations", "chunks", "embeddings", "edges",
-    "files_fts", "index_state", "trace_consolidations", "worktree_paths", "schema_migrations",
+    "files_fts", "index_state", "worktree_paths", "schema_migrations",
 }
 STATE_TABLES = {
     "access", "edge_corroboration", "entity_corroboration", "applied_ledgers", "sleep_runs", "sleep_phases",
-    "schema_migrations",
+    "trace_consolidations", "schema_migrations",
 }
 
 

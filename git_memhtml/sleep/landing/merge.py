@@ -25,6 +25,7 @@ from git_memhtml.index.corroboration import promote_edge, promote_entity
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.indexer import update
 from git_memhtml.index.landings import ledger_applied, mark_ledger_applied, record_landing
+from git_memhtml.index.traces import TraceTables
 from git_memhtml.sleep.engine.ledger import ledger_lines
 from git_memhtml.sleep.engine.runfiles import ledger_file
 from git_memhtml.sleep.engine.runplace import drop_run_index, worktree_name
@@ -111,6 +112,9 @@ def apply_ledger(repo: GitRepo, db: IndexDB, run_id: str, tip: str, *, now: str)
                 applied += 1
             elif kind == "entity-promoted" and _strings(mark, "entityType", "alias", "canonical"):
                 promote_entity(db, mark["entityType"], mark["alias"], mark["canonical"], now=now)
+                applied += 1
+            elif kind == "session-consolidated" and _strings(mark, "session"):
+                TraceTables(db).mark_consolidated(mark["session"], run_id, at=now)
                 applied += 1
             elif kind == "edge-promoted" and _strings(mark, "src", "rel", "dst"):
                 promote_edge(db, mark["src"], mark["rel"], mark["dst"], now=now)
