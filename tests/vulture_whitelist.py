@@ -61,7 +61,6 @@ from git_memhtml.llm.scripted import ScriptedClient, offered_keys
 from git_memhtml.llm.scripted_server import ScriptedHandler
 from git_memhtml.sleep.engine import contract
 from git_memhtml.sleep.engine.env import DetectionBudget, ModelUsage, RunServices
-from git_memhtml.sleep.phases._nomodel import TraceConsolidationCounts
 from git_memhtml.sleep.phases.compress import CompressCounts
 from git_memhtml.sleep.phases.confidence_decay import ConfidenceDecayCounts
 from git_memhtml.sleep.phases.dedup_merge import DedupMergeCounts
@@ -74,6 +73,7 @@ from git_memhtml.sleep.phases.reprieve import ReprieveCounts
 from git_memhtml.sleep.phases.retention_triage import RetentionTriageCounts
 from git_memhtml.sleep.phases.task_detection import TaskDetectionCounts
 from git_memhtml.sleep.phases.tasks import TaskTally
+from git_memhtml.sleep.phases.trace_consolidation import TraceConsolidationCounts
 from git_memhtml.store.ops import LinkOp, OpLine, op_schema_markdown, op_schema_text
 
 __all__ = [
@@ -197,6 +197,13 @@ def phase_counts_fields(
         c2.batches,
         c3.sessions,
         c3.consolidated,
+        c3.commitment_tasks,
+        c3.commitments_skipped,
+        c3.commitments_below_floor,
+        c3.commitments_refreshed,
+        c3.commitments_framed,
+        c3.commitments_dismissed,
+        c3.commitments_capped,
         c4.skipped_type,
         c4.not_due,
         c4.eligible,

@@ -100,7 +100,7 @@ def demo_cmd(ctx: click.Context, directory: Path | None, corpus: Path | None, qu
         report = app.reindex(db)
         emit(f"2. apply     {result.summary['written']} memories in one commit {str(result.commit_sha)[:12]}; "
              f"indexed {report.added} files, {report.embeddings_written} vectors ({app.settings().settings.embed})")
-        verdict = plan(repo, db)
+        verdict = plan(repo, db, at=utc_now()[:10] + "T00:00:00Z")
         emit(f"3. plan      verdict {verdict['verdict']}")
         if model.client is not None:
             emit(f"3b. model    {_model_line(model)}")

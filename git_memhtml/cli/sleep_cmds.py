@@ -104,7 +104,7 @@ def plan_cmd(ctx: click.Context, as_json: bool) -> int:
 
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
-        result = plan(app.repo(), db)
+        result = plan(app.repo(), db, at=utc_now()[:10] + "T00:00:00Z")
 
     def human() -> str:
         lines = [f"verdict: {result['verdict']}",

@@ -29,9 +29,17 @@ from git_memhtml.sleep.engine.contract import (
 )
 from git_memhtml.sleep.engine.env import DetectionBudget, PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.engine.ledger import EdgePromoted
+from git_memhtml.sleep.engine.model import NO_MODEL
 from git_memhtml.sleep.engine.run import run_sleep
 from git_memhtml.sleep.engine.runfiles import ledger_file
-from git_memhtml.sleep.phases import _nomodel, arc_synthesis, compress, edge_typing, placement_triage, task_detection
+from git_memhtml.sleep.phases import (
+    arc_synthesis,
+    compress,
+    edge_typing,
+    placement_triage,
+    task_detection,
+    trace_consolidation,
+)
 from git_memhtml.sleep.phases.preflight import PreflightCounts
 from git_memhtml.sleep.phases.relationship_mining import RelationshipMiningCounts
 from git_memhtml.sleep.phases.report import ReportCounts
@@ -68,7 +76,11 @@ SPECS: list[tuple[str, bool, bool, bool, tuple[str, ...], list[str]]] = [
         "passes", "pass1Groups", "pass1Batches", "pass1Canonicals", "pass2Groups", "pass2Batches", "pass2Canonicals",
         "pass3Groups", "pass3Batches", "pass3Canonicals"]),
     ("reprieve", False, True, False, PRE, ["ttlPassed", "reprieved", "expired", "maxReprieves"]),
-    ("trace-consolidation", True, True, False, PRE, ["sessions", "batch", "candidates", "consolidated"]),
+    ("trace-consolidation", True, True, False, PRE, [
+        "sessions", "batch", "unreachable", "truncated", "candidates", "refused", "merged", "written", "skipped",
+        "conflicts", "consolidated", "redactions", "commitments", "commitmentTasks", "completionsApplied",
+        "completionsUnmatched", "commitmentsSkipped", "commitmentsBelowFloor", "commitmentsRefreshed",
+        "commitmentsFramed", "commitmentsDismissed", "commitmentsCapped"]),
     ("task-detection", True, True, False, PRE, [
         "candidates", "batches", "findings", "minted", "refreshed", "unverified", "framed", "dismissed", "closed",
         "capped", "skipped"]),
@@ -157,7 +169,7 @@ def test_phases_share_the_run_services_see_earlier_reports_and_must_return_their
     def promoting(env: PhaseEnv) -> PhaseOutcome:
         seen.append(tuple(r.phase for r in env.results))
         env.services.ledger.append(EdgePromoted("areas/inbox/a.html", "supports", "areas/inbox/b.html"))
-        return PhaseOutcome(edge_typing.EdgeTypingCounts(), detail=_nomodel.NO_MODEL)
+        return PhaseOutcome(edge_typing.EdgeTypingCounts(), detail=NO_MODEL)
 
     monkeypatch.setitem(REGISTRY, "edge-typing", replace(phase_specs()["edge-typing"], body=promoting))
     monkeypatch.setitem(REGISTRY, "person-links", replace(phase_specs()["person-links"], body=_body))
@@ -174,12 +186,12 @@ def test_phases_share_the_run_services_see_earlier_reports_and_must_return_their
 
 
 MODEL_BODIES = [
-    ("edge-typing", edge_typing.run, _nomodel.NO_MODEL),
-    ("arc-synthesis", arc_synthesis.run, _nomodel.NO_MODEL),
-    ("compress", compress.run, _nomodel.NO_MODEL),
-    ("trace-consolidation", _nomodel.trace_consolidation, _nomodel.NO_CONSOLIDATOR),
-    ("task-detection", task_detection.run, _nomodel.NO_MODEL),
-    ("placement-triage", placement_triage.run, _nomodel.NO_MODEL),
+    ("edge-typing", edge_typing.run, NO_MODEL),
+    ("arc-synthesis", arc_synthesis.run, NO_MODEL),
+    ("compress", compress.run, NO_MODEL),
+    ("trace-consolidation", trace_consolidation.run, trace_consolidation.NO_CONSOLIDATOR),
+    ("task-detection", task_detection.run, NO_MODEL),
+    ("placement-triage", placement_triage.run, NO_MODEL),
 ]
 
 

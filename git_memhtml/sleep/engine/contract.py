@@ -40,10 +40,11 @@ SLEEP_PHASES: tuple[str, ...] = (
 
 PREFLIGHT = "preflight"
 
-MULTI_COMMIT_PHASES: frozenset[str] = frozenset({"arc-synthesis", "compress"})
-"""Phases that make one commit per unit of work (per arc, per folded batch) rather than one per phase
-(docs/phases.md §0.3, §1.8, §1.10): each commit carries the phase's trailers, so the landing rail accepts consecutive
-commits of these phases (``sleep.landing.rail``) and resume reads the last one's counts (``sleep.engine.run``)."""
+MULTI_COMMIT_PHASES: frozenset[str] = frozenset({"arc-synthesis", "compress", "trace-consolidation"})
+"""Phases that make one commit per unit of work (per arc, per folded batch, per distilled memory) rather than one per
+phase (docs/phases.md §0.3, §1.8, §1.10, §1.12): each commit carries the phase's trailers, so the landing rail
+accepts consecutive commits of these phases (``sleep.landing.rail``) and resume reads the last one's counts
+(``sleep.engine.run``)."""
 
 GATED: tuple[str, ...] = (PREFLIGHT,)
 """The hard prerequisites of every phase after preflight unless its spec says more (docs/phases.md §0.2: preflight gates

@@ -40,6 +40,9 @@ T = TypeVar("T", bound=BaseModel)
 UNKNOWN_KEY = "unknown-key"
 """The rail of an answer naming a key its batch never offered (every phase counts it under this name)."""
 
+NO_MODEL = "no model bound"
+"""Detail of a model phase with no model bound (``memhtml.llm = off``; docs/models.md §4)."""
+
 DRY_RUN = "dry run: no model calls"
 """Detail of a model phase on ``--dry-run``: a dry run spends nothing (our decision, docs/models.md §4)."""
 
@@ -73,6 +76,9 @@ class PhaseModel:
     prompt_bytes: int = 0
     seconds: float = 0.0
     rails: Counter[str] = field(default_factory=Counter)
+    failures: Counter[str] = field(default_factory=Counter)
+    """Failed calls by error class name (``ModelUnavailable``: not reached or timed out; ``LlmContractViolation``,
+    ``ProviderRefused``: reached, nothing usable)."""
 
     @classmethod
     def for_phase(cls, env: PhaseEnv, phase: str) -> PhaseModel:
@@ -83,7 +89,7 @@ class PhaseModel:
     def detail(self) -> str | None:
         """Why nothing was asked: ``no model bound``, ``dry run: no model calls``, or ``None`` when bound."""
         if self.env.services.model is None:
-            return "no model bound"
+            return NO_MODEL
         return DRY_RUN if self.env.dry_run else None
 
     @property
@@ -120,6 +126,7 @@ class PhaseModel:
             answer = client.call(request)
         except (ModelUnavailable, LlmContractViolation, ProviderRefused) as exc:
             self.failed_calls += 1
+            self.failures[type(exc).__name__] += 1
             self._log("call-failed", {"schema": request.name, "error": type(exc).__name__, "message": exc.message})
             return None
         finally:

@@ -441,11 +441,16 @@ def sweep_detections(
         if not item.owned:
             tally.held += 1
             continue
-        if not env.dry_run:
-            archived = edits.archive_file(env.repo, item.path, at=env.at, extra=[
-                edits.set_meta("task-status", "done"), edits.add_meta("tag", MACHINE_CLOSED_TAG)])
-            if archived is None:
-                continue
+        if not env.dry_run and close_detected_task(env, item.path) is None:
+            continue
         closed.append(item.path)
     tally.closed += len(closed)
     return closed
+
+
+def close_detected_task(env: PhaseEnv, path: str) -> str | None:
+    """Mark the detected task at ``path`` done, tag it ``machine-closed``, stamp it and archive it; return its archive
+    path, or ``None`` when it left the tree (nothing written). The caller checks the task is a ``det-`` file it may
+    close (:func:`key_of_path`, :attr:`OpenDetection.owned`)."""
+    return edits.archive_file(env.repo, path, at=env.at, extra=[
+        edits.set_meta("task-status", "done"), edits.add_meta("tag", MACHINE_CLOSED_TAG)])

@@ -13,14 +13,20 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.runs import latest_run
 from git_memhtml.index.stats import plan_counts
+from git_memhtml.index.traces import TraceTables
 from git_memhtml.index.watermark import indexed_head
-
-SESSIONS_PER_RUN = 10
-"""Transcripts consolidated per night (docs/phases.md §1.12)."""
+from git_memhtml.traces.settled import TRACE_MIN_BYTES, TRACE_SESSIONS_CAP, TRACE_SESSIONS_PER_RUN, quiet_before_millis
 
 
-def plan(repo: GitRepo, db: IndexDB) -> dict[str, Any]:
-    """Return the plan: verdict, signals (each naming the phases it feeds), unknowns, freshness, dirty paths."""
+def plan(repo: GitRepo, db: IndexDB, *, at: str) -> dict[str, Any]:
+    """Return the plan: verdict, signals (each naming the phases it feeds), unknowns, freshness, dirty paths.
+
+    ``at`` is the instant a run started now would stamp (midnight UTC of today): ``settledSessions`` counts the
+    sessions trace-consolidation would find settled then, up to 32 (``traces/settled.py``).
+
+    Raises:
+        ValueError: ``at`` is not an instant.
+    """
     last = latest_run(db)
     since = last.started_at if last else ""
     head = repo.head_sha()
@@ -38,7 +44,9 @@ def plan(repo: GitRepo, db: IndexDB) -> dict[str, Any]:
             "count": counts.unembedded_chunks,
             "feeds": ["preflight"],
         },
-        "settledSessions": {"count": 0, "feeds": ["trace-consolidation"]},
+        "settledSessions": {"count": len(TraceTables(db).settled_sessions(
+            before_ms=quiet_before_millis(at), min_bytes=TRACE_MIN_BYTES, limit=TRACE_SESSIONS_CAP)),
+            "feeds": ["trace-consolidation"]},
         "danglingAuthoredLinks": {
             "count": counts.dangling_authored_links,
             "feeds": ["integrity"],
@@ -71,7 +79,7 @@ def plan(repo: GitRepo, db: IndexDB) -> dict[str, Any]:
         "verdict": verdict,
         "signals": signals,
         "unknowns": unknowns,
-        "sessionsPerRun": SESSIONS_PER_RUN,
+        "sessionsPerRun": TRACE_SESSIONS_PER_RUN,
         "indexedCommit": indexed,
         "headSha": head,
         "indexFresh": fresh,
