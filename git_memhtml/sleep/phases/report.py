@@ -55,6 +55,18 @@ def merged_ledger(existing: str, marks: Sequence[PendingMark]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+def stage_ledger(env: PhaseEnv) -> bool:
+    """Merge ``env.services.ledger`` into the run's ledger file in the work tree and stage it (nothing on a dry run or
+    with no marks); whether the file changed. A phase that must not lose its marks to a kill before the report
+    phase stages them with its own last commit; the report phase merges the rest (lines de-duplicated)."""
+    marks = env.services.ledger
+    if env.dry_run or not marks:
+        return False
+    target = env.repo.root / ledger_file(env.run_id)
+    existing = target.read_text(encoding="utf-8") if target.is_file() else ""
+    return _write_if_changed(env, ledger_file(env.run_id), merged_ledger(existing, marks).encode("utf-8"))
+
+
 def phase_lines(results: Sequence[PhaseReport], own_counts: PhaseCounts) -> list[PhaseReport]:
     """Every earlier result (a stale ``report`` line dropped) plus the report's own ``ok`` line."""
     earlier = [r for r in results if r.phase != PHASE]

@@ -20,6 +20,9 @@ Commitments: one more commit (:mod:`~git_memhtml.sleep.phases.trace_commitments`
 
 **Watermark.** Never written here: every session whose every chunk was answered gets a ``session-consolidated``
 ledger mark, applied by ``sleep merge`` (docs/ledger.md §1), so a dropped branch leaves its sessions to be read again.
+The phase stages the ledger file with its own last commit, so a run killed between this phase and the report phase
+keeps its marks on resume; a run killed inside the phase keeps none, and its sessions are read again (the safe
+direction: a memory written twice is dedup-merge's to fold, a session marked but not distilled would be lost).
 
 **Outcomes** (docs/phases.md §1.12, carried over): ``no consolidator bound`` (no model bound);
 ``consolidator unavailable: ConsolidatorUnavailable`` (no transcript of the batch could be read, or no call reached
@@ -51,6 +54,7 @@ from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.engine.ledger import SessionConsolidated
 from git_memhtml.sleep.engine.model import DRY_RUN, PhaseModel
 from git_memhtml.sleep.engine.prompts import load_prompt
+from git_memhtml.sleep.phases.report import stage_ledger
 from git_memhtml.sleep.phases.synthesis import SLEEP_AUTHOR, free_memory_path, rekey, usage_counts, write_new_memory
 from git_memhtml.sleep.phases.trace_answers import (
     Candidate,
@@ -377,6 +381,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
             steps.staged(f"detect {t.tasks + t.refreshed} commitments, close {t.completions_applied} completed",
                          "\n".join(t.lines))
     env.services.ledger.extend(SessionConsolidated(sid) for sid in night.analyzed)
+    stage_ledger(env)  # with the phase's last commit: a kill before the report phase keeps the marks
     return PhaseOutcome(night.counts(), subject=steps.subject or f"distill {night.written} memories",
                         body=steps.body, model=model.usage())
 
