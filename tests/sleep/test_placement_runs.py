@@ -72,8 +72,9 @@ class Stop(KeyboardInterrupt):
     """The kill, right after task-detection's report: placement-triage has not run."""
 
 
+@pytest.mark.parametrize("repeat_flag", [True, False], ids=["resume --deep", "resume (deep from the trailers)"])
 def test_a_deep_run_never_moves_what_dedup_merge_touched_and_a_resume_reads_the_same_touched_set(
-    tmp_path: Path, server: ScriptedModelServer
+    tmp_path: Path, server: ScriptedModelServer, repeat_flag: bool
 ) -> None:
     (tmp_path / "whole").mkdir()
     (tmp_path / "killed").mkdir()
@@ -104,7 +105,9 @@ def test_a_deep_run_never_moves_what_dedup_merge_touched_and_a_resume_reads_the_
                   after_phase=stop)
     [branch] = git(killed.root, "branch", "--list", "--format=%(refname:short)", "sleep/*").split()
     assert "placement-triage" not in git(killed.root, "log", "--format=%B", branch, "--")
-    resumed = resume_sleep(killed, db, branch, deep=True, embedder=EMBEDDER, clock=CLOCK, model=_binding(server))
+    assert "Memhtml-Deep: true" in git(killed.root, "log", "-1", "--format=%B", branch, "--")
+    resumed = resume_sleep(killed, db, branch, deep=repeat_flag, embedder=EMBEDDER, clock=CLOCK,
+                           model=_binding(server))  # a deep run resumes as deep whether or not --deep is repeated
     again = _placement(resumed)
     assert again.status == "ok" and again.commit_sha is not None
     assert {k: again.counts[k] for k in phase.counts if not k.endswith("Tokens")} == {
