@@ -188,3 +188,25 @@ def test_the_cli_runs_the_phase_only_under_deep_and_resume_takes_the_flag(
         assert code == 0 and line["counts"]["moved"] == 2 and line["commitSha"], line  # type: ignore[index]
         code, out = _cli(capsys, "-C", str(root), "sleep", "resume", "--deep", out["data"]["runId"])  # type: ignore[index]
         assert code == 0 and _phase_line(out)["detail"] == "already completed on this branch"
+
+
+DEEP_MODEL_PHASES = ("dedup-merge", "edge-typing", "compress", "placement-triage")
+"""Model phases of a deep run on this corpus; compress runs its entity groups and passes, placement-triage only
+under --deep."""
+
+
+@pytest.mark.parametrize("cap", [0, 1, 2])
+def test_max_llm_calls_holds_across_the_deep_phases_and_the_phases_past_it_say_so(
+    tmp_path: Path, server: ScriptedModelServer, cap: int
+) -> None:
+    repo = make_repo(tmp_path, RUN_FILES)
+    binding = ModelBinding(server.client("openai", max_attempts=1), max_calls=cap)
+    report = run_sleep(repo, IndexDB.for_repo(repo), date=DATE, deep=True, embedder=EMBEDDER, clock=CLOCK,
+                       model=binding)
+    assert len(server.requests) <= cap and report.llm_calls <= cap, (len(server.requests), report.llm_calls)
+    lines = {p.phase: p for p in report.phases}
+    assert sum(lines[p].llm_calls for p in DEEP_MODEL_PHASES) <= cap
+    # placement-triage, the last model phase, finds the budget spent: its batches are counted, not sent
+    placement = lines["placement-triage"]
+    assert placement.status == "ok" and placement.counts["budgetSkipped"] >= 1 and placement.counts["moved"] == 0
+    assert placement.llm_calls == 0
