@@ -123,7 +123,11 @@ def plan_cmd(ctx: click.Context, as_json: bool) -> int:
 @click.option("--date", help="Run date YYYY-MM-DD (default: today, UTC).")
 @click.option("--phases", help="Comma-separated subset of phases (run in canonical order).")
 @click.option("--dry-run", is_flag=True, help="Compute per-phase counts; make no branch and write nothing.")
-@click.option("--deep", is_flag=True, help="The occasional budgeted cycle (placement-triage).")
+@click.option("--deep", is_flag=True,
+              help="The occasional budgeted cycle: relationship-mining also groups the band [0.72, 0.85) as "
+                   "laterally_related edges, compress adds entity-keyed groups and repeats until quiet (at most "
+                   "3 passes), and placement-triage files inbox memories into topic folders. With --dry-run: "
+                   "the mining and grouping counts, no model call.")
 @max_llm_calls_option
 @json_option
 @click.pass_context
@@ -172,7 +176,9 @@ def _resume_hint(db: IndexDB) -> None:
 
 @sleep_group.command("resume")
 @click.argument("run_id")
-@click.option("--deep", is_flag=True, help="Resume a --deep run as one (placement-triage runs).")
+@click.option("--deep", is_flag=True,
+              help="Resume as a --deep run. Not needed once the run made a phase commit: its Memhtml-Deep "
+                   "trailer says so.")
 @max_llm_calls_option
 @json_option
 @click.pass_context

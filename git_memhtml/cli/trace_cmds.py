@@ -5,6 +5,7 @@ Transcripts are read, never written; their text reaches the index only as capped
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +30,14 @@ def trace_group() -> None:
     """Index agent session transcripts (Claude Code, Codex CLI) and search them; read only."""
 
 
+def _absent(path: str) -> str:
+    """Why a root contributes nothing: a path that exists but is no folder (a mistyped file, ``/dev/null``) is
+    told apart from a missing one."""
+    return " (not a folder)" if os.path.lexists(path) else " (not found)"
+
+
 def _report_text(report: ScanReport, links: int) -> str:
-    lines = [f"{root.source} root {root.path}" + ("" if root.present else " (not found)") for root in report.roots]
+    lines = [f"{root.source} root {root.path}" + ("" if root.present else _absent(root.path)) for root in report.roots]
     lines += [f"{path}: not read (cannot be opened as a regular file; retried next scan)" for path in report.unreadable]
     lines.append(kv({
         "files": f"{report.files_found} found, {report.files_scanned} read, {report.files_unchanged} unchanged, "

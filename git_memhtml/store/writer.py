@@ -17,6 +17,7 @@ from functools import partial
 from git_memhtml.document.hash import content_hash
 from git_memhtml.document.model import Link, MemoryDocument
 from git_memhtml.document.parse import parse_memory
+from git_memhtml.document.secret_gate import refuse_secrets
 from git_memhtml.document.template import RenderedMemory, render_checked, render_memory
 from git_memhtml.document.wellformed import check_memory_bytes
 from git_memhtml.errors import GitError, InvalidMemory, MemhtmlError, PathRefused, UsageError, WriteConflict
@@ -113,9 +114,11 @@ def _placed(repo: GitRepo, path: str) -> str:
 
 
 def _check_workspace(workspace: str | None) -> None:
-    """Refuse a workspace that is not one folder name (it becomes ``projects/<slug>/``)."""
+    """Refuse a workspace that is not one folder name (it becomes ``projects/<slug>/``), or that carries a
+    detected secret (scanned before slugging, which lower-cases a token out of the detector's reach)."""
     if workspace is None:
         return
+    refuse_secrets(workspace, where="workspace")
     if (
         "/" in workspace or "\\" in workspace or workspace.strip() in ("", ".", "..")
         or slugify(workspace) == "untitled"
@@ -124,6 +127,18 @@ def _check_workspace(workspace: str | None) -> None:
             f"workspace {workspace!r} is not a folder name",
             hint="use a name like checkout-v2 (letters, digits, hyphens); it becomes projects/<name>/",
         )
+
+
+def _refuse_secret_path(path: str) -> str:
+    """Refuse a memory path (folders and file name) that carries a detected secret: a path is in every commit,
+    the index and ``git log --name-only`` for good (docs/secrets.md "The gate"). The refusal names ``path`` and
+    the kind, never the path itself.
+
+    Raises:
+        SecretInMemory: exit 2; nothing has been written.
+    """
+    refuse_secrets(path, where="path")
+    return path
 
 
 def _trailers(op: WriteOp) -> list[tuple[str, str]]:
@@ -284,7 +299,8 @@ def _apply_locked(
         draft = op.draft
         progress.advance()
         try:
-            explicit = resolve_memory_path(repo.root, op.path, need=Need.NEW, name="path").path if op.path else None
+            explicit = (_refuse_secret_path(resolve_memory_path(repo.root, op.path, need=Need.NEW, name="path").path)
+                        if op.path else None)
             outcome = rendered[i]
             if isinstance(outcome, MemhtmlError):
                 raise outcome
@@ -312,6 +328,7 @@ def _apply_locked(
                     raise WriteConflict(f"no free file name for {draft.title!r} in {directory}",
                                         hint="change the title")
                 path = _placed(repo, found)
+            _refuse_secret_path(path)
             claimed.add(path)
             if draft.memory_type != "task":
                 batch_hashes[digest] = path
@@ -404,6 +421,8 @@ def correct_memory(repo: GitRepo, target: str, op: WriteOp, *, reason: str | Non
 
 def _correct_locked(repo: GitRepo, target: str, op: WriteOp, *, reason: str | None, now: str) -> CorrectResult:
     target = _live_file(repo, target, name="TARGET")
+    if reason:
+        refuse_secrets(reason, where="--reason")
     if op.path:
         resolve_memory_path(repo.root, op.path, need=Need.NEW, name="path")
     original = read_tree_file(repo.root, target)
@@ -433,7 +452,7 @@ def _correct_locked(repo: GitRepo, target: str, op: WriteOp, *, reason: str | No
     )
     if new_path is None:
         raise WriteConflict(f"no free file name for {draft.title!r}", hint="change the title")
-    _placed(repo, new_path)
+    _refuse_secret_path(_placed(repo, new_path))
     _placed(repo, archived)
     extra: list[Edit] = [set_meta("superseded-by", "/" + new_path)]
     if old.valid_until is None or old.valid_until > valid_from:
@@ -467,6 +486,7 @@ def archive_memory(repo: GitRepo, path: str, *, reason: str, now: str) -> Archiv
         path = _live_file(repo, path)
         if not reason.strip():
             raise UsageError("--reason is empty", hint="say why the memory is archived: --reason 'superseded by …'")
+        refuse_secrets(reason, where="--reason")  # the reason becomes the commit subject
         target = free_archive_path(repo, path, now[:4])
         if target is None:
             raise WriteConflict(f"no free archive path for {path}", hint="inspect archive/ for stale copies")

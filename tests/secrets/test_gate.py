@@ -105,10 +105,32 @@ def _commands(root: Path, tmp: Path) -> list[tuple[str, list[str], int]]:
         ("apply continue-on-error", ["apply", "--file", str(ops), "--continue-on-error"], 1),
         ("correct", ["correct", "areas/inbox/seed.html", "--title", "Seed", "--claim", f"Now {TOKEN.secret}.",
                      "--reason", "update"], 2),
+        # the fields that reach a path or a commit message rather than the file's text
+        ("write path", ["write", "--type", "semantic", "--title", "t", "--claim", "A fine fact.",
+                        "--path", f"resources/ci/{TOKEN.secret}.html"], 2),
+        ("write path folder", ["write", "--type", "semantic", "--title", "t", "--claim", "A fine fact.",
+                               "--path", f"resources/{AWS.secret}/t.html"], 2),
+        ("write workspace", ["write", "--type", "semantic", "--title", "t", "--claim", "A fine fact.",
+                             "--workspace", TOKEN.secret], 2),
+        ("apply path", ["apply", "--file", str(_ops_file(tmp, "path", f"resources/ci/{TOKEN.secret}.html"))], 1),
+        ("apply workspace", ["apply", "--file", str(_ops_file(tmp, "workspace", TOKEN.secret))], 1),
+        ("correct reason", ["correct", "areas/inbox/seed.html", "--title", "Seed", "--claim", "Now a vault ref.",
+                            "--reason", f"the old one was {TOKEN.secret}"], 2),
+        ("archive reason", ["archive", "areas/inbox/seed.html", "--reason", f"rotated {TOKEN.secret}"], 2),
     ]
 
 
-COMMAND_IDS = ["write", "write body", "apply", "apply continue-on-error", "correct"]
+def _ops_file(tmp: Path, key: str, value: str) -> Path:
+    """One apply line whose ``key`` (a path or a workspace) carries ``value``; its text is clean."""
+    ops = tmp / f"ops-{key}.jsonl"
+    ops.write_text(json.dumps({"op": "write", "title": "Fine", "type": "semantic", "body": "A clean fact.",
+                               key: value}) + "\n")
+    return ops
+
+
+COMMAND_IDS = ["write", "write body", "apply", "apply continue-on-error", "correct", "write path",
+               "write path folder", "write workspace", "apply path", "apply workspace", "correct reason",
+               "archive reason"]
 
 
 @pytest.mark.parametrize("as_json", [False, True], ids=["people", "json"])
@@ -136,6 +158,9 @@ def test_a_command_carrying_a_secret_is_refused_and_never_echoes_it(
     tree = subprocess.run(["git", "-C", str(repo), "grep", "-I", "-l", "-e", TOKEN.secret[:12], "-e", AWS.secret[:12],
                            "HEAD"], capture_output=True, text=True, check=False)
     assert tree.returncode == 1 and tree.stdout == ""
+    history = subprocess.run(["git", "-C", str(repo), "log", "--all", "--format=%B", "--name-only"],
+                             check=True, capture_output=True, text=True).stdout  # messages and every path
+    assert not any(keeps_a_run(history.lower(), s.secret.lower()) for s in (TOKEN, AWS))  # slugs lower-case
 
 
 def test_a_crash_report_and_the_internal_error_line_carry_no_secret(

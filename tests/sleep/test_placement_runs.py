@@ -72,8 +72,9 @@ class Stop(KeyboardInterrupt):
     """The kill, right after task-detection's report: placement-triage has not run."""
 
 
+@pytest.mark.parametrize("repeat_flag", [True, False], ids=["resume --deep", "resume (deep from the trailers)"])
 def test_a_deep_run_never_moves_what_dedup_merge_touched_and_a_resume_reads_the_same_touched_set(
-    tmp_path: Path, server: ScriptedModelServer
+    tmp_path: Path, server: ScriptedModelServer, repeat_flag: bool
 ) -> None:
     (tmp_path / "whole").mkdir()
     (tmp_path / "killed").mkdir()
@@ -104,7 +105,9 @@ def test_a_deep_run_never_moves_what_dedup_merge_touched_and_a_resume_reads_the_
                   after_phase=stop)
     [branch] = git(killed.root, "branch", "--list", "--format=%(refname:short)", "sleep/*").split()
     assert "placement-triage" not in git(killed.root, "log", "--format=%B", branch, "--")
-    resumed = resume_sleep(killed, db, branch, deep=True, embedder=EMBEDDER, clock=CLOCK, model=_binding(server))
+    assert "Memhtml-Deep: true" in git(killed.root, "log", "-1", "--format=%B", branch, "--")
+    resumed = resume_sleep(killed, db, branch, deep=repeat_flag, embedder=EMBEDDER, clock=CLOCK,
+                           model=_binding(server))  # a deep run resumes as deep whether or not --deep is repeated
     again = _placement(resumed)
     assert again.status == "ok" and again.commit_sha is not None
     assert {k: again.counts[k] for k in phase.counts if not k.endswith("Tokens")} == {
@@ -185,3 +188,25 @@ def test_the_cli_runs_the_phase_only_under_deep_and_resume_takes_the_flag(
         assert code == 0 and line["counts"]["moved"] == 2 and line["commitSha"], line  # type: ignore[index]
         code, out = _cli(capsys, "-C", str(root), "sleep", "resume", "--deep", out["data"]["runId"])  # type: ignore[index]
         assert code == 0 and _phase_line(out)["detail"] == "already completed on this branch"
+
+
+DEEP_MODEL_PHASES = ("dedup-merge", "edge-typing", "compress", "placement-triage")
+"""Model phases of a deep run on this corpus; compress runs its entity groups and passes, placement-triage only
+under --deep."""
+
+
+@pytest.mark.parametrize("cap", [0, 1, 2])
+def test_max_llm_calls_holds_across_the_deep_phases_and_the_phases_past_it_say_so(
+    tmp_path: Path, server: ScriptedModelServer, cap: int
+) -> None:
+    repo = make_repo(tmp_path, RUN_FILES)
+    binding = ModelBinding(server.client("openai", max_attempts=1), max_calls=cap)
+    report = run_sleep(repo, IndexDB.for_repo(repo), date=DATE, deep=True, embedder=EMBEDDER, clock=CLOCK,
+                       model=binding)
+    assert len(server.requests) <= cap and report.llm_calls <= cap, (len(server.requests), report.llm_calls)
+    lines = {p.phase: p for p in report.phases}
+    assert sum(lines[p].llm_calls for p in DEEP_MODEL_PHASES) <= cap
+    # placement-triage, the last model phase, finds the budget spent: its batches are counted, not sent
+    placement = lines["placement-triage"]
+    assert placement.status == "ok" and placement.counts["budgetSkipped"] >= 1 and placement.counts["moved"] == 0
+    assert placement.llm_calls == 0

@@ -57,3 +57,28 @@ def test_an_empty_root_setting_is_refused_naming_it(tmp_path: Path, capsys: pyte
     assert main(["-C", str(repo), "trace", "index"]) == 2
     err = capsys.readouterr().err
     assert "codex_root" in err and "hint: git config --unset memhtml.codexroot" in err
+
+
+ABSENT: list[tuple[str, str]] = [
+    ("missing", "(not found)"),
+    ("a regular file", "(not a folder)"),
+    ("a device", "(not a folder)"),
+    ("a dangling link", "(not a folder)"),
+]
+
+
+@pytest.mark.parametrize(("label", "said"), ABSENT, ids=[a[0] for a in ABSENT])
+def test_a_root_that_is_no_folder_is_told_apart_from_a_missing_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, label: str, said: str
+) -> None:
+    root = {"missing": tmp_path / "none", "a regular file": tmp_path / "file", "a device": Path("/dev/null"),
+            "a dangling link": tmp_path / "link"}[label]
+    (tmp_path / "file").write_text("not a folder\n")
+    (tmp_path / "link").symlink_to(tmp_path / "gone")
+    repo = tmp_path / "mem"
+    assert main(["init", str(repo)]) == 0
+    monkeypatch.setenv("MEMHTML_TRACE_ROOT", str(root))
+    monkeypatch.setenv("MEMHTML_CODEX_ROOT", str(tmp_path / "no-codex"))
+    capsys.readouterr()
+    assert main(["-C", str(repo), "trace", "index"]) == 0
+    assert f"claude-code root {root} {said}" in capsys.readouterr().out

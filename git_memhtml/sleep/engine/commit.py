@@ -1,7 +1,9 @@
 """Phase commits with trailers (docs/phases.md §0 "commitPhase", docs/design.md §3.4).
 
 Subject ``memhtml(sleep(<phase>)): <subject>``; every non-blank body line indented two spaces so untrusted memory
-text can never forge a trailer; trailers ``Memhtml-Run``, ``Memhtml-Phase``, ``Memhtml-Counts`` (one-line JSON).
+text can never forge a trailer; trailers ``Memhtml-Run``, ``Memhtml-Phase``, ``Memhtml-Counts`` (one-line JSON),
+and ``Memhtml-Deep: true`` on every commit of a ``--deep`` run, so ``sleep resume`` resumes it as deep from the
+branch alone (docs/sleep.md §2.5).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from git_memhtml.store.writer import commit_subject
 TRAILER_RUN = "Memhtml-Run"
 TRAILER_PHASE = "Memhtml-Phase"
 TRAILER_COUNTS = "Memhtml-Counts"
+TRAILER_DEEP = "Memhtml-Deep"
 
 
 def phase_subject(phase: str, subject: str) -> str:
@@ -40,14 +43,22 @@ def counts_json(counts: Mapping[str, Any]) -> str:
 
 
 def commit_phase(
-    repo: GitRepo, *, run_id: str, phase: str, subject: str, body: str | None, counts: Mapping[str, Any]
+    repo: GitRepo, *, run_id: str, phase: str, subject: str, body: str | None, counts: Mapping[str, Any],
+    deep: bool = False,
 ) -> str | None:
-    """Commit what is staged as this phase's commit; return its sha, or ``None`` when nothing is staged."""
-    return repo.commit(
-        phase_subject(phase, subject),
-        body=indent_body(body),
-        trailers=[(TRAILER_RUN, run_id), (TRAILER_PHASE, phase), (TRAILER_COUNTS, counts_json(counts))],
-    )
+    """Commit what is staged as this phase's commit; return its sha, or ``None`` when nothing is staged.
+
+    ``deep`` (the run is ``--deep``) adds the ``Memhtml-Deep: true`` trailer that :func:`run_is_deep` reads."""
+    trailers = [(TRAILER_RUN, run_id), (TRAILER_PHASE, phase), (TRAILER_COUNTS, counts_json(counts))]
+    if deep:
+        trailers.append((TRAILER_DEEP, "true"))
+    return repo.commit(phase_subject(phase, subject), body=indent_body(body), trailers=trailers)
+
+
+def run_is_deep(repo: GitRepo, base: str, tip: str) -> bool:
+    """Whether a commit of ``base..tip`` (a run's branch) carries ``Memhtml-Deep: true``: the run was started with
+    ``--deep``. A branch with no phase commit yet says nothing (``False``)."""
+    return any("true" in values for _, values in repo.log_trailers(base, tip, TRAILER_DEEP))
 
 
 class PhaseSteps:
@@ -61,10 +72,11 @@ class PhaseSteps:
     A failed phase's step commits are dropped by the runner (``run._undo``).
     """
 
-    def __init__(self, repo: GitRepo, *, run_id: str, phase: str) -> None:
+    def __init__(self, repo: GitRepo, *, run_id: str, phase: str, deep: bool = False) -> None:
         self.repo = repo
         self.run_id = run_id
         self.phase = phase
+        self.deep = deep
         self.pending: tuple[str, str | None] | None = None
         self.made: list[str] = []
 
@@ -74,7 +86,8 @@ class PhaseSteps:
             return
         subject, body = self.pending
         self.pending = None
-        sha = commit_phase(self.repo, run_id=self.run_id, phase=self.phase, subject=subject, body=body, counts=counts)
+        sha = commit_phase(self.repo, run_id=self.run_id, phase=self.phase, subject=subject, body=body, counts=counts,
+                           deep=self.deep)
         if sha is not None:
             self.made.append(sha)
 

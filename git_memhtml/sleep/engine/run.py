@@ -22,7 +22,7 @@ from git_memhtml.index.indexer import update
 from git_memhtml.index.runs import RunRow, unfinished_runs
 from git_memhtml.index.watermark import index_state, overlay_rows
 from git_memhtml.llm.contract import ModelClient
-from git_memhtml.sleep.engine.commit import TRAILER_COUNTS, TRAILER_PHASE, commit_phase
+from git_memhtml.sleep.engine.commit import TRAILER_COUNTS, TRAILER_PHASE, commit_phase, run_is_deep
 from git_memhtml.sleep.engine.contract import SLEEP_PHASES, PhaseSpec, phase_specs
 from git_memhtml.sleep.engine.env import LlmBudget, PhaseEnv, PhaseReport, RunServices, WireCounts
 from git_memhtml.sleep.engine.lock import relabel, remove_locks, sleep_lock, stale_git_locks
@@ -171,6 +171,7 @@ def _run_phase(env: PhaseEnv, spec: PhaseSpec, reindex: Reindex) -> PhaseReport:
                 subject=outcome.subject or phase,
                 body=outcome.body,
                 counts=counts,
+                deep=env.deep,
             )
             if sha:
                 reindex()
@@ -446,6 +447,7 @@ def _resume_locked(
     if REPORT_PHASE in done:  # a re-run phase may commit after the report: the sweeps and the report run again
         for phase in RESWEEP_PHASES:
             done.pop(phase, None)
+    deep = deep or run_is_deep(main, base, tip)  # a --deep run resumes as one without the flag repeated
     env, reindex = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=False, deep=deep,
                              embedder=embedder, model=model)
     try:

@@ -271,7 +271,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         return PhaseOutcome(ArcSynthesisCounts(arcs=len(arcs)), detail=NO_PLAN, model=model.usage())
     items, planned = plan_entries(model, plan, arc_keys, {a.row.path: a for a in arcs}, evidence_keys,
                                   {s.row.path: s for s in evidence})
-    steps = PhaseSteps(env.repo, run_id=env.run_id, phase=PHASE)
+    steps = PhaseSteps(env.repo, run_id=env.run_id, phase=PHASE, deep=env.deep)
     written = 0
     taken: set[str] = set()
     system = load_prompt(env.repo, "arc-synthesis-write")

@@ -348,8 +348,9 @@ def _fold_batches(f: _Folding, batches: Sequence[Sequence[Member]], by_path: dic
 
 
 def _folding(env: PhaseEnv, model: PhaseModel) -> _Folding:
-    return _Folding(env, model, PhaseSteps(env.repo, run_id=env.run_id, phase=PHASE), load_prompt(env.repo, "compress"),
-                    load_prompt(env.repo, "compress.task"), _Night(), set())
+    steps = PhaseSteps(env.repo, run_id=env.run_id, phase=PHASE, deep=env.deep)
+    return _Folding(env, model, steps, load_prompt(env.repo, "compress"), load_prompt(env.repo, "compress.task"),
+                    _Night(), set())
 
 
 def run(env: PhaseEnv) -> PhaseOutcome:
