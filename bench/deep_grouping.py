@@ -31,36 +31,26 @@ Exit 2 on a bad argument or absent data, 1 when a phase failed.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import sys
-import time
 from collections.abc import Mapping, Sequence
-from functools import partial
 from pathlib import Path
 from typing import Any
 
-from git_memhtml.cli.common import init_memory
 from git_memhtml.embed.base import Embedder
-from git_memhtml.embed.registry import get_embedder
-from git_memhtml.errors import MemhtmlError, UsageError
+from git_memhtml.errors import MemhtmlError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.index.indexer import update
-from git_memhtml.index.memories import hash_holders
 from git_memhtml.llm.scripted import Answer, Reply, ScriptedClient, ScriptedRequest, blocks
 from git_memhtml.output import emit, log
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.engine.run import ModelBinding, run_sleep
 from git_memhtml.sleep.phases import compress, relationship_mining
 from git_memhtml.sleep.phases.scoring import retention_pass
-from git_memhtml.store.ops import parse_op_stream
-from git_memhtml.store.writer import apply_batch
 
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from timing import Stopwatch, failure, load_script, loadavg, scratch, write_json  # noqa: E402  (a script beside this one)
+import timing  # noqa: E402  (a script beside this one)
 
 DEFAULT_NOW = "2026-11-30T09:00:00Z"
 """The import instant (every memory's ``created``/``updated``), as ``import_sleep.py``."""
@@ -82,7 +72,7 @@ def absorb_all(req: ScriptedRequest) -> Reply:
 
 
 def _ops(data: Sequence[Mapping[str, Any]], sample_id: str, as_type: str) -> str:
-    locomo = load_script("locomo")
+    locomo = timing.load_script("locomo")
     ops = locomo.convert(data, sample_id, "observations")
     if as_type == "semantic":  # into the inbox: placement would file a fact about a person under resources/people
         ops = [{**{k: v for k, v in op.items() if k != "workspace"}, "type": "semantic",
@@ -111,28 +101,15 @@ def measure(data: Sequence[Mapping[str, Any]], sample_id: str, as_type: str, *, 
     Raises:
         UsageError: the import refused an op.
     """
-    init_memory(root)
-    repo = GitRepo.discover(root)
-    embedder = get_embedder(embed)
-    db = IndexDB.for_repo(repo)
-    try:
-        update(repo, db, embedder, now=now)
-        result = apply_batch(repo, parse_op_stream(_ops(data, sample_id, as_type), source=f"locomo {sample_id}"),
-                             now=now, dedupe_view=partial(hash_holders, db))
-        if not result.ok:
-            bad = next((r for r in result.results if r.code), None)
-            raise UsageError(f"import of {sample_id} refused: {bad.error if bad else 'nothing written'}",
-                             hint="check bench/locomo.py output with `git memhtml apply`")
-        update(repo, db, embedder, now=now)
+    with timing.imported_memory(root, _ops(data, sample_id, as_type), sample_id=sample_id, embed=embed, now=now) as mem:
+        repo, db, embedder = mem.repo, mem.db, mem.embedder
         memories = db.query("SELECT count(*) FROM files WHERE archived = 0")[0][0]
         routine, bands = routine_reach(repo, db, embedder, date)
-        watch = Stopwatch()
+        watch = timing.Stopwatch()
         report = run_sleep(repo, db, date=date, phases=PHASES, deep=True, embedder=embedder,
                            clock=lambda: f"{date}T09:00:00Z",
                            model=ModelBinding(ScriptedClient({"CompressSynthesis": absorb_all})))
         wall, cpu = watch.wall(), watch.cpu()
-    finally:
-        db.close()
     lines = {p.phase: p for p in report.phases}
     mining, folding = lines["relationship-mining"].counts, lines["compress"].counts
     return {
@@ -178,14 +155,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
-    locomo = load_script("locomo")
+    locomo = timing.load_script("locomo")
     try:
         data = locomo.load_data(args.data or locomo.DEFAULT_DATA)
-        ids = [str(i["sample_id"]) for i in data] if args.conversation == "all" else [
-            str(locomo.find_conversation(data, args.conversation)["sample_id"])]
+        ids = timing.conversation_ids(locomo, data, args.conversation)
         imports = IMPORTS if args.imports == "both" else (args.imports,)
-        started, load_before = time.perf_counter(), loadavg()
-        with scratch(args.workdir, "deep-grouping-") as work:
+        run = timing.RunFigures()
+        with timing.scratch(args.workdir, "deep-grouping-") as work:
             rows = []
             for sid in ids:
                 for as_type in imports:
@@ -193,16 +169,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     rows.append(measure(data, sid, as_type, embed=args.embed, root=work / sid / as_type / "memory",
                                         now=args.now, date=args.date))
     except MemhtmlError as exc:
-        print(failure(exc), file=sys.stderr)
+        print(timing.failure(exc), file=sys.stderr)
         return 2
     emit(table(rows))
-    write_json(args.json, {
-        "config": {"conversations": ids, "embed": args.embed, "imports": list(imports), "now": args.now,
-                   "date": args.date, "nproc": os.cpu_count(), "python": platform.python_version(),
-                   "loadavg_before": load_before, "loadavg_after": loadavg(),
-                   "wall_s": round(time.perf_counter() - started, 3)},
-        "rows": rows,
-    })
+    config: dict[str, Any] = {"conversations": ids, "embed": args.embed, "imports": list(imports), "now": args.now,
+                              "date": args.date, **run.figures()}
+    timing.write_json(args.json, {"config": config, "rows": rows})
     return 1 if any(r["failed"] for r in rows) else 0
 
 

@@ -44,7 +44,6 @@ import argparse
 import json
 import logging
 import math
-import os
 import platform
 import re
 import statistics
@@ -54,7 +53,6 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -62,12 +60,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from git_memhtml.cli.common import init_memory
-from git_memhtml.embed.registry import get_embedder
 from git_memhtml.errors import LlmContractViolation, MemhtmlError, ModelUnavailable, ProviderRefused, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
-from git_memhtml.index.indexer import update
-from git_memhtml.index.memories import hash_holders
 from git_memhtml.llm import anthropic, openai
 from git_memhtml.llm.contract import Dialect, ModelAnswer, ModelClient, ModelRequest, T
 from git_memhtml.llm.scripted import Answer, Reply, Script, ScriptedClient, ScriptedRequest, blocks
@@ -85,14 +80,21 @@ from git_memhtml.sleep.phases.dedup_model import MergeGroup, MergePartition
 from git_memhtml.sleep.phases.edge_typing import EdgeVerdict, EdgeVerdicts
 from git_memhtml.sleep.phases.entity_model import EntityCluster, EntityClustering
 from git_memhtml.sleep.phases.task_detection import TaskDetection, TaskFinding
-from git_memhtml.store.ops import parse_op_stream
-from git_memhtml.store.writer import apply_batch
 from git_memhtml.transport import Transport
 
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from timing import Stopwatch, failure, load_script, loadavg, scratch, write_json  # noqa: E402  (a script beside this one)
+from timing import (  # noqa: E402  (a script beside this one)
+    RunFigures,
+    Stopwatch,
+    conversation_ids,
+    failure,
+    imported_memory,
+    load_script,
+    scratch,
+    write_json,
+)
 
 DEFAULT_DATA = BENCH_DIR.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
 EMBED_CHOICES = ("wordllama", "fake")
@@ -422,19 +424,8 @@ def measure_conversation(data: Sequence[Mapping[str, Any]], sample_id: str, *, e
     locomo = load_script("locomo")
     importer = load_script("import_sleep")
     ops = locomo.convert(data, sample_id, "observations")
-    init_memory(root)
-    repo = GitRepo.discover(root)
-    embedder = get_embedder(embed)
-    db = IndexDB.for_repo(repo)
-    try:
-        update(repo, db, embedder, now=now)
-        result = apply_batch(repo, parse_op_stream(locomo.dumps_jsonl(ops), source=f"locomo {sample_id}"), now=now,
-                             dedupe_view=partial(hash_holders, db))
-        if not result.ok:
-            bad = next((r for r in result.results if r.code), None)
-            raise UsageError(f"import of {sample_id} refused: {bad.error if bad else 'nothing written'}",
-                             hint="check bench/locomo.py output with `git memhtml apply`")
-        update(repo, db, embedder, now=now)
+    with imported_memory(root, locomo.dumps_jsonl(ops), sample_id=sample_id, embed=embed, now=now) as mem:
+        repo, db, embedder, result = mem.repo, mem.db, mem.embedder, mem.result
         timer = importer.PhaseTimer(importer.RssSampler(), f"{date}T09:00:00Z")
         with ScriptedModelServer(script(speakers_of(data, sample_id))) as server:
             client = TimedClient(server.client(dialect), _request_bytes(server))
@@ -449,8 +440,6 @@ def measure_conversation(data: Sequence[Mapping[str, Any]], sample_id: str, *, e
                             model=ModelBinding(client))
             wall = watch.wall()
             unscripted = sorted({r.schema_name for r in server.requests} - set(script()))
-    finally:
-        db.close()
     phases = [_phase_figures(report, window, records)
               for (report, records), window in zip(taken, timer.windows, strict=True)]
     return {"conversation": sample_id, "memories": int(result.summary["written"]), "run_id": run.run_id,
@@ -592,10 +581,8 @@ def measure(*, data_path: Path, conversation: str, embed: str, dialect: Dialect,
     run_date = date or (datetime.fromisoformat(now.replace("Z", "+00:00")) + importer.DECAY_DELAY).date().isoformat()
     locomo = load_script("locomo")
     data = locomo.load_data(data_path)
-    ids = [str(i["sample_id"]) for i in data] if conversation == "all" else [
-        str(locomo.find_conversation(data, conversation)["sample_id"])]
-    load_before = loadavg()
-    started = time.perf_counter()
+    ids = conversation_ids(locomo, data, conversation)
+    run = RunFigures()
     convs = [measure_conversation(data, sid, embed=embed, dialect=dialect, root=workdir / sid / "memory", now=now,
                                   date=run_date) for sid in ids]
     overhead = kernel_overhead(workdir / "overhead" / "memory", repeat=repeat)
@@ -609,9 +596,7 @@ def measure(*, data_path: Path, conversation: str, embed: str, dialect: Dialect,
     return {
         "config": {"conversations": ids, "units": "observations", "embed": embed, "dialect": dialect, "now": now,
                    "date": run_date, "data": str(data_path), "repeat": repeat, "bytesPerToken": BYTES_PER_TOKEN,
-                   "nproc": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                   "loadavg_before": load_before, "loadavg_after": loadavg(),
-                   "wall_s": round(time.perf_counter() - started, 3)},
+                   "platform": platform.platform(), **run.figures()},
         "conversations": convs,
         "totals": totals,
         "overhead": overhead,

@@ -1,6 +1,6 @@
 """What the timing harnesses under bench/ share (bench/README.md): a call's wall time, a block's wall and CPU time,
-the nearest-rank percentile, the scratch folder a run works in, its JSON figures, and loading a script beside this
-one.
+the nearest-rank percentile, the scratch folder a run works in, its JSON figures and machine figures, loading a
+script beside this one, and a LoCoMo conversation imported into a fresh indexed repository.
 
 A script imports it after putting its own folder first on ``sys.path`` (``sys.path.insert(0, BENCH_DIR)``, as the
 scripts already do for ``synth``): bench/ is a folder of scripts, not a package.
@@ -12,16 +12,29 @@ import importlib.util
 import json
 import math
 import os
+import platform
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
+from git_memhtml.cli.common import init_memory
+from git_memhtml.embed.base import Embedder
+from git_memhtml.embed.registry import get_embedder
 from git_memhtml.errors import MemhtmlError, UsageError
+from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index.db import IndexDB
+from git_memhtml.index.indexer import update
+from git_memhtml.index.memories import hash_holders
+from git_memhtml.store.ops import parse_op_stream
+from git_memhtml.store.writer import BatchResult, apply_batch
 
 BENCH_DIR = Path(__file__).resolve().parent
 
@@ -122,3 +135,61 @@ def load_script(name: str) -> ModuleType:
             del sys.modules[spec.name]  # a half-run script is never handed out
             raise
     return module
+
+
+class RunFigures:
+    """The machine figures of a whole run, started when made: :meth:`figures` gives ``nproc``, ``python``,
+    ``loadavg_before`` / ``loadavg_after`` (:func:`loadavg`) and ``wall_s`` (wall seconds since the start, 0.001)."""
+
+    def __init__(self) -> None:
+        self.load_before = loadavg()
+        self.watch = Stopwatch()
+
+    def figures(self) -> dict[str, Any]:
+        """The figures so far, for a result's ``config``."""
+        return {"nproc": os.cpu_count(), "python": platform.python_version(), "loadavg_before": self.load_before,
+                "loadavg_after": loadavg(), "wall_s": round(self.watch.wall(), 3)}
+
+
+def conversation_ids(locomo: ModuleType, data: Sequence[Mapping[str, Any]], conversation: str) -> list[str]:
+    """The ``sample_id`` of every item of ``data`` for ``all``, else of the one ``conversation`` names
+    (``bench/locomo.py`` ``find_conversation``, which raises ``UsageError`` for an unknown one)."""
+    if conversation == "all":
+        return [str(item["sample_id"]) for item in data]
+    return [str(locomo.find_conversation(data, conversation)["sample_id"])]
+
+
+@dataclass(frozen=True)
+class Imported:
+    """A fresh memory repository holding one import, indexed: its repo, open index, embedder and the apply result."""
+
+    repo: GitRepo
+    db: IndexDB
+    embedder: Embedder | None
+    result: BatchResult
+
+
+@contextmanager
+def imported_memory(root: Path, ops_jsonl: str, *, sample_id: str, embed: str, now: str) -> Iterator[Imported]:
+    """Make a memory repository at ``root``, index it, apply ``ops_jsonl`` (the op stream of LoCoMo conversation
+    ``sample_id``) at ``now``, index again; the index is closed when the block ends, however it ends.
+
+    Raises:
+        UsageError: the import refused an op (or wrote nothing), or ``embed`` is unknown.
+    """
+    init_memory(root)
+    repo = GitRepo.discover(root)
+    embedder = get_embedder(embed)
+    db = IndexDB.for_repo(repo)
+    try:
+        update(repo, db, embedder, now=now)
+        result = apply_batch(repo, parse_op_stream(ops_jsonl, source=f"locomo {sample_id}"), now=now,
+                             dedupe_view=partial(hash_holders, db))
+        if not result.ok:
+            bad = next((r for r in result.results if r.code), None)
+            raise UsageError(f"import of {sample_id} refused: {bad.error if bad else 'nothing written'}",
+                             hint="check bench/locomo.py output with `git memhtml apply`")
+        update(repo, db, embedder, now=now)
+        yield Imported(repo, db, embedder, result)
+    finally:
+        db.close()

@@ -24,7 +24,8 @@ from git_memhtml.sleep.engine.commit import commit_phase
 from git_memhtml.sleep.engine.env import LlmBudget, PhaseEnv, PhaseOutcome, RunServices
 from git_memhtml.sleep.engine.model import DRY_RUN, rails_log_path
 from git_memhtml.sleep.phases import placement_triage
-from git_memhtml.sleep.phases.placement_triage import DEEP_ONLY, TOUCHED_UNREADABLE, touched_paths
+from git_memhtml.sleep.phases.placement_candidates import touched_paths
+from git_memhtml.sleep.phases.placement_triage import DEEP_ONLY, TOUCHED_UNREADABLE
 from git_memhtml.store import edits
 from tests.sleep.sleep_corpus_helpers import commit_and_reindex, git, make_env, make_repo, memory
 
