@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from git_memhtml.gitrepo import GitRepo
-from git_memhtml.llm.scripted import Answer, Malformed, Reply, ScriptedRequest, Status
+from git_memhtml.llm.scripted import Answer, Malformed, Reply, ScriptedRequest, Status, blocks
 from git_memhtml.sleep.engine.batch import DATA_NOTICE
 from git_memhtml.sleep.engine.env import PhaseOutcome
 from git_memhtml.sleep.engine.ledger import CommitmentBelowFloor, SessionConsolidated
@@ -27,6 +27,7 @@ from tests.sleep.trace_consolidation_helpers import (
     CURRY_SCRIPT,
     POEMS,
     Q_POEMS,
+    Q_SMALL,
     SETTLED,
     SMALL,
     candidate,
@@ -79,10 +80,12 @@ def test_the_four_outcomes_of_the_seeds_table_are_told_apart(tmp_path: Path) -> 
     unbound = tc.run(env)
     assert unbound.detail == tc.NO_CONSOLIDATOR and unbound.counts.wire()["batch"] == 2
     down, env, _ = _phase(repo, root, {"TraceExtraction": [Status(500)]})
-    assert down.detail == tc.UNAVAILABLE and env.services.ledger == []
+    assert down.detail is not None and down.detail.startswith(tc.UNAVAILABLE + " (ModelUnavailable: ")
+    assert env.services.ledger == []
     assert (down.counts.wire()["batch"], down.counts.wire()["consolidated"]) == (2, 0)
     junk, env, _ = _phase(repo, root, {"TraceExtraction": [Malformed()]})
-    assert junk.detail == tc.RUN_FAILED and env.services.ledger == []
+    assert junk.detail is not None and junk.detail.startswith(tc.RUN_FAILED + " (LlmContractViolation: ")
+    assert env.services.ledger == []
     spent, env, _ = _phase(repo, root, {"TraceExtraction": [Malformed()]}, remaining=0)
     assert spent.detail == tc.BUDGET_SPENT and env.services.ledger == []
     quiet, env, _ = _phase(repo, root, {"TraceExtraction": [Answer({"candidates": [], "commitments": []})]})
@@ -96,7 +99,7 @@ def test_a_failed_synthesis_writes_nothing_and_marks_nothing(tmp_path: Path) -> 
     repo = make_repo(tmp_path, FILES)
     head = repo.head_sha()
     outcome, env, _ = _phase(repo, root, {**CURRY_SCRIPT, "TraceSynthesis": [Malformed()]})
-    assert outcome.detail == tc.RUN_FAILED and env.services.ledger == []
+    assert outcome.detail is not None and outcome.detail.startswith(tc.RUN_FAILED) and env.services.ledger == []
     assert outcome.counts.wire()["written"] == 0 and repo.head_sha() == head
 
 
@@ -241,3 +244,39 @@ def test_a_hostile_quote_never_becomes_a_trailer(tmp_path: Path, name: str) -> N
                             check=True, cwd=repo.root).stdout.splitlines()
     assert [line.split(":", 1)[0] for line in parsed] == ["Memhtml-Run", "Memhtml-Phase", "Memhtml-Counts"]
     assert parsed[1] == f"Memhtml-Phase: {tc.PHASE}"
+
+
+def test_a_budget_spent_before_the_synthesis_says_so_and_marks_nothing(tmp_path: Path) -> None:
+    root = copy_sessions(tmp_path, (SMALL,))
+    repo = make_repo(tmp_path, FILES)
+    two = {"TraceExtraction": [Answer({"commitments": [], "candidates": [
+        candidate("Green curry is the most popular Thai curry.", Q_SMALL),
+        candidate("Massaman curry was voted the most delicious food.", Q_SMALL),
+    ]})], "TraceSynthesis": echo_synthesis}
+    outcome, env, client = _phase(repo, root, two, remaining=1)
+    assert outcome.detail == tc.BUDGET_SYNTHESIS and env.services.ledger == []
+    assert [r.schema_name for r in client.requests] == ["TraceExtraction"]
+    assert outcome.counts.wire()["written"] == 0
+
+
+def test_the_synthesis_merges_restatements_and_a_candidate_grounds_one_memory_only(tmp_path: Path) -> None:
+    root = copy_sessions(tmp_path, (SMALL,))
+    repo = make_repo(tmp_path, FILES)
+    claims = [f"Green curry is the most popular Thai curry (restated {n})." for n in range(4)]
+
+    def synthesis(req: ScriptedRequest) -> Reply:
+        keys = list(blocks(req.prompt))
+        return Answer({"memories": [
+            {"kind": "semantic", "claim": "Green curry is the most popular Thai curry.", "gist": "Restated often.",
+             "entities": [], "candidateKeys": keys},
+            {"kind": "semantic", "claim": "Green curry is NOT popular.", "gist": "Same evidence, other claim.",
+             "entities": [], "candidateKeys": keys[:1]},
+        ]})
+
+    script = {"TraceExtraction": [Answer({"commitments": [], "candidates": [candidate(c, Q_SMALL) for c in claims]})],
+              "TraceSynthesis": synthesis}
+    outcome, _, _ = _phase(repo, root, script)
+    counts = outcome.counts.wire()
+    assert (counts["candidates"], counts["merged"], counts["written"], counts["refused"]) == (4, 3, 1, 1)
+    assert outcome.model is not None and dict(outcome.model.rails)["duplicate-source"] == 1
+    assert "NOT popular" not in git(repo.root, "log", "--format=%s")

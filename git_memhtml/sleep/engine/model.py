@@ -79,6 +79,8 @@ class PhaseModel:
     failures: Counter[str] = field(default_factory=Counter)
     """Failed calls by error class name (``ModelUnavailable``: not reached or timed out; ``LlmContractViolation``,
     ``ProviderRefused``: reached, nothing usable)."""
+    first_failure: str | None = None
+    """``<error class>: <message>`` of the first failed call (the message names the endpoint, never memory text)."""
 
     @classmethod
     def for_phase(cls, env: PhaseEnv, phase: str) -> PhaseModel:
@@ -127,6 +129,8 @@ class PhaseModel:
         except (ModelUnavailable, LlmContractViolation, ProviderRefused) as exc:
             self.failed_calls += 1
             self.failures[type(exc).__name__] += 1
+            if self.first_failure is None:
+                self.first_failure = f"{type(exc).__name__}: {exc.message}"
             self._log("call-failed", {"schema": request.name, "error": type(exc).__name__, "message": exc.message})
             return None
         finally:

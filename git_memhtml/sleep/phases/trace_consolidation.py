@@ -100,8 +100,9 @@ NO_CONSOLIDATOR = "no consolidator bound"
 UNAVAILABLE = "consolidator unavailable: ConsolidatorUnavailable"
 RUN_FAILED = "consolidator unavailable: ConsolidatorRunFailed"
 NO_SESSIONS = "no settled session"
-BUDGET_SPENT = "model call budget spent: no session read"
-"""Details (carried over; the last two are ours: nothing to read, and ``--max-llm-calls`` spent before any call)."""
+BUDGET_SPENT = "model call budget spent: no session read; raise --max-llm-calls"
+BUDGET_SYNTHESIS = "model call budget spent before the synthesis: nothing written; raise --max-llm-calls"
+"""Details (carried over; the last three are ours: nothing to read, and ``--max-llm-calls`` spent before any call)."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
@@ -160,6 +161,7 @@ class _Night:
     verified: list[Candidate] = field(default_factory=list)
     commitments: list[Commitment] = field(default_factory=list)
     stated: set[tuple[str, str]] = field(default_factory=set)
+    synthesis_budget: bool = False
     tally: CommitmentTally = field(default_factory=CommitmentTally)
 
     def counts(self) -> TraceConsolidationCounts:
@@ -249,10 +251,12 @@ def _synthesize(env: PhaseEnv, model: PhaseModel, night: _Night) -> list[Candida
         return list(night.verified)
     members = [Member(str(i), f"[{c.kind}] {c.claim}\n{c.gist}") for i, c in enumerate(night.verified)]
     keyed = rekey(key_members(members, label="candidate", member_chars=SYNTHESIS_CHARS), "c")
+    skipped = model.budget_skipped
     answer = model.call(ModelRequest(TraceSynthesis, load_prompt(env.repo, "trace-consolidation-synthesis"),
                                      keyed.prompt(load_prompt(env.repo, "trace-consolidation-synthesis.task"),
                                                   preamble="Candidate memories:")))
     if answer is None:
+        night.synthesis_budget = model.budget_skipped > skipped
         return None
     out: list[Candidate] = []
     cited: set[str] = set()
@@ -260,15 +264,31 @@ def _synthesize(env: PhaseEnv, model: PhaseModel, night: _Night) -> list[Candida
         found, unknown = keyed.resolve(memory.candidate_keys)
         for key in unknown:
             model.reject("unknown-key", {"candidateKey": str(key), "claim": redact(memory.claim).text})
+        taken = [m for m in found if m.ref in cited]
+        for member in taken:  # a candidate grounds one memory: a second memory on the same evidence is not grounded
+            model.reject("duplicate-source", {"candidate": member.ref, "claim": redact(memory.claim).text})
+        found = [m for m in found if m.ref not in cited]
         problem = candidate_problem(memory)
         if problem is not None or not found:
             night.refused += 1
             model.reject(problem or "ungrounded", {"claim": redact(memory.claim).text})
             continue
         cited.update(m.ref for m in found)
+        night.merged += len(found) - 1
         out.append(merged(memory, [night.verified[int(m.ref)] for m in found]))
-    night.merged = max(len(cited) - len(out), 0)
     return out
+
+
+CAUSE_CHARS = 160
+"""Characters of the first failed call's error appended to an ``unavailable`` detail (ours: a detail is one line)."""
+
+
+def _with_cause(detail: str, model: PhaseModel) -> str:
+    """``detail`` followed by the first failed call's error class and message, so the user sees why (the prefix
+    stays the seeds' detail; the message names the endpoint, never memory text)."""
+    if model.first_failure is None:
+        return detail
+    return f"{detail} ({clip(' '.join(model.first_failure.split()), CAUSE_CHARS)})"
 
 
 def _frames(env: PhaseEnv) -> dict[str, str]:
@@ -366,11 +386,12 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         reached = any(name != ModelUnavailable.__name__ for name in model.failures)
         night.analyzed.clear()
         detail = RUN_FAILED if reached else BUDGET_SPENT if model.calls == 0 and model.budget_skipped else UNAVAILABLE
-        return PhaseOutcome(night.counts(), detail=detail, model=model.usage())
+        return PhaseOutcome(night.counts(), detail=_with_cause(detail, model), model=model.usage())
     memories = _synthesize(env, model, night)
     if memories is None:
         night.analyzed.clear()
-        return PhaseOutcome(night.counts(), detail=RUN_FAILED, model=model.usage())
+        detail = BUDGET_SYNTHESIS if night.synthesis_budget else _with_cause(RUN_FAILED, model)
+        return PhaseOutcome(night.counts(), detail=detail, model=model.usage())
     steps = PhaseSteps(env.repo, run_id=env.run_id, phase=PHASE)
     _write(env, model, memories, night, steps)
     if night.commitments:
