@@ -26,7 +26,7 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.contract import REGISTRY, SLEEP_PHASES, non_committing_phases, phase_specs
 from git_memhtml.sleep.engine.env import PhaseReport
-from git_memhtml.sleep.engine.run import run_sleep
+from git_memhtml.sleep.engine.run import BEFORE_LAST, run_sleep
 from tests.treewalk import work_tree_paths
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -213,9 +213,12 @@ def test_sigkill_after_confidence_decay_then_resume(conv26: Path, capsys: pytest
     assert code == 0, resumed
     phases = resumed["data"]["phases"]
     assert [p["phase"] for p in phases] == list(SLEEP_PHASES)
+    last = max(SLEEP_PHASES.index(p) for p in done)
     for p in phases:
         if p["phase"] in done:
             assert p["status"] == "skipped" and p["detail"] == "already completed on this branch"
+        elif SLEEP_PHASES.index(p["phase"]) < last and p["phase"] not in ("preflight", "relationship-mining"):
+            assert p["status"] == "skipped" and p["detail"] == BEFORE_LAST  # ran before the kill, nothing to commit
         else:
             assert p["status"] == "ok"
     all_phases = [c["Memhtml-Phase"] for c in _trailers(repo, f"main..{run_id}")]

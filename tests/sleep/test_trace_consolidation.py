@@ -18,7 +18,7 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.index.traces import TraceTables
 from git_memhtml.llm.scripted_server import ScriptedModelServer
 from git_memhtml.sleep.engine.env import PhaseReport
-from git_memhtml.sleep.engine.run import ModelBinding, RunReport, resume_sleep, run_sleep
+from git_memhtml.sleep.engine.run import BEFORE_LAST, ModelBinding, RunReport, resume_sleep, run_sleep
 from git_memhtml.sleep.engine.runfiles import ledger_file
 from git_memhtml.sleep.landing.merge import merge_run
 from git_memhtml.sleep.phases.trace_consolidation import NO_SESSIONS
@@ -183,5 +183,30 @@ def test_a_run_killed_before_its_report_keeps_its_marks_on_resume(tmp_path: Path
     assert not [r for r in server.requests[seen:] if r.schema_name.startswith("Trace")]  # the phase is done
     report = next(p for p in resumed.phases if p.phase == "report")
     assert report.counts["marksPending"] == 2
+    assert merge_run(repo, db, resumed.run_id, gate=None, embedder=EMBEDDER, clock=CLOCK).merged
+    assert set(TraceTables(db).consolidated()) == {SMALL, POEMS}
+
+
+def test_a_resumed_phase_subset_run_commits_nothing_out_of_order_and_merges(
+    tmp_path: Path, server: ScriptedModelServer
+) -> None:
+    from git_memhtml.gitrepo import GitRepo
+
+    repo = make_repo(tmp_path, FILES)
+    db = IndexDB.for_repo(repo)
+    index_traces(db, copy_sessions(tmp_path))
+
+    def stop(done: PhaseReport) -> None:
+        if done.phase == "trace-consolidation":
+            raise Stop
+
+    binding = ModelBinding(server.client("openai", max_attempts=1))
+    with pytest.raises(Stop):
+        run_sleep(GitRepo.discover(repo.root), db, date=DATE, phases=PHASES, embedder=EMBEDDER, clock=CLOCK,
+                  model=binding, after_phase=stop)
+    [branch] = git(repo.root, "branch", "--list", "--format=%(refname:short)", "sleep/*").split()
+    resumed = resume_sleep(repo, db, branch, embedder=EMBEDDER, clock=CLOCK, model=binding)
+    by_phase = {p.phase: p for p in resumed.phases}
+    assert by_phase["confidence-decay"].detail == BEFORE_LAST and by_phase["confidence-decay"].commit_sha is None
     assert merge_run(repo, db, resumed.run_id, gate=None, embedder=EMBEDDER, clock=CLOCK).merged
     assert set(TraceTables(db).consolidated()) == {SMALL, POEMS}

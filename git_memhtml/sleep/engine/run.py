@@ -23,7 +23,7 @@ from git_memhtml.index.runs import RunRow, unfinished_runs
 from git_memhtml.index.watermark import index_state, overlay_rows
 from git_memhtml.llm.contract import ModelClient
 from git_memhtml.sleep.engine.commit import TRAILER_COUNTS, TRAILER_PHASE, commit_phase, run_is_deep
-from git_memhtml.sleep.engine.contract import SLEEP_PHASES, PhaseSpec, phase_specs
+from git_memhtml.sleep.engine.contract import SLEEP_PHASES, PhaseSpec, non_committing_phases, phase_specs
 from git_memhtml.sleep.engine.env import LlmBudget, PhaseEnv, PhaseReport, RunServices, WireCounts
 from git_memhtml.sleep.engine.lock import relabel, remove_locks, sleep_lock, stale_git_locks
 from git_memhtml.sleep.engine.runplace import (
@@ -48,6 +48,10 @@ Clock = Callable[[], str]
 AfterPhase = Callable[[PhaseReport], object]
 """Called after each phase's report is recorded (progress output; fault injection in tests)."""
 ALREADY_DONE = "already completed on this branch"
+BEFORE_LAST = "not run: the interrupted run had passed it (its next commit would come out of order)"
+"""Detail of a phase a resume does not run because the branch already holds a commit of a later phase: the
+interrupted run either ran it with nothing to commit or was not asked to (``--phases``), and a commit of it now
+would break the canonical order the landing rail checks (docs/sleep.md §2.5)."""
 REPORT_PHASE = "report"
 RESWEEP_PHASES: tuple[str, ...] = ("integrity", "state-export", REPORT_PHASE)
 """Phases a resume re-runs even when the branch has their commits, once the run has a report: the listings, the
@@ -447,6 +451,12 @@ def _resume_locked(
     if REPORT_PHASE in done:  # a re-run phase may commit after the report: the sweeps and the report run again
         for phase in RESWEEP_PHASES:
             done.pop(phase, None)
+    elif done:  # never commit behind the last phase the branch holds: the rail would refuse the run at merge
+        last = max(SLEEP_PHASES.index(phase) for phase in done)
+        quiet = non_committing_phases()  # they never commit (their rows are the run's index): they run again
+        for phase in SLEEP_PHASES[:last]:
+            if phase not in done and phase not in quiet:
+                done[phase] = PhaseReport(phase, "skipped", {}, None, 0, detail=BEFORE_LAST)
     deep = deep or run_is_deep(main, base, tip)  # a --deep run resumes as one without the flag repeated
     env, reindex = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=False, deep=deep,
                              embedder=embedder, model=model)
