@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.traces import TraceTables
 from git_memhtml.llm.scripted_server import ScriptedModelServer
+from git_memhtml.sleep.engine.contract import SLEEP_PHASES
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.run import BEFORE_LAST, ModelBinding, RunReport, resume_sleep, run_sleep
 from git_memhtml.sleep.engine.runfiles import ledger_file
@@ -48,8 +50,6 @@ def server() -> Iterator[ScriptedModelServer]:
 
 
 def _run(repo_root: Path, db: IndexDB, server: ScriptedModelServer, date: str = DATE) -> RunReport:
-    from git_memhtml.gitrepo import GitRepo
-
     return run_sleep(GitRepo.discover(repo_root), db, date=date, phases=PHASES, embedder=EMBEDDER, clock=CLOCK,
                      model=ModelBinding(server.client("openai", max_attempts=1)))
 
@@ -142,8 +142,6 @@ def test_the_watermark_survives_an_index_rebuild(tmp_path: Path, server: Scripte
 
 
 def test_a_dry_run_asks_nothing_and_writes_nothing(tmp_path: Path, server: ScriptedModelServer) -> None:
-    from git_memhtml.gitrepo import GitRepo
-
     repo = make_repo(tmp_path, FILES)
     db = IndexDB.for_repo(repo)
     index_traces(db, copy_sessions(tmp_path))
@@ -162,9 +160,10 @@ class Stop(KeyboardInterrupt):
     """The kill, right after trace-consolidation's report: the report phase has not run."""
 
 
-def test_a_run_killed_before_its_report_keeps_its_marks_on_resume(tmp_path: Path, server: ScriptedModelServer) -> None:
-    from git_memhtml.gitrepo import GitRepo
-
+def _killed_after_consolidation(tmp_path: Path, server: ScriptedModelServer, phases: tuple[str, ...] | None,
+                                ) -> tuple[GitRepo, IndexDB, ModelBinding, str]:
+    """A run over the two settled sessions (``phases``, or all), killed right after trace-consolidation; returns
+    the repository, its index, the model binding and the interrupted run's branch."""
     repo = make_repo(tmp_path, FILES)
     db = IndexDB.for_repo(repo)
     index_traces(db, copy_sessions(tmp_path))
@@ -175,9 +174,14 @@ def test_a_run_killed_before_its_report_keeps_its_marks_on_resume(tmp_path: Path
 
     binding = ModelBinding(server.client("openai", max_attempts=1))
     with pytest.raises(Stop):
-        run_sleep(GitRepo.discover(repo.root), db, date=DATE, embedder=EMBEDDER, clock=CLOCK, model=binding,
-                  after_phase=stop)
+        run_sleep(GitRepo.discover(repo.root), db, date=DATE, phases=phases or SLEEP_PHASES, embedder=EMBEDDER,
+                  clock=CLOCK, model=binding, after_phase=stop)
     [branch] = git(repo.root, "branch", "--list", "--format=%(refname:short)", "sleep/*").split()
+    return repo, db, binding, branch
+
+
+def test_a_run_killed_before_its_report_keeps_its_marks_on_resume(tmp_path: Path, server: ScriptedModelServer) -> None:
+    repo, db, binding, branch = _killed_after_consolidation(tmp_path, server, None)
     seen = len(server.requests)
     resumed = resume_sleep(repo, db, branch, embedder=EMBEDDER, clock=CLOCK, model=binding)
     assert not [r for r in server.requests[seen:] if r.schema_name.startswith("Trace")]  # the phase is done
@@ -190,21 +194,7 @@ def test_a_run_killed_before_its_report_keeps_its_marks_on_resume(tmp_path: Path
 def test_a_resumed_phase_subset_run_commits_nothing_out_of_order_and_merges(
     tmp_path: Path, server: ScriptedModelServer
 ) -> None:
-    from git_memhtml.gitrepo import GitRepo
-
-    repo = make_repo(tmp_path, FILES)
-    db = IndexDB.for_repo(repo)
-    index_traces(db, copy_sessions(tmp_path))
-
-    def stop(done: PhaseReport) -> None:
-        if done.phase == "trace-consolidation":
-            raise Stop
-
-    binding = ModelBinding(server.client("openai", max_attempts=1))
-    with pytest.raises(Stop):
-        run_sleep(GitRepo.discover(repo.root), db, date=DATE, phases=PHASES, embedder=EMBEDDER, clock=CLOCK,
-                  model=binding, after_phase=stop)
-    [branch] = git(repo.root, "branch", "--list", "--format=%(refname:short)", "sleep/*").split()
+    repo, db, binding, branch = _killed_after_consolidation(tmp_path, server, PHASES)
     resumed = resume_sleep(repo, db, branch, embedder=EMBEDDER, clock=CLOCK, model=binding)
     by_phase = {p.phase: p for p in resumed.phases}
     assert by_phase["confidence-decay"].detail == BEFORE_LAST and by_phase["confidence-decay"].commit_sha is None
