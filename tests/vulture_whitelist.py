@@ -41,6 +41,7 @@ from git_memhtml.cli.sleep_cmds import (
     run_cmd,
 )
 from git_memhtml.cli.sleep_cmds import status_cmd as sleep_status_cmd
+from git_memhtml.cli.task_cmds import task_add_cmd, task_list_cmd, task_status_cmd
 from git_memhtml.cli.trace_cmds import index_cmd as trace_index_cmd
 from git_memhtml.cli.trace_cmds import links_cmd as trace_links_cmd
 from git_memhtml.cli.trace_cmds import search_cmd as trace_search_cmd
@@ -100,7 +101,7 @@ CLICK_COMMANDS = (
 LAZY_COMMANDS = (
     config_cmd, demo_cmd, doctor_cmd, verify_cmd, hook_cmd, install_cmd, merge_driver_cmd, uninstall_cmd, man_cmd,
     apply_cmd, archive_cmd, correct_cmd, init_cmd, link_cmd, list_cmd, read_cmd, write_cmd, neighbors_cmd, recall_cmd,
-    reinforce_cmd, search_cmd, validate_cmd, LazyGroup.format_commands,
+    reinforce_cmd, search_cmd, validate_cmd, LazyGroup.format_commands, task_add_cmd, task_status_cmd, task_list_cmd,
 )
 """Commands named by a ``"module:attribute"`` string in a lazy table (cli/main.py ``COMMAND_TABLE``, the index
 group's table), imported on first use; ``format_commands`` is called by click when it prints a group's help."""

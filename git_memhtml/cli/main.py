@@ -43,6 +43,8 @@ COMMAND_TABLE: Final[Mapping[str, LazyCommand]] = {
                         "Add a typed head link SRC --REL--> DST (one commit when it changes the file)."),
     "read": LazyCommand(_M + "memory_cmds:read_cmd", "Show one memory (an explicit read: it counts as an access)."),
     "list": LazyCommand(_M + "memory_cmds:list_cmd", "List memories in path order (tasks included)."),
+    "task": LazyCommand(_M + "task_cmds:task_group",
+                        "Open, move and close tasks (a task is a memory of type task; done archives it)."),
     "index": LazyCommand(_M + "index_cmds:index_group", "Maintain the rebuildable SQLite index (kept in the git dir)."),
     "sleep": LazyCommand(_M + "sleep_cmds:sleep_group",
                          "Curate the memory on a sleep/<date> branch that a person reviews and merges."),

@@ -52,11 +52,11 @@ def init_cmd(ctx: click.Context, path: Path | None, as_json: bool) -> int:
 
 
 def _op(ctx: click.Context, flags: Mapping[str, object], *, path: str | None = None,
-        workspace: str | None = None) -> WriteOp:
+        workspace: str | None = None, fixed: Mapping[str, object] | None = None) -> WriteOp:
     """The op of a ``write``/``correct`` invocation: each ``HEAD_FIELDS`` row with a ``flag`` this command has
     fills its ``op_key`` from that option's value (``--body`` paragraphs joined by blank lines, ``--article-html``
     read from its file), then the op model validates it, as it does an ``apply`` line. ``flags`` maps click
-    parameter names to values.
+    parameter names to values; ``fixed`` adds op fields the command itself decides (``task add``'s type).
 
     Raises:
         UsageError: the op model refused the flags (naming the field), or ``--article-html`` is unreadable.
@@ -66,7 +66,7 @@ def _op(ctx: click.Context, flags: Mapping[str, object], *, path: str | None = N
     from git_memhtml.store.ops import WriteOp
 
     names = {opt: param.name for param in ctx.command.params for opt in param.opts}
-    values: dict[str, object] = {"path": path, "workspace": workspace}
+    values: dict[str, object] = {"path": path, "workspace": workspace, **(fixed or {})}
     for spec in HEAD_FIELDS:
         name = names.get(spec.flag) if spec.flag is not None else None
         if name is None or spec.op_key is None:

@@ -168,3 +168,52 @@ def active_paths_with_hashes(db: IndexDB, content_hashes: Sequence[str]) -> dict
         for digest, path in rows:
             out.setdefault(str(digest), []).append(str(path))
     return out
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    """One task as the index holds it (``files`` columns; ``due_at`` an ISO date or None)."""
+
+    path: str
+    title: str
+    gist: str
+    task_status: str
+    due_at: str | None
+    updated_at: str
+    workspace: str | None
+    archived: bool
+
+
+def task_page(
+    db: IndexDB,
+    *,
+    statuses: Sequence[str],
+    workspace: str | None,
+    include_archived: bool,
+    after: str | None,
+    limit: int,
+) -> list[TaskRow]:
+    """Up to ``limit`` tasks in path order after ``after`` (keyset) whose ``task_status`` is one of ``statuses``
+    (all when empty), in ``workspace`` when given. Archived (done) tasks only with ``include_archived``; a task file
+    without a status counts as ``todo``, the status its template writes (docs/store.md §5.6)."""
+    where = ["f.memory_type = 'task'"]
+    params: list[Any] = []
+    if not include_archived:
+        where.append(live_file("f"))
+    if statuses:
+        where.append(f"coalesce(f.task_status, 'todo') IN ({', '.join('?' for _ in statuses)})")
+        params.extend(statuses)
+    if workspace is not None:
+        where.append("f.workspace = ?")
+        params.append(workspace)
+    if after is not None:
+        where.append("f.path > ?")
+        params.append(after)
+    rows = db.query(
+        "SELECT f.path, f.title, f.gist, coalesce(f.task_status, 'todo'), f.due_at, f.updated_at, f.workspace, "
+        f"f.archived FROM files f WHERE {' AND '.join(where)} ORDER BY f.path LIMIT ?",
+        (*params, limit),
+    )
+    return [TaskRow(str(path), title, gist, status, due, updated, ws, bool(archived))
+            for path, title, gist, status, due, updated, ws, archived in rows]
+

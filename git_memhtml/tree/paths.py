@@ -71,6 +71,7 @@ VERB_NEEDS: Final[dict[str, Need]] = {
     "correct": Need.LIVE,
     "link-src": Need.LIVE,
     "reinforce": Need.LIVE,
+    "task-status": Need.LIVE,
     "write": Need.NEW,
     "apply": Need.NEW,
 }

@@ -22,6 +22,7 @@ from git_memhtml.cli.main import main
 NOW = "2026-03-01T10:00:00Z"
 FIRST = "areas/inbox/first.html"
 SECOND = "areas/inbox/second.html"
+TASK = "areas/inbox/tasks/open.html"
 Argv = Callable[[Path, Path], list[str]]
 """``(repo, tmp) -> argv after -C REPO``; may write an input file into ``tmp``."""
 
@@ -62,6 +63,10 @@ OK: list[tuple[str, Argv]] = [
     ("archive", lambda r, t: ["archive", FIRST, "--reason", "obsolete"]),
     ("link", lambda r, t: ["link", FIRST, "relates_to", SECOND]),
     ("doctor --fix-leftovers commit", leftover),
+    ("task add", lambda r, t: ["task", "add", "--title", "New task", "--claim", "Do the new thing.", "--due",
+                               "2026-03-09"]),
+    ("task status doing", lambda r, t: ["task", "status", TASK, "doing"]),
+    ("task status done", lambda r, t: ["task", "status", TASK, "done", "--reason", "shipped"]),
 ]
 REFUSED: list[tuple[str, Argv]] = [
     ("write over an existing path", lambda r, t: [*WRITE, "--title", "X", "--claim", "X holds.", "--path", FIRST]),
@@ -84,6 +89,11 @@ REFUSED: list[tuple[str, Argv]] = [
     ("archive the git dir", lambda r, t: ["archive", ".git/HEAD", "--reason", "x"]),
     ("link to a missing memory", lambda r, t: ["link", FIRST, "relates_to", "areas/inbox/nope.html"]),
     ("link from the git config", lambda r, t: ["link", ".git/config", "relates_to", SECOND]),
+    ("task status of a non-task", lambda r, t: ["task", "status", FIRST, "done"]),
+    ("task status of the git dir", lambda r, t: ["task", "status", ".git/HEAD", "done"]),
+    ("task status with a reason but not done", lambda r, t: ["task", "status", TASK, "doing", "--reason", "x"]),
+    ("task add with a bad due date", lambda r, t: ["task", "add", "--title", "T", "--claim", "Do T.", "--due",
+                                                   "soon"]),
 ]
 
 
@@ -95,6 +105,8 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for path, claim in ((FIRST, "The first fact holds."), (SECOND, "The second fact holds.")):
         assert main(["-C", str(root), *WRITE, "--title", path.rsplit("/", 1)[-1][:-5], "--claim", claim,
                      "--path", path]) == 0
+    assert main(["-C", str(root), "task", "add", "--title", "Open task", "--claim", "Finish the open task.",
+                 "--path", TASK]) == 0
     return root
 
 

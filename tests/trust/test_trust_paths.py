@@ -75,6 +75,7 @@ COMMANDS: list[Command] = [
     Command("write", "write", lambda p, s: ["write", "--type", "semantic", "--title", "Hostile write", "--claim",
                                              "Write claims a hostile path.", "--path", p], lambda d: d["path"]),
     Command("apply", "apply", _apply_file, lambda d: d["results"][0]["path"]),
+    Command("task-status", "task-status", lambda p, s: ["task", "status", p, "doing"], lambda d: d["path"]),
 ]
 """Every CLI command that takes a repository path (``link`` twice: both ends)."""
 
@@ -107,14 +108,15 @@ HOSTILE: list[str] = [
 """Hostile paths every command refuses (``{root}``/``{outside}`` become the absolute folders)."""
 
 VERB_HOSTILE: list[tuple[str, str]] = [
-    *[(verb, ARCHIVED) for verb in ("archive", "correct", "link-src", "reinforce", "write", "apply")],
+    *[(verb, ARCHIVED) for verb in ("archive", "correct", "link-src", "reinforce", "write", "apply",
+                                    "task-status")],
     *[(verb, "archive/2026/areas/inbox/new.html") for verb in ("write", "apply")],
     # a new path not in Unicode NFC (decomposed é, a decomposed Hangul syllable, in a folder name too)
     *[(verb, path) for verb in ("write", "apply") for path in (
         "areas/inbox/cafe\u0301.html", "areas/inbox/\u1100\u1161.html", "areas/cafe\u0301/note.html",
         "projects/A\u030a/x.html")],
     *[(verb, "areas/inbox/missing.html") for verb in ("read", "neighbors", "archive", "correct", "link-src",
-                                                      "link-dst", "reinforce")],
+                                                      "link-dst", "reinforce", "task-status")],
 ]
 """Refusals that depend on the verb (``VERB_NEEDS``): archive/ only where the verb reads; a memory that must
 exist (a link target too); a new path that is not NFC."""
@@ -304,7 +306,8 @@ def _run_form(world: Path, argv: list[str], form: Form, monkeypatch: pytest.Monk
 
 
 @pytest.mark.parametrize("form", EXISTING_FORMS, ids=lambda f: f.label)
-@pytest.mark.parametrize("command", [c for c in COMMANDS if c.verb not in ("write", "apply", "link-src")],
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c.verb not in ("write", "apply", "link-src",
+                                                                         "task-status")],
                          ids=lambda c: c.name)
 def test_resolver_accepts_the_legitimate_forms(world: Path, command: Command, form: Form,
                                                monkeypatch: pytest.MonkeyPatch,
@@ -322,6 +325,18 @@ def test_link_source_accepts_the_legitimate_forms(world: Path, form: Form, monke
                      monkeypatch, capsys)
     assert (data["srcPath"], data["dstPath"]) == (GOOD, OTHER)
     assert f'href="/{OTHER}"' in (world / "repo" / GOOD).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("form", EXISTING_FORMS, ids=lambda f: f.label)
+def test_task_status_accepts_the_legitimate_forms(world: Path, form: Form, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """``task status`` needs a task: the same forms name one written in GOOD's folder."""
+    root = world / "repo"
+    assert main(["-C", str(root), "task", "add", "--title", "Good task", "--claim", "Finish the good task.",
+                 "--path", "areas/inbox/task.html"]) == 0
+    argument = _expand(form.argument, world).replace("good.html", "task.html")
+    data = _run_form(world, ["task", "status", argument, "doing"], form, monkeypatch, capsys)
+    assert data["path"] == "areas/inbox/task.html" and data["changed"] is True
 
 
 NEW = "areas/inbox/brand-new.html"
