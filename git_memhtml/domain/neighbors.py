@@ -18,6 +18,31 @@ BLOCK_BYTES = 64 * 1024 * 1024
 """Upper bound on the float64 similarity block held at once (an implementation choice, not from the spec)."""
 
 
+TIE_DECIMALS_F64 = 12
+"""Decimals a float64 cosine is ranked at. A dot product of unit vectors carries rounding noise of a few ulps
+(~1e-15) that depends on the BLAS kernel and CPU, so two pairs with one true cosine (near-identical notes) would be
+ordered by hardware; ranked at 1e-12 they tie and the path breaks the tie, on every machine (an implementation
+choice, not from the spec)."""
+
+TIE_DECIMALS_F32 = 6
+"""Decimals a float32 cosine is ranked at (float32 products carry noise of ~1e-7; same reasoning)."""
+
+
+def tie_key(sim: float) -> float:
+    """The value a float64 cosine ``sim`` is *ranked* by: ``sim`` rounded to :data:`TIE_DECIMALS_F64` decimals.
+
+    Every ranking of cosines in sleep (mining, dedup, edge typing) sorts by this key and then by path, so results
+    do not depend on the machine's floating-point kernel. The reported cosine stays unrounded.
+    """
+    return round(sim, TIE_DECIMALS_F64)
+
+
+def rank_values(sims: np.ndarray) -> np.ndarray:
+    """:func:`tie_key` over an array: float32 at :data:`TIE_DECIMALS_F32`, anything else at the float64 decimals."""
+    decimals = TIE_DECIMALS_F32 if sims.dtype == np.float32 else TIE_DECIMALS_F64
+    return np.round(sims.astype(np.float64), decimals)
+
+
 COMPACT_AT = 4_000_000
 """Candidate list entries held before they are cut to each node's top ``k`` (bounds memory when ``floor`` admits
 many pairs; an implementation choice, not from the spec)."""
@@ -57,8 +82,9 @@ def top_neighbor_pairs(
 ) -> list[Pair]:
     """Exact cosine neighbour pairs at or above ``floor`` (docs/graph.md §5.5 ``topNeighborPairs``).
 
-    Every node keeps a top-``k`` list of its neighbours with ``sim >= floor`` (ordered sim DESC, path ASC), which
-    is exactly what inserting each pair into both endpoints' bounded lists produces. The union of those lists is
+    Every node keeps a top-``k`` list of its neighbours with ``sim >= floor`` (ordered sim DESC, path ASC, sims
+    compared at the tie quantum of :func:`rank_values`), which is exactly what inserting each pair into both
+    endpoints' bounded lists produces. The union of those lists is
     returned **once per unordered pair**, oriented so that ``src < dst`` by path string (the original returned
     mirrored duplicates and left de-duplication to callers; callers that need corpus order orient themselves).
 
@@ -114,7 +140,7 @@ def top_neighbor_pairs(
         r, c = r[upper], c[upper]
         if r.size == 0:
             continue
-        value = sims[r, c]
+        value = rank_values(sims[r, c])  # ranked at the tie quantum, so noise never picks a neighbour
         a, b = r + start, c + start
         node_parts += [a, b]  # each pair enters both endpoints' lists
         other_parts += [b, a]
@@ -143,5 +169,5 @@ def top_neighbor_pairs(
     rpos = np.searchsorted(needed, right)
     values = np.einsum("ij,ij->i", exact[lpos], exact[rpos])
     pairs = [(names[a], names[b], float(v)) for (a, b), v in zip(keys, values, strict=True)]
-    pairs.sort(key=lambda p: (-p[2], p[0], p[1]))
+    pairs.sort(key=lambda p: (-tie_key(p[2]), p[0], p[1]))
     return pairs[:limit]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from git_memhtml.domain import neighbors
-from git_memhtml.domain.neighbors import top_neighbor_pairs
+from git_memhtml.domain.neighbors import tie_key, top_neighbor_pairs
 
 
 def _brute_force(
@@ -112,3 +112,21 @@ def test_five_thousand_by_256_in_bounded_blocks_returns_the_limit() -> None:
     assert len(got) == 2000
     assert all(a < b and sim >= 0.85 - 1e-6 for a, b, sim in got)
     assert [g[2] for g in got] == sorted((g[2] for g in got), reverse=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_cosine_tie_that_differs_only_by_rounding_noise_goes_to_the_lower_path(dtype: type) -> None:
+    # b and c are one true cosine from a; c's vector is nudged so its computed cosine is a few ulps *higher*,
+    # as another BLAS kernel may compute it: ranking must not follow the noise (the CI failure of stop 24)
+    eps = 1e-15 if dtype is np.float64 else 1e-8
+    s = np.sqrt(1 - 0.81)
+    a = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
+    b = np.array([0.9, s, 0.0, 0.0, 0.0])
+    c = np.array([0.9 + eps, 0.0, s, 0.0, 0.0])
+    d = c + np.array([0.0, 0.0, 0.0, 0.02, 0.0])  # c's best partner, so c's own list never names a
+    e = b + np.array([0.0, 0.0, 0.0, 0.0, 0.02])  # b's best partner
+    vectors: np.ndarray = np.stack([a, b, c, d, e]).astype(dtype)
+    pairs = {(src, dst) for src, dst, _ in top_neighbor_pairs(["a", "b", "c", "d", "e"], vectors, floor=0.5, k=1,
+                                                              limit=10)}
+    assert pairs == {("a", "b"), ("b", "e"), ("c", "d")}
+    assert tie_key(0.9166666666666665) == tie_key(0.9166666666666666)

@@ -21,6 +21,7 @@ from typing import Literal
 
 import numpy as np
 
+from git_memhtml.domain.neighbors import rank_values, tie_key
 from git_memhtml.index.corpus import CorpusRow, first_chunk_vector_map
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.edge_candidates import authored_pairs, entity_claims, mined_pairs
@@ -97,9 +98,9 @@ def rank_shared_entity_pairs(
         partners.setdefault(b, []).append((sim, a))
     kept: dict[tuple[str, str], float] = {}
     for node, found in partners.items():
-        for sim, other in sorted(found, key=lambda item: (-item[0], item[1]))[:k]:
+        for sim, other in sorted(found, key=lambda item: (-tie_key(item[0]), item[1]))[:k]:
             kept[(min(node, other), max(node, other))] = sim
-    ranked = sorted(((a, b, sim) for (a, b), sim in kept.items()), key=lambda p: (-p[2], p[0], p[1]))
+    ranked = sorted(((a, b, sim) for (a, b), sim in kept.items()), key=lambda p: (-tie_key(p[2]), p[0], p[1]))
     return ranked[: max(0, limit)]
 
 
@@ -121,7 +122,7 @@ def _group_pairs(members: list[str], vectors: Mapping[str, np.ndarray], excluded
             if not valid[i]:
                 continue
             row = sims[r]
-            order = np.argsort(-row, kind="stable")  # members are path-sorted: ties go to the lower path
+            order = np.argsort(-rank_values(row), kind="stable")  # path-sorted members: ties go to the lower path
             taken = 0
             for j in order.tolist():
                 if taken >= k or row[j] < floor:
@@ -154,7 +155,7 @@ def candidate_pairs(db: IndexDB, space: str | None) -> list[CandidatePair]:
         vectors = first_chunk_vector_map(db, sorted({p for _, p in claims}), space)
         for src, dst, sim in rank_shared_entity_pairs(claims, vectors, authored_pairs(db)):
             chosen.setdefault((src, dst), CandidatePair(src, dst, sim, "entity"))
-    ranked = sorted(chosen.values(), key=lambda p: (-p.sim, p.src, p.dst))
+    ranked = sorted(chosen.values(), key=lambda p: (-tie_key(p.sim), p.src, p.dst))
     return ranked[:MAX_CANDIDATES]
 
 
