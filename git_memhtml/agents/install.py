@@ -19,6 +19,7 @@ import base64
 import copy
 import json
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -53,7 +54,7 @@ from git_memhtml.agents.receipts import (
     sha256_text,
     write_atomic,
 )
-from git_memhtml.agents.textblock import append_block, block, has_marker, toml_key, toml_string
+from git_memhtml.agents.textblock import MARK, append_block, block, has_marker, toml_key, toml_string
 from git_memhtml.errors import AgentConfigRefused, NotAMemoryRepo, StorageError
 from git_memhtml.tree.layout import STATE_DIR
 
@@ -389,6 +390,17 @@ def _empty_scaffold(text: str, fmt: str) -> bool:
     return not text.strip()
 
 
+def _only_blocks(record: FileRecord) -> bool:
+    """Whether the file held nothing but git-memhtml blocks before this install (another agent's install created
+    it: ``AGENTS.md`` is shared by Codex and OpenCode), so emptied now it goes as that install would have let it."""
+    raw = record.before.raw()
+    if raw is None or record.fmt not in ("markdown", "toml"):
+        return False
+    rest = re.sub(rf"^.*>>> {MARK} \((?P<a>[\w-]+)\).*\n(?:.*\n)*?.*<<< {MARK} \((?P=a)\).*\n", "",
+                  raw.decode("utf-8"), flags=re.MULTILINE)
+    return not rest.strip()
+
+
 # ---- install / uninstall --------------------------------------------------------------------------------------
 
 
@@ -498,7 +510,7 @@ def _uninstall_file(record: FileRecord, warnings: list[str]) -> tuple[FileAction
                             " was edited since install; left in place (remove it by hand if you want it gone)")
     if not removed:
         return FileAction(record.path, "left"), text, False
-    if not record.before.exists and _empty_scaffold(text, record.fmt):
+    if _empty_scaffold(text, record.fmt) and (not record.before.exists or _only_blocks(record)):
         return FileAction(record.path, "deleted"), None, True
     return FileAction(record.path, "fragments removed"), text, True
 
