@@ -129,7 +129,6 @@ def _refuse(path: Path, what: str, hint: str) -> AgentConfigRefused:
 class _Plan:
     wanted: WantedFile
     before: Before
-    old_text: str
     new_text: str
     splices: tuple[Splice, ...]
     fragments: tuple[Fragment, ...]
@@ -233,15 +232,16 @@ def _plan_json(wf: WantedFile, text: str, exists: bool) -> tuple[str, list[Splic
         fragment = _json_fragment(doc, want, wf.path)
         if fragment is None:
             continue
-        host = next((i for i, f in enumerate(fragments) if f.kind == "member" and f.key is not None
-                     and (*fragment.path, fragment.key)[:len(f.path) + 1] == (*f.path, f.key)), None)
-        if host is None:
+        full = (*fragment.path, fragment.key) if fragment.key is not None else None  # elements: an existing array
+        host = None if full is None else next((i for i, f in enumerate(fragments) if f.key is not None
+                                               and full[:len(f.path) + 1] == (*f.path, f.key)), None)
+        if host is None or full is None:
             fragments.append(fragment)
             continue
         # a parent an earlier fragment of ours creates: the want joins that fragment, which stays one piece
         owner = fragments[host]
         value = copy.deepcopy(owner.value)
-        _merge(value, _nest((*fragment.path, fragment.key)[len(owner.path) + 1:], fragment.value))
+        _merge(value, _nest(full[len(owner.path) + 1:], fragment.value))
         fragments[host] = Fragment("member", canonical_sha(value), owner.path, owner.key, value)
     splices: list[Splice] = []
     for fragment in fragments:
@@ -320,7 +320,7 @@ def _plan(wf: WantedFile, agent: str, base: Path) -> _Plan:
         new_text, splices, fragments = _plan_json(wf, text, before.exists)
     else:
         new_text, splices, fragments = _plan_text(wf, agent, text, before.exists)
-    return _Plan(wf, before, text, new_text, tuple(splices), tuple(fragments), _missing_dirs(wf.path.parent))
+    return _Plan(wf, before, new_text, tuple(splices), tuple(fragments), _missing_dirs(wf.path.parent))
 
 
 # ---- fragment state and removal ------------------------------------------------------------------------------

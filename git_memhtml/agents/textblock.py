@@ -32,9 +32,7 @@ def block(agent: str, body: str, comment: tuple[str, str]) -> str:
 
 def append_block(text: str, agent: str, body: str, comment: tuple[str, str]) -> Splice:
     """Where and what to append to ``text`` (``""`` for a file that does not exist yet) for ``agent``'s block."""
-    if not text:
-        lead = ""
-    elif text.endswith("\n\n"):
+    if not text or text.endswith("\n\n"):
         lead = ""
     elif text.endswith("\n"):
         lead = "\n"

@@ -24,7 +24,8 @@ STATE = Path(".local") / "state" / "git-memhtml"
 
 SEEDS: dict[tuple[str, str], dict[str, bytes]] = {
     ("claude-code", "user"): {
-        ".claude.json": b'{"numStartups": 3,   "mcpServers": {"mine": {"command": "x"}},\n\t"t\xc3\xa9": "\xe2\x9c\x93"}',
+        ".claude.json": b'{"numStartups": 3,   "mcpServers": {"mine": {"command": "x"}},\n'
+                        b'\t"t\xc3\xa9": "\xe2\x9c\x93"}',
         ".claude/settings.json": b'{\n    "hooks": {"UserPromptSubmit": [ {"hooks": [{"type": "command", '
                                  b'"command": "echo hi"}]} ]},\n    "model": "opus"\n}\n',
         ".claude/CLAUDE.md": "# Mine\n\nKeep answers short — ✓".encode(),
