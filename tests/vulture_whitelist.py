@@ -11,9 +11,9 @@ from __future__ import annotations
 from http.server import ThreadingHTTPServer
 
 from git_memhtml.artifacts.listings import publish
+from git_memhtml.cli.agent_cmds import agent_install_cmd, agent_uninstall_cmd
 from git_memhtml.cli.config_cmds import config_cmd
 from git_memhtml.cli.demo import demo_cmd
-from git_memhtml.cli.agent_cmds import agent_install_cmd, agent_uninstall_cmd
 from git_memhtml.cli.doctor_cmds import doctor_cmd, verify_cmd
 from git_memhtml.cli.eval_cmds import discriminate_cmd
 from git_memhtml.cli.hooks_cmds import hook_cmd, install_cmd, merge_driver_cmd, uninstall_cmd

@@ -323,3 +323,26 @@ def test_a_real_subprocess_installs_and_uninstalls(memory: Path, home: Path, pro
     assert run("install")["data"]["action"] == "already installed"
     assert run("uninstall")["data"]["action"] == "uninstalled"
     assert _snapshot(home, project) == before
+
+
+def test_a_large_file_is_put_back_by_cutting_our_splice_out(memory: Path, home: Path, project: Path) -> None:
+    big = '{"projects": {' + ", ".join(f'"/p/{i}": {{"n": {i}}}' for i in range(20000)) + "}}\n"
+    assert len(big) > 256 * 1024  # above KEEP_BYTES: the receipt keeps its SHA-256 only
+    _seed({".claude.json": big.encode()}, home)
+    assert _run(memory, project, "install", "claude-code", "user") == 0
+    receipt = json.loads(next(iter(_receipts(home).values())))
+    record = next(f for f in receipt["files"] if f["path"].endswith(".claude.json"))
+    assert record["before"]["bytes_b64"] is None and record["before"]["sha256"].startswith("sha256:")
+    assert _run(memory, project, "uninstall", "claude-code", "user") == 0
+    assert (home / ".claude.json").read_text() == big
+
+
+def test_a_file_reformatted_since_install_loses_only_our_entry(memory: Path, home: Path, project: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    _seed({".mcp.json": b'{"mcpServers": {"mine": {"command": "x"}}}'}, project)
+    assert _run(memory, project, "install", "claude-code", "project") == 0
+    doc = json.loads((project / ".mcp.json").read_text())
+    (project / ".mcp.json").write_text(json.dumps(doc, indent=4, sort_keys=True))  # an editor reformats it
+    assert _run(memory, project, "uninstall", "claude-code", "project") == 0
+    assert "warning" not in capsys.readouterr().err
+    assert json.loads((project / ".mcp.json").read_text()) == {"mcpServers": {"mine": {"command": "x"}}}
