@@ -206,3 +206,16 @@ class WriteLocked(WriteConflict):
 
 class HeadMoved(WriteConflict):
     """The branch moved between the read of ``HEAD`` and the ref update; nothing was committed."""
+
+
+class AgentConfigRefused(MemhtmlError):
+    """An agent configuration file cannot be changed safely (it does not parse, is a symlink, already holds an entry
+    of ours that no receipt records, …); nothing was written (docs/agents.md)."""
+
+    code = "ERR_AGENT_CONFIG"
+
+
+class NotAMemoryRepo(MemhtmlError):
+    """The repository is not a memory repository (no ``git memhtml init`` scaffold)."""
+
+    code = "ERR_GIT"

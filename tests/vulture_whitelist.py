@@ -11,6 +11,7 @@ from __future__ import annotations
 from http.server import ThreadingHTTPServer
 
 from git_memhtml.artifacts.listings import publish
+from git_memhtml.cli.agent_cmds import agent_install_cmd, agent_uninstall_cmd
 from git_memhtml.cli.config_cmds import config_cmd
 from git_memhtml.cli.demo import demo_cmd
 from git_memhtml.cli.doctor_cmds import doctor_cmd, verify_cmd
@@ -102,6 +103,7 @@ LAZY_COMMANDS = (
     config_cmd, demo_cmd, doctor_cmd, verify_cmd, hook_cmd, install_cmd, merge_driver_cmd, uninstall_cmd, man_cmd,
     apply_cmd, archive_cmd, correct_cmd, init_cmd, link_cmd, list_cmd, read_cmd, write_cmd, neighbors_cmd, recall_cmd,
     reinforce_cmd, search_cmd, validate_cmd, LazyGroup.format_commands, task_add_cmd, task_status_cmd, task_list_cmd,
+    agent_install_cmd, agent_uninstall_cmd,
 )
 """Commands named by a ``"module:attribute"`` string in a lazy table (cli/main.py ``COMMAND_TABLE``, the index
 group's table), imported on first use; ``format_commands`` is called by click when it prints a group's help."""

@@ -84,6 +84,9 @@ COMMAND_TABLE: Final[Mapping[str, LazyCommand]] = {
                              "is cooled down."),
     "trace": LazyCommand(_M + "trace_cmds:trace_group",
                          "Index agent session transcripts (Claude Code, Codex CLI) and search them; read only."),
+    "agent": LazyCommand(_M + "agent_cmds:agent_group",
+                         "Connect a coding agent (Claude Code, Codex, Cursor, OpenCode) to this memory, or "
+                         "disconnect it."),
     "doctor": LazyCommand(_M + "doctor_cmds:doctor_cmd",
                           "Report index drift, unparseable files, dangling links, stale sleep runs and leftover "
                           "worktrees."),

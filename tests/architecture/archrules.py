@@ -51,7 +51,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("artifacts",),
     ("store",),
     ("sleep", "eval"),
-    ("doctor", "hooks"),
+    ("doctor", "hooks", "agents"),
     ("cli",),
     ("__main__",),
 )

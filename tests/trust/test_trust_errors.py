@@ -99,6 +99,9 @@ ROWS: list[tuple[str, list[str], int, str]] = [
     ("trace links path escapes", ["trace", "links", "--path", "../../x.jsonl"], 2, "../../x.jsonl"),
     ("trace links missing memory", ["trace", "links", "--path", "areas/inbox/nope.html"], 1,
      "areas/inbox/nope.html"),
+    ("agent install unparseable config", ["agent", "install", "cursor", "--scope", "project", "--project",
+                                          "{tmp}/badcursor"], 1, "{tmp}/badcursor/.cursor/mcp.json"),
+    ("agent install not a memory repository", ["-C", "{tmp}/gitonly", "agent", "install", "codex"], 1, "gitonly"),
     ("not a repository", ["-C", "{tmp}/plain", "search", "x"], 1, "plain"),
     ("-C a deleted folder", ["-C", "{tmp}/deleted", "write", "--type", "semantic", "--title", "t", "--claim", "c."],
      2, "-C {tmp}/deleted"),
@@ -134,6 +137,9 @@ def world(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
     (tmp_path / "secret.jsonl").write_text(
         json.dumps({"op": "write", "title": "leak", "type": "semantic", "body": f"The CI token is {_TOKEN}."}) + "\n")
     (tmp_path / "plain").mkdir()
+    (tmp_path / "badcursor" / ".cursor").mkdir(parents=True)
+    (tmp_path / "badcursor" / ".cursor" / "mcp.json").write_text('{"mcpServers": {},}')  # a trailing comma
+    subprocess.run(["git", "init", "-q", str(tmp_path / "gitonly")], check=True)  # git, but no memory scaffold
     (tmp_path / "deleted").mkdir()
     (tmp_path / "deleted").rmdir()  # `-C` names a folder that no longer exists
     (tmp_path / "latin1.jsonl").write_bytes(b'{"op": "write", "title": "ok", "type": "semantic", "body": "Fine."}\n'

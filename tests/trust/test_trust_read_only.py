@@ -3,8 +3,9 @@
 Each row is a command that reads a finished run (the run gate alone, the review in every format, status) against
 a real run of the demo corpus. It must exit 0 and leave every ref, ``HEAD``, the worktree list, ``git status``,
 every work-tree byte, the git config and the git index file as they were, and leave no temporary folder of its
-own behind (the run gate builds indexes in ``<git dir>/memhtml/probe-scratch/`` and removes them). A new
-read-only command joins by adding a row to :data:`ROWS`.
+own behind (the run gate builds indexes in ``<git dir>/memhtml/probe-scratch/`` and removes them).
+``agent install`` joins them: it writes only the agent's own files (tests/agents checks which), never the
+memory. A new read-only command joins by adding a row to :data:`ROWS`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ ROWS: list[tuple[str, list[str]]] = [
     ("sleep review markdown", ["sleep", "review", "{run}", "--format", "markdown"]),
     ("sleep review no probes", ["sleep", "review", "{run}", "--no-probes"]),
     ("sleep status", ["sleep", "status"]),
+    ("agent install", ["agent", "install", "claude-code"]),  # writes the agent's files under HOME, never the repo
+    ("agent uninstall nothing installed", ["agent", "uninstall", "cursor"]),
 ]
 
 
