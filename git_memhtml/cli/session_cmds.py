@@ -113,7 +113,9 @@ def run_session_hook(argv: Sequence[str], started: float) -> NoReturn:
 
 def _stdin() -> bytes:
     """The hook event: at most one byte over :data:`MAX_EVENT_BYTES` of stdin (more is refused by the parser)."""
-    return click.get_binary_stream("stdin").read(MAX_EVENT_BYTES + 1)
+    from git_memhtml.cli.inputs import stdin_bytes
+
+    return stdin_bytes(MAX_EVENT_BYTES + 1)
 
 
 @click.group("session")

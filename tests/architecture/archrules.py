@@ -51,7 +51,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("artifacts",),
     ("store",),
     ("sleep", "eval"),
-    ("doctor", "hooks"),
+    ("doctor", "hooks", "session"),
     ("cli",),
     ("__main__",),
 )
