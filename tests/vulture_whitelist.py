@@ -30,6 +30,8 @@ from git_memhtml.cli.memory_cmds import (
     write_cmd,
 )
 from git_memhtml.cli.retrieval_cmds import neighbors_cmd, recall_cmd, reinforce_cmd, search_cmd
+from git_memhtml.cli.session_cmds import recall_cmd as session_recall_cmd
+from git_memhtml.cli.session_cmds import trace_cmd as session_trace_cmd
 from git_memhtml.cli.sleep_cmds import (
     abort_cmd,
     merge_cmd,
@@ -40,8 +42,6 @@ from git_memhtml.cli.sleep_cmds import (
     review_cmd,
     run_cmd,
 )
-from git_memhtml.cli.session_cmds import recall_cmd as session_recall_cmd
-from git_memhtml.cli.session_cmds import trace_cmd as session_trace_cmd
 from git_memhtml.cli.sleep_cmds import status_cmd as sleep_status_cmd
 from git_memhtml.cli.task_cmds import task_add_cmd, task_list_cmd, task_status_cmd
 from git_memhtml.cli.trace_cmds import index_cmd as trace_index_cmd

@@ -85,8 +85,8 @@ COMMAND_TABLE: Final[Mapping[str, LazyCommand]] = {
     "trace": LazyCommand(_M + "trace_cmds:trace_group",
                          "Index agent session transcripts (Claude Code, Codex CLI) and search them; read only."),
     "session": LazyCommand(_M + "session_cmds:session_group",
-                           "Run by an agent's hooks: recall for a prompt, index a finished session; bounded, silent "
-                           "on failure."),
+                           "Run by an agent's hooks: recall memories for a prompt, index a finished session's "
+                           "transcript."),
     "doctor": LazyCommand(_M + "doctor_cmds:doctor_cmd",
                           "Report index drift, unparseable files, dangling links, stale sleep runs and leftover "
                           "worktrees."),
@@ -177,7 +177,7 @@ def run() -> NoReturn:
 
     started = time.monotonic()
     limit_blas_threads(sys.argv[1:], os.environ)  # before numpy's first import (docs/cli.md "Start-up")
-    from git_memhtml.cli.session_cmds import is_session_hook, run_session_hook
+    from git_memhtml.cli.session_entry import is_session_hook, run_session_hook
 
     if is_session_hook(sys.argv[1:]):  # an agent's hook: bounded and silent on failure (docs/session.md)
         run_session_hook(sys.argv[1:], started)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from git_memhtml.cli.main import main
-from git_memhtml.cli.session_cmds import RECALL_TIMEOUT_S
+from git_memhtml.cli.session_entry import RECALL_TIMEOUT_S
 from tests.session.session_helpers import MARGIN_S, run_hook
 
 CLAIM = "Deploys to production happen on Tuesdays after the standup."

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from git_memhtml.cli.main import main
-from git_memhtml.cli.session_cmds import TRACE_TIMEOUT_S
+from git_memhtml.cli.session_entry import TRACE_TIMEOUT_S
 from tests.session.session_helpers import MARGIN_S, cli, run_hook
 from tests.traces.trace_helpers import SID, claude_line, claude_root
 
@@ -29,18 +29,21 @@ def _search(root: Path, env: dict[str, str]) -> list[str]:
     return [s.get("sessionId") or s["session_id"] for s in json.loads(proc.stdout)["data"]["sessions"]]
 
 
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
+
+
 def test_trace_makes_the_finished_session_searchable(setup: tuple[Path, Path, dict[str, str]]) -> None:
     root, transcript, env = setup
     assert _search(root, env) == []
-    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    head = _git(root, "rev-parse", "HEAD")
     event = json.dumps({"session_id": SID, "transcript_path": str(transcript), "hook_event_name": "Stop"}).encode()
     run = run_hook(root, "trace", "claude-code", event, env=env)
     assert (run.code, run.out, run.err) == (0, b"", b"")
     assert _search(root, env) == [SID]
-    after = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
-    assert after == head  # no commit, no memory
+    assert _git(root, "rev-parse", "HEAD") == head  # no commit, no memory
     assert subprocess.run(["git", "-C", str(root), "status", "--porcelain"], capture_output=True,
-                          text=True).stdout == ""
+                          text=True, check=True).stdout == ""
 
 
 def test_trace_without_a_transcript_path_scans_the_roots(setup: tuple[Path, Path, dict[str, str]]) -> None:
