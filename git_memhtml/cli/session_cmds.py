@@ -2,9 +2,9 @@
 
 An agent runs ``git-memhtml -C <memory repo> session recall --agent claude-code`` with its hook event on stdin.
 The console script sends such an invocation to ``cli/session_entry.py:run_session_hook`` before anything else
-runs, which holds it to a hard time bound and to silence on failure: stdout and stderr stay empty and the exit status is 0 on any
-failure (no repository, a locked index, a stalled embedder, a malformed event), and the process ends by the
-deadline even when a thread is stuck in C code.
+runs, which holds it to a hard time bound and to silence on failure: stdout and stderr stay empty and the exit
+status is 0 on any failure (no repository, a locked index, a stalled embedder, a malformed event), and the process
+ends by the deadline even when a thread is stuck in C code.
 """
 
 from __future__ import annotations
