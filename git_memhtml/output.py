@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -76,14 +77,45 @@ def terminal_text(text: str) -> str:
     return text.translate(_CONTROL)
 
 
+_HELD: list[str] | None = None
+"""While a session hook runs (:func:`hold_output`): what :func:`emit` was given, not yet written."""
+
+
+def hold_output() -> None:
+    """Session-hook mode (docs/session.md): from now on :func:`emit` keeps its text until :func:`release_output`,
+    :func:`log` writes nothing, and the process's stderr (file descriptor 2, so C libraries too) points at the null
+    device. A hook that fails or runs out of time therefore prints nothing at all."""
+    global _HELD
+    _HELD = []
+    sys.stderr.flush()
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    os.close(null)
+
+
+def release_output() -> None:
+    """Write what :func:`emit` held (one flush); nothing when nothing was held."""
+    global _HELD
+    held, _HELD = _HELD, None
+    if held:
+        sys.stdout.write("".join(held))
+        sys.stdout.flush()
+
+
 def emit(text: str) -> None:
-    """Write ``text`` and a newline to stdout."""
+    """Write ``text`` and a newline to stdout (held while a session hook runs: :func:`hold_output`)."""
+    if _HELD is not None:
+        _HELD.append(printable(text) + "\n")
+        return
     sys.stdout.write(printable(text) + "\n")
     sys.stdout.flush()
 
 
 def log(text: str) -> None:
-    """Write one log line to stderr (below a progress bar that is on screen, which ends)."""
+    """Write one log line to stderr (below a progress bar that is on screen, which ends); nothing while a session
+    hook runs."""
+    if _HELD is not None:
+        return
     if _OPEN is not None:
         _OPEN.close()
     sys.stderr.write(printable(text) + "\n")

@@ -31,6 +31,8 @@ from git_memhtml.cli.memory_cmds import (
     write_cmd,
 )
 from git_memhtml.cli.retrieval_cmds import neighbors_cmd, recall_cmd, reinforce_cmd, search_cmd
+from git_memhtml.cli.session_cmds import recall_cmd as session_recall_cmd
+from git_memhtml.cli.session_cmds import trace_cmd as session_trace_cmd
 from git_memhtml.cli.sleep_cmds import (
     abort_cmd,
     merge_cmd,
@@ -96,6 +98,7 @@ __all__ = [
 CLICK_COMMANDS = (
     discriminate_cmd, rebuild_cmd, update_cmd, status_cmd, plan_cmd, run_cmd, resume_cmd, sleep_status_cmd,
     review_cmd, merge_cmd, rebase_cmd, abort_cmd, pr_cmd, trace_index_cmd, trace_search_cmd, trace_links_cmd,
+    session_recall_cmd, session_trace_cmd,
 )
 """Click commands: registered on their group by decorator, called by click, never by name."""
 

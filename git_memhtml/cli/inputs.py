@@ -88,6 +88,15 @@ def decode_stream(data: bytes, label: str) -> str:
         ) from None
 
 
+def stdin_bytes(limit: int) -> bytes:
+    """At most ``limit`` bytes of stdin, undecoded (a hook event, whose parser decides what they are); an in-process
+    caller's text stream is encoded as UTF-8 (lone surrogates kept as invalid bytes for the parser to refuse)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is not None:
+        return bytes(buffer.read(limit))
+    return sys.stdin.read(limit).encode("utf-8", "surrogateescape")
+
+
 def _stdin_text() -> str:
     buffer = getattr(sys.stdin, "buffer", None)
     if buffer is not None:

@@ -87,6 +87,9 @@ COMMAND_TABLE: Final[Mapping[str, LazyCommand]] = {
     "agent": LazyCommand(_M + "agent_cmds:agent_group",
                          "Connect a coding agent (Claude Code, Codex, Cursor, OpenCode) to this memory, or "
                          "disconnect it."),
+    "session": LazyCommand(_M + "session_cmds:session_group",
+                           "Run by an agent's hooks: recall memories for a prompt, index a finished session's "
+                           "transcript."),
     "doctor": LazyCommand(_M + "doctor_cmds:doctor_cmd",
                           "Report index drift, unparseable files, dangling links, stale sleep runs and leftover "
                           "worktrees."),
@@ -171,9 +174,16 @@ def run() -> NoReturn:
     ``search``. A flush that fails (stdout closed by its reader) turns an exit code of 0 into 1, as click does for
     a write that fails.
     """
+    import time
+
     from git_memhtml.cli.blas import limit_blas_threads
 
+    started = time.monotonic()
     limit_blas_threads(sys.argv[1:], os.environ)  # before numpy's first import (docs/cli.md "Start-up")
+    from git_memhtml.cli.session_entry import is_session_hook, run_session_hook
+
+    if is_session_hook(sys.argv[1:]):  # an agent's hook: bounded and silent on failure (docs/session.md)
+        run_session_hook(sys.argv[1:], started)
     code = main()
     if not flush_streams():  # EPIPE / a closed stream: the output did not reach its reader
         code = code or 1

@@ -74,7 +74,8 @@ def require_query(command: str, query: str) -> str:
     return query
 
 
-def _mmr(app: App) -> float | None:
+def mmr_lambda_of(app: App) -> float | None:
+    """The MMR λ of the settings, ``None`` (fused order) when it is 1 or more (docs/retrieval.md §4.6)."""
     value = app.settings().settings.mmr_lambda
     return None if value >= 1.0 else value
 
@@ -116,7 +117,7 @@ def search_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
     scope = build_scope(memory_types, workspace, tags, entity, include_archived, as_of)
     with app.index() as db:
         result = search(db, query, scope=scope, limit=limit, embedder=app.embedder(), weights=app.weights(),
-                        now=utc_now(), mmr_lambda=_mmr(app))
+                        now=utc_now(), mmr_lambda=mmr_lambda_of(app))
     data = {"hits": [hit_json(h) for h in result.hits], "degraded": result.degraded, "arms": list(result.arms),
             "scopeEmpty": result.scope_empty, "archivedMatches": result.archived_matches,
             "archived": _archived_json(result.archived)}
@@ -157,7 +158,7 @@ def recall_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
     scope = build_scope(memory_types, workspace, tags, entity, include_archived, as_of)
     with app.index() as db:
         pack = recall(db, query, scope=scope, budget=budget, embedder=app.embedder(), weights=app.weights(),
-                      now=utc_now(), mmr_lambda=_mmr(app))
+                      now=utc_now(), mmr_lambda=mmr_lambda_of(app))
     data = {"sections": {"arcs": [_disclosure_json(d) for d in pack.arcs],
                          "memories": [_disclosure_json(d) for d in pack.memories],
                          "lateral": [_line_json(line) for line in pack.lateral]},

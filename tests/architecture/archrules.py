@@ -51,7 +51,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("artifacts",),
     ("store",),
     ("sleep", "eval"),
-    ("doctor", "hooks", "agents"),
+    ("doctor", "hooks", "agents", "session"),
     ("cli",),
     ("__main__",),
 )

@@ -86,3 +86,23 @@ def test_a_killed_verdict_s_scratch_is_swept_by_the_next(finished: tuple[Path, s
     assert main(["-C", str(root), "eval", "run", run]) == 0
     assert not dead.exists() and alive.is_dir()
     alive.rmdir()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("verb", ["recall", "trace"])
+def test_a_session_hook_touches_nothing(finished: tuple[Path, str], capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch, verb: str) -> None:
+    """The session hooks (docs/session.md) are reads of the memory: a prompt's recall and a trace with a transcript
+    outside the roots leave the tree, the git dir and the run indexes as they were."""
+    import io
+    import json
+
+    root, _ = finished
+    event = json.dumps({"prompt": "what did we decide about the release?", "transcript_path": "/nowhere.jsonl"})
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(event.encode())))
+    before, git_before = snapshot(root), _git_dir_state(root)
+    assert main(["-C", str(root), "session", verb, "--agent", "claude-code"]) == 0
+    out = capsys.readouterr()
+    assert out.err == "" and (verb == "trace") == (out.out == "")
+    assert snapshot(root) == before
+    assert _git_dir_state(root) == git_before
