@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -23,8 +23,6 @@ from git_memhtml.mcp.session import Session
 from git_memhtml.service import memories, retrieval, status, tasks, traces
 from git_memhtml.service.door import memory_path, naming, validation_error
 from git_memhtml.store.ops import WriteOp, parse_op_lines, parse_op_stream
-
-A = TypeVar("A", bound=a.Args)
 
 OP_HINTS: dict[str, str] = {
     UsageError.code: "fix the named argument (the tool's input schema lists them)",
