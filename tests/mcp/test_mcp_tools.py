@@ -3,10 +3,13 @@ current across calls (docs/mcp.md)."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
-from mcp import Client
+import anyio
+from mcp import Client, StdioServerParameters
 
 from tests.index.index_helpers import memory_html
 from tests.mcp.stdio import failed, git, init_repo, ok, serve
@@ -216,3 +219,24 @@ def test_every_other_tool_answers_with_the_cli_keys(tmp_path: Path) -> None:
     assert [s.split(":")[0] for s in subjects] == [
         "memhtml(archive)", "memhtml(archive)", "memhtml(task)", "memhtml(write)", "memhtml(link)",
         "memhtml(batch)", "memhtml(batch)", "memhtml(init)"]  # one commit per write call, none for a refusal
+
+
+def test_two_servers_share_one_repository_and_each_sees_the_others_commits(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "git_memhtml", "-C", str(repo), "mcp"],
+                                   env=dict(os.environ), cwd=str(repo))
+
+    async def run() -> list[dict[str, Any]]:
+        async with Client(params, read_timeout_seconds=60) as one, Client(params, read_timeout_seconds=60) as two:
+            first = ok(await one.call_tool("memory_write", {"title": "Kiwi", "memory_type": "semantic",
+                                                            "claim": "The kiwi release shipped."}))
+            seen_by_two = ok(await two.call_tool("memory_search", {"query": "kiwi release"}))
+            second = ok(await two.call_tool("memory_write", {"title": "Mango", "memory_type": "semantic",
+                                                             "claim": "The mango release slipped."}))
+            seen_by_one = ok(await one.call_tool("memory_search", {"query": "mango release"}))
+            return [first, seen_by_two, second, seen_by_one]
+
+    first, seen_by_two, second, seen_by_one = anyio.run(run)
+    assert [h["path"] for h in seen_by_two["hits"]] == [first["path"]]
+    assert seen_by_one["hits"][0]["path"] == second["path"]
+    assert git(repo, "log", "--format=%s", "-2").splitlines() == ["memhtml(write): Mango", "memhtml(write): Kiwi"]
