@@ -92,7 +92,6 @@ class MemoryWriteBatch(Provenance):
 
 class MemoryRead(Args):
     path: str = Field(description=_PATH)
-    session_id: str | None = Field(None, description="the agent session id (provenance)")
 
 
 class Scoped(Args):
