@@ -20,6 +20,7 @@ from git_memhtml.cli.hooks_cmds import hook_cmd, install_cmd, merge_driver_cmd, 
 from git_memhtml.cli.index_cmds import rebuild_cmd, status_cmd, update_cmd
 from git_memhtml.cli.lazy import LazyGroup
 from git_memhtml.cli.man_cmds import man_cmd
+from git_memhtml.cli.mcp_cmds import mcp_cmd
 from git_memhtml.cli.memory_cmds import (
     apply_cmd,
     archive_cmd,
@@ -79,6 +80,7 @@ from git_memhtml.sleep.phases.task_detection import TaskDetectionCounts
 from git_memhtml.sleep.phases.tasks import TaskTally
 from git_memhtml.sleep.phases.trace_consolidation import TraceConsolidationCounts
 from git_memhtml.store.ops import LinkOp, OpLine, op_schema_markdown, op_schema_text
+from git_memhtml.traces.model import Link as TraceLink
 
 __all__ = [
     "CLICK_COMMANDS",
@@ -107,6 +109,7 @@ LAZY_COMMANDS = (
     apply_cmd, archive_cmd, correct_cmd, init_cmd, link_cmd, list_cmd, read_cmd, write_cmd, neighbors_cmd, recall_cmd,
     reinforce_cmd, search_cmd, validate_cmd, LazyGroup.format_commands, task_add_cmd, task_status_cmd, task_list_cmd,
     agent_install_cmd, agent_uninstall_cmd,
+    mcp_cmd,
 )
 """Commands named by a ``"module:attribute"`` string in a lazy table (cli/main.py ``COMMAND_TABLE``, the index
 group's table), imported on first use; ``format_commands`` is called by click when it prints a group's help."""
@@ -135,16 +138,17 @@ def settings_fields(s: Settings) -> tuple[object, ...]:
 
 def record_fields(
     v: SignalVector, o: MergeOutcome, d: MemoryDocument, p: Probe, c: FixtureCorpus, st: IndexStatus, f: FileRow,
-    t: TaskTally,
+    t: TaskTally, k: TraceLink,
 ) -> tuple[object, ...]:
     """Fields of value records read through ``astuple``/``fields``/``getattr`` (SignalVector.values, FileRow's
-    INSERT columns, TaskTally.add), or kept so a record states the whole outcome and its tests read it (the
-    MergeOutcome buckets, the parsed ``content-hash`` meta, the fixture's probes and arguments, the status count).
+    INSERT columns, TaskTally.add, a trace link's kind in ``trace links``'s ``asdict`` rows), or kept so a record
+    states the whole outcome and its tests read it (the MergeOutcome buckets, the parsed ``content-hash`` meta, the
+    fixture's probes and arguments, the status count).
     """
     return (
         v.bridge, v.density, v.contested, o.below_threshold, o.self_pairs, d.content_hash_meta, p.target_title,
         p.target_claim, c.requested_probes, st.embeddings, f.fts_text, f.indexed_at, f.due_at, f.frame_key,
-        f.article_facts, t.unverified,
+        f.article_facts, t.unverified, k.link_kind,
     )
 
 

@@ -90,6 +90,9 @@ COMMAND_TABLE: Final[Mapping[str, LazyCommand]] = {
     "session": LazyCommand(_M + "session_cmds:session_group",
                            "Run by an agent's hooks: recall memories for a prompt, index a finished session's "
                            "transcript."),
+    "mcp": LazyCommand(_M + "mcp_cmds:mcp_cmd",
+                       "Serve the memory's tools over MCP on stdio (JSON-RPC on stdout, logs on stderr) until stdin "
+                       "closes."),
     "doctor": LazyCommand(_M + "doctor_cmds:doctor_cmd",
                           "Report index drift, unparseable files, dangling links, stale sleep runs and leftover "
                           "worktrees."),

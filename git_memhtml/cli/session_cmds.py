@@ -48,7 +48,7 @@ def session_group() -> None:
 @click.pass_context
 def recall_cmd(ctx: click.Context, agent: str, budget: int, timeout: float) -> int:
     """Print the recall pack of the prompt in the hook event on stdin, framed as memory data for AGENT."""
-    from git_memhtml.cli.retrieval_cmds import mmr_lambda_of
+    from git_memhtml.service.retrieval import mmr_lambda
     from git_memhtml.session.events import parse_event
     from git_memhtml.session.run import session_recall
 
@@ -57,7 +57,7 @@ def recall_cmd(ctx: click.Context, agent: str, budget: int, timeout: float) -> i
     try:
         event = parse_event(_stdin(), agent)
         text = session_recall(app.repo(), event, budget=budget, embedder=app.embedder(), weights=app.weights(),
-                              now=utc_now(), mmr_lambda=mmr_lambda_of(app))
+                              now=utc_now(), mmr_lambda=mmr_lambda(app))
     except Exception:  # a hook prints nothing on failure
         return 0
     if text:

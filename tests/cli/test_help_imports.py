@@ -16,8 +16,10 @@ from pathlib import Path
 from git_memhtml.cli import op_schema_help
 from git_memhtml.store.ops import op_schema_text
 
-HEAVY = ("numpy", "pygit2", "apsw", "pydantic", "httpx", "html5lib", "selectolax", "wordllama", "sqlite_vec")
-"""Top-level packages help must not load: the issue's list plus the vector extension."""
+HEAVY = ("numpy", "pygit2", "apsw", "pydantic", "httpx", "html5lib", "selectolax", "wordllama", "sqlite_vec", "mcp",
+         "mcp_types", "anyio")
+"""Top-level packages help must not load: the issue's list plus the vector extension and the MCP SDK (only
+``git memhtml mcp`` itself imports it, docs/mcp.md)."""
 
 USAGE_ERRORS = [
     ["write", "--type", "nope", "--title", "x"],
