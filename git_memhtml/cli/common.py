@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from git_memhtml.cli.app import App
-from git_memhtml.document.model import entity_problem
-from git_memhtml.errors import UsageError
 from git_memhtml.output import emit, envelope
 
 if TYPE_CHECKING:
@@ -75,10 +73,9 @@ def check_entity_flag(value: str | None, flag: str = "--entity") -> str | None:
     Raises:
         UsageError: (exit 2) naming ``flag``.
     """
-    problem = None if value is None else entity_problem(value)
-    if problem is not None:
-        raise UsageError(f"{flag} {value!r} {problem}", hint=f"e.g. {flag} person:Priya")
-    return value
+    from git_memhtml.service.memories import check_entity
+
+    return check_entity(value, flag)
 
 
 def init_memory(path: Path, *, env: Mapping[str, str] | None = None) -> InitReport:

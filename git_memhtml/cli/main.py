@@ -84,6 +84,9 @@ COMMAND_TABLE: Final[Mapping[str, LazyCommand]] = {
                              "is cooled down."),
     "trace": LazyCommand(_M + "trace_cmds:trace_group",
                          "Index agent session transcripts (Claude Code, Codex CLI) and search them; read only."),
+    "mcp": LazyCommand(_M + "mcp_cmds:mcp_cmd",
+                       "Serve the memory's tools over MCP on stdio (JSON-RPC on stdout, logs on stderr) until stdin "
+                       "closes."),
     "doctor": LazyCommand(_M + "doctor_cmds:doctor_cmd",
                           "Report index drift, unparseable files, dangling links, stale sleep runs and leftover "
                           "worktrees."),

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,11 +19,10 @@ from git_memhtml.document.model import MEMORY_TYPES, PARA_BUCKETS, WRITABLE_TYPE
 from git_memhtml.document.secret_gate import SECRET_HINT
 from git_memhtml.errors import InvalidMemory, MemhtmlError, PathNotFound, SecretInMemory, UsageError, WriteConflict
 from git_memhtml.output import table, warn
-from git_memhtml.tree.paths import VERB_NEEDS, read_tree_file, resolve_memory_path
+from git_memhtml.tree.paths import VERB_NEEDS, resolve_memory_path
 
 if TYPE_CHECKING:
     from git_memhtml.store.ops import WriteOp
-    from git_memhtml.store.writer import OpResult
 
 APPLY_EPILOG = ("\b\nJSONL op schema: one JSON object per line, unknown fields refused (docs/apply.md):\n"
                 + OP_SCHEMA_TEXT)
@@ -124,45 +122,27 @@ def write_options(fn: F) -> F:
 @writes()
 def write_cmd(ctx: click.Context, /, path: str | None, workspace: str | None, as_json: bool, **flags: object) -> int:
     """Write one memory as one commit (deduplicated by content hash)."""
-    from git_memhtml.index.memories import hash_holders
-    from git_memhtml.store.writer import apply_batch
+    from git_memhtml.service.memories import write_one
 
     app = app_of(ctx)
     if path is not None:
         path = app.memory_path(path, "write", name="--path")
     op = _op(ctx, flags, path=path, workspace=workspace)
     with app.index() as db:
-        result = apply_batch(app.repo(), [op], now=utc_now(), verb="write", dedupe_view=partial(hash_holders, db))
-        _raise_first_error(result.results)
-        if result.commit_sha:
-            app.catch_up_after_commit(db, result.documents)
-    first = result.results[0]
-    data = {"path": first.path, "created": not first.deduped, "deduped": first.deduped,
-            "existingPath": first.existing_path, "commitSha": result.commit_sha}
-    respond(as_json, "memory.written", data,
-            lambda: f"{'deduplicated: already stored at' if first.deduped else 'wrote'} {first.path}")
+        written = write_one(app, db, op, now=utc_now(), hints=OP_HINTS)
+    respond(as_json, "memory.written", written.json(),
+            lambda: f"{'deduplicated: already stored at' if written.deduped else 'wrote'} {written.path}")
     return 0
 
 
-_OP_ERRORS: tuple[tuple[type[MemhtmlError], str], ...] = (
-    (UsageError, "see git memhtml write -h"),
-    (WriteConflict, "choose another --path, or git memhtml correct the memory already there"),
-    (PathNotFound, "check the path with git memhtml list"),
-    (SecretInMemory, SECRET_HINT),
-    (InvalidMemory, "fix the memory and write again"),
-)
-"""The error class (so exit code and ``--json`` code) and hint of a refused op, by its result ``code``."""
-
-
-def _raise_first_error(results: Sequence[OpResult]) -> None:
-    """Raise the first failed op's error as its own class (a bad ``--path`` stays a usage error, exit 2)."""
-    for r in results:
-        if r.code:
-            cls, hint = next(((c, h) for c, h in _OP_ERRORS if c.code == r.code), (InvalidMemory, _OP_ERRORS[-1][1]))
-            error = cls(f"write: {r.error}" if not issubclass(cls, InvalidMemory) else f"invalid memory: {r.error}",
-                        hint=hint)
-            error.code = r.code
-            raise error
+OP_HINTS: dict[str, str] = {
+    UsageError.code: "see git memhtml write -h",
+    WriteConflict.code: "choose another --path, or git memhtml correct the memory already there",
+    PathNotFound.code: "check the path with git memhtml list",
+    SecretInMemory.code: SECRET_HINT,
+    InvalidMemory.code: "fix the memory and write again",
+}
+"""The CLI's hint for a refused op, by its result ``code`` (``service/memories.py:raise_first_error``)."""
 
 
 @click.command("apply", epilog=APPLY_EPILOG)
@@ -175,10 +155,8 @@ def _raise_first_error(results: Sequence[OpResult]) -> None:
 @writes()
 def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_json: bool) -> int:
     """Write a JSONL batch of memories as one commit; atomic unless --continue-on-error (docs/apply.md)."""
-    from git_memhtml.index.memories import hash_holders
-    from git_memhtml.store.batch_lines import apply_lines
+    from git_memhtml.service.memories import apply_ops
     from git_memhtml.store.ops import WriteOp, parse_op_lines, parse_op_stream
-    from git_memhtml.store.writer import apply_batch
 
     app = app_of(ctx)
     text, label = read_text_input(source, flag="--file")
@@ -190,39 +168,24 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
         if isinstance(op, WriteOp) and op.path is not None and not continue_on_error:
             resolve_memory_path(root, op.path, need=VERB_NEEDS["apply"], name=f"{label}: op #{number} path")
     with app.index() as db:
-        if continue_on_error:
-            result = apply_lines(app.repo(), parsed, now=utc_now(), dedupe_view=partial(hash_holders, db),
-                                 progress=app.progress(as_json=as_json))
-        else:
-            ops = [op for op in parsed if isinstance(op, WriteOp)]
-            result = apply_batch(app.repo(), ops, now=utc_now(), dedupe_view=partial(hash_holders, db),
-                                 progress=app.progress(as_json=as_json))
-        if result.commit_sha:
-            app.catch_up_after_commit(db, result.documents)
-    data = {"results": [asdict(r) for r in result.results], "summary": result.summary, "commitSha": result.commit_sha}
-    failed = [r for r in result.results if r.code]
-    if failed and (not continue_on_error or not any(r.ok for r in result.results)):
-        first = failed[0]
-        error = MemhtmlError(
-            f"apply {label}: batch refused, nothing written: op #{first.index + 1}: {first.error}"
-            + (f" (+{len(failed) - 1} more failed)" if len(failed) > 1 else ""),
-            hint=(SECRET_HINT if first.code == SecretInMemory.code else "fix the listed ops")
-            + ("" if continue_on_error else ", or pass --continue-on-error to commit the others"),
-        )
-        error.code = first.code or error.code
-        error.details = data
-        for r in failed[1:]:
-            warn(f"op #{r.index + 1}: {r.error}")
-        raise error
+        try:
+            applied = apply_ops(app, db, parsed, now=utc_now(), label=label, continue_on_error=continue_on_error,
+                                retry_hint="--continue-on-error", progress=app.progress(as_json=as_json))
+        except MemhtmlError as exc:
+            for r in [r for r in exc.details.get("results", []) if r["code"]][1:]:
+                warn(f"op #{r['index'] + 1}: {r['error']}")
+            raise
+    failed = applied.failed
     for r in failed:
         warn(f"op #{r.index + 1} not written: {r.error}")
 
     def human() -> str:
-        s = result.summary
+        s = applied.result.summary
+        sha = applied.result.commit_sha
         return (f"{s['written']} written, {s['deduped']} deduplicated, {s['failed']} failed, {s['skipped']} skipped"
-                + (f"; commit {result.commit_sha[:12]}" if result.commit_sha else "; nothing written"))
+                + (f"; commit {sha[:12]}" if sha else "; nothing written"))
 
-    respond(as_json, "batch.applied", data, human)
+    respond(as_json, "batch.applied", applied.json(), human)
     return 1 if failed else 0  # exit 0 means every op is in HEAD (docs/apply.md)
 
 
@@ -237,20 +200,15 @@ def apply_cmd(ctx: click.Context, /, source: str, continue_on_error: bool, as_js
 def correct_cmd(ctx: click.Context, /, target: str, memory_type: str | None, reason: str | None, as_json: bool,
                 **flags: object) -> int:
     """Write a memory that supersedes TARGET; TARGET is archived (one commit)."""
-    from git_memhtml.document.parse import parse_memory
-    from git_memhtml.index.access import rename_access
-    from git_memhtml.store.writer import correct_memory
+    from git_memhtml.service.memories import correct, target_type
 
     app = app_of(ctx)
-    repo = app.repo()
     rel = app.memory_path(target, "correct", name="TARGET")
     if memory_type is None:
-        memory_type = parse_memory(read_tree_file(repo.root, rel), path=rel).memory_type
+        memory_type = target_type(app, rel)
     op = _op(ctx, {**flags, "memory_type": memory_type})
     with app.index() as db:
-        result = correct_memory(repo, rel, op, reason=reason, now=utc_now())
-        rename_access(db, rel, result.archived_path)
-        app.catch_up_after_commit(db)
+        result = correct(app, db, rel, op, reason=reason, now=utc_now())
     respond(as_json, "memory.corrected", asdict(result),
             lambda: f"wrote {result.path}; archived the target to {result.archived_path}")
     return 0
@@ -264,15 +222,12 @@ def correct_cmd(ctx: click.Context, /, target: str, memory_type: str | None, rea
 @writes()
 def archive_cmd(ctx: click.Context, path: str, reason: str, as_json: bool) -> int:
     """Move a memory into archive/<YYYY>/ (git mv) as one commit; nothing is ever deleted."""
-    from git_memhtml.index.access import rename_access
-    from git_memhtml.store.writer import archive_memory
+    from git_memhtml.service.memories import archive
 
     app = app_of(ctx)
     rel = app.memory_path(path, "archive")
     with app.index() as db:
-        result = archive_memory(app.repo(), rel, reason=reason, now=utc_now())
-        rename_access(db, result.path, result.archive_path)
-        app.catch_up_after_commit(db)
+        result = archive(app, db, rel, reason=reason, now=utc_now())
     respond(as_json, "memory.archived", asdict(result), lambda: f"archived {result.path} → {result.archive_path}")
     return 0
 
@@ -287,7 +242,7 @@ def archive_cmd(ctx: click.Context, path: str, reason: str, as_json: bool) -> in
 def link_cmd(ctx: click.Context, src: str, rel: str, dst: str, as_json: bool) -> int:
     """Add a typed head link SRC --REL--> DST (one commit when it changes the file)."""
     from git_memhtml.document.model import REL_CLASSES
-    from git_memhtml.store.writer import link_memories
+    from git_memhtml.service.memories import link
 
     if rel.replace("-", "_") not in REL_CLASSES:
         raise UsageError(f"unknown rel {rel!r}", hint="one of " + ", ".join(sorted(REL_CLASSES)))
@@ -295,11 +250,9 @@ def link_cmd(ctx: click.Context, src: str, rel: str, dst: str, as_json: bool) ->
     src = app.memory_path(src, "link-src", name="SRC")
     dst = app.memory_path(dst, "link-dst", name="DST")
     with app.index() as db:
-        sha = link_memories(app.repo(), src, rel, dst)
-        if sha:
-            app.catch_up_after_commit(db)
-    respond(as_json, "memory.linked", {"ok": True, "rel": rel, "srcPath": src, "dstPath": dst, "commitSha": sha},
-            lambda: f"linked {src} --{rel}--> {dst}" if sha else "already linked; nothing changed")
+        linked = link(app, db, src, rel, dst)
+    respond(as_json, "memory.linked", linked.json(),
+            lambda: f"linked {src} --{rel}--> {dst}" if linked.commit_sha else "already linked; nothing changed")
     return 0
 
 
@@ -309,19 +262,14 @@ def link_cmd(ctx: click.Context, src: str, rel: str, dst: str, as_json: bool) ->
 @click.pass_context
 def read_cmd(ctx: click.Context, path: str, as_json: bool) -> int:
     """Show one memory (an explicit read: it counts as an access)."""
-    from git_memhtml.document.parse import parse_memory
-    from git_memhtml.index.access import record_read
+    from git_memhtml.service.memories import read
 
     app = app_of(ctx)
     rel = app.memory_path(path, "read")
-    doc = parse_memory(read_tree_file(app.repo().root, rel), path=rel)
     with app.index(catch_up=False) as db:
-        record_read(db, rel, now=utc_now())
-    data = {"path": rel, "title": doc.title, "gist": doc.gist, "body": doc.body_text, "memoryType": doc.memory_type,
-            "status": doc.status, "meta": dict(doc.metas), "links": [asdict(l) for l in doc.links],
-            "archived": rel.startswith("archive/"), "warnings": list(doc.warnings)}
+        data = read(app, db, rel, now=utc_now())
     respond(as_json, "memory.detail", data,
-            lambda: f"{doc.title}\n{rel} · {doc.memory_type} · {doc.status}\n\n{doc.body_text}")
+            lambda: f"{data['title']}\n{rel} · {data['memoryType']} · {data['status']}\n\n{data['body']}")
     return 0
 
 
@@ -350,16 +298,15 @@ def list_cmd(
     as_json: bool,
 ) -> int:
     """List memories in path order (tasks included)."""
-    from git_memhtml.store.reads import list_memories
+    from git_memhtml.service.memories import list_page
 
     check_entity_flag(entity)
     app = app_of(ctx)
     with app.index() as db:
-        rows, next_cursor = list_memories(
-            db, memory_type=memory_type, workspace=workspace, tag=tag, entity=entity, para=para,
-            include_archived=include_archived, limit=limit, cursor=cursor,
-        )
-    respond(as_json, "memory.list", {"files": rows, "nextCursor": next_cursor}, lambda: table(
+        data = list_page(db, memory_type=memory_type, workspace=workspace, tag=tag, entity=entity, para=para,
+                         include_archived=include_archived, limit=limit, cursor=cursor)
+    rows, next_cursor = data["files"], data["nextCursor"]
+    respond(as_json, "memory.list", data, lambda: table(
         ["path", "type", "updated", "title"],
         [[r["path"], r["memoryType"], r["updatedAt"], clip(r["title"], 60)] for r in rows],
     ) + (f"\nmore: --cursor {next_cursor}" if next_cursor else ""))

@@ -6,25 +6,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from git_memhtml.cli.app import App, utc_now
-from git_memhtml.cli.common import app_of, check_entity_flag, json_option, respond
+from git_memhtml.cli.app import utc_now
+from git_memhtml.cli.common import app_of, json_option, respond
 from git_memhtml.cut import clip
 from git_memhtml.document.model import MEMORY_TYPES
 from git_memhtml.domain.reinforce import SIGNAL_VALUES
-from git_memhtml.errors import PathNotFound, UsageError
-from git_memhtml.index.asof import AS_OF_FORMAT, parse_as_of
+from git_memhtml.index.asof import AS_OF_FORMAT
 from git_memhtml.index.defaults import DEFAULT_BUDGET, MAX_DEPTH, MEMORY_RELS
 from git_memhtml.output import kv, table
 
 if TYPE_CHECKING:
     from git_memhtml.index.archived import ArchivedMatch
-    from git_memhtml.index.recall import Disclosure, IndexLine
-    from git_memhtml.index.retrieval import Hit, Scope
+    from git_memhtml.index.retrieval import Scope
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,45 +46,10 @@ def scope_options(fn: F) -> F:
 
 def build_scope(memory_types: tuple[str, ...], workspace: str | None, tags: tuple[str, ...], entity: str | None,
                 include_archived: bool, as_of: str | None) -> Scope:
-    """The one :class:`Scope` of the flags; ``--as-of`` is canonicalised (UsageError naming the format)."""
-    from git_memhtml.index.retrieval import Scope
+    """The one :class:`Scope` of the flags (``service/retrieval.py:build_scope``; UsageError naming the flag)."""
+    from git_memhtml.service.retrieval import build_scope as scope_of
 
-    check_entity_flag(entity)
-    if workspace is not None and not workspace.strip():
-        raise UsageError("--workspace is empty", hint="name a workspace, e.g. --workspace checkout-v2")
-    if any(not t.strip() for t in tags):
-        raise UsageError("--tag is empty", hint="name a tag, e.g. --tag ops")
-    return Scope(memory_types=memory_types or None, workspace=workspace, tags=tags, entity=entity,
-                 include_archived=include_archived, as_of=parse_as_of(as_of) if as_of is not None else None)
-
-
-def require_query(command: str, query: str) -> str:
-    """Return ``query`` unchanged; an empty or whitespace-only QUERY is a usage error (exit 2), not a search for
-    nothing (every arm would rank the whole store by recency and salience alone).
-
-    Raises:
-        UsageError: naming the QUERY argument, with an example.
-    """
-    if not query.strip():
-        raise UsageError(f"{command}: the QUERY argument is empty",
-                         hint=f'give words to look for, e.g. git memhtml {command} "checkout timeout"')
-    return query
-
-
-def _mmr(app: App) -> float | None:
-    value = app.settings().settings.mmr_lambda
-    return None if value >= 1.0 else value
-
-
-def hit_json(hit: Hit) -> dict[str, Any]:
-    """A hit in the envelope's camelCase; ``supersededBy`` is always present (null when nothing supersedes)."""
-    return {"path": hit.path, "title": hit.title, "gist": hit.gist, "memoryType": hit.memory_type,
-            "score": hit.score, "confidence": hit.confidence, "updatedAt": hit.updated_at, "snippet": hit.snippet,
-            "entities": list(hit.entities), "supersededBy": hit.superseded_by}
-
-
-def _archived_json(items: tuple[ArchivedMatch, ...]) -> list[dict[str, Any]]:
-    return [{"path": a.path, "title": a.title, "supersededBy": a.superseded_by} for a in items]
+    return scope_of(memory_types, workspace, tags, entity, include_archived, as_of)
 
 
 def _empty_text(count: int | None, archived: tuple[ArchivedMatch, ...]) -> str:
@@ -109,17 +71,14 @@ def search_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
                tags: tuple[str, ...], entity: str | None, include_archived: bool, as_of: str | None, limit: int,
                as_json: bool) -> int:
     """Hybrid search: fts, vector, recency and salience arms fused by RRF (k=60), then MMR. Never an access."""
-    from git_memhtml.index.retrieval import search
+    from git_memhtml.service.retrieval import require_query, search
 
     app = app_of(ctx)
     require_query("search", query)
     scope = build_scope(memory_types, workspace, tags, entity, include_archived, as_of)
     with app.index() as db:
-        result = search(db, query, scope=scope, limit=limit, embedder=app.embedder(), weights=app.weights(),
-                        now=utc_now(), mmr_lambda=_mmr(app))
-    data = {"hits": [hit_json(h) for h in result.hits], "degraded": result.degraded, "arms": list(result.arms),
-            "scopeEmpty": result.scope_empty, "archivedMatches": result.archived_matches,
-            "archived": _archived_json(result.archived)}
+        found = search(app, db, query, scope=scope, limit=limit, now=utc_now())
+    result, data = found.result, found.json()
     if result.degraded:
         app.warn_vector_arm_unavailable("results come from the lexical arms only")
     respond(as_json, "memory.hits", data, lambda: table(
@@ -127,16 +86,6 @@ def search_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
         [[i + 1, f"{h.score:.4f}", h.memory_type, h.path, clip(h.gist, 80)] for i, h in enumerate(result.hits)],
     ) if result.hits else _empty_text(result.archived_matches, result.archived))
     return 0
-
-
-def _disclosure_json(d: Disclosure) -> dict[str, Any]:
-    return {"path": d.path, "title": d.title, "memoryType": d.memory_type, "tier": d.tier, "text": d.text,
-            "chars": d.chars, "entities": list(d.entities), "supersededBy": d.superseded_by}
-
-
-def _line_json(line: IndexLine) -> dict[str, Any]:
-    return {"path": line.path, "title": line.title, "gist": line.gist, "memoryType": line.memory_type, "tier": 1,
-            "reason": line.reason}
 
 
 @click.command("recall")
@@ -150,20 +99,14 @@ def recall_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
                tags: tuple[str, ...], entity: str | None, include_archived: bool, as_of: str | None, budget: int,
                as_json: bool) -> int:
     """A budgeted recall pack: arcs and memories disclosed in rank order, the rest as index lines. Never an access."""
-    from git_memhtml.index.recall import recall
+    from git_memhtml.service.retrieval import recall, require_query
 
     app = app_of(ctx)
     require_query("recall", query)
     scope = build_scope(memory_types, workspace, tags, entity, include_archived, as_of)
     with app.index() as db:
-        pack = recall(db, query, scope=scope, budget=budget, embedder=app.embedder(), weights=app.weights(),
-                      now=utc_now(), mmr_lambda=_mmr(app))
-    data = {"sections": {"arcs": [_disclosure_json(d) for d in pack.arcs],
-                         "memories": [_disclosure_json(d) for d in pack.memories],
-                         "lateral": [_line_json(line) for line in pack.lateral]},
-            "spentChars": pack.spent_chars, "budgetChars": pack.budget_chars, "truncated": pack.truncated,
-            "degraded": pack.degraded, "arms": list(pack.arms), "archivedMatches": pack.archived_matches,
-            "archived": _archived_json(pack.archived)}
+        recalled = recall(app, db, query, scope=scope, budget=budget, now=utc_now())
+    pack, data = recalled.pack, recalled.json()
     if pack.degraded:
         app.warn_vector_arm_unavailable("the pack comes from the lexical arms only")
 
@@ -193,16 +136,13 @@ def recall_cmd(ctx: click.Context, query: str, memory_types: tuple[str, ...], wo
 @click.pass_context
 def neighbors_cmd(ctx: click.Context, path: str, depth: int, rels: tuple[str, ...], as_json: bool) -> int:
     """Memories linked to PATH by memory-class edges (authored and mined), both directions, depth ≤ 2."""
-    from git_memhtml.index.neighbors import neighbors
+    from git_memhtml.service.retrieval import neighbors
 
     app = app_of(ctx)
     rel = app.memory_path(path, "neighbors")
     with app.index() as db:
-        hood = neighbors(db, rel, depth=depth, rels=rels)
-    nodes = [{"path": n.path, "hop": n.hop, "rel": n.rel, "direction": n.direction, "via": n.via, "title": n.title,
-              "memoryType": n.memory_type, "archived": n.archived} for n in hood.nodes]
-    data = {"path": hood.path, "depth": hood.depth, "rels": list(hood.rels), "nodes": nodes,
-            "edges": [asdict(e) for e in hood.edges]}
+        found = neighbors(db, rel, depth=depth, rels=rels)
+    hood, data = found.hood, found.json()
     respond(as_json, "memory.neighbors", data, lambda: table(
         ["hop", "rel", "dir", "path", "title"],
         [[n.hop, n.rel, n.direction, n.path, clip(n.title or "(not indexed)", 60)] for n in hood.nodes],
@@ -218,19 +158,13 @@ def neighbors_cmd(ctx: click.Context, path: str, depth: int, rels: tuple[str, ..
 @click.pass_context
 def reinforce_cmd(ctx: click.Context, paths: tuple[str, ...], signal: str, as_json: bool) -> int:
     """Record that PATH… served (an access bump with a signal); a path bumped in the last 900 s is cooled down."""
-    from git_memhtml.index.access import reinforce
-    from git_memhtml.index.memories import file_exists
+    from git_memhtml.service.retrieval import reinforce
 
     app = app_of(ctx)
     rels = list(dict.fromkeys(app.memory_path(p, "reinforce") for p in paths))  # every path before any bump
     with app.index() as db:
-        for rel in rels:  # every path is checked before any bump
-            if not file_exists(db, rel):
-                raise PathNotFound(f"{rel}: no such memory in the index", hint="git memhtml list --include-archived",
-                                   path=rel)
-        bumped = reinforce(db, rels, signal=signal, now=utc_now())  # type: ignore[arg-type]
-    cooled = [p for p in rels if p not in bumped]
-    data = {"signal": signal, "bumped": list(bumped), "cooledDown": cooled}
+        data = reinforce(db, rels, signal=signal, now=utc_now())
+    bumped, cooled = data["bumped"], data["cooledDown"]
     respond(as_json, "memory.reinforced", data, lambda: kv({"signal": signal, "bumped": ", ".join(bumped) or "-",
                                                             "cooled down": ", ".join(cooled) or "-"}))
     return 0

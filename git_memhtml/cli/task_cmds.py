@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import click
 
 from git_memhtml.cli.app import utc_now
 from git_memhtml.cli.common import app_of, json_option, respond, writes
-from git_memhtml.cli.memory_cmds import _op, _raise_first_error, write_options
+from git_memhtml.cli.memory_cmds import OP_HINTS, _op, write_options
 from git_memhtml.document.model import TASK_STATUSES
 from git_memhtml.output import table
-
-TASK_LIST_LIMIT_MAX = 500
-"""The largest ``task list --limit`` (the ``list`` command's cap, docs/cli.md)."""
-
-OPEN_STATUSES = ("todo", "doing", "blocked")
-"""What ``task list`` shows without ``--status``: the tasks not done (spec digest §5.6)."""
+from git_memhtml.service.tasks import OPEN_STATUSES, TASK_LIST_LIMIT_MAX
 
 
 @click.group("task")
@@ -37,8 +30,7 @@ def task_group() -> None:
 def task_add_cmd(ctx: click.Context, /, path: str | None, workspace: str | None, task_status: str | None,
                  due: str | None, as_json: bool, **flags: object) -> int:
     """Open a task: a write of type task, one commit (tasks are never deduplicated)."""
-    from git_memhtml.index.memories import hash_holders
-    from git_memhtml.store.writer import apply_batch
+    from git_memhtml.service.tasks import add
 
     app = app_of(ctx)
     if path is not None:
@@ -46,14 +38,8 @@ def task_add_cmd(ctx: click.Context, /, path: str | None, workspace: str | None,
     fixed = {"type": "task", "status": task_status, "due": due}
     op = _op(ctx, flags, path=path, workspace=workspace, fixed={k: v for k, v in fixed.items() if v is not None})
     with app.index() as db:
-        result = apply_batch(app.repo(), [op], now=utc_now(), verb="write", dedupe_view=partial(hash_holders, db))
-        _raise_first_error(result.results)
-        if result.commit_sha:
-            app.catch_up_after_commit(db, result.documents)
-    first = result.results[0]
-    data = {"path": first.path, "status": op.draft.task_status or "todo", "due": op.draft.due,
-            "commitSha": result.commit_sha}
-    respond(as_json, "task.written", data, lambda: f"opened task {first.path}")
+        data = add(app, db, op, now=utc_now(), hints=OP_HINTS)
+    respond(as_json, "task.written", data, lambda: f"opened task {data['path']}")
     return 0
 
 
@@ -66,17 +52,12 @@ def task_add_cmd(ctx: click.Context, /, path: str | None, workspace: str | None,
 @writes()
 def task_status_cmd(ctx: click.Context, path: str, status: str, reason: str | None, as_json: bool) -> int:
     """Set a task's status: one commit; the same status changes nothing; done archives the task."""
-    from git_memhtml.index.access import rename_access
-    from git_memhtml.store.tasks import set_task_status
+    from git_memhtml.service.tasks import set_status, status_json
 
     app = app_of(ctx)
     rel = app.memory_path(path, "task-status")
     with app.index() as db:
-        result = set_task_status(app.repo(), rel, status, now=utc_now(), reason=reason)
-        if result.archive_path is not None:
-            rename_access(db, result.path, result.archive_path)
-        if result.commit_sha:
-            app.catch_up_after_commit(db)
+        result = set_status(app, db, rel, status, now=utc_now(), reason=reason)
 
     def human() -> str:
         if not result.changed:
@@ -85,9 +66,7 @@ def task_status_cmd(ctx: click.Context, path: str, status: str, reason: str | No
             return f"done: {result.path} → {result.archive_path}"
         return f"{result.path}: {result.previous} → {status}"
 
-    data = {"path": result.path, "status": result.status, "previous": result.previous, "changed": result.changed,
-            "archivePath": result.archive_path, "commitSha": result.commit_sha}
-    respond(as_json, "task.updated", data, human)
+    respond(as_json, "task.updated", status_json(result), human)
     return 0
 
 
@@ -102,18 +81,13 @@ def task_status_cmd(ctx: click.Context, path: str, status: str, reason: str | No
 def task_list_cmd(ctx: click.Context, statuses: tuple[str, ...], workspace: str | None, limit: int,
                   cursor: str | None, as_json: bool) -> int:
     """List tasks in path order: open ones by default; --status done includes the archived (done) ones."""
-    from git_memhtml.index.memories import task_page
+    from git_memhtml.service.tasks import page
 
-    wanted = statuses or OPEN_STATUSES
     app = app_of(ctx)
     with app.index() as db:
-        rows = task_page(db, statuses=wanted, workspace=workspace, include_archived="done" in wanted,
-                         after=cursor, limit=limit + 1)
-    page = rows[:limit]
-    tasks = [{"path": r.path, "title": r.title, "gist": r.gist, "status": r.task_status, "due": r.due_at,
-              "updatedAt": r.updated_at, "workspace": r.workspace, "archived": r.archived} for r in page]
-    next_cursor = page[-1].path if len(rows) > limit else None
-    respond(as_json, "task.list", {"tasks": tasks, "nextCursor": next_cursor},
+        data = page(db, statuses=statuses, workspace=workspace, limit=limit, cursor=cursor)
+    tasks = data["tasks"]
+    respond(as_json, "task.list", data,
             lambda: table(["status", "due", "path", "title"],
                           [[t["status"], t["due"] or "", t["path"], t["title"]] for t in tasks]))
     return 0

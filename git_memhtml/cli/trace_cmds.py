@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,13 +16,11 @@ from git_memhtml.cli.common import app_of, json_option, respond
 from git_memhtml.cut import clip
 from git_memhtml.errors import UsageError
 from git_memhtml.output import kv, table
+from git_memhtml.service.traces import SEARCH_LIMIT
 
 if TYPE_CHECKING:
-    from git_memhtml.traces.model import Link, Session
     from git_memhtml.traces.scan import ScanReport
 
-SEARCH_LIMIT = 20
-"""Default ``trace search --limit`` (the brief of issue 13)."""
 
 
 @click.group("trace")
@@ -83,12 +81,6 @@ def index_cmd(ctx: click.Context, as_json: bool) -> int:
     return 0
 
 
-def _session_row(session: Session) -> dict[str, Any]:
-    data = asdict(session)
-    data.pop("prompts")
-    return data
-
-
 @trace_group.command("search")
 @click.argument("query")
 @click.option("--cwd", help="Only sessions started in this folder (exact match).")
@@ -100,21 +92,11 @@ def _session_row(session: Session) -> dict[str, Any]:
 def search_cmd(ctx: click.Context, query: str, cwd: str | None, since: str | None, limit: int,
                as_json: bool) -> int:
     """Search indexed sessions by first prompt and title (bm25; a query with no word lists the newest)."""
-    from git_memhtml.index.traces import TraceTables
-    from git_memhtml.traces.fields import utc_instant
+    from git_memhtml.service.traces import search
 
-    since_at = None
-    if since is not None:
-        since_at = utc_instant(since.strip())
-        if not since_at:
-            raise UsageError(f"--since {since!r} is not a date or an instant",
-                             hint="e.g. --since 2026-01-22 or --since 2026-01-22T19:38:00Z")
-    if cwd is not None and not cwd.strip():
-        raise UsageError("--cwd is empty", hint="name the folder the session ran in, e.g. --cwd /home/me/project")
     app = app_of(ctx)
     with app.index(catch_up=False) as db:
-        sessions = TraceTables(db).search_sessions(query, cwd=cwd, since=since_at, limit=limit)
-    rows = [_session_row(s) for s in sessions]
+        sessions, data = search(db, query, cwd=cwd, since=since, limit=limit)
 
     def human() -> str:
         if not sessions:
@@ -123,7 +105,7 @@ def search_cmd(ctx: click.Context, query: str, cwd: str | None, since: str | Non
                      [[s.started_at[:16], s.session_id, s.counts.user_prompts, s.counts.assistant_turns,
                        s.counts.tool_calls, clip(s.ai_title or s.first_prompt, 60)] for s in sessions])
 
-    respond(as_json, "trace.sessions", {"query": query, "sessions": rows}, human)
+    respond(as_json, "trace.sessions", data, human)
     return 0
 
 
@@ -134,35 +116,26 @@ def search_cmd(ctx: click.Context, query: str, cwd: str | None, since: str | Non
 @click.pass_context
 def links_cmd(ctx: click.Context, session_id: str | None, path: str | None, as_json: bool) -> int:
     """List the links between memories and sessions: give exactly one of --session-id and --path."""
-    from git_memhtml.index.traces import TraceTables
-    from git_memhtml.traces.model import safe_session_id
+    from git_memhtml.service.traces import check_session_id, links
 
     if (session_id is None) == (path is None):
         raise UsageError("give exactly one of --session-id and --path",
                          hint="git memhtml trace links --session-id <id>, or --path <memory file>")
     app = app_of(ctx)
     repo_path = None
-    if session_id is not None and safe_session_id(session_id) is None:
-        raise UsageError(f"--session-id {session_id!r} is not a session id (letters, digits, '.', '_', ':', '-'; "
-                         "no '..', no '/')", hint="copy the id from git memhtml trace search")
+    if session_id is not None:
+        check_session_id(session_id, "--session-id")
     if path is not None:
         repo_path = app.memory_path(path, "read", name="--path")
-    now = utc_now()
     with app.index() as db:
-        tables = TraceTables(db)
-        with db.atomic():
-            tables.refresh_wrote_links(now=now)
-        found = tables.links(session_id=session_id, path=repo_path)
+        data = links(db, session_id=session_id, path=repo_path, now=utc_now())
+    found = data["links"]
 
     def human() -> str:
         if not found:
             return "no link"
-        return table(["path", "session", "kind", "at"], [[k.path, k.session_id, k.link_kind, k.at] for k in found])
+        return table(["path", "session", "kind", "at"],
+                     [[k["path"], k["session_id"], k["link_kind"], k["at"]] for k in found])
 
-    respond(as_json, "trace.links", {"sessionId": session_id, "path": repo_path,
-                                     "links": [_link_row(k) for k in found]}, human)
+    respond(as_json, "trace.links", data, human)
     return 0
-
-
-def _link_row(link: Link) -> dict[str, Any]:
-    return asdict(link)

@@ -86,3 +86,10 @@ def corpus_counts(db: IndexDB, *, space: str | None) -> CorpusCounts:
         edges=_count(db, "SELECT count(*) FROM edges"),
         derived_edges=_count(db, "SELECT count(*) FROM edges WHERE derived = 1"),
     )
+
+
+def live_type_counts(db: IndexDB) -> dict[str, int]:
+    """``{memory type: live files of that type}`` (tasks included, archived files not), types ascending."""
+    found = db.query(f"SELECT memory_type, count(*) FROM files WHERE {LIVE_FILE} GROUP BY memory_type "
+                     "ORDER BY memory_type")
+    return {str(kind): int(count) for kind, count in found}

@@ -51,7 +51,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("artifacts",),
     ("store",),
     ("sleep", "eval"),
-    ("doctor", "hooks"),
+    ("doctor", "hooks", "service"),
+    ("mcp",),
     ("cli",),
     ("__main__",),
 )
@@ -61,7 +62,8 @@ Source: the layer list of issue 9 (docs/architecture.md "Layers"), with three mo
 client, issue 11) gets a layer of its own between ``errors`` and the embedders and model dialects that post through
 it; ``config`` gets a layer of its own, above ``embed`` (the names of the embedders type its ``embed`` setting) and
 below ``gitrepo`` (which reads the live environment through it); ``__main__`` sits one above ``cli`` because it
-imports it. Two rooms of one layer may not import each other."""
+imports it. ``service`` (the verbs both doors call, issue 14) sits beside ``doctor`` and ``hooks`` and ``mcp`` (the MCP
+server) between it and ``cli``, which starts the server. Two rooms of one layer may not import each other."""
 
 ONLY: Mapping[str, frozenset[str]] = {
     "document": frozenset({"errors", "secrets"}),
@@ -99,6 +101,9 @@ CHOKE_POINTS: Mapping[str, tuple[str, ...]] = {
     "selectolax": ("document/",),
     "click": ("cli/", "output.py"),  # output.py draws click.progressbar, the one terminal writer (issue 12 item 5)
     "sqlite3": ("index/db.py", "index/connection.py"),
+    "mcp": ("mcp/",),
+    "mcp_types": ("mcp/",),
+    "anyio": ("mcp/",),
 }
 """Third-party module → the only package-relative paths (a trailing ``/``: a whole package) that may import it."""
 
