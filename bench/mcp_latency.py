@@ -192,12 +192,12 @@ class Side:
 
 
 def timed(call: Verb, root: Path, searches: Sequence[str], writes: Sequence[int], warmup: int) -> Side:
-    """Run ``warmup`` untimed searches, then time every search of ``searches`` and every write of ``writes``
-    through ``call``, checking each answer (hits found; the written path committed in HEAD)."""
+    """Run the first ``warmup`` searches of ``searches`` untimed, then time the others and every write of ``writes``
+    through ``call``, checking each answer (hits found; the written file on disk)."""
     for text in searches[:warmup]:
         call("memory_search", {"query": text, "limit": 10})
     search_ms = []
-    for text in searches:
+    for text in searches[warmup:]:
         start = time.perf_counter()
         answer = call("memory_search", {"query": text, "limit": 10})
         search_ms.append((time.perf_counter() - start) * 1000)
@@ -219,44 +219,31 @@ def server_env(base: Mapping[str, str]) -> dict[str, str]:
 
 
 def in_process(root: Path, env: Mapping[str, str]) -> tuple[Verb, Callable[[], None]]:
-    """The two verbs as plain functions in this process on one long-lived door (``cli/app.py:App``) and one open
-    index with its vectors resident, as the server keeps them: ``(call, close)``.
-
-    ``memory_search`` is ``index/retrieval.py:search`` with the door's embedder, weights and MMR setting and the
-    default scope; ``memory_write`` is ``store/writer.py:apply_batch`` of one op (deduplicated against the index)
-    and the door's index catch-up after the commit. Both answer with the keys the tools answer with.
+    """The verbs the two tools call (``service/retrieval.py:search``, ``service/memories.py:write_one``) as plain
+    functions in this process, on one long-lived door (``cli/app.py:App``) with one open index and its vectors
+    resident, as the server keeps them: ``(call, close)``. ``memory_search`` uses the default scope; a
+    ``memory_write`` op is read by the apply op model, as the tool reads it; both answer with the tools' keys.
     """
-    from functools import partial  # noqa: PLC0415
-
     from git_memhtml.cli.app import App  # noqa: PLC0415
-    from git_memhtml.index.memories import hash_holders  # noqa: PLC0415
     from git_memhtml.index.resident import ResidentVectors  # noqa: PLC0415
-    from git_memhtml.index.retrieval import search  # noqa: PLC0415
     from git_memhtml.index.retrieval_sql import Scope  # noqa: PLC0415
+    from git_memhtml.service import memories, retrieval  # noqa: PLC0415
     from git_memhtml.store.ops import WriteOp  # noqa: PLC0415
-    from git_memhtml.store.writer import apply_batch  # noqa: PLC0415
 
     app = App(repo_path=root, quiet=True, env=server_env(env))
     stack = ExitStack()
     db = stack.enter_context(app.index())
-    embedder, weights = app.embedder(), app.weights()
-    mmr = app.settings().settings.mmr_lambda
+    embedder = app.embedder()
     resident = ResidentVectors.load(db, embedder.space) if embedder is not None else None
 
     def call(tool: str, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
         if tool == "memory_search":
-            found = search(db, str(arguments["query"]), scope=Scope(), limit=int(arguments["limit"]),
-                           embedder=embedder, weights=weights, now=NOW, mmr_lambda=None if mmr >= 1.0 else mmr,
-                           resident=resident)
-            return {"hits": [{"path": hit.path, "title": hit.title} for hit in found.hits]}
+            return retrieval.search(app, db, str(arguments["query"]), scope=Scope(), limit=int(arguments["limit"]),
+                                    now=NOW, resident=resident).json()
         op = WriteOp.from_json({"op": "write", "title": arguments["title"], "type": arguments["memory_type"],
                                 "body": arguments["body"], "tags": arguments["tags"],
                                 "entities": arguments["entities"]})  # prose: its first sentence is the claim
-        result = apply_batch(app.repo(), [op], now=NOW, verb="write", dedupe_view=partial(hash_holders, db))
-        if not result.ok or not result.commit_sha:
-            raise RuntimeError(f"write refused: {result.results[0].error}")
-        app.catch_up_after_commit(db, result.documents)
-        return {"path": result.results[0].path}
+        return memories.write_one(app, db, op, now=NOW, hints={}).json()
 
     return call, stack.close
 

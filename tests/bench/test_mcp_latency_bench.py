@@ -46,4 +46,4 @@ def test_mcp_latency_bench_at_a_tiny_size(tmp_path: Path, monkeypatch: pytest.Mo
     assert "memory_search" in printed and "over stdio" in printed and "40 memories" in printed
     subjects = subprocess.run(["git", "-C", str(tmp_path / "work" / "mem"), "log", "--format=%s"], capture_output=True,
                               text=True, check=True).stdout.splitlines()
-    assert sum(s.startswith("memhtml(write): ") for s in subjects) == 4  # two writes per side, one commit each
+    assert sum(s.startswith("memhtml(write): ") for s in subjects) == 4, subjects  # two writes a side, a commit each

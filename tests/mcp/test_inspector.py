@@ -210,16 +210,17 @@ def test_a_malformed_argument_is_a_tool_error_and_the_server_keeps_serving(memor
                        "/bin/sh", "-c", started)
     assert connected.result.get("name") == "mem", connected.stderr
     malformed = [
-        ("memory_search", {"query": "deploy", "limit": "many"}),  # not an integer
+        # not an integer (a list: the Inspector converts a string to a number by the schema before sending it)
+        ("memory_search", {"query": "deploy", "limit": [10]}),
         ("memory_search", {"query": "deploy", "no_such_argument": 1}),  # not in the schema
         ("memory_read", {}),  # the required path is missing
         ("memory_write", {"title": ["not", "a", "string"], "body": "x."}),
     ]
     for tool, arguments in malformed:
-        refused = _mcpdo(daemon, "@mem", "tools/call", tool, json.dumps(arguments))
+        refused = _mcpdo(daemon, "@mem", "tools/call", tool, "--tool-args-json", json.dumps(arguments))
         assert refused.status == TOOL_IS_ERROR and refused.is_error, (tool, arguments, refused.result)
         assert refused.text().strip(), (tool, arguments)
-    status = _mcpdo(daemon, "@mem", "tools/call", "memory_status", "{}")
+    status = _mcpdo(daemon, "@mem", "tools/call", "memory_status", "--tool-args-json", "{}")
     assert status.status == 0 and not status.is_error, status.text()
-    assert status.data()["head_sha"]
+    assert status.data()["head"]  # the status of the repository the server serves (index status --json keys)
     assert len(pids.read_text(encoding="utf-8").split()) == 1, "the server was started again: it did not survive"
