@@ -143,3 +143,13 @@ def test_every_test_folder_is_a_package() -> None:
     tests = ROOT / "tests"
     folders = {path.parent for path in tests.rglob("*.py") if "__pycache__" not in path.parts}
     assert sorted(str(f.relative_to(ROOT)) for f in folders if not (f / "__init__.py").exists()) == []
+
+
+def test_ci_run_installs_the_inspector_release_the_test_pins() -> None:
+    from tests.mcp import test_inspector
+
+    line = next(line for line in _script_lines() if line.startswith("inspector_version="))
+    read = subprocess.run(["bash", "-c", f"{line}; printf %s \"$inspector_version\""], cwd=ROOT, capture_output=True,
+                          text=True, check=True)
+    assert read.stdout == test_inspector.INSPECTOR_VERSION
+    assert "@modelcontextprotocol/inspector@$inspector_version" in CI_RUN.read_text(encoding="utf-8")
