@@ -17,6 +17,5 @@ def mcp_cmd(ctx: click.Context) -> int:
     app = app_of(ctx)
     app.json = True  # no progress bar: stderr may be a terminal, but stdout belongs to the protocol
     app.repo()  # not a repository: refused here, before the first client message
-    with app.index() as db:
-        serve(app, db, utc_now)
+    serve(app, app.index, utc_now)  # an index that cannot be opened is the first call's tool error, with its hint
     return 0

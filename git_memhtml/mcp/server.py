@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
@@ -28,6 +29,9 @@ from git_memhtml.service import memories
 from git_memhtml.service.door import memory_path, validation_error
 from git_memhtml.tree.layout import REPORT_DIR
 from git_memhtml.tree.paths import read_tree_file
+
+if TYPE_CHECKING:
+    from git_memhtml.index.db import IndexDB
 
 FILE_SCHEME = "memhtml://file/"
 SLEEP_SCHEME = "memhtml://sleep/"
@@ -139,14 +143,18 @@ def build_server(session: Session) -> Server[Any]:
                   on_list_resources=list_resources, on_read_resource=read)
 
 
-def serve(door: ServerDoor, db: Any, now: Callable[[], str]) -> None:
-    """Serve MCP over stdin/stdout until the client closes stdin. While serving, the SDK points the process's
-    stdout at stderr, so nothing but JSON-RPC reaches the client."""
-    session = Session(door, db, now)
+def serve(door: ServerDoor, open_index: Callable[[], AbstractContextManager[IndexDB]], now: Callable[[], str]) -> None:
+    """Serve MCP over stdin/stdout until the client closes stdin; the index is opened by ``open_index`` at the first
+    call (:class:`~git_memhtml.mcp.session.Session`). While serving, the SDK points the process's stdout at stderr,
+    so nothing but JSON-RPC reaches the client."""
+    session = Session(door, open_index, now)
     server = build_server(session)
 
     async def run() -> None:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    anyio.run(run)
+    try:
+        anyio.run(run)
+    finally:
+        session.close()

@@ -8,6 +8,7 @@ whenever the index changed since they were loaded (``index/resident.py:ResidentV
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, ExitStack
 from typing import TYPE_CHECKING, Protocol
 
 from git_memhtml.errors import MemhtmlError
@@ -35,24 +36,55 @@ class ServerDoor(Door, Protocol):
 
 
 class Session:
-    """One server process's state over its open index ``db``; ``now`` is the clock (``cli/app.py:utc_now``)."""
+    """One server process's state over its index; ``now`` is the clock (``cli/app.py:utc_now``).
 
-    def __init__(self, door: ServerDoor, db: IndexDB, now: Callable[[], str]) -> None:
+    The index is opened by ``open_index`` (``cli/app.py:App.index``: open, recover, catch up) at the first call
+    that needs it, not at start-up: an index that cannot be opened or caught up (an embedder that does not match
+    its vectors, a database another process holds locked) is then that call's tool error with its hint, where a
+    refusal at start-up would reach the agent only as a closed connection. A failed open is tried again on the
+    next call. :meth:`close` closes it.
+    """
+
+    def __init__(self, door: ServerDoor, open_index: Callable[[], AbstractContextManager[IndexDB]],
+                 now: Callable[[], str]) -> None:
         self.door = door
-        self.db = db
         self.now = now
-        self._head = door.repo().head_sha()
+        self._open_index = open_index
+        self._stack = ExitStack()
+        self._db: IndexDB | None = None
+        self._head: str | None = None
         self._resident: ResidentVectors | None = None
 
-    def prepare(self) -> None:
-        """Catch the index up when HEAD moved since the last call (or since the start).
+    @property
+    def db(self) -> IndexDB:
+        """The open index, opened (and caught up) on first use.
 
         Raises:
-            MemhtmlError: the catch-up failed (the call is refused; the next one tries again).
+            MemhtmlError: it cannot be opened or caught up (the next use tries again).
         """
+        if self._db is None:
+            head = self.door.repo().head_sha()
+            self._db = self._stack.enter_context(self._open_index())
+            self._head = head
+        return self._db
+
+    def close(self) -> None:
+        """Close the index if it was opened."""
+        self._stack.close()
+        self._db = None
+
+    def prepare(self) -> None:
+        """Open the index on the first call; catch it up when HEAD moved since the last call.
+
+        Raises:
+            MemhtmlError: the open or the catch-up failed (the call is refused; the next one tries again).
+        """
+        if self._db is None:
+            self.db  # noqa: B018 - opening is the point: it catches the index up to HEAD
+            return
         head = self.door.repo().head_sha()
         if head != self._head:
-            self.door.reindex(self.db)
+            self.door.reindex(self._db)
             self._head = head
 
     def committed(self) -> None:

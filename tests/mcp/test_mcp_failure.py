@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+from mcp import Client
+from mcp_types import CallToolResult
+
+from git_memhtml.cli.main import main
 from git_memhtml.errors import PathRefused
 from git_memhtml.mcp.failure import INTERNAL_HINT, failure_text, internal_failure, tool_failure
 from git_memhtml.service.door import naming
+from tests.mcp.stdio import failed, git, init_repo, serve
 
 
 def test_the_text_is_code_message_and_hint_without_a_doubled_full_stop() -> None:
@@ -40,3 +46,22 @@ def test_an_unexpected_exception_is_an_internal_error_result_and_its_trace_goes_
         "code": "ERR_UNKNOWN", "message": "internal error in memory_search: RuntimeError", "hint": INTERNAL_HINT,
         "path": None, "argument": None}
     assert "boom" not in str(result.content)  # the exception's text may hold memory text: the client gets the type
+
+
+def test_an_index_the_server_cannot_open_is_each_calls_tool_error_and_the_server_stays_up(tmp_path: Path) -> None:
+    # the index holds another embedder's vectors: the CLI refuses such a command; the server must start anyway and
+    # say so on each call that needs the index (a refusal at start-up reaches the agent as a closed connection)
+    repo = init_repo(tmp_path)
+    assert main(["-C", str(repo), "write", "--title", "Deploy window", "--type", "semantic",
+                 "--body", "The checkout deploy window is Friday."]) == 0  # vectors of fake:hash@1024
+    git(repo, "config", "memhtml.embeddim", "256")  # the configured embedder is now fake:hash@256
+
+    async def scenario(client: Client) -> list[CallToolResult]:
+        first = await client.call_tool("memory_search", {"query": "deploy window"})
+        second = await client.call_tool("memory_status", {})
+        return [first, second]
+
+    results = serve(repo, scenario)
+    for result in results:
+        content = failed(result)
+        assert "embedder" in content["message"] and "index rebuild" in content["hint"], content
