@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from git_memhtml.errors import MemhtmlError, PathRefused, UsageError
 from git_memhtml.pathnames import shown_name
-from git_memhtml.tree.paths import VERB_NEEDS, resolve_memory_path
+from git_memhtml.tree.paths import PATH_HINT, VERB_NEEDS, resolve_memory_path
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -60,6 +60,10 @@ def naming(error: E, argument: str) -> E:
     return error
 
 
+TOOL_PATH_HINT = "give a repository path such as areas/inbox/x.html (memory_list shows the paths)"
+"""The hint of a refused path argument of a tool (relative only: there is no current folder, docs/mcp.md "Paths")."""
+
+
 def memory_path(root: Path, value: str, verb: str, *, argument: str, base: Path | None = None,
                 relative_only: bool = False) -> str:
     """Resolve the path argument ``value`` of ``verb`` (a key of ``tree/paths.py:VERB_NEEDS``) with the one
@@ -74,9 +78,11 @@ def memory_path(root: Path, value: str, verb: str, *, argument: str, base: Path 
     try:
         if relative_only and value.startswith("/"):
             raise PathRefused(f"{argument} {shown_name(value)!r}: an absolute path; give the repository path",
-                              hint="e.g. areas/inbox/x.html (memory_list shows the paths)", path=shown_name(value))
+                              hint=TOOL_PATH_HINT, path=shown_name(value))
         return resolve_memory_path(root, value, need=VERB_NEEDS[verb], base=base, name=argument).path
     except MemhtmlError as exc:
+        if relative_only and exc.hint == PATH_HINT:  # the CLI's hint offers a current folder and absolute paths
+            exc.hint = TOOL_PATH_HINT
         raise naming(exc, argument) from None
 
 

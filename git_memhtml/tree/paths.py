@@ -47,7 +47,9 @@ MAX_READ_BYTES: Final[int] = 16 * 1024 * 1024
 """Ceiling of :func:`read_tree_file`, above the parser's own per-file limit so the parser reports the size."""
 
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
-_HINT = "name a memory file like areas/inbox/x.html (relative to the current folder, or absolute inside the repository)"
+PATH_HINT: Final[str] = ("name a memory file like areas/inbox/x.html (relative to the current folder, or absolute "
+                          "inside the repository)")
+"""The hint of every resolver refusal (a CLI argument); ``service/door.py:memory_path`` swaps it for tools."""
 
 
 class Need(enum.Enum):
@@ -98,7 +100,7 @@ class MemoryPath:
 
 def _refuse(argument: str, name: str, why: str, *, shown: str | None = None) -> PathRefused:
     label = shown or shown_name(argument) or "''"
-    return PathRefused(f"{name} {label}: {why}", hint=_HINT, path=label)
+    return PathRefused(f"{name} {label}: {why}", hint=PATH_HINT, path=label)
 
 
 def _check_text(argument: str, name: str) -> None:
