@@ -102,6 +102,30 @@ def release_output() -> None:
         sys.stdout.flush()
 
 
+def claim_wire() -> tuple[int, int, tuple[int, int]]:
+    """Hand stdin and stdout to a wire protocol (the MCP server, docs/mcp.md "The wire"): return private duplicates
+    ``(wire in, wire out)`` of fds 0 and 1 and the saved originals for :func:`release_wire`; from here fd 0 reads the
+    null device and fd 1 writes to stderr, so nothing a handler or a child prints can reach the wire."""
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    saved = (os.dup(0), os.dup(1))
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+    finally:
+        os.close(null)
+    os.dup2(2, 1)
+    return wire_in, wire_out, saved
+
+
+def release_wire(saved: tuple[int, int]) -> None:
+    """Point fds 0 and 1 back at what :func:`claim_wire` saved, and close the saved copies."""
+    for copy, fd in zip(saved, (0, 1), strict=True):
+        try:
+            os.dup2(copy, fd)
+        finally:
+            os.close(copy)
+
+
 def emit(text: str) -> None:
     """Write ``text`` and a newline to stdout (held while a session hook runs: :func:`hold_output`)."""
     if _HELD is not None:

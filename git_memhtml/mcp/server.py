@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
@@ -25,6 +24,7 @@ from git_memhtml.errors import MemhtmlError, PathRefused
 from git_memhtml.mcp.failure import failure_text, internal_failure, tool_failure
 from git_memhtml.mcp.session import ServerDoor, Session
 from git_memhtml.mcp.tools import BY_NAME, SLEEP_NOTE, TOOLS
+from git_memhtml.mcp.wire import stdio_wire
 from git_memhtml.service import memories
 from git_memhtml.service.door import memory_path, validation_error
 from git_memhtml.tree.layout import REPORT_DIR
@@ -151,7 +151,7 @@ def serve(door: ServerDoor, open_index: Callable[[], AbstractContextManager[Inde
     server = build_server(session)
 
     async def run() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_wire() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     try:

@@ -40,22 +40,42 @@ def _raw_replies(repo: Path, lines: list[bytes]) -> list[dict[str, object]]:
     return [r for r in map(json.loads, out.splitlines()) if r.get("id") not in (None, 0)]
 
 
-@pytest.mark.xfail(strict=True, reason="left: the SDK's stdio transport drops a line its parser refuses (a lone "
-                                       "surrogate escape, deep nesting) without a reply, so the caller waits forever")
-def test_a_line_the_parser_refuses_still_gets_an_error_reply_with_its_id(tmp_path: Path) -> None:
-    repo = init_repo(tmp_path)
-    call = (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_write","arguments":'
-            b'{"title":"\\ud800","memory_type":"semantic","claim":"x"}}}')
-    replies = _raw_replies(repo, [call])
-    assert [r["id"] for r in replies] == [1]
+_CALL = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"memory_write","arguments":%s}}'
+WIRE_REFUSED = [
+    ("lone-surrogate", _CALL % (1, b'{"title":"\\ud800","memory_type":"semantic","claim":"x"}'), -32602),
+    ("invalid-utf8", _CALL % (2, b'{"title":"bad \xff utf8","memory_type":"semantic","claim":"bad \xc3\x28."}'),
+     -32700),
+    ("deep-nesting", _CALL % (3, b'{"title":"t","memory_type":"semantic","claim":"c","tags":' + b"[" * 5000
+                               + b"]" * 5000 + b"}"), -32700),
+    ("nested-past-the-bound", _CALL % (4, b'{"title":"t","tags":' + b"[" * 80 + b"]" * 80 + b"}"), -32700),
+    ("not-json", b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{', -32700),
+    ("not-json-rpc", b'{"jsonrpc":"1.0","id":6,"method":7}', -32600),
+]
+"""``(case, line, JSON-RPC error code)``: lines the server must answer with an error carrying their id, never drop
+(the caller would wait for ever) and never rewrite (invalid UTF-8 was written into a memory as U+FFFD)."""
 
 
-@pytest.mark.xfail(strict=True, reason="left: the SDK decodes stdin with errors='replace', so invalid UTF-8 reaches "
-                                       "the tools as U+FFFD and is written as if the caller had sent it")
-def test_invalid_utf8_on_the_wire_is_refused_not_written_as_replacement_characters(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("case", "line", "code"), WIRE_REFUSED, ids=[c for c, _, _ in WIRE_REFUSED])
+def test_a_line_the_wire_refuses_gets_an_error_with_its_id_and_the_next_call_is_served(
+        tmp_path: Path, case: str, line: bytes, code: int) -> None:
     repo = init_repo(tmp_path)
-    call = (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_write","arguments":'
-            b'{"title":"bad \xff utf8","memory_type":"semantic","claim":"bad \xc3\x28 bytes."}}}')
-    (reply,) = _raw_replies(repo, [call])
-    result = reply["result"]
-    assert isinstance(result, dict) and result["isError"] is True
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout
+    after = b'{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"memory_status","arguments":{}}}'
+    replies = _raw_replies(repo, [line, after])
+    assert [r["id"] for r in replies] == [replies[0]["id"], 99] and replies[0]["id"] in (1, 2, 3, 4, 5, 6), replies
+    error = replies[0]["error"]
+    assert isinstance(error, dict) and error["code"] == code, (case, replies[0])
+    result = replies[1]["result"]
+    assert isinstance(result, dict) and result.get("isError") is not True, replies[1]
+    assert subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout == head, "nothing was written"
+
+
+def test_judge_line_reads_the_id_of_a_line_that_is_not_json_or_not_utf8() -> None:
+    from git_memhtml.mcp.wire import Refusal, judge_line
+
+    assert judge_line(b"   \n") is None
+    for raw, expected in ((b'{"id": 7, "x": \xff}', 7), (b'{"id":"a-1","method":', "a-1"), (b"garbage", None)):
+        verdict = judge_line(raw)
+        assert isinstance(verdict, Refusal) and verdict.id == expected, (raw, verdict)
