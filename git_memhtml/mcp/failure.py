@@ -8,7 +8,9 @@ goes to stderr with secrets redacted. Nothing here raises.
 
 from __future__ import annotations
 
+import re
 import traceback
+from collections.abc import Collection
 from typing import Any
 
 import mcp_types as types
@@ -21,20 +23,53 @@ INTERNAL_HINT = "the server logged the error to its stderr; the next call works 
 """The hint of an internal error (the server keeps serving; the operator reads the log)."""
 
 
+TOOL_OF_VERB = {
+    "task add": "task_add", "task status": "task_status", "task list": "task_list", "trace search": "trace_search",
+    "trace links": "trace_links", "list": "memory_list", "search": "memory_search", "recall": "memory_recall",
+    "read": "memory_read", "write": "memory_write", "apply": "memory_write_batch", "correct": "memory_correct",
+    "archive": "memory_archive", "link": "memory_link", "neighbors": "memory_neighbors",
+    "reinforce": "memory_reinforce",
+}
+"""The CLI verbs that have a tool: a message or hint written for the CLI names the tool instead over MCP. Verbs
+without one (``index rebuild``, ``sleep``, ``doctor``, ``config``) are the operator's and stay as they are."""
+
+_VERB = re.compile(r"git memhtml (" + "|".join(sorted(map(re.escape, TOOL_OF_VERB), key=len, reverse=True))
+                   + r")\b")
+_FLAG = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]*)")
+
+
+def for_tool(text: str | None, arguments: Collection[str] = ()) -> str | None:
+    """``text`` (a message or hint shared with the CLI) in the tool vocabulary: ``git memhtml <verb>`` of a verb
+    with a tool becomes the tool's name, and ``--flag`` becomes ``flag`` in snake case when the called tool has that
+    argument (``arguments``: its field names); anything else is left as written."""
+    if not text:
+        return text
+    text = _VERB.sub(lambda m: TOOL_OF_VERB[m.group(1)], text)
+
+    def flag(match: re.Match[str]) -> str:
+        name = match.group(1).replace("-", "_")
+        return name if name in arguments else match.group(0)
+
+    return _FLAG.sub(flag, text)
+
+
 def failure_text(code: str, message: str, hint: str | None) -> str:
     """``<CODE>: <message>. Try: <hint>`` (the message's own final full stop is not doubled; no hint: no ``Try``)."""
     text = f"{code}: {message.rstrip().rstrip('.')}."
     return text + (f" Try: {hint}" if hint else "")
 
 
-def tool_failure(error: MemhtmlError) -> types.CallToolResult:
-    """The tool result of an expected failure."""
+def tool_failure(error: MemhtmlError, arguments: Collection[str] = ()) -> types.CallToolResult:
+    """The tool result of an expected failure; its message and hint are put in the tool vocabulary
+    (:func:`for_tool`, ``arguments``: the called tool's argument names)."""
+    message = for_tool(error.message, arguments) or error.message
+    hint = for_tool(error.hint, arguments)
     details = {k: v for k, v in error.details.items() if k != "argument"}
-    content: dict[str, Any] = {"code": error.code, "message": error.message, "hint": error.hint,
+    content: dict[str, Any] = {"code": error.code, "message": message, "hint": hint,
                                "path": error.path, "argument": error.details.get("argument")}
     content.update({k: v for k, v in details.items() if k not in content})
     return types.CallToolResult(content=[types.TextContent(type="text", text=failure_text(
-        error.code, error.message, error.hint))], structured_content=content, is_error=True)
+        error.code, message, hint))], structured_content=content, is_error=True)
 
 
 def internal_failure(tool: str, exc: BaseException) -> types.CallToolResult:

@@ -64,7 +64,7 @@ def call(session: Session, name: str, arguments: dict[str, Any] | None) -> types
         if tool.writes:
             session.committed()
     except MemhtmlError as exc:
-        return tool_failure(exc)
+        return tool_failure(exc, tool.model.model_fields if tool is not None else ())
     except Exception as exc:  # a bug must cost one call, never the server
         return internal_failure(name, exc)
     return types.CallToolResult(content=[types.TextContent(type="text", text=_json(data))], structured_content=data)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,16 @@ def test_judge_line_reads_the_id_of_a_line_that_is_not_json_or_not_utf8() -> Non
     for raw, expected in ((b'{"id": 7, "x": \xff}', 7), (b'{"id":"a-1","method":', "a-1"), (b"garbage", None)):
         verdict = judge_line(raw)
         assert isinstance(verdict, Refusal) and verdict.id == expected, (raw, verdict)
+
+
+def test_a_refusal_written_for_the_cli_reaches_the_agent_in_the_tool_vocabulary(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path)
+
+    async def scenario(client: Client) -> list[dict[str, object]]:
+        return [failed(await client.call_tool("memory_search", {"query": "x", "as_of": "yesterday"})),
+                failed(await client.call_tool("memory_reinforce", {"paths": ["areas/inbox/none.html"]})),
+                failed(await client.call_tool("task_status", {"path": "areas/inbox/none.html", "status": "done"}))]
+
+    for refusal in serve(repo, scenario):
+        text = f"{refusal['message']} {refusal['hint']}"
+        assert "--" not in text and not re.search(r"git memhtml (list|search|task|read)\b", text), refusal
