@@ -47,6 +47,7 @@ from git_memhtml.agents.receipts import (
     FileRecord,
     Fragment,
     Receipt,
+    agents_lock,
     canonical_sha,
     read_receipt,
     receipt_path,
@@ -55,6 +56,7 @@ from git_memhtml.agents.receipts import (
     write_atomic,
 )
 from git_memhtml.agents.textblock import MARK, append_block, block, has_marker, toml_key, toml_string
+from git_memhtml.config import xdg_dir
 from git_memhtml.errors import AgentConfigRefused, NotAMemoryRepo, StorageError
 from git_memhtml.tree.layout import STATE_DIR
 
@@ -108,13 +110,23 @@ def check_memory_repo(root: Path) -> None:
 def base_folder(agent: AgentName, scope: AgentScope, places: Places) -> Path:
     """The folder an agent's files of ``scope`` live under: the project folder, or the agent's user folder
     (``$HOME``; ``$CODEX_HOME`` or ``~/.codex`` for Codex; ``$XDG_CONFIG_HOME/opencode`` or ``~/.config/opencode``
-    for OpenCode)."""
+    for OpenCode; a relative ``XDG_CONFIG_HOME`` is ignored, as the XDG specification requires).
+
+    Raises:
+        AgentConfigRefused: ``CODEX_HOME`` is a relative path (it names another folder from every working
+            directory, so neither Codex nor uninstall could find what install wrote there).
+    """
     if scope == "project":
         return places.project
     if agent == "codex":
-        return Path(places.env.get("CODEX_HOME") or places.home / ".codex")
+        codex_home = places.env.get("CODEX_HOME") or ""
+        if codex_home and not os.path.isabs(codex_home):
+            raise AgentConfigRefused(f"CODEX_HOME={codex_home!r} is not an absolute path; nothing was written",
+                                     hint="set CODEX_HOME to an absolute folder (or unset it for ~/.codex), then "
+                                     "run the command again")
+        return Path(codex_home) if codex_home else places.home / ".codex"
     if agent == "opencode":
-        return Path(places.env.get("XDG_CONFIG_HOME") or places.home / ".config") / "opencode"
+        return xdg_dir(places.env, "XDG_CONFIG_HOME", places.home / ".config") / "opencode"
     return places.home
 
 
@@ -157,11 +169,16 @@ def _read(path: Path) -> tuple[Before, str]:
 
 
 def _missing_dirs(folder: Path) -> tuple[str, ...]:
-    """The folders of ``folder``'s chain that do not exist yet, outermost first."""
+    """The folders of ``folder``'s chain that do not exist yet, outermost first; refuses a chain blocked by
+    something that is not a folder (a file named ``.claude``), which would fail the install after its first
+    write."""
     missing: list[str] = []
     while not folder.exists():
         missing.append(str(folder))
         folder = folder.parent
+    if not folder.is_dir():
+        raise _refuse(folder, "is not a folder, and install must create a file inside it",
+                      "move it aside, then run install again")
     return tuple(reversed(missing))
 
 
@@ -417,7 +434,11 @@ def install(agent: AgentName, scope: AgentScope, launch: Launch, places: Places)
         StorageError: a write failed part-way (the receipt records what was planned; ``uninstall`` undoes it).
     """
     base = base_folder(agent, scope, places)
-    where = receipt_path(places.state_home, agent, scope, base)
+    with agents_lock(places.state_home):
+        return _install(agent, scope, launch, base, receipt_path(places.state_home, agent, scope, base))
+
+
+def _install(agent: AgentName, scope: AgentScope, launch: Launch, base: Path, where: Path) -> AgentReport:
     recorded = read_receipt(where)
     if recorded is not None:
         return _already(recorded, launch, where)
@@ -525,7 +546,11 @@ def uninstall(agent: AgentName, scope: AgentScope, places: Places) -> AgentRepor
         StorageError: a write failed.
     """
     base = base_folder(agent, scope, places)
-    where = receipt_path(places.state_home, agent, scope, base)
+    with agents_lock(places.state_home):
+        return _uninstall(agent, scope, receipt_path(places.state_home, agent, scope, base))
+
+
+def _uninstall(agent: AgentName, scope: AgentScope, where: Path) -> AgentReport:
     recorded = read_receipt(where)
     if recorded is None:
         return AgentReport(agent, scope, "not installed", str(where), ())
