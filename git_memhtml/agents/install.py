@@ -325,8 +325,13 @@ def _plan_text(wf: WantedFile, agent: str, text: str, exists: bool) -> tuple[str
                                          text=block(agent, body, comment))]
 
 
+def _under(path: str | Path, base: Path) -> bool:
+    """Whether ``path`` lies strictly inside ``base`` (lexically, after normalisation)."""
+    return os.path.normpath(path).startswith(os.path.normpath(base) + os.sep)
+
+
 def _plan(wf: WantedFile, agent: str, base: Path) -> _Plan:
-    if not os.path.normpath(wf.path).startswith(os.path.normpath(base) + os.sep):
+    if not _under(wf.path, base):
         raise _refuse(wf.path, f"is outside {base}", "report this: an agent file must live under its folder")
     for name in wf.refuse_beside:
         if (wf.path.parent / name).exists():
@@ -542,18 +547,26 @@ def uninstall(agent: AgentName, scope: AgentScope, places: Places) -> AgentRepor
     Edited fragments are left and listed in ``warnings``. No receipt: ``not installed``, nothing changed.
 
     Raises:
-        AgentConfigRefused: the receipt is unreadable, or a large file's pre-install bytes cannot be rebuilt.
+        AgentConfigRefused: the receipt is unreadable, names a file outside the agent's folder or another base
+            folder (install writes only under it; such a receipt was not written by it), or a large file's
+            pre-install bytes cannot be rebuilt.
         StorageError: a write failed.
     """
     base = base_folder(agent, scope, places)
     with agents_lock(places.state_home):
-        return _uninstall(agent, scope, receipt_path(places.state_home, agent, scope, base))
+        return _uninstall(agent, scope, base, receipt_path(places.state_home, agent, scope, base))
 
 
-def _uninstall(agent: AgentName, scope: AgentScope, where: Path) -> AgentReport:
+def _uninstall(agent: AgentName, scope: AgentScope, base: Path, where: Path) -> AgentReport:
     recorded = read_receipt(where)
     if recorded is None:
         return AgentReport(agent, scope, "not installed", str(where), ())
+    strays = [r.path for r in recorded.files if not _under(r.path, base)]
+    if recorded.base != str(base) or strays:
+        # install only writes under the base folder; a receipt naming anything else was not written by it
+        raise AgentConfigRefused(
+            f"{where}: names {strays[0] if strays else recorded.base}, outside {base}; nothing was changed",
+            hint=f"move {where} aside; then remove the git-memhtml entries by hand", path=str(where))
     warnings: list[str] = []
     outcomes = [(record, *_uninstall_file(record, warnings)) for record in recorded.files]
     try:

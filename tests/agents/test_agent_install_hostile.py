@@ -4,6 +4,8 @@ real files under the temporary HOME, real forked processes."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import multiprocessing
 import os
 from multiprocessing.synchronize import Barrier
@@ -99,3 +101,22 @@ def test_a_file_where_install_needs_a_folder_is_refused_before_any_write(
     assert main(["-C", str(memory), "agent", "install", "claude-code"]) == 1
     assert "is not a folder" in capsys.readouterr().err
     assert _files(home) == before and not (home / ".claude.json").exists()
+
+
+def test_uninstall_refuses_a_receipt_that_names_a_file_outside_the_agents_folder(
+        memory: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home = Path(os.environ["HOME"])
+    assert main(["-C", str(memory), "agent", "install", "cursor"]) == 0
+    (receipt,) = (home / ".local" / "state" / "git-memhtml" / "agents").glob("cursor-user-*.json")
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"precious\n")
+    data = json.loads(receipt.read_text(encoding="utf-8"))
+    data["files"][1]["path"] = str(victim)
+    data["files"][1]["after_sha256"] = "sha256:" + hashlib.sha256(b"precious\n").hexdigest()
+    receipt.write_text(json.dumps(data), encoding="utf-8")
+    installed = _files(home)
+    capsys.readouterr()
+    assert main(["-C", str(memory), "agent", "uninstall", "cursor"]) == 1
+    assert "outside" in capsys.readouterr().err
+    assert victim.read_bytes() == b"precious\n"
+    assert _files(home) == installed and receipt.exists()
