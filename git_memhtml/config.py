@@ -51,6 +51,14 @@ def home_dir(env: Mapping[str, str]) -> Path:
     return Path(env.get("HOME") or Path.home())
 
 
+def xdg_dir(env: Mapping[str, str], name: str, default: Path) -> Path:
+    """The folder named by the XDG variable ``name`` (``XDG_CONFIG_HOME``, ``XDG_STATE_HOME`` …) in ``env``, else
+    ``default``. A relative value is ignored, as the XDG Base Directory specification requires: it would name a
+    different folder from every working directory, so what one run wrote another could not find."""
+    value = env.get(name) or ""
+    return Path(value) if os.path.isabs(value) else default
+
+
 KEY_ENV_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 """What a ``*keyenv`` setting must look like: the name of an environment variable (POSIX portable), never a key."""
 

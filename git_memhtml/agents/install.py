@@ -47,6 +47,7 @@ from git_memhtml.agents.receipts import (
     FileRecord,
     Fragment,
     Receipt,
+    agents_lock,
     canonical_sha,
     read_receipt,
     receipt_path,
@@ -55,6 +56,7 @@ from git_memhtml.agents.receipts import (
     write_atomic,
 )
 from git_memhtml.agents.textblock import MARK, append_block, block, has_marker, toml_key, toml_string
+from git_memhtml.config import xdg_dir
 from git_memhtml.errors import AgentConfigRefused, NotAMemoryRepo, StorageError
 from git_memhtml.tree.layout import STATE_DIR
 
@@ -108,13 +110,23 @@ def check_memory_repo(root: Path) -> None:
 def base_folder(agent: AgentName, scope: AgentScope, places: Places) -> Path:
     """The folder an agent's files of ``scope`` live under: the project folder, or the agent's user folder
     (``$HOME``; ``$CODEX_HOME`` or ``~/.codex`` for Codex; ``$XDG_CONFIG_HOME/opencode`` or ``~/.config/opencode``
-    for OpenCode)."""
+    for OpenCode; a relative ``XDG_CONFIG_HOME`` is ignored, as the XDG specification requires).
+
+    Raises:
+        AgentConfigRefused: ``CODEX_HOME`` is a relative path (it names another folder from every working
+            directory, so neither Codex nor uninstall could find what install wrote there).
+    """
     if scope == "project":
         return places.project
     if agent == "codex":
-        return Path(places.env.get("CODEX_HOME") or places.home / ".codex")
+        codex_home = places.env.get("CODEX_HOME") or ""
+        if codex_home and not os.path.isabs(codex_home):
+            raise AgentConfigRefused(f"CODEX_HOME={codex_home!r} is not an absolute path; nothing was written",
+                                     hint="set CODEX_HOME to an absolute folder (or unset it for ~/.codex), then "
+                                     "run the command again")
+        return Path(codex_home) if codex_home else places.home / ".codex"
     if agent == "opencode":
-        return Path(places.env.get("XDG_CONFIG_HOME") or places.home / ".config") / "opencode"
+        return xdg_dir(places.env, "XDG_CONFIG_HOME", places.home / ".config") / "opencode"
     return places.home
 
 
@@ -157,11 +169,16 @@ def _read(path: Path) -> tuple[Before, str]:
 
 
 def _missing_dirs(folder: Path) -> tuple[str, ...]:
-    """The folders of ``folder``'s chain that do not exist yet, outermost first."""
+    """The folders of ``folder``'s chain that do not exist yet, outermost first; refuses a chain blocked by
+    something that is not a folder (a file named ``.claude``), which would fail the install after its first
+    write."""
     missing: list[str] = []
     while not folder.exists():
         missing.append(str(folder))
         folder = folder.parent
+    if not folder.is_dir():
+        raise _refuse(folder, "is not a folder, and install must create a file inside it",
+                      "move it aside, then run install again")
     return tuple(reversed(missing))
 
 
@@ -308,8 +325,13 @@ def _plan_text(wf: WantedFile, agent: str, text: str, exists: bool) -> tuple[str
                                          text=block(agent, body, comment))]
 
 
+def _under(path: str | Path, base: Path) -> bool:
+    """Whether ``path`` lies strictly inside ``base`` (lexically, after normalisation)."""
+    return os.path.normpath(path).startswith(os.path.normpath(base) + os.sep)
+
+
 def _plan(wf: WantedFile, agent: str, base: Path) -> _Plan:
-    if not os.path.normpath(wf.path).startswith(os.path.normpath(base) + os.sep):
+    if not _under(wf.path, base):
         raise _refuse(wf.path, f"is outside {base}", "report this: an agent file must live under its folder")
     for name in wf.refuse_beside:
         if (wf.path.parent / name).exists():
@@ -417,7 +439,11 @@ def install(agent: AgentName, scope: AgentScope, launch: Launch, places: Places)
         StorageError: a write failed part-way (the receipt records what was planned; ``uninstall`` undoes it).
     """
     base = base_folder(agent, scope, places)
-    where = receipt_path(places.state_home, agent, scope, base)
+    with agents_lock(places.state_home):
+        return _install(agent, scope, launch, base, receipt_path(places.state_home, agent, scope, base))
+
+
+def _install(agent: AgentName, scope: AgentScope, launch: Launch, base: Path, where: Path) -> AgentReport:
     recorded = read_receipt(where)
     if recorded is not None:
         return _already(recorded, launch, where)
@@ -521,14 +547,26 @@ def uninstall(agent: AgentName, scope: AgentScope, places: Places) -> AgentRepor
     Edited fragments are left and listed in ``warnings``. No receipt: ``not installed``, nothing changed.
 
     Raises:
-        AgentConfigRefused: the receipt is unreadable, or a large file's pre-install bytes cannot be rebuilt.
+        AgentConfigRefused: the receipt is unreadable, names a file outside the agent's folder or another base
+            folder (install writes only under it; such a receipt was not written by it), or a large file's
+            pre-install bytes cannot be rebuilt.
         StorageError: a write failed.
     """
     base = base_folder(agent, scope, places)
-    where = receipt_path(places.state_home, agent, scope, base)
+    with agents_lock(places.state_home):
+        return _uninstall(agent, scope, base, receipt_path(places.state_home, agent, scope, base))
+
+
+def _uninstall(agent: AgentName, scope: AgentScope, base: Path, where: Path) -> AgentReport:
     recorded = read_receipt(where)
     if recorded is None:
         return AgentReport(agent, scope, "not installed", str(where), ())
+    strays = [r.path for r in recorded.files if not _under(r.path, base)]
+    if recorded.base != str(base) or strays:
+        # install only writes under the base folder; a receipt naming anything else was not written by it
+        raise AgentConfigRefused(
+            f"{where}: names {strays[0] if strays else recorded.base}, outside {base}; nothing was changed",
+            hint=f"move {where} aside; then remove the git-memhtml entries by hand", path=str(where))
     warnings: list[str] = []
     outcomes = [(record, *_uninstall_file(record, warnings)) for record in recorded.files]
     try:

@@ -10,18 +10,25 @@ the folders the install created.
 from __future__ import annotations
 
 import base64
+import fcntl
 import hashlib
 import json
 import os
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from git_memhtml.agents.jsonsplice import Splice
-from git_memhtml.errors import AgentConfigRefused
+from git_memhtml.errors import AgentConfigRefused, StorageError
 
 RECEIPT_VERSION = 1
+LOCK_TIMEOUT_S = 10.0
+"""How long an install or uninstall waits for another one to finish, seconds (our decision: one holds the lock for
+the milliseconds it takes to read, plan and write a few small files)."""
 KEEP_BYTES = 256 * 1024
 """Pre-install bytes kept in a receipt up to this size (256 KiB); a larger file (``~/.claude.json`` can be) keeps
 its SHA-256 only and is put back by cutting our splices out, checked against that SHA-256."""
@@ -159,3 +166,42 @@ def save_receipt(path: Path, receipt: Receipt) -> None:
     """Write ``receipt`` to ``path`` atomically (mode 0600: it holds copies of the user's config bytes)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, to_json(receipt).encode("utf-8"), 0o600)
+
+
+@contextmanager
+def agents_lock(state_home: Path, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold the exclusive ``flock`` on ``<state>/git-memhtml/agents/.lock`` for the body of the ``with``.
+
+    Every install and uninstall runs under it, from the first read of a receipt to the last write: two agents can
+    share a file (``AGENTS.md`` for Codex and OpenCode), and two unserialised read-plan-write passes over it would
+    each write the file without the other's block while both report ``installed``. The kernel drops the lock when
+    its holder dies.
+
+    Raises:
+        AgentConfigRefused: another install or uninstall held it for more than ``timeout`` seconds.
+        StorageError: the lock file cannot be created (a read-only state home).
+    """
+    path = state_home / "git-memhtml" / "agents" / ".lock"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise StorageError(f"{path}: cannot open the install lock: {exc.strerror or exc}",
+                           hint="make the state home writable (or set XDG_STATE_HOME to a writable folder)",
+                           path=str(path)) from exc
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise AgentConfigRefused(
+                        f"another git memhtml agent install or uninstall held {path} for more than {timeout:g} s; "
+                        "nothing was written", hint="wait for it to finish, then run the command again",
+                        path=str(path)) from None
+                time.sleep(0.01)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock

@@ -15,7 +15,7 @@ import click
 
 from git_memhtml.agents.model import AGENT_NAMES, SCOPES, AgentName, AgentScope
 from git_memhtml.cli.common import app_of, json_option, respond
-from git_memhtml.config import home_dir
+from git_memhtml.config import home_dir, xdg_dir
 from git_memhtml.output import warn
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def _places(ctx: click.Context, project: Path | None) -> Places:
 
     env = app_of(ctx).env
     home = home_dir(env)
-    state = Path(env.get("XDG_STATE_HOME") or home / ".local" / "state")
+    state = xdg_dir(env, "XDG_STATE_HOME", home / ".local" / "state")
     return Places(home=home, project=(project or Path.cwd()).resolve(), state_home=state, env=env)
 
 

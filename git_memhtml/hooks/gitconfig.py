@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from git_memhtml.config import home_dir, live_env
+from git_memhtml.config import home_dir, live_env, xdg_dir
 from git_memhtml.gitrepo.process import run_git
 from git_memhtml.hooks.shims import sha256
 
@@ -74,7 +74,7 @@ def global_place(env: Mapping[str, str] | None = None) -> ConfigPlace:
     with ``HOME`` and ``XDG_CONFIG_HOME`` read from ``env`` (default :func:`git_memhtml.config.live_env`)."""
     environ = live_env() if env is None else env
     home = home_dir(environ)
-    xdg = Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
+    xdg = xdg_dir(environ, "XDG_CONFIG_HOME", home / ".config")
     folder = xdg / "git-memhtml"
     return ConfigPlace("global", home / ".gitconfig", folder, str(folder / "gitconfig"))
 
