@@ -28,7 +28,7 @@ from git_memhtml.gitrepo.index_entries import disk_stat, index_add, index_remove
 from git_memhtml.gitrepo.lock import DEFAULT_LOCK_TIMEOUT_S, write_lock
 from git_memhtml.gitrepo.message import build_message
 from git_memhtml.gitrepo.packwrite import PACK_MIN_BLOBS, distinct_blobs, hash_name, pack_stream
-from git_memhtml.gitrepo.plumbing import prune_empty_dirs
+from git_memhtml.gitrepo.plumbing import prune_empty_dirs, write_atomic
 from git_memhtml.gitrepo.process import run_git
 
 _ZERO = "0" * 40
@@ -303,7 +303,7 @@ class CommitPath:
                 raise GitError(f"commit failed: {exc}", hint="check `git status` and retry") from exc
             journal = self.git_dir.joinpath(*JOURNAL_PARTS)
             journal.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(journal, json.dumps({"ref": ref, "parent": head, "commit": oid,
+            write_atomic(journal, json.dumps({"ref": ref, "parent": head, "commit": oid,
                                                "paths": sorted(changes)}).encode("utf-8"))
             self._fault("before-ref")
             with signals_deferred():  # from the ref move to the last file: Ctrl-C or SIGTERM waits for the end
@@ -369,7 +369,7 @@ class CommitPath:
                     if target.parent not in folders:
                         target.parent.mkdir(parents=True, exist_ok=True)
                         folders.add(target.parent)
-                    _write_atomic(target, want)
+                    write_atomic(target, want)
             if want is not None:
                 verified[path] = os.lstat(target)
             done.append(path)
@@ -454,17 +454,3 @@ class CommitPath:
                 self._reset_index_entries(str(commit), paths, index_file=other)
         journal.unlink(missing_ok=True)
         return str(commit) if landed else None
-
-
-
-
-def _write_atomic(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` through a temporary sibling and a rename (readers see old or new bytes)."""
-    temp = target.with_name(f".{target.name}.memhtml-tmp-{os.getpid()}")
-    try:
-        temp.write_bytes(data)
-        os.replace(temp, target)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-

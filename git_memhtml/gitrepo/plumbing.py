@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -50,3 +51,19 @@ def enclosing_bare_repository(path: Path) -> Path | None:
         return None
     repo = pygit2.Repository(found)
     return Path(repo.path).resolve() if repo.is_bare else None
+
+
+def write_atomic(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` through a temporary sibling ``.<name>.memhtml-tmp-<pid>`` and a rename
+    (``os.replace``): a reader, git's status among them, sees the old bytes or the new ones, never a truncated file.
+
+    Raises:
+        OSError: the disk failed (the temporary file is removed).
+    """
+    temp = target.with_name(f".{target.name}.memhtml-tmp-{os.getpid()}")
+    try:
+        temp.write_bytes(data)
+        os.replace(temp, target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise

@@ -7,18 +7,68 @@ and the index (a mixin: it reaches the repository through the attributes declare
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import pygit2
 from pygit2.enums import FileStatus
 
-from git_memhtml.errors import PathNotFound
-from git_memhtml.gitrepo.plumbing import prune_empty_dirs
+from git_memhtml.errors import GitError, PathNotFound
+from git_memhtml.gitrepo.plumbing import prune_empty_dirs, write_atomic
 from git_memhtml.gitrepo.values import DirtyEntry
 
 _DELETED = FileStatus.WT_DELETED | FileStatus.INDEX_DELETED
+
+RESCAN_ATTEMPTS = 12
+"""How many times a status or a stage is read again after libgit2 found a file changing under its hash
+(docs/git.md §1.12)."""
+
+RESCAN_PAUSE_S = 0.002
+"""The first pause before a re-read, in seconds; it doubles each time, so the eleven pauses of twelve attempts
+come to about 4 s (docs/git.md §1.12)."""
+
+_T = TypeVar("_T")
+
+_HASH_RACES = ("error reading file for hashing", "failed to read file into stream", "to stat: No such file")
+"""libgit2's messages when a file changed between its ``stat`` and its read: shorter than the size it stat'ed, in a
+status walk's hash (``git_odb__hashfd``) or a blob written from the work tree (``write_file_stream``, raised as
+``pygit2.GitError``), or gone by the time ``git_index_add_bypath`` stats it (docs/git.md §1.12)."""
+
+
+def _is_race(exc: Exception) -> bool:
+    return any(marker in str(exc) for marker in _HASH_RACES)
+
+
+def _settled(read: Callable[[], _T], what: str) -> _T:
+    """Run ``read`` (a libgit2 walk that hashes work-tree files) until no file changes size under its hash.
+
+    Another process replacing a tracked file between libgit2's ``stat`` and its read (an atomic write of another
+    memory, a checkout) makes the whole walk fail; it is read again after a pause, up to :data:`RESCAN_ATTEMPTS`
+    times.
+
+    Raises:
+        GitError: the work tree kept changing for every attempt (names ``what``, with a hint). OSError: any other
+            failure of the disk or of git, at once.
+    """
+    pause = RESCAN_PAUSE_S
+    for _ in range(RESCAN_ATTEMPTS - 1):
+        try:
+            return read()
+        except (OSError, pygit2.GitError) as exc:
+            if not _is_race(exc):
+                raise
+        time.sleep(pause)
+        pause *= 2
+    try:
+        return read()
+    except (OSError, pygit2.GitError) as exc:
+        if not _is_race(exc):
+            raise
+        raise GitError(f"{what}: work-tree files kept changing while git hashed them ({RESCAN_ATTEMPTS} attempts)",
+                       hint="another process is rewriting this work tree; run the command again when it is done"
+                       ) from exc
 
 
 class WorkTree:
@@ -39,8 +89,14 @@ class WorkTree:
                                  index_file: Path | None = ...) -> None: ...
 
     def dirty(self) -> list[DirtyEntry]:
-        """Return uncommitted paths (staged, modified, deleted or untracked; ignored ones excluded), sorted."""
-        status = self._repo.status()
+        """Return uncommitted paths (staged, modified, deleted or untracked; ignored ones excluded), sorted.
+
+        A walk that another process's rewrite of a file breaks is read again (:func:`_settled`).
+
+        Raises:
+            GitError: the work tree kept changing under every attempt.
+        """
+        status = _settled(self._repo.status, "git status")
         out = [
             DirtyEntry(path, bool(flags & _DELETED))
             for path, flags in status.items()
@@ -50,17 +106,29 @@ class WorkTree:
 
     # -- writes to the work tree and index -----------------------------------------------------------------
     def stage(self, paths: Iterable[str]) -> None:
-        """Stage ``paths`` as they are on disk (a missing file is staged as a deletion)."""
+        """Stage ``paths`` as they are on disk (a missing file is staged as a deletion).
+
+        Raises:
+            GitError: a file kept changing under its hash for every attempt (:func:`_settled`).
+        """
+        wanted = list(paths)
         index = self._repo.index
-        index.read(force=False)
-        for path in paths:
-            if (self.root / path).is_file():
-                index.add(path)
-            else:
-                try:
-                    index.remove(path)
-                except (OSError, KeyError):
-                    pass
+        attempts = 0
+
+        def add_all() -> None:
+            nonlocal attempts
+            index.read(force=attempts > 0)  # a re-read after a failed attempt drops its half-done entries
+            attempts += 1
+            for path in wanted:
+                if (self.root / path).is_file():
+                    index.add(path)
+                else:
+                    try:
+                        index.remove(path)
+                    except (OSError, KeyError):
+                        pass
+
+        _settled(add_all, "git add")
         index.write()
 
     def move(self, src: str, dst: str, *, stage: bool = True) -> None:
@@ -98,7 +166,7 @@ class WorkTree:
                     prune_empty_dirs(target.parent, self.root)
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
+                write_atomic(target, data)  # a status running beside us never reads a half-written file
         self._reset_index_entries(head, wanted)
 
     def staged_changes(self) -> bool:
