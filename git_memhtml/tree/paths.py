@@ -39,7 +39,7 @@ from typing import Final
 from git_memhtml.document.model import PARA_BUCKETS
 from git_memhtml.errors import PathNotFound, PathRefused
 from git_memhtml.pathnames import NOT_UTF8, is_utf8_name, shown_name
-from git_memhtml.tree.layout import GENERATED_NAMES, MEMORY_SUFFIX, has_memory_suffix
+from git_memhtml.tree.layout import GENERATED_NAMES, MEMORY_SUFFIX, archive_path_for, has_memory_suffix
 
 SYMLINK_REFUSED: Final[str] = "refused, symlinks are never followed"
 """The tail of every symlink refusal (shared with ``validate``'s findings)."""
@@ -249,11 +249,38 @@ def resolve_memory_path(root: Path, argument: str, *, need: Need, base: Path | N
                               "the same name", hint=f"name the existing one: {shown_name(twin)}", path=shown)
         return MemoryPath(rel, file, archived, info is not None)
     if info is None:
+        moved = None if archived else archived_copy(root, rel)
+        if moved is not None:
+            raise PathNotFound(f"{name} {shown}: no such memory: it was archived to {shown_name(moved)}",
+                               hint=f"it is read-only there: git memhtml read {shown_name(moved)}",
+                               path=shown)
         raise PathNotFound(f"{name} {shown}: no such memory", hint="run `git memhtml list` to see memory paths",
                            path=shown)
     if not stat.S_ISREG(info.st_mode):
         raise _refuse(argument, name, "is not a regular file", shown=shown)
     return MemoryPath(rel, file, archived, True)
+
+
+def archived_copy(root: Path, path: str) -> str | None:
+    """The newest archived copy of the live path ``path``: ``archive/<YYYY>/<path>`` of the latest year that has a
+    regular file there, reached through no symlink (docs/layout.md §2.4), or ``None``. A collision's ordinal form
+    (``<stem>-2.html``) is not searched: it belongs to another memory of the same name.
+
+    Raises nothing: an unreadable ``archive/`` folder is no copy."""
+    try:
+        years = sorted((e.name for e in os.scandir(root / "archive") if e.name.isdigit() and len(e.name) >= 4
+                        and e.is_dir(follow_symlinks=False)), key=int, reverse=True)
+    except OSError:
+        return None
+    for year in years:
+        candidate = archive_path_for(path, year)
+        try:
+            info = os.lstat(root / candidate)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and symlink_problem(root, candidate) is None:
+            return candidate
+    return None
 
 
 def _lookalike(root: Path, path: str) -> str | None:

@@ -50,6 +50,31 @@ def test_archive_is_only_for_reading(repo: GitRepo) -> None:
             resolve_memory_path(repo.root, moved.archive_path, need=need)
 
 
+def test_a_live_path_that_was_archived_names_its_archived_copy(repo: GitRepo) -> None:
+    moved = archive_memory(repo, "areas/inbox/a.html", reason="done", now=NOW)
+    for need in (Need.LIVE, Need.EXISTING):
+        with pytest.raises(PathNotFound) as caught:
+            resolve_memory_path(repo.root, "areas/inbox/a.html", need=need)
+        assert caught.value.message == ("PATH areas/inbox/a.html: no such memory: it was archived to "
+                                        f"{moved.archive_path}")
+        assert caught.value.hint == f"it is read-only there: git memhtml read {moved.archive_path}"
+    with pytest.raises(PathNotFound) as never:  # another name is plainly absent
+        resolve_memory_path(repo.root, "areas/inbox/b.html", need=Need.LIVE)
+    assert never.value.message == "PATH areas/inbox/b.html: no such memory"
+
+
+def test_the_newest_archived_copy_is_named_and_no_link_is_followed(repo: GitRepo, tmp_path: Path) -> None:
+    for year in ("2024", "2025"):
+        (repo.root / "archive" / year / "areas" / "inbox").mkdir(parents=True)
+        (repo.root / "archive" / year / "areas" / "inbox" / "gone.html").write_text("<!doctype html>")
+    outside = tmp_path / "outside"
+    (outside / "areas" / "inbox").mkdir(parents=True)
+    (outside / "areas" / "inbox" / "gone.html").write_text("<!doctype html>")
+    os.symlink(outside, repo.root / "archive" / "2026")  # a later year, through a link: never named
+    with pytest.raises(PathNotFound, match=r"archived to archive/2025/areas/inbox/gone\.html$"):
+        resolve_memory_path(repo.root, "areas/inbox/gone.html", need=Need.LIVE)
+
+
 def test_refusal_names_the_argument_and_is_a_usage_error(repo: GitRepo) -> None:
     with pytest.raises(PathRefused) as caught:
         resolve_memory_path(repo.root, "areas/../.git/config", need=Need.EXISTING, name="DST")
