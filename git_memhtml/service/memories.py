@@ -156,12 +156,12 @@ def target_type(door: Door, target: str) -> str:
     """The memory type of the memory at repository path ``target`` (``correct``'s default type).
 
     Raises:
-        InvalidMemory: the file does not parse; PathRefused: see ``tree/paths.py:read_tree_file``.
+        InvalidMemory: the file does not parse; PathNotFound, PathRefused: see ``tree/paths.py:read_memory_file``.
     """
     from git_memhtml.document.parse import parse_memory
-    from git_memhtml.tree.paths import read_tree_file
+    from git_memhtml.tree.paths import read_memory_file
 
-    return parse_memory(read_tree_file(door.repo().root, target), path=target).memory_type
+    return parse_memory(read_memory_file(door.repo().root, target, name="TARGET"), path=target).memory_type
 
 
 def archive(door: Door, db: IndexDB, path: str, *, reason: str, now: str) -> ArchiveResult:
@@ -214,13 +214,13 @@ def read(door: Door, db: IndexDB, path: str, *, now: str) -> dict[str, Any]:
     status, meta, links, archived, warnings``); an explicit read, so it bumps the access row.
 
     Raises:
-        InvalidMemory: the file does not parse; PathRefused: see ``tree/paths.py:read_tree_file``.
+        InvalidMemory: the file does not parse; PathNotFound, PathRefused: see ``tree/paths.py:read_memory_file``.
     """
     from git_memhtml.document.parse import parse_memory
     from git_memhtml.index.access import record_read
-    from git_memhtml.tree.paths import read_tree_file
+    from git_memhtml.tree.paths import read_memory_file
 
-    doc = parse_memory(read_tree_file(door.repo().root, path), path=path)
+    doc = parse_memory(read_memory_file(door.repo().root, path), path=path)
     record_read(db, path, now=now)
     return {"path": path, "title": doc.title, "gist": doc.gist, "body": doc.body_text, "memoryType": doc.memory_type,
             "status": doc.status, "meta": dict(doc.metas), "links": [asdict(link) for link in doc.links],

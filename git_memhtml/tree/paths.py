@@ -21,7 +21,8 @@ with the :class:`Need` of its verb (:data:`VERB_NEEDS`). The rules (docs/store.m
    same name in another Unicode form, so ``café`` typed two ways cannot name two memories; an existing file whose
    name is not NFC is still read and changed (``validate`` reports its name).
 
-Nothing here writes. :func:`read_tree_file` is the one way to read a work-tree file without following a link.
+Nothing here writes. :func:`read_tree_file` is the one way to read a work-tree file without following a link;
+:func:`read_memory_file` reads a memory resolved outside the write lock (one another process may move meanwhile).
 """
 
 from __future__ import annotations
@@ -300,6 +301,24 @@ def _lookalike(root: Path, path: str) -> str | None:
         twin = next((n for n in names if n != part and unicodedata.normalize("NFC", n) == want), None)
         return None if twin is None else "/".join([*done, twin])
     return None
+
+
+def read_memory_file(root: Path, path: str, *, name: str = "PATH") -> bytes:
+    """:func:`read_tree_file` of a memory the resolver accepted earlier without the write lock (``read``, the
+    default type of ``correct``): another process may have moved it since (``archive``, ``correct``, a ``sleep
+    merge``), which is an answer, not a crash (docs/store.md "Path arguments").
+
+    Raises:
+        PathNotFound: the file went after it was resolved: the resolver's own refusal (naming the archived copy
+            when there is one), or, when the path is back already, one saying it moved while being read.
+        PathRefused: as :func:`read_tree_file`.
+    """
+    try:
+        return read_tree_file(root, path)
+    except (FileNotFoundError, NotADirectoryError):
+        resolve_memory_path(root, path, need=Need.EXISTING, name=name)  # gone: raises PathNotFound
+        raise PathNotFound(f"{name} {shown_name(path)}: no such memory (it moved while it was being read)",
+                           hint="run the command again", path=shown_name(path)) from None
 
 
 def read_tree_file(root: Path, path: str, *, limit: int = MAX_READ_BYTES) -> bytes:
