@@ -218,6 +218,10 @@ def merge_run(
             repo.fast_forward(trunk_branch, tip)
     except GitError as exc:
         report.refusal, report.reason, report.hint = "main-advanced", exc.message, rerun.format(name=name)
+        landed = repo.branch_sha(trunk_branch)
+        if landed is not None and landed != base and repo.is_ancestor(tip, landed):  # a merge beside us won
+            report.reason = f"{name} is already merged into {trunk_branch} (another merge landed it meanwhile)"
+            report.hint = "start a fresh cycle: git memhtml sleep run"
         return report
     now = clock()
     report.merged = True
