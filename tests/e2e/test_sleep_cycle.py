@@ -437,34 +437,6 @@ def test_merge_refuses_gate_failed_and_an_already_merged_run(demo_repo: Path,
         db.close()
 
 
-def test_a_merge_that_loses_the_race_to_another_merge_of_the_run_says_already_merged(
-    demo_repo: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Two ``sleep merge`` of one run: the second passes its checks, another merge lands the run while it runs its
-    gate, and under the lock it finds the trunk moved, to the run's own tip: "already merged", not a rebase."""
-    from git_memhtml.sleep.landing.merge import merge_run
-
-    assert cli(capsys, "-C", str(demo_repo), "sleep", "run", "--date", DATE)[0] == 0
-    run_id = only_run(demo_repo)
-    repo = GitRepo.discover(demo_repo)
-
-    def another_merge_lands_meanwhile() -> object:
-        subprocess.run(["git", "-C", str(demo_repo), "merge", "-q", "--ff-only", run_id], check=True,
-                       capture_output=True)
-        return None
-
-    db = IndexDB.for_repo(repo)
-    try:
-        report = merge_run(repo, db, run_id, gate=another_merge_lands_meanwhile, embedder=get_embedder("fake"),
-                           clock=lambda: NOW)
-    finally:
-        db.close()
-    assert not report.merged and report.refusal == "main-advanced"
-    assert report.reason and "is already merged into main" in report.reason
-    assert report.hint == "start a fresh cycle: git memhtml sleep run"
-    assert repo.branch_sha("main") == git(demo_repo, "rev-parse", run_id).strip()
-
-
 def test_merge_refuses_when_the_checkout_has_conflicting_uncommitted_edits(
     demo_repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

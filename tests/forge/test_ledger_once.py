@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from git_memhtml.embed.registry import get_embedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.ledger import EdgePromoted, EntityPromoted, ledger_lines
 from git_memhtml.sleep.engine.runfiles import ledger_file, report_path
-from git_memhtml.sleep.landing.merge import apply_ledger
+from git_memhtml.sleep.landing.merge import apply_ledger, merge_run
 from git_memhtml.sleep.phases.report import merged_ledger
 from tests.forge.forge_helpers import NOW, applied_at, cli, git, memory_repo, sleep_run
 
@@ -184,3 +185,30 @@ def test_ledger_lines_split_on_newline_only() -> None:
     text = merged_ledger("", MARKS)
     assert len(ledger_lines(text)) == 3 and len(text.splitlines()) > 3
     assert merged_ledger(text, MARKS) == text  # a resume re-recording the marks appends nothing, splits nothing
+
+
+def test_a_merge_that_loses_the_race_to_another_merge_of_the_run_says_already_merged_and_applies_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two ``sleep merge`` of one run: this one passes its checks, the other lands the run while this one runs its
+    gate, and under the lock this one finds the trunk moved to the run's own tip: "already merged", not a rebase
+    hint, and the ledger is not applied by the loser."""
+    monkeypatch.setenv("MEMHTML_NOW", NOW)
+    repo = memory_repo(tmp_path, capsys)
+    run = sleep_run(repo, capsys)
+
+    def another_merge_lands_meanwhile() -> object:
+        git(repo, "merge", "-q", "--ff-only", run)
+        return None
+
+    db = IndexDB.for_repo(GitRepo.discover(repo))
+    try:
+        report = merge_run(GitRepo.discover(repo), db, run, gate=another_merge_lands_meanwhile,
+                           embedder=get_embedder("fake"), clock=lambda: NOW)
+    finally:
+        db.close()
+    assert not report.merged and report.refusal == "main-advanced"
+    assert report.reason == f"{run} is already merged into main (another merge landed it meanwhile)"
+    assert report.hint == "start a fresh cycle: git memhtml sleep run"
+    assert report.marks_applied is None and applied_at(repo, run) == []
+    assert git(repo, "rev-parse", "main").strip() == git(repo, "rev-parse", run).strip()
