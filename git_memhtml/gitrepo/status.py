@@ -52,23 +52,20 @@ def _settled(read: Callable[[], _T], what: str) -> _T:
         GitError: the work tree kept changing for every attempt (names ``what``, with a hint). OSError: any other
             failure of the disk or of git, at once.
     """
-    pause = RESCAN_PAUSE_S
-    for _ in range(RESCAN_ATTEMPTS - 1):
+    pause, attempt = RESCAN_PAUSE_S, 1
+    while True:
         try:
             return read()
         except (OSError, pygit2.GitError) as exc:
             if not _is_race(exc):
                 raise
+            if attempt == RESCAN_ATTEMPTS:
+                raise GitError(f"{what}: work-tree files kept changing while git hashed them "
+                               f"({RESCAN_ATTEMPTS} attempts)",
+                               hint="another process is rewriting this work tree; run the command again when it "
+                               "is done") from exc
         time.sleep(pause)
-        pause *= 2
-    try:
-        return read()
-    except (OSError, pygit2.GitError) as exc:
-        if not _is_race(exc):
-            raise
-        raise GitError(f"{what}: work-tree files kept changing while git hashed them ({RESCAN_ATTEMPTS} attempts)",
-                       hint="another process is rewriting this work tree; run the command again when it is done"
-                       ) from exc
+        pause, attempt = pause * 2, attempt + 1
 
 
 class WorkTree:
