@@ -13,6 +13,8 @@ import pytest
 from git_memhtml.cli import lazy
 from git_memhtml.cli.index_cmds import index_group
 from git_memhtml.cli.main import COMMAND_TABLE, cli
+from tests.cli import import_trace
+from tests.cli.import_trace import trace_imports
 
 HEAVY = ("numpy", "pygit2", "apsw", "html5lib", "selectolax", "wordllama", "httpx", "pydantic", "sqlite_vec")
 """Top-level packages start-up must not import (the issue's list, plus the vector extension)."""
@@ -40,42 +42,25 @@ def _top_level_crash_only_imports(module: str) -> list[str]:
     return found
 
 
-def _imported_after_package(importtime: str) -> list[str]:
-    """The modules ``-X importtime`` lists once the ``git_memhtml`` package itself is imported (``-m`` imports it
-    first, and it imports nothing), so what ``site`` and ``.pth`` files load before it is not counted."""
-    names = [line.rsplit("|", 1)[1].strip() for line in importtime.splitlines()
-             if line.startswith("import time:") and line.count("|") == 2]
-    return names[names.index("git_memhtml") + 1:] if "git_memhtml" in names else []
-
-
-def _imported(args: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess[str], set[str]]:
-    """Run ``python -X importtime -m git_memhtml ARGS``; return the process and every module it imported."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "git_memhtml", *args], capture_output=True,
-                          text=True, cwd=cwd, check=False)
-    modules = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
-               if line.startswith("import time:") and line.count("|") == 2}
-    return proc, modules - {"package"}  # the header line "import time: self [us] | cumulative | imported package"
-
-
 @pytest.mark.parametrize("args", [["--version"], ["-h"], ["--help"], ["-q", "--version"]])
 def test_start_up_imports_no_heavy_library_and_no_command(args: list[str], tmp_path: Path) -> None:
-    proc, modules = _imported(args, tmp_path)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "git_memhtml.cli.main" in modules  # the measurement sees our own imports
-    heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
-    assert heavy == []
-    commands = sorted(m for m in modules if m.endswith(("_cmds", "_cmd")) or m == "git_memhtml.cli.demo")
+    trace = trace_imports(args, tmp_path)
+    assert trace.proc.returncode == 0, trace.proc.stderr[-2000:]
+    ours = import_trace.ours(trace.loads)
+    assert "git_memhtml.cli.main" in ours  # the measurement sees our own imports
+    heavy = sorted(m for m in trace.modules if m.split(".")[0] in HEAVY)  # whoever asked: none at all
+    assert heavy == [], import_trace.describe(trace.loads, heavy)
+    commands = sorted(m for m in trace.modules if m.endswith(("_cmds", "_cmd")) or m == "git_memhtml.cli.demo")
     assert commands == []
-    ours = _imported_after_package(proc.stderr)  # the interpreter's own start-up (site, .pth files) left out
-    assert "git_memhtml.cli.main" in ours
-    assert sorted(m for m in ours if m in CRASH_ONLY) == []
-    # ``site`` may have loaded some of them already (a .pth file), which hides a later import from -X importtime:
+    crash_only = sorted(m for m in ours if m in CRASH_ONLY)  # what we import; click's help printing is its own
+    assert crash_only == [], import_trace.describe(trace.loads, crash_only)
+    # ``site`` may have loaded some of them already (a .pth file), which hides a later import from the trace:
     # so also read the module-level imports of every module of ours that start-up loaded.
     offenders = {m: _top_level_crash_only_imports(m) for m in ours if m.startswith("git_memhtml")}
     assert {m: found for m, found in offenders.items() if found} == {}
     if args[-1] in ("-h", "--help"):
         for name, row in COMMAND_TABLE.items():
-            assert (f"  {name} " in proc.stdout) is not row.hidden, name
+            assert (f"  {name} " in trace.proc.stdout) is not row.hidden, name
 
 
 def test_help_lists_every_visible_command_with_its_own_summary(tmp_path: Path) -> None:
@@ -136,3 +121,47 @@ def test_unknown_command_is_still_a_usage_error(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "git_memhtml", "serach"], capture_output=True, text=True,
                           cwd=tmp_path, check=False)
     assert proc.returncode == 2 and "serach" in proc.stderr
+
+
+ATTRIBUTION: list[tuple[str, list[import_trace.Load], list[str]]] = [
+    ("our module imports it", [import_trace.Load("git_memhtml", "__main__", True),
+                               import_trace.Load("shutil", "git_memhtml.cli.main", False)], ["git_memhtml", "shutil"]),
+    ("a library we import imports it when it loads", [import_trace.Load("click", "git_memhtml.cli.main", True),
+                                                      import_trace.Load("shutil", "click", True)],
+     ["click", "shutil"]),
+    ("a library imports it inside a function we call", [import_trace.Load("click", "git_memhtml.cli.main", True),
+                                                        import_trace.Load("shutil", "click.formatting", False)],
+     ["click"]),
+    ("the tracer's own import is nobody's", [import_trace.Load("git_memhtml", "__main__", True),
+                                             import_trace.Load("json", "__main__", True)], ["git_memhtml"]),
+]
+"""``(case, loads, what counts as ours)``: the rule of docs/cli.md "What the start-up rule measures"."""
+
+
+@pytest.mark.parametrize(("case", "loads", "expected"), ATTRIBUTION, ids=[row[0] for row in ATTRIBUTION])
+def test_start_up_counts_what_our_code_imports(case: str, loads: list[import_trace.Load], expected: list[str]) -> None:
+    assert import_trace.ours(loads) == expected, case
+
+
+def test_the_trace_sees_an_import_our_start_up_makes_and_leaves_click_s_help_to_click(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real traced run: a ``sitecustomize`` planted on ``PYTHONPATH`` makes click's help formatter import a
+    module it never loaded before, as click 8.5 does with ``shutil``; the trace names click as its importer, so
+    the rule does not count it, while every module of ours is still counted."""
+    plant = tmp_path / "plant"
+    plant.mkdir()
+    (plant / "memhtml_probe_mod.py").write_text("VALUE = 1\n", encoding="utf-8")
+    (plant / "sitecustomize.py").write_text(
+        "import click.formatting\n"
+        "_init = click.formatting.HelpFormatter.__init__\n"
+        "def _patched(self, *args, **kwargs):\n"
+        "    import memhtml_probe_mod\n"
+        "    _init(self, *args, **kwargs)\n"
+        "click.formatting.HelpFormatter.__init__ = _patched\n", encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", str(plant))
+    trace = trace_imports(["-h"], tmp_path)
+    assert trace.proc.returncode == 0, trace.proc.stderr[-2000:]
+    [load] = [load for load in trace.loads if load.module == "memhtml_probe_mod"]
+    assert load.importer == "sitecustomize" and not load.body  # asked for inside click's formatter, not by us
+    assert "memhtml_probe_mod" not in import_trace.ours(trace.loads)
+    assert "git_memhtml.cli.lazy" in import_trace.ours(trace.loads)
