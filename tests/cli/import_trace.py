@@ -72,10 +72,9 @@ def ours(loads: Iterable[Load]) -> list[str]:
     seen: set[str] = set()
     for load in loads:
         mine = "git_memhtml" in (load.module.split(".")[0], load.importer.split(".")[0])
-        if mine or (load.body and load.importer in seen):
-            if load.module not in seen:
-                seen.add(load.module)
-                counted.append(load.module)
+        if (mine or (load.body and load.importer in seen)) and load.module not in seen:
+            seen.add(load.module)
+            counted.append(load.module)
     return counted
 
 

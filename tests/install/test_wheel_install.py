@@ -1,8 +1,8 @@
 """Installs from a wheel (issue 8 item 10): the built wheel works outside the source tree.
 
-A module fixture builds the wheel (``pip wheel --no-deps``), creates a fresh venv with
-``--system-site-packages`` (the heavy dependencies come from the running interpreter; the package itself comes
-only from the wheel, checked through ``git_memhtml.__file__``) and installs the wheel into it. Subprocesses run
+A module fixture builds the wheel (``pip wheel --no-deps``), creates a fresh venv that sees the running
+interpreter's site-packages (the heavy dependencies come from there; the package itself comes only from the wheel,
+checked through ``git_memhtml.__file__``) and installs the wheel into it. Subprocesses run
 with ``PYTHONPATH`` removed, ``PATH`` starting at the venv's ``bin`` and the current folder outside the source
 tree, so nothing of the checkout can be imported by accident. Building needs setuptools from the package index
 (PEP 517 build isolation), as ``pip install -e .`` does.
@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -53,11 +54,30 @@ def _run(
     return subprocess.run(argv, cwd=cwd, env=dict(env), capture_output=True, text=True, timeout=timeout, check=False)
 
 
+def _site_dirs() -> list[str]:
+    """The running interpreter's ``site-packages`` folders, where the dependencies were installed: a venv's own when
+    the tests run in a venv, the interpreter's when they do not."""
+    return [entry for entry in sys.path
+            if Path(entry).name in ("site-packages", "dist-packages") and Path(entry).is_dir()]
+
+
 def _install(tmp: Path, *pip_args: str) -> Venv:
-    """A fresh ``--system-site-packages`` venv under ``tmp`` with ``pip install --no-deps *pip_args``."""
+    """A fresh venv under ``tmp`` that sees the running interpreter's dependencies, with ``pip install --no-deps
+    *pip_args``.
+
+    ``--system-site-packages`` is not enough: a venv made from a venv's python gets the *base* interpreter's
+    site-packages, not the outer venv's, so a suite run from a virtualenv (the README's way on a fresh machine)
+    lost click there (issue 26). A ``.pth`` file in the new venv names the running interpreter's site-packages
+    folders instead. Their own ``.pth`` files are not run (a path line adds the folder to ``sys.path`` without
+    processing it as a site folder), so an editable install of the checkout there stays invisible."""
     root = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(root)], check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "venv", str(root)], check=True, timeout=300)
     venv = Venv(root, Path())
+    purelib = _run([str(venv.bin / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                   cwd=tmp, env=venv.env())
+    assert purelib.returncode == 0, purelib.stderr
+    (Path(purelib.stdout.strip()) / "memhtml-test-dependencies.pth").write_text(
+        "".join(f"{entry}\n" for entry in _site_dirs()), encoding="utf-8")
     done = _run([str(venv.bin / "python"), "-m", "pip", "install", "--no-deps", "--disable-pip-version-check",
                  "-q", *pip_args], cwd=tmp, env=venv.env())
     assert done.returncode == 0, done.stderr[-3000:]
@@ -139,8 +159,6 @@ def test_the_readme_editable_install_also_installs_the_man_page(tmp_path: Path) 
 def test_the_sdist_rebuilds_a_complete_wheel(tmp_path: Path) -> None:
     """``python -m build`` makes the wheel from the sdist: it must carry the in-tree backend and the man page
     (MANIFEST.in)."""
-    import tarfile
-
     out = tmp_path / "sdist"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     script = ("import sys; sys.path.insert(0, 'build_backend'); import memhtml_build; "
@@ -149,7 +167,7 @@ def test_the_sdist_rebuilds_a_complete_wheel(tmp_path: Path) -> None:
     assert made.returncode == 0, made.stderr[-3000:]
     archive = out / made.stdout.strip().splitlines()[-1]
     with tarfile.open(archive) as tar:
-        tar.extractall(tmp_path / "src", filter="data")
+        _extract(tar, tmp_path / "src")
     (src,) = list((tmp_path / "src").iterdir())
     built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q", "-w",
                   str(tmp_path / "dist"), str(src)], cwd=tmp_path, env=env)
@@ -158,3 +176,19 @@ def test_the_sdist_rebuilds_a_complete_wheel(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "git_memhtml/resources/demo/memories.jsonl" in names
     assert any(n.endswith(".data/data/share/man/man1/git-memhtml.1") for n in names)
+
+
+def _extract(tar: tarfile.TarFile, dest: Path) -> None:
+    """Unpack our own sdist into ``dest``, refusing a member that would land outside it or be a link.
+
+    ``extractall(filter="data")`` (PEP 706) arrived in Python 3.11.4; Debian 12's ``/usr/bin/python3`` is 3.11.2,
+    which ``requires-python = ">=3.11"`` admits (issue 26). So the test checks the members itself on every Python
+    and extracts with the filter only where the interpreter has it."""
+    root = dest.resolve()
+    for member in tar.getmembers():
+        assert (root / member.name).resolve().is_relative_to(root), member.name
+        assert member.isfile() or member.isdir(), member.name
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(dest, filter="data")
+    else:
+        tar.extractall(dest)  # the members were checked above
