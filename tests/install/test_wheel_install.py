@@ -22,11 +22,27 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("builds-from-the-checkout")]
-"""One xdist worker for the whole module: the wheel, the editable install and the sdist are all built from the
-checkout, where setuptools writes ``build/`` and ``git_memhtml.egg-info/``; two builds at once would share them."""
-
 ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("builds-from-the-checkout")]
+"""One xdist worker for the whole module, so the wheel fixture is built once. Each build works on its own copy of
+the checkout (:func:`_source_copy`): setuptools writes ``build/`` and ``git_memhtml.egg-info/`` into the tree it
+builds, so two builds at once in the checkout collided, and a build killed half-way left a ``build/bdist…`` folder
+that failed every later build with "File exists" (issue 26)."""
+
+
+_NOT_SOURCE = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__", ".mypy_cache",
+                                     ".ruff_cache", ".pytest_cache", ".hypothesis", ".venv", "venv")
+"""What a copy of the checkout leaves out: git's folder, build output and tool caches."""
+
+
+def _source_copy(tmp: Path) -> Path:
+    """A private copy of the checkout's source under ``tmp`` (work-tree files as they are, uncommitted edits
+    included), for one build to write its ``build/`` and ``*.egg-info`` into."""
+    copy = tmp / "source"
+    if not copy.exists():
+        shutil.copytree(ROOT, copy, ignore=_NOT_SOURCE, symlinks=True)
+    return copy
 
 
 @dataclass(frozen=True)
@@ -90,7 +106,8 @@ def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     tmp = tmp_path_factory.mktemp("wheel")
     out = tmp / "dist"
     built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q",
-                  "-w", str(out), str(ROOT)], cwd=tmp, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+                  "-w", str(out), str(_source_copy(tmp))], cwd=tmp,
+                 env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     assert built.returncode == 0, built.stderr[-3000:]
     wheels = list(out.glob("git_memhtml-*.whl"))
     assert len(wheels) == 1, wheels
@@ -148,7 +165,7 @@ def test_man_finds_the_page_from_the_venv_path(wheel_venv: Venv, tmp_path: Path)
 @pytest.mark.skipif(shutil.which("man") is None, reason="man is not installed (apt-get install -y man-db)")
 def test_the_readme_editable_install_also_installs_the_man_page(tmp_path: Path) -> None:
     """``pip install -e .`` (the README's step): build_backend/memhtml_build.py adds the page to editable wheels."""
-    venv = _install(tmp_path, "-e", str(ROOT))
+    venv = _install(tmp_path, "-e", str(_source_copy(tmp_path)))
     env = venv.env(PATH=f"{venv.bin}{os.pathsep}/usr/bin{os.pathsep}/bin")
     env.pop("MANPATH", None)
     found = _run(["man", "-w", "git-memhtml"], cwd=tmp_path, env=env)
@@ -163,7 +180,7 @@ def test_the_sdist_rebuilds_a_complete_wheel(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     script = ("import sys; sys.path.insert(0, 'build_backend'); import memhtml_build; "
               f"print(memhtml_build.build_sdist({str(out)!r}))")
-    made = _run([sys.executable, "-c", script], cwd=ROOT, env=env)
+    made = _run([sys.executable, "-c", script], cwd=_source_copy(tmp_path), env=env)
     assert made.returncode == 0, made.stderr[-3000:]
     archive = out / made.stdout.strip().splitlines()[-1]
     with tarfile.open(archive) as tar:
