@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +39,12 @@ TRANSCRIPTS = ROOT.parent / "shared" / "data" / "transcripts" / "claude-code"
 ENTRY = "import sys; sys.argv[0] = 'git-memhtml'; from git_memhtml.cli.main import run; run()"
 
 
-def _hook(repo: Path, verb: str, event: dict[str, Any], env: dict[str, str]) -> tuple[float, bytes]:
+def _hook(repo: Path, verb: str, event: dict[str, Any], env: dict[str, str],
+          hook_args: Sequence[str]) -> tuple[float, bytes]:
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", ENTRY, "-C", str(repo), "session", verb, "--agent", "claude-code"],
-                          input=json.dumps(event).encode(), capture_output=True, env=env, check=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", ENTRY, "-C", str(repo), "session", verb, "--agent", "claude-code",
+                           *hook_args], input=json.dumps(event).encode(), capture_output=True, env=env, check=True,
+                          timeout=60)
     return (time.perf_counter() - start) * 1000, proc.stdout
 
 
@@ -57,9 +60,10 @@ def _transcript(root: Path) -> Path:
     return dest
 
 
-def measure(size: int, reps: int, corpus: Path | None = None) -> dict[str, Any]:
+def measure(size: int, reps: int, corpus: Path | None = None, hook_args: Sequence[str] = ()) -> dict[str, Any]:
     """Time ``reps`` recall and ``reps`` trace hooks on a copy of the corpus of ``size`` (or of ``corpus``, a memory
-    indexed with the fake embedder at its default dimension)."""
+    indexed with the fake embedder at its default dimension). ``hook_args`` go to every hook (the smoke test passes
+    a ``--timeout`` no load reaches, so only a broken recall can come back empty)."""
     source = corpus or synth.corpus(size, log=False)
     with tempfile.TemporaryDirectory(prefix="memhtml-session-bench-") as tmp:
         repo = Path(tmp) / "mem"
@@ -75,11 +79,12 @@ def measure(size: int, reps: int, corpus: Path | None = None) -> dict[str, Any]:
         empty = 0
         for i in range(reps):
             prompt = synth.query(random.Random(i))
-            ms, out = _hook(repo, "recall", {"prompt": prompt, "hook_event_name": "UserPromptSubmit"}, env)
+            ms, out = _hook(repo, "recall", {"prompt": prompt, "hook_event_name": "UserPromptSubmit"}, env,
+                            hook_args)
             recall.append(ms)
             empty += not out
         stop = {"session_id": transcript.stem, "transcript_path": str(transcript), "hook_event_name": "Stop"}
-        trace = [_hook(repo, "trace", stop, env)[0] for _ in range(reps)]
+        trace = [_hook(repo, "trace", stop, env, hook_args)[0] for _ in range(reps)]
     return {"size": size, "reps": reps, "recall_p50_ms": round(pct(recall, 0.5), 1),
             "recall_p95_ms": round(pct(recall, 0.95), 1), "recall_empty": empty,
             "trace_cold_ms": round(trace[0], 1), "trace_p50_ms": round(pct(trace[1:] or trace, 0.5), 1),

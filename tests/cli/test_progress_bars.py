@@ -4,6 +4,7 @@ pseudo-terminal here), never with ``--quiet``/``-q`` or ``--json``, never on a p
 from __future__ import annotations
 
 import json
+import math
 import os
 import pty
 import re
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from git_memhtml.cli.main import main
-from git_memhtml.output import TerminalProgress, progress_for
+from git_memhtml.output import REDRAW_INTERVAL_SECONDS, TerminalProgress, progress_for
 from git_memhtml.progress import NO_PROGRESS
 
 NOW = "2026-01-20T09:00:00Z"
@@ -39,10 +40,30 @@ def repo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     return root
 
 
-def _run(argv: list[str], cwd: Path, *, tty: bool) -> tuple[int, bytes, bytes]:
-    """Run ``git memhtml ARGV`` with stderr on a pseudo-terminal (``tty``) or a pipe; return (code, out, err)."""
+_STILL_CLOCK = r"""
+import sys
+from git_memhtml import output
+from git_memhtml.cli import app
+from git_memhtml.cli.main import main
+
+def progress_for(*, show):
+    if show and output.stderr_is_tty():
+        return output.TerminalProgress(clock=lambda: 0.0)
+    return output.progress_for(show=show)
+
+app.progress_for = progress_for
+sys.exit(main(sys.argv[1:]))
+"""
+"""``git memhtml ARGV`` whose terminal bars run on a clock that never moves: the throttle then lets through only the
+redraws that do not wait for time (a stage's first and last), whatever the machine's speed."""
+
+
+def _run(argv: list[str], cwd: Path, *, tty: bool, still_clock: bool = False) -> tuple[int, bytes, bytes]:
+    """Run ``git memhtml ARGV`` with stderr on a pseudo-terminal (``tty``) or a pipe, its bars on a clock that never
+    moves with ``still_clock`` (:data:`_STILL_CLOCK`); return (code, out, err)."""
     env = {**os.environ, "MEMHTML_NOW": NOW, "COLUMNS": "100"}
-    command = [sys.executable, "-m", "git_memhtml", *argv]
+    entry = ["-c", _STILL_CLOCK] if still_clock else ["-m", "git_memhtml"]
+    command = [sys.executable, *entry, *argv]
     if not tty:
         proc = subprocess.run(command, cwd=cwd, env=env, capture_output=True, stdin=subprocess.DEVNULL, check=False)
         return proc.returncode, proc.stdout, proc.stderr
@@ -158,26 +179,25 @@ def test_apply_with_quiet_or_json_draws_nothing(tmp_path: Path, capsys: pytest.C
 
 
 _TICKS = r"""
-import sys, time
-from git_memhtml.output import progress_for
-total, pause = int(sys.argv[1]), float(sys.argv[2])
-bar = progress_for(show=True)
+import itertools, sys
+from git_memhtml.output import TerminalProgress
+total, tick = int(sys.argv[1]), float(sys.argv[2])
+readings = itertools.count()
+bar = TerminalProgress(clock=lambda: next(readings) * tick)  # each reading of the bar's clock is `tick` s later
 bar.stage("ticking", total)
 for _ in range(total):
     bar.advance()
-    if pause:
-        time.sleep(pause)
 bar.stage("unknown", 0)
 for _ in range(total):
     bar.advance()
 bar.close()
 """
+"""A known total, then as many items on an unknown one, on a :class:`TerminalProgress` whose clock moves ``tick``
+seconds per reading (one reading per stage and per item): a fake clock, so what is drawn is fixed."""
 
 
-def _ticks_on_a_terminal(total: int, pause: float, cwd: Path) -> tuple[bytes, float]:
-    """Run :data:`_TICKS` with stderr on a pseudo-terminal; return what it drew and how long it took (s)."""
-    import time
-
+def _ticks_on_a_terminal(total: int, tick: float, cwd: Path) -> bytes:
+    """Run :data:`_TICKS` with stderr on a pseudo-terminal; return what it drew."""
     master, slave = pty.openpty()
     chunks: list[bytes] = []
 
@@ -193,54 +213,63 @@ def _ticks_on_a_terminal(total: int, pause: float, cwd: Path) -> tuple[bytes, fl
 
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
-    started = time.monotonic()
-    child = subprocess.Popen([sys.executable, "-c", _TICKS, str(total), str(pause)], stderr=slave,
+    child = subprocess.Popen([sys.executable, "-c", _TICKS, str(total), str(tick)], stderr=slave,
                              stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL, cwd=cwd,
                              env={**os.environ, "COLUMNS": "100"})
     os.close(slave)
     assert child.wait(timeout=120) == 0
-    took = time.monotonic() - started
     reader.join(timeout=30)
     os.close(master)
-    return b"".join(chunks), took
+    return b"".join(chunks)
+
+
+def _schedule(total: int, tick: float) -> list[int]:
+    """The counts a stage of ``total`` items ``tick`` seconds of the clock apart draws: the empty bar, one redraw
+    each time :data:`REDRAW_INTERVAL_SECONDS` have passed since the last, and the last count."""
+    step = math.ceil(REDRAW_INTERVAL_SECONDS / tick)
+    return sorted({0, *range(step, total, step), total})
+
+
+def _drawn(shown: str, total: int) -> tuple[list[int], list[int]]:
+    """The counts drawn on the known total (``n/total``) and on the unknown one (``unknown [...] n``), in order (each
+    redraw once)."""
+    known, unknown = shown.split("unknown", 1)
+    return ([int(n) for n in re.findall(rf"(\d+)/{total}", known)],
+            [int(n) for n in re.findall(r"\] +(\d+)", unknown)])
 
 
 def test_redraws_are_bounded_per_second_not_per_item(tmp_path: Path) -> None:
-    """5,000 quick items on a known total and 5,000 on an unknown one draw a few redraws, not 10,000 (click redraws
-    on every ``update``): the bytes stay far below 20 KB, and the finished bar still shows 5000/5000."""
-    err, took = _ticks_on_a_terminal(5000, 0.0, tmp_path)
+    """5,000 quick items (a millisecond apart on the bar's clock) on a known total and 5,000 on an unknown one are
+    drawn once per tenth of a second of that clock, 50 counts a stage, not 10,000 redraws (click redraws on every
+    ``update``): the bytes stay far below 20 KB, and the finished bar still shows 5000/5000."""
+    tick = 1 / 1024  # a power of two: every reading and every difference of readings is exact
+    err = _ticks_on_a_terminal(5000, tick, tmp_path)
     assert len(err) < 20_000, len(err)
     shown = err.decode("utf-8", "replace")
     assert re.search(r"ticking +\[#+\] +5000/5000", shown), shown[-500:]
-    assert "unknown" in shown and "5000" in shown.rsplit("unknown", 1)[1]
-    assert shown.count("\r") <= 2 * (4 + 10 * took), (shown.count("\r"), took)
+    known, unknown = _drawn(shown, 5000)
+    assert known == unknown == _schedule(5000, tick) and len(known) == 50
 
 
 def test_slow_work_still_moves_the_bar(tmp_path: Path) -> None:
-    """Items 2 ms apart: the bar is redrawn while the work runs (several intermediate counts), at most about ten
-    times a second."""
-    err, took = _ticks_on_a_terminal(600, 0.002, tmp_path)
-    shown = err.decode("utf-8", "replace").split("unknown", 1)[0]
-    counts = {int(n) for n in re.findall(r"(\d+)/600", shown)}
-    assert len(counts - {0, 600}) >= 3, sorted(counts)
-    assert len(counts) <= 4 + 10 * took, (sorted(counts), took)
+    """Items 16 ms apart on the bar's clock: the bar is redrawn while the work runs, every seventh item (the first
+    count past a tenth of a second), so the user sees it move."""
+    tick = 1 / 64
+    known, _ = _drawn(_ticks_on_a_terminal(600, tick, tmp_path).decode("utf-8", "replace"), 600)
+    assert known == _schedule(600, tick) == [0, *range(7, 600, 7), 600]
 
 
 def test_validate_over_many_files_draws_a_bounded_bar(repo: Path) -> None:
-    """The real command: ``validate`` over 1,506 files on a terminal redraws at most about ten times a second of its
-    run, not once per file (1,507 redraws before the throttle), and the finished bar shows 1506/1506."""
-    import time
-
+    """The real command: ``validate`` over 1,506 files on a terminal hands its per-file progress to the throttled bar,
+    not to click directly (1,507 redraws before the throttle): on a bar clock that never moves it draws only the
+    empty bar and the finished one, which shows 1506/1506."""
     sample = next((repo / "areas").rglob("fact-number-0*.html"))
     folder = repo / "areas" / "copies"
     folder.mkdir()
     text = sample.read_text(encoding="utf-8")
     for n in range(1500):
         (folder / f"copy-{n}.html").write_text(text, encoding="utf-8")
-    started = time.monotonic()
-    code, _, err = _run(["validate"], repo, tty=True)
-    took = time.monotonic() - started
+    code, _, err = _run(["validate"], repo, tty=True, still_clock=True)
     assert code == 0, err[-2000:]
-    redraws = err.count(b"\r\x1b[?25l")  # click starts every redraw of the line so
-    assert redraws <= 5 + 10 * took and redraws < 1506, (redraws, took, len(err))
-    assert re.search(r"validating +\[#+\] +1506/1506", err.decode("utf-8", "replace"))
+    shown = err.decode("utf-8", "replace")
+    assert re.findall(r"validating +\[[#-]*\] +(\d+)/1506", shown) == ["0", "1506"], shown[-2000:]

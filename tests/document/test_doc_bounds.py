@@ -1,21 +1,24 @@
 """Deep nesting is refused before html5lib parses it, the same way by every door (issue 8 item 7).
 
 Rows of deep inputs (plain, misnested, formatting, self-closing, tokenizer tricks) are each refused by validate's
-check, the indexer's parse and the render gate, in well under a second (20,000 nested ``<div>`` used to cost 67 s
-to validate and 190 s to write). A property test checks that the pre-scan never under-counts the tree html5lib
-builds, and the golden and demo-like files stay far below the bound.
+check, the indexer's parse and the render gate without any parser seeing them (20,000 nested ``<div>`` used to cost
+67 s to validate and 190 s to write): the ``parsers`` fixture records and refuses every html5lib and Lexbor parse,
+so a door that parsed first fails by name, whatever the machine's load. A property test checks that the pre-scan
+never under-counts the tree html5lib builds, and the golden and demo-like files stay far below the bound.
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
+from typing import NoReturn
 from xml.etree.ElementTree import Element
 
+import html5lib.html5parser
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from git_memhtml.document import fast
 from git_memhtml.document.bounds import MAX_DEPTH, nesting_depth
 from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.hash import parse_document
@@ -46,10 +49,64 @@ DEEP: list[tuple[str, str]] = [
 ]
 
 
+class ParsedAnyway(BaseException):
+    """A parser was reached. A ``BaseException``, so no door's ``except Exception`` turns it into a violation."""
+
+
+@pytest.fixture
+def parsers(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every parse from here on, recorded (``"html5lib"``, ``"lexbor"``) and refused with :class:`ParsedAnyway`.
+
+    ``HTMLParser._parse`` is where html5lib's ``parse``, ``parseFragment`` and the strict parse of validate's check
+    all go; ``fast.LexborHTMLParser`` is the indexer's fast parse. ``test_the_parser_spies_see_every_door`` shows
+    that a shallow memory through each door does reach them."""
+    calls: list[str] = []
+
+    def refuse(name: str) -> NoReturn:
+        calls.append(name)
+        raise ParsedAnyway(name)
+
+    def html5lib_parse(*_args: object, **_kwargs: object) -> NoReturn:
+        refuse("html5lib")
+
+    def lexbor_parse(*_args: object, **_kwargs: object) -> NoReturn:
+        refuse("lexbor")
+
+    monkeypatch.setattr(html5lib.html5parser.HTMLParser, "_parse", html5lib_parse)
+    monkeypatch.setattr(fast, "LexborHTMLParser", lexbor_parse)
+    return calls
+
+
+DOORS = ["check", "parse", "parse-html5lib-only", "render"]
+"""validate's check, the indexer's parse (fast parser first, and html5lib only), the render gate."""
+
+
+def _through(door: str, article: str) -> None:
+    """Send a memory of ``article`` through ``door``."""
+    if door == "check":
+        check_memory_bytes(memory_file(article).encode("utf-8"))
+    elif door == "parse":
+        parse_memory(memory_file(article), path="areas/x.html")
+    elif door == "parse-html5lib-only":
+        parse_memory(memory_file(article), path="areas/x.html", fast=False)
+    else:
+        render_memory(MemoryDraft(title="T", memory_type="semantic", article_html=article), now="2026-01-02T03:04:05Z")
+
+
+@pytest.mark.parametrize("door", DOORS)
+def test_the_parser_spies_see_every_door(parsers: list[str], door: str) -> None:
+    """The control of ``parsers``: a shallow memory through each door is parsed, so the spies are reached (else the
+    refusal tests below would pass for nothing)."""
+    with pytest.raises(ParsedAnyway):
+        _through(door, MINIMAL_ARTICLE)
+    assert parsers and set(parsers) <= {"html5lib", "lexbor"}
+
+
 @pytest.mark.parametrize("markup", [pytest.param(markup, id=name) for name, markup in DEEP])
-def test_deep_markup_is_refused_by_every_door_before_parsing(markup: str) -> None:
+def test_deep_markup_is_refused_by_every_door_before_parsing(parsers: list[str], markup: str) -> None:
+    """Each door refuses the deep markup with the depth violation, and no parser (html5lib, Lexbor) ever sees it:
+    parsing it is what cost a minute."""
     html = memory_file(MINIMAL_ARTICLE + markup)
-    start = time.perf_counter()
     assert check_memory_bytes(html.encode("utf-8")).violations == (REFUSAL,)
     with pytest.raises(InvalidMemory) as parsed:
         parse_memory(html, path="areas/deep.html")
@@ -58,7 +115,10 @@ def test_deep_markup_is_refused_by_every_door_before_parsing(markup: str) -> Non
         render_memory(MemoryDraft(title="T", memory_type="semantic", article_html=MINIMAL_ARTICLE + markup),
                       now="2026-01-02T03:04:05Z")
     assert rendered.value.violations == (REFUSAL,)
-    assert time.perf_counter() - start < 2.0
+    with pytest.raises(InvalidMemory) as parsed_slowly:
+        parse_memory(html, path="areas/deep.html", fast=False)
+    assert parsed_slowly.value.violations == (REFUSAL,)
+    assert parsers == []
 
 
 def test_nesting_at_the_bound_is_accepted() -> None:
@@ -127,10 +187,10 @@ def test_parser_crash_is_a_violation_not_an_internal_error() -> None:
                       now="2026-01-02T03:04:05Z")
 
 
-def test_oversized_article_html_is_refused_before_any_parse() -> None:
+def test_oversized_article_html_is_refused_before_any_parse(parsers: list[str]) -> None:
+    """A 2 MiB ``article_html`` is refused by its size before the canonicalising parse: no parser is called."""
     article = MINIMAL_ARTICLE + "<p>" + "x " * (1024 * 1024) + "</p>"
-    start = time.perf_counter()
     with pytest.raises(InvalidMemory) as caught:
         render_memory(MemoryDraft(title="T", memory_type="semantic", article_html=article), now="2026-01-02T03:04:05Z")
     assert "over the 1048576-byte limit" in caught.value.violations[0]
-    assert time.perf_counter() - start < 1.0
+    assert parsers == []

@@ -133,9 +133,11 @@ def test_an_open_that_is_only_busy_waits_instead_of_serving_read_only(tmp_path: 
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Another connection holding the write lock past the busy timeout: the open retries with backoff and gets a
     writable index, never the read-only fallback (whose checkpointed file may predate migrations still in the WAL;
-    seen as "schema is older than this version" with eight writers and a sleep run starting at once)."""
-    import threading
-    import time as clock
+    seen as "schema is older than this version" with eight writers and a sleep run starting at once).
+
+    The holder keeps its lock in ``locking_mode=EXCLUSIVE`` with a write pending, so the open itself is refused
+    busy (a plain ``BEGIN EXCLUSIVE`` under WAL still lets it read); the holder lets go during the open's first
+    backoff pause. So the open was refused once, waited once, and got a writable index on its retry."""
     from types import SimpleNamespace
 
     from git_memhtml.index import connection
@@ -146,17 +148,28 @@ def test_an_open_that_is_only_busy_waits_instead_of_serving_read_only(tmp_path: 
     first.close()
     monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", 50)
     holder = dbmod.open_index(tmp_path / "git" / "memhtml" / "index.db", tmp_path / "git" / "memhtml" / "state.db")
+    holder._conn.execute("PRAGMA main.locking_mode=EXCLUSIVE")
     holder._conn.execute("BEGIN EXCLUSIVE")
-    release = threading.Timer(0.6, lambda: holder._conn.execute("COMMIT"))
-    release.start()
-    started = clock.monotonic()
+    holder._conn.execute("INSERT INTO index_state (id, head_sha) VALUES (1, 'held') "
+                         "ON CONFLICT(id) DO UPDATE SET head_sha = 'held'")
+    pauses: list[float] = []
+    backoff_wait = dbmod._Backoff.wait
+
+    def let_go_then_wait(backoff: dbmod._Backoff) -> bool:
+        if not pauses:
+            holder.close()  # the other writer finishes while the open waits
+        pauses.append(backoff.waited)
+        return backoff_wait(backoff)
+
+    monkeypatch.setattr(dbmod._Backoff, "wait", let_go_then_wait)
     try:
         opened = dbmod.IndexDB.for_repo(repo, recover=True)
     finally:
-        release.join()
         holder.close()
     try:
-        assert opened.read_only is None and clock.monotonic() - started >= 0.5
+        assert opened.read_only is None and pauses == [0.0]  # refused busy once, waited once, then writable
+        opened.execute("INSERT INTO index_state (id, head_sha) VALUES (1, 'w') "
+                       "ON CONFLICT(id) DO UPDATE SET head_sha = 'w'")
     finally:
         opened.close()
 

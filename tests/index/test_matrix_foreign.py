@@ -45,13 +45,19 @@ FOREIGN: dict[str, Place] = {"fifo": _fifo, "directory": _directory, "socket": _
 """What may be put where the matrix lives."""
 
 
-def _within(seconds: float, call: Callable[[], object]) -> object:
-    """``call()``'s result, failing the test when it has not returned after ``seconds`` (a blocked open)."""
+HANG_GUARD_S = 60.0
+"""How long a call may take before the test calls it blocked: a hang guard (the calls take milliseconds; an open
+blocked on a fifo never returns), never a measure."""
+
+
+def _within(call: Callable[[], object]) -> object:
+    """``call()``'s result, failing the test when it never returns (a blocked open) within :data:`HANG_GUARD_S`."""
     box: list[object] = []
     worker = threading.Thread(target=lambda: box.append(call()), daemon=True)
     worker.start()
-    worker.join(seconds)
-    assert not worker.is_alive(), "the call blocked"
+    worker.join(HANG_GUARD_S)
+    if worker.is_alive():
+        pytest.fail(f"the call never returned: it blocked ({HANG_GUARD_S:g} s hang guard)")
     return box[0]
 
 
@@ -69,11 +75,11 @@ def test_a_foreign_entry_never_blocks_never_leaks_and_is_named(tmp_path: Path, k
     path.unlink()
     FOREIGN[kind](path)
     assert read_header(path) == (None, -1)
-    found = _within(20, lambda: damage(db))
+    found = _within(lambda: damage(db))
     assert isinstance(found, str) and str(path) in found and "fix:" in found, found
     assert verify(repo.git, db, now=NOW).matrix_damage == found
     for _ in range(2):  # every search: same answer, no hang, no copy of the matrix left beside it
-        got = _within(20, lambda: {q: search(db, q, embedder=embedder, now=NOW) for q in QUERIES})
+        got = _within(lambda: {q: search(db, q, embedder=embedder, now=NOW) for q in QUERIES})
         assert got == want
         assert _leftovers(path) == []
     if kind == "directory":  # os.replace cannot replace it: the build fails, is reported, and leaves nothing
@@ -109,6 +115,6 @@ def test_a_fifo_at_the_matrix_does_not_hang_a_new_index_handle(tmp_path: Path) -
     path.unlink()
     os.mkfifo(path)
     fresh = IndexDB.for_repo(repo.git)
-    got = _within(20, lambda: search(fresh, "alpha beta", embedder=embedder, now=NOW))
+    got = _within(lambda: search(fresh, "alpha beta", embedder=embedder, now=NOW))
     assert got == search(fresh, "alpha beta", embedder=embedder, now=NOW, use_matrix=False)
     fresh.close()

@@ -122,7 +122,7 @@ def test_a_failure_message_never_quotes_the_secret() -> None:
 
 class _Drip:
     """A loopback server that sends its headers, then one byte every ``gap`` seconds for ``count`` bytes (or a body
-    of ``size`` bytes at once)."""
+    of ``size`` bytes at once); :attr:`sent` counts the dripped bytes written."""
 
     def __init__(self, *, gap: float = 0.2, count: int = 40, size: int = 0) -> None:
         import threading
@@ -146,6 +146,7 @@ class _Drip:
                             return
                         self.wfile.write(b" ")
                         self.wfile.flush()
+                        outer.sent += 1
                         outer.stop.wait(gap)
                 except OSError:
                     return
@@ -154,6 +155,8 @@ class _Drip:
                 return
 
         self.stop = threading.Event()
+        self.sent = 0
+        """Bytes of the dripped body written so far."""
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -166,16 +169,17 @@ class _Drip:
 
 
 def test_a_server_that_drips_its_answer_is_cut_at_the_attempt_deadline() -> None:
-    """httpx's timeout is per read; a byte every 0.2 s never trips it, so the attempt keeps its own deadline."""
-    import time
+    """httpx's timeout is per read; a byte every 0.2 s never trips it, so the attempt keeps its own deadline.
 
-    drip = _Drip(gap=0.2, count=40)
+    The drip lasts 600 bytes (two minutes), far past the 1 s attempt: only the attempt's own deadline can end the
+    call with ``timed_out`` and "the whole answer", before the server has sent all it announced. Without the
+    deadline the call would wait for the whole drip and return it (no failure at all)."""
+    drip = _Drip(gap=0.2, count=600)
     try:
-        started = time.monotonic()
         with Transport("t", 1.0, policy=RetryPolicy(max_attempts=1)) as t, pytest.raises(TransportFailure) as err:
             t.post_json(drip.url, {})
-        assert err.value.timed_out and "the whole answer" in err.value.message
-        assert time.monotonic() - started < 3.0  # not the 8 s the drip would take
+        assert err.value.timed_out and "timed out after 1 s (the whole answer)" in err.value.message
+        assert drip.sent < 600  # cut while the answer was still dripping
     finally:
         drip.close()
 

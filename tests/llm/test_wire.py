@@ -341,14 +341,19 @@ def test_the_server_refuses_what_is_not_a_model_request() -> None:
 
 
 def test_the_server_shuts_down_cleanly_with_a_stalled_request_in_flight() -> None:
-    import time
+    """Closing the server does not wait for a handler stuck in a stall: when ``close`` returns, the port is released
+    and the stalled handler thread is still alive (it stalls 30 s, far longer than any close; a close that joined
+    it would return only once it had ended)."""
+    import threading
 
-    with ScriptedModelServer({"Verdict": [Stall(3.0)]}) as server:
+    before = set(threading.enumerate())
+    with ScriptedModelServer({"Verdict": [Stall(30.0)]}) as server:
         client = server.client("openai", timeout=0.2, max_attempts=1)
         with pytest.raises(ModelUnavailable):
             client.call(REQUEST)
-        started = time.monotonic()
-    assert time.monotonic() - started < 1.0
+    stalled = [t for t in set(threading.enumerate()) - before if "process_request_thread" in t.name]
+    assert len(stalled) == 1 and stalled[0].is_alive()
+    assert [r.schema_name for r in server.requests] == ["Verdict"]
     with pytest.raises(RuntimeError):
         _ = server.port
 

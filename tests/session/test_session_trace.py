@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from git_memhtml.cli.main import main
-from git_memhtml.cli.session_entry import TRACE_TIMEOUT_S
-from tests.session.session_helpers import MARGIN_S, cli, run_hook
+from tests.session.session_helpers import ROOMY, cli, run_hook
 from tests.traces.trace_helpers import SID, claude_line, claude_root
 
 
@@ -38,7 +37,7 @@ def test_trace_makes_the_finished_session_searchable(setup: tuple[Path, Path, di
     assert _search(root, env) == []
     head = _git(root, "rev-parse", "HEAD")
     event = json.dumps({"session_id": SID, "transcript_path": str(transcript), "hook_event_name": "Stop"}).encode()
-    run = run_hook(root, "trace", "claude-code", event, env=env)
+    run = run_hook(root, "trace", "claude-code", event, *ROOMY, env=env)
     assert (run.code, run.out, run.err) == (0, b"", b"")
     assert _search(root, env) == [SID]
     assert _git(root, "rev-parse", "HEAD") == head  # no commit, no memory
@@ -49,7 +48,8 @@ def test_trace_makes_the_finished_session_searchable(setup: tuple[Path, Path, di
 def test_trace_without_a_transcript_path_scans_the_roots(setup: tuple[Path, Path, dict[str, str]]) -> None:
     root, _, env = setup
     assert _search(root, env) == []  # the first command of a new memory builds its index
-    assert run_hook(root, "trace", "cursor", b'{"conversation_id": "c", "status": "completed"}', env=env).code == 0
+    event = b'{"conversation_id": "c", "status": "completed"}'
+    assert run_hook(root, "trace", "cursor", event, *ROOMY, env=env).code == 0
     assert _search(root, env) == [SID]
 
 
@@ -59,7 +59,8 @@ def test_a_transcript_path_outside_the_roots_is_not_read(setup: tuple[Path, Path
     stray = tmp_path / "elsewhere" / transcript.name
     stray.parent.mkdir()
     stray.write_bytes(transcript.read_bytes())
-    run = run_hook(root, "trace", "claude-code", json.dumps({"transcript_path": str(stray)}).encode(), env=env)
+    run = run_hook(root, "trace", "claude-code", json.dumps({"transcript_path": str(stray)}).encode(), *ROOMY,
+                   env=env)
     assert (run.code, run.out, run.err) == (0, b"", b"")
     assert _search(root, env) == []
 
@@ -69,13 +70,14 @@ def test_a_bad_event_prints_nothing_and_indexes_nothing(setup: tuple[Path, Path,
                                                         stdin: bytes) -> None:
     root, _, env = setup
     run = run_hook(root, "trace", "codex", stdin, env=env)
-    assert (run.code, run.out, run.err) == (0, b"", b"") and run.seconds < TRACE_TIMEOUT_S + MARGIN_S
+    assert (run.code, run.out, run.err) == (0, b"", b"")
     assert _search(root, env) == []
 
 
 def test_a_memory_never_indexed_gets_nothing_created(setup: tuple[Path, Path, dict[str, str]]) -> None:
     root, transcript, env = setup
-    run = run_hook(root, "trace", "claude-code", json.dumps({"transcript_path": str(transcript)}).encode(), env=env)
+    run = run_hook(root, "trace", "claude-code", json.dumps({"transcript_path": str(transcript)}).encode(), *ROOMY,
+                   env=env)
     assert (run.code, run.out, run.err) == (0, b"", b"")
     assert not (root / ".git" / "memhtml" / "index.db").exists()
     assert not (root / ".git" / "memhtml" / "state.db").exists()
@@ -83,10 +85,12 @@ def test_a_memory_never_indexed_gets_nothing_created(setup: tuple[Path, Path, di
 
 def test_a_missing_repository_prints_nothing(tmp_path: Path) -> None:
     run = run_hook(tmp_path / "gone", "trace", "claude-code", b"{}")
-    assert (run.code, run.out, run.err) == (0, b"", b"") and run.seconds < TRACE_TIMEOUT_S + MARGIN_S
+    assert (run.code, run.out, run.err) == (0, b"", b"")
 
 
 def test_a_locked_state_plane_ends_by_the_bound(setup: tuple[Path, Path, dict[str, str]]) -> None:
+    """``state.db`` locked for the whole run: the trace ends silent with exit 0 and has indexed nothing. (It gives up
+    on the lock within seconds by itself, so this does not show the bound; ``test_session_recall.py`` does.)"""
     import sqlite3
 
     root, transcript, env = setup
@@ -97,7 +101,7 @@ def test_a_locked_state_plane_ends_by_the_bound(setup: tuple[Path, Path, dict[st
         holder.execute("CREATE TABLE hold_the_lock (x)")
         run = run_hook(root, "trace", "claude-code", json.dumps({"transcript_path": str(transcript)}).encode(),
                        "--timeout", "2", env=env)
-        assert (run.code, run.out, run.err) == (0, b"", b"") and run.seconds < 2 + MARGIN_S
+        assert (run.code, run.out, run.err) == (0, b"", b"")
     finally:
         holder.execute("ROLLBACK")
         holder.close()

@@ -4,7 +4,6 @@ literal single-pass substitution, and the overrides refused."""
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -102,15 +101,24 @@ def test_a_non_utf8_override_is_refused(repo: GitRepo) -> None:
 
 
 def test_an_oversize_override_is_refused_without_reading_it_whole(repo: GitRepo) -> None:
+    """An override of exactly the limit is read; a sparse 64 MiB one is refused, and the refusal allocates a small
+    fraction of the file (the limit plus one byte is read, not 64 MiB): memory, counted by ``tracemalloc``, not
+    seconds."""
+    import tracemalloc
+
     _override(repo, b"a" * MAX_PROMPT_BYTES)
     assert len(load_prompt(repo, NAME)) == MAX_PROMPT_BYTES
     target = _override(repo, b"")
     with target.open("wb") as handle:
-        handle.truncate(1024 * 1024 * 1024)  # sparse 1 GiB: read whole, it costs seconds and a gigabyte
-    started = time.monotonic()
-    with pytest.raises(ConfigError, match="more than") as caught:
-        load_prompt(repo, NAME)
-    assert time.monotonic() - started < 1.0
+        handle.truncate(64 * 1024 * 1024)  # sparse: read whole, it would take 64 MiB of memory
+    tracemalloc.start()
+    try:
+        with pytest.raises(ConfigError, match="more than") as caught:
+            load_prompt(repo, NAME)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * MAX_PROMPT_BYTES, peak  # 1 MiB: the capped read and the shipped prompt, not the file
     assert caught.value.path == ".memhtml/prompts/doctor.md"
 
 

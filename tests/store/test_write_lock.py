@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -61,16 +60,17 @@ def hold_lock(repo: GitRepo, seconds: float) -> subprocess.Popen[str]:
 
 @pytest.mark.parametrize("how", ["env", "git-config"])
 def test_a_held_lock_times_out_with_a_refusal_naming_the_holder(repo: GitRepo, how: str) -> None:
+    """A writer facing a held lock waits the configured ``memhtml.locktimeout`` (0.5 s here, not the 10 s default;
+    the refusal states the wait it was given) and then refuses, naming the holder and changing nothing."""
     holder = hold_lock(repo, 30)
     try:
         extra = {"MEMHTML_LOCK_TIMEOUT": "0.5"} if how == "env" else {}
         if how == "git-config":
             repo.config_set("memhtml.locktimeout", "0.5")
         head = repo.head_sha()
-        started = time.monotonic()
         proc = run(repo.root, "write", "--type", "semantic", "--title", "T", "--claim", "C holds.", extra=extra)
         assert proc.returncode == 1, proc.stderr
-        assert time.monotonic() - started < 8, "the wait is bounded by the configured timeout"
+        assert "held the write lock for more than 0.5 s" in proc.stderr, "the wait is the configured timeout"
         assert f"pid={holder.pid}" in proc.stderr and "command='holder-test'" in proc.stderr
         assert "hint:" in proc.stderr and repo.head_sha() == head and status(repo.root) == ""
     finally:

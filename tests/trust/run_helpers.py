@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from dataclasses import replace
+from multiprocessing.process import BaseProcess
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from git_memhtml.embed.registry import get_embedder
 from git_memhtml.gitrepo import GitRepo
@@ -14,6 +19,21 @@ from git_memhtml.sleep.engine.run import run_sleep
 
 DATE = "2026-02-01"
 NOW = "2026-02-01T09:00:00Z"
+HANG_GUARD_S = 120.0
+"""How long a child run may take to reach its waiting point before the test gives up: a hang guard (a run reaches
+it in seconds), never a measure."""
+
+
+def wait_for_ready(child: BaseProcess, ready: Path, what: str) -> None:
+    """Poll until the child writes ``ready``; fail naming ``what`` if the child died first, or if it never happened
+    within :data:`HANG_GUARD_S`."""
+    deadline = time.monotonic() + HANG_GUARD_S
+    while not ready.exists():
+        if not child.is_alive():
+            pytest.fail(f"the child run died before {what} (exit code {child.exitcode})")
+        if time.monotonic() > deadline:
+            pytest.fail(f"the child run never reached {what} ({HANG_GUARD_S:g} s hang guard)")
+        time.sleep(0.05)
 
 
 def killed_mid_phase(repo: str) -> None:

@@ -23,7 +23,14 @@ from git_memhtml.embed.registry import get_embedder
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.run import run_sleep
-from tests.trust.run_helpers import END_POINTS, START_POINTS, dies_while_ending, dies_while_starting, killed_mid_phase
+from tests.trust.run_helpers import (
+    END_POINTS,
+    START_POINTS,
+    dies_while_ending,
+    dies_while_starting,
+    killed_mid_phase,
+    wait_for_ready,
+)
 
 DATE = "2026-02-01"
 NOW = "2026-02-01T09:00:00Z"
@@ -128,8 +135,6 @@ def _blocking_run(repo: str, ready: str, release: str) -> None:
 def test_locks_of_a_run_a_live_process_owns_are_left_alone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, verb: str
 ) -> None:
-    import time
-
     monkeypatch.setenv("MEMHTML_NOW", NOW)
     repo = tmp_path / "memory"
     assert main(["init", str(repo)]) == 0
@@ -139,10 +144,7 @@ def test_locks_of_a_run_a_live_process_owns_are_left_alone(
                                                                                      str(release)))
     child.start()
     try:
-        deadline = time.time() + 120
-        while not ready.exists():
-            assert child.is_alive() and time.time() < deadline
-            time.sleep(0.05)
+        wait_for_ready(child, ready, "confidence-decay")
         [run_id] = git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/sleep/").split()
         lock = repo / ".git" / "refs" / "heads" / f"{run_id}.lock"
         lock.write_text("in use\n")
@@ -228,8 +230,6 @@ def test_a_run_killed_while_starting_is_interrupted_and_abort_removes_it(
 def test_a_run_in_its_first_instants_is_running(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, point: str
 ) -> None:
-    import time
-
     monkeypatch.setenv("MEMHTML_NOW", NOW)
     repo = _started_repo(tmp_path)
     ready, release = tmp_path / "ready", tmp_path / "release"
@@ -237,10 +237,7 @@ def test_a_run_in_its_first_instants_is_running(
                                                         args=(str(repo), point, str(release), str(ready)))
     child.start()
     try:
-        deadline = time.time() + 120
-        while not ready.exists():
-            assert child.is_alive() and time.time() < deadline
-            time.sleep(0.05)
+        wait_for_ready(child, ready, f"its start point {point}")
         run_id = json.loads((repo / ".git" / "memhtml" / "sleep.lock").read_text())["runId"]
         for verb in ("merge", "abort", "resume"):
             code, refused, err = cli(capsys, "-C", str(repo), "sleep", verb, run_id)

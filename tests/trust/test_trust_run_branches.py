@@ -33,7 +33,7 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.sleep.engine.env import PhaseReport
 from git_memhtml.sleep.engine.run import run_sleep
 from tests.treewalk import work_tree_paths
-from tests.trust.run_helpers import killed_mid_phase
+from tests.trust.run_helpers import killed_mid_phase, wait_for_ready
 
 DATE = "2026-02-01"
 NOW = "2026-02-01T09:00:00Z"
@@ -142,10 +142,7 @@ def make_running(repo: Path, case: Case) -> str:
     child = multiprocessing.get_context("fork").Process(target=_blocking_run, args=(str(repo), str(ready),
                                                                                      str(release)))
     child.start()
-    deadline = time.time() + 120
-    while not ready.exists():
-        assert child.is_alive() and time.time() < deadline, "the run never reached confidence-decay"
-        time.sleep(0.05)
+    wait_for_ready(child, ready, "confidence-decay")
     case.child = child
 
     def stop() -> None:
