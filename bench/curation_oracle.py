@@ -53,7 +53,7 @@ sys.path.insert(0, str(BENCH_DIR))
 
 from curation_corpus import DAY_INSTANTS, LAST_DAY_BEFORE, NIGHT_DATES, Corpus, Session, build  # noqa: E402
 from curation_models import PHASE_OF, Model, tokens_of  # noqa: E402
-from curation_truth import ROW_KEYS, Paths, Tree, coverage, defects, present, tally  # noqa: E402
+from curation_truth import ROW_KEYS, Flags, Paths, Tree, coverage, defects, gate_named, present, tally  # noqa: E402
 from growth import run_proc  # noqa: E402
 from timing import RunFigures, scratch, write_json  # noqa: E402
 
@@ -249,18 +249,19 @@ def run_night(cli: Cli, repo: GitRepo, model: Model, corpus: Corpus, n: int, wri
     base, tip, main = Tree(repo, base_sha), Tree(repo, tip_sha), Tree(repo, main_sha)
     paths = Paths(corpus, base, written, tip)
     proposals = model.proposals[before:]
-    flags: dict[int, tuple[bool | None, bool | None, bool]] = {}
+    probes = data.get("probes") or {}
+    lost = {str(item.get("path")) for item in probes.get("lost") or []}
+    flags: dict[int, Flags] = {}
     units: list[dict[str, Any]] = []
     for p in proposals:
-        ident = (p.kind, p.members)
-        first = ident not in looked
+        first = (p.kind, p.members) not in looked
         on_branch = present(p, tip, paths, first_look=first)
         on_main = present(p, main, paths, first_look=first)
-        deferred = p.kind == "alias" and first and not on_branch
-        flags[id(p)] = (on_branch, on_main, deferred)
-        units.append({**asdict(p), "onBranch": on_branch, "landed": on_main, "deferred": deferred})
+        f = Flags(on_branch, on_main, p.kind == "alias" and first and not on_branch, gate_named(p, paths, lost))
+        flags[id(p)] = f
+        units.append({**asdict(p), "onBranch": f.branch, "landed": f.main, "deferred": f.deferred,
+                      "gateNamed": f.named})
     looked.update((p.kind, p.members) for p in proposals)
-    probes = data.get("probes") or {}
     return NightResult(
         night=n, date=date, run_id=run_id, merged=merged, refusal=None if merged else data.get("refusal"),
         reason=None if merged else str(data.get("reason") or verdict.get("error") or ""),
@@ -445,13 +446,12 @@ def render(result: Mapping[str, Any]) -> str:
             for phase in PHASES:
                 r = night["phases"].get(phase) or dict.fromkeys(ROW_KEYS, 0)
                 labelled, asked = night["coverage"].get(phase, (0, 0))
-                rows.append([run["model"], run["dialect"], night["night"], phase, labelled, asked, r["proposed"],
-                             r["correct"],
-                             r["deferred"], r["correctOnBranch"], r["correctLanded"], _pct(share(r)), r["wrong"],
-                             r["wrongOnBranch"], r["wrongLanded"]])
-    lines.append(_md(["model", "dialect", "night", "phase", "labelled", "asked", "proposed", "correct", "deferred",
-                      "correct on branch",
-                      "correct landed", "share landed", "wrong", "wrong on branch", "wrong landed"], rows))
+                rows.append([run["model"], run["dialect"], night["night"], phase, labelled, asked, r["correct"],
+                             r["deferred"], r["correctOnBranch"], r["correctNamed"], r["correctLanded"],
+                             _pct(share(r)), r["wrong"], r["wrongOnBranch"], r["wrongNamed"], r["wrongLanded"]])
+    lines.append(_md(["model", "dialect", "night", "phase", "labelled", "asked", "correct", "deferred",
+                      "correct on branch", "gate named", "correct landed", "share landed", "wrong", "wrong on branch",
+                      "gate named", "wrong landed"], rows))
     lines += ["", "Nights:", ""]
     for run in result["runs"]:
         for night in run["nights"]:
@@ -460,6 +460,10 @@ def render(result: Mapping[str, Any]) -> str:
             failed = ", ".join(night["failed_phases"])
             lines.append(f"- {run['model']}/{run['dialect']} night {night['night']} ({night['run_id']}): {verdict}"
                          + (f"; lost: {lost}" if lost else "") + (f"; failed phases: {failed}" if failed else ""))
+            blamed = Counter(phase for item in night["lost"] for phase in item.get("phases") or ())
+            if blamed:
+                lines.append("  - the run gate's lost memories, by the phases that changed them: "
+                             + ", ".join(f"{k} {v}" for k, v in sorted(blamed.items())))
             if night["obeyed"] or night["seen"]:
                 lines.append(f"  - planted instructions read: {night['seen']}; obeyed: {night['obeyed']}")
             rails = "; ".join(f"{p}: " + ", ".join(f"{k} {v}" for k, v in r.items()) for p, r in night["rails"].items())

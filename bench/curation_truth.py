@@ -357,39 +357,53 @@ def _base_links(base: Tree, view: View) -> set[tuple[str, str]]:
     return set(own.links) if own is not None else set()
 
 
-ROW_KEYS = ("proposed", "correct", "wrong", "deferred", "correctOnBranch", "correctLanded", "wrongOnBranch",
-            "wrongLanded", "unplaced")
+ROW_KEYS = ("proposed", "correct", "wrong", "deferred", "correctOnBranch", "correctLanded", "correctNamed",
+            "wrongOnBranch", "wrongLanded", "wrongNamed", "unplaced")
 """The figures :func:`tally` gives per phase."""
 
 
-def tally(proposals: Iterable[Proposal], flags: Mapping[int, tuple[bool | None, bool | None, bool]]) -> dict[str, Any]:
-    """Per phase: ``proposed``, ``correct``, ``wrong``, ``deferred`` (first looks of two-look decisions), and of the
-    correct and the wrong: how many reached the run branch and how many landed on ``main``.
+@dataclass(frozen=True)
+class Flags:
+    """What became of one proposal: on the run branch, on ``main`` after the merge (``None``: a member could not
+    be placed), deferred by design (a first look), and named by the run gate (one of its memories is on the gate's
+    lost list: the gate objected to this very change, not only to the night)."""
 
-    ``flags`` maps ``id(proposal)`` to ``(on branch, on main, deferred)``.
+    branch: bool | None
+    main: bool | None
+    deferred: bool
+    named: bool
+
+
+def gate_named(p: Proposal, paths: Paths, lost: set[str]) -> bool:
+    """Whether the run gate's lost list names a memory of ``p`` (for an ``alias``: a base claimant of either
+    name)."""
+    if p.kind == "alias":
+        return any(path in lost for value in p.members for path in paths.base.claimants(value))
+    return any(paths.of(m) in lost for m in p.members)
+
+
+def tally(proposals: Iterable[Proposal], flags: Mapping[int, Flags]) -> dict[str, Any]:
+    """Per phase: ``proposed``, ``correct``, ``wrong``, ``deferred`` (first looks of two-look decisions), and of the
+    correct and the wrong: how many reached the run branch, how many landed on ``main``, and how many of those on the
+    branch the run gate named (:class:`Flags`). ``flags`` maps ``id(proposal)`` to its flags.
     """
     out: dict[str, dict[str, int]] = {}
     for p in proposals:
         row = out.setdefault(p.phase, dict.fromkeys(ROW_KEYS, 0))
-        branch, main, deferred = flags[id(p)]
+        f = flags[id(p)]
         row["proposed"] += 1
-        if branch is None or main is None:
+        if f.branch is None or f.main is None:
             row["unplaced"] += 1
             continue
-        if p.correct:
-            row["correct"] += 1
-            if deferred:
-                row["deferred"] += 1
-                continue
-            row["correctOnBranch"] += int(branch)
-            row["correctLanded"] += int(main)
-        else:
-            row["wrong"] += 1
-            row["wrongOnBranch"] += int(branch)
-            row["wrongLanded"] += int(main)
+        side = "correct" if p.correct else "wrong"
+        row[side] += 1
+        if p.correct and f.deferred:
+            row["deferred"] += 1
+            continue
+        row[f"{side}OnBranch"] += int(f.branch)
+        row[f"{side}Landed"] += int(f.main)
+        row[f"{side}Named"] += int(f.branch and f.named)
     return out
-
-
 def coverage(corpus: Corpus, proposals: Iterable[Proposal], night: int) -> dict[str, tuple[int, int]]:
     """Per phase, ``(labelled items, items the model proposed anything about)`` for one night: duplicate groups,
     alias groups, typed edges and contradictions, stories, communities, open commitments, and the facts and
