@@ -1,7 +1,7 @@
 """docs/architecture.md names only things that exist, and its layer tables are the data of ``archrules``.
 
 The page's name forms (its top says so): a package file relative to ``git_memhtml/`` (``sleep/engine/run.py``,
-a folder with a trailing ``/``), a file outside the package starting with ``tests/``, ``docs/``, ``bench/`` (or
+a folder with a trailing ``/``), a file outside the package starting with ``tests/``, ``docs/``, ``bench/``, ``.ci/`` (or
 ``pyproject.toml``), ``file.py:name`` for a name defined in a file, and dotted ``git_memhtml.x.y``. Every code-font
 token of those shapes must resolve; other code-font text (commands, placeholders with ``<…>``) is not a name.
 """
@@ -23,7 +23,7 @@ _TOKEN = re.compile(r"`([^`\n]+)`")
 _FILE_NAME = re.compile(r"^(?P<file>[\w./-]+\.py):(?P<name>[A-Za-z_]\w*)$")
 _PATH = re.compile(r"^(?:[\w.-]+/)*[\w.-]*[\w-](?:\.(?:py|md|sql|toml|1)|/)$")
 _DOTTED = re.compile(r"^git_memhtml(?:\.\w+)+$")
-_OUTSIDE = ("tests/", "docs/", "bench/", "git_memhtml/", "build_backend/")
+_OUTSIDE = ("tests/", "docs/", "bench/", "git_memhtml/", "build_backend/", ".ci/")
 
 
 def names_in(text: str) -> list[str]:
