@@ -1,9 +1,10 @@
 """docs/architecture.md names only things that exist, and its layer tables are the data of ``archrules``.
 
 The page's name forms (its top says so): a package file relative to ``git_memhtml/`` (``sleep/engine/run.py``,
-a folder with a trailing ``/``), a file outside the package starting with ``tests/``, ``docs/``, ``bench/``, ``.ci/`` (or
-``pyproject.toml``), ``file.py:name`` for a name defined in a file, and dotted ``git_memhtml.x.y``. Every code-font
-token of those shapes must resolve; other code-font text (commands, placeholders with ``<…>``) is not a name.
+a folder with a trailing ``/``), a file outside the package starting with ``tests/``, ``docs/``, ``bench/``,
+``.ci/`` (or ``pyproject.toml``), ``file.py:name`` for a name defined in a file, and dotted ``git_memhtml.x.y``.
+Every code-font token of those shapes must resolve; other code-font text (commands, placeholders with ``<…>``) is
+not a name.
 """
 
 from __future__ import annotations
