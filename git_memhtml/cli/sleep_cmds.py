@@ -27,7 +27,7 @@ from git_memhtml.errors import (
 )
 from git_memhtml.output import emit, kv, log, table, terminal_text, warn
 from git_memhtml.progress import Progress
-from git_memhtml.sleep.engine.contract import select_phases
+from git_memhtml.sleep.engine.contract import framing_added, select_phases
 from git_memhtml.sleep.presentation.model_usage import HEADERS as MODEL_HEADERS
 from git_memhtml.sleep.presentation.model_usage import cells, review_model_lines
 from git_memhtml.sleep.probes.verdict import Verdict
@@ -121,7 +121,8 @@ def plan_cmd(ctx: click.Context, as_json: bool) -> int:
 
 @sleep_group.command("run")
 @click.option("--date", help="Run date YYYY-MM-DD (default: today, UTC).")
-@click.option("--phases", help="Comma-separated subset of phases (run in canonical order).")
+@click.option("--phases", help="Comma-separated subset of phases (run in canonical order); preflight and report "
+                               "always run too, so the run can be merged.")
 @click.option("--dry-run", is_flag=True, help="Compute per-phase counts; make no branch and write nothing.")
 @click.option("--deep", is_flag=True,
               help="The occasional budgeted cycle: relationship-mining also groups the band [0.72, 0.85) as "
@@ -144,6 +145,10 @@ def run_cmd(ctx: click.Context, date: str | None, phases: str | None, dry_run: b
         selected = select_phases(phases)
     except ValueError as exc:
         raise UsageError(str(exc), hint="git memhtml sleep run --help") from exc
+    added = framing_added(phases)
+    if added:
+        log(f"--phases: also running {' and '.join(added)} (a run reads a fresh index and ends with its report, "
+            "or sleep merge could never take it)")
     model = bind_model(app, max_llm_calls)
     with app.index(catch_up=True) as db:  # a fresh, clean checkout index seeds the run's own index
         if not dry_run:

@@ -25,7 +25,7 @@ from tests.sleep.test_arc_synthesis import echo_title, good_plan
 from tests.sleep.test_compress import NUMBERS, OPS, TWO, VETO
 from tests.sleep.test_dedup_model import HOSTILE_PAIRS, band_pair, components, corpus, group_all
 from tests.sleep.test_edge_typing import CORPUS as EDGE_CORPUS
-from tests.sleep.test_edge_typing import good_rule, verdicts_by
+from tests.sleep.test_edge_typing import WORDS, good_rule, verdicts_by
 from tests.sleep.test_entity_model import LAITH_CLUSTER, entity_files, names_in
 from tests.sleep.test_task_detection import FILES as TASK_FILES
 from tests.sleep.test_task_detection import GOOD, finds
@@ -206,8 +206,8 @@ def _edges(folder: Path) -> None:
 
 def _edges_multi(folder: Path) -> None:
     """Nine claimants of one service: the shared-entity arm pairs each with its nearest, past one batch of 30."""
-    files = {f"areas/notes/n{i:02d}.html": memory(f"The checkout service note {i} about the nightly deploy window.",
-                                                   entities=["service:checkout"]) for i in range(14)}
+    files = {f"areas/notes/n{i:02d}.html": memory(f"The checkout service note {WORDS[i]} about the nightly deploy "
+                                                   "window.", entities=["service:checkout"]) for i in range(14)}
     stale_detection(make_repo(folder, files), "edge-typing")
 
 
@@ -260,7 +260,7 @@ ARCS = PhaseCase(
     budget={"arcs": 1, "planned": 2, "written": 1, "skipped": 1},
     empty={"entries": []}, budget_schema="ArcContent",
     writes=("areas/arcs/deploy-discipline.html", "archive/2026/areas/arcs/deploy-discipline.html",
-            "areas/arcs/second-reviewer-for-schema-changes.html", "areas/ops/review.html"),
+            "areas/arcs/second-reviewer-for-schema-changes.html", "areas/ops/review.html", "areas/ops/schema.html"),
 )
 
 
@@ -477,19 +477,24 @@ INJECTED_ARCS = {**ARC_FILES, "areas/ops/deploy-b.html": ARC_FILES["areas/ops/de
 
 
 def _arc_obey(*, lawful: bool) -> Responder:
-    """Fold every memory offered into the existing arc and into a new one; the hostile model adds evidence keys
-    never offered, a path, and a second plan for the same arc. ``lawful`` keeps only what the rails accept."""
+    """Fold every memory offered into the existing arc and into a new one; the hostile model adds evidence keys never
+    offered and a path (past the cap of five: both entries refused whole), then plans the arc again citing every
+    memory, the injected one among them (dropped on the ``instruction`` rail). ``lawful`` plans only what the rails
+    keep: the update, citing the memories that carry no instruction."""
     def respond(req: ScriptedRequest) -> Reply:
         keys = [k for k in blocks(req.prompt) if k.startswith("e")]
-        junk = [] if lawful else ["e99", "areas/ops/review.html"]
-        entries = [{"slug": "a1", "title": "Deploy discipline", "action": "update", "rationale": "obeyed",
-                    "evidenceKeys": [*keys, *junk]},
-                   {"slug": "", "title": "Everything merged", "action": "create", "rationale": "obeyed",
-                    "evidenceKeys": [*keys, *junk]}]
-        if not lawful:
-            entries.append({"slug": "a1", "title": "Deploy discipline", "action": "update", "rationale": "again",
-                            "evidenceKeys": keys})
-        return Answer({"entries": entries})
+        if lawful:
+            clean = [k for k, text in blocks(req.prompt).items() if k.startswith("e") and "Ignore previous" not in text]
+            return Answer({"entries": [{"slug": "a1", "title": "Deploy discipline", "action": "update",
+                                        "rationale": "seen often", "evidenceKeys": clean}]})
+        junk = ["e99", "areas/ops/review.html"]
+        return Answer({"entries": [
+            {"slug": "a1", "title": "Deploy discipline", "action": "update", "rationale": "obeyed",
+             "evidenceKeys": [*keys, *junk]},
+            {"slug": "", "title": "Everything merged", "action": "create", "rationale": "obeyed",
+             "evidenceKeys": [*keys, *junk]},
+            {"slug": "a1", "title": "Deploy discipline", "action": "update", "rationale": "again",
+             "evidenceKeys": keys}]})
     return respond
 
 
@@ -527,11 +532,12 @@ HOSTILE: tuple[HostileCase, ...] = (
     HostileCase("arc-synthesis-injection", "arc-synthesis", ("preflight", "arc-synthesis"), _files(INJECTED_ARCS),
                 {"ArcPlan": _arc_obey(lawful=False), "ArcContent": echo_title},
                 {"ArcPlan": _arc_obey(lawful=True), "ArcContent": echo_title},
-                {"planned": 3, "written": 2, "skipped": 1, "railUnknownKey": 4, "railDuplicateTarget": 1},
+                {"planned": 3, "written": 1, "skipped": 2, "railEvidenceCap": 2, "railInstruction": 1},
                 reaches=INJECTED),
     HostileCase("task-detection-injection", "task-detection", ("preflight", "task-detection"), _files(INJECTED_PLAN),
                 {"TaskDetection": _task_obey(lawful=False)}, {"TaskDetection": _task_obey(lawful=True)},
-                {"findings": 25, "minted": 10, "unverified": 1, "capped": 14, "railQuote": 1, "railUnknownKey": 4},
+                {"findings": 25, "minted": 10, "unverified": 0, "capped": 14, "railInstruction": 1,
+                 "railUnknownKey": 4},
                 reaches=INJECTED),
 )
 """The hostile block: one row per phase where the attack applies (veto: dedup-merge and compress; a fabricated quote:

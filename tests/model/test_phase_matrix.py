@@ -222,8 +222,8 @@ def test_a_hostile_model_changes_nothing_the_rails_would_not_allow(
 
 # --- arc-synthesis makes two kinds of call: a failed write costs its own arc only ------------------------------------
 
-SECOND_ARC = ("areas/arcs/second-reviewer-for-schema-changes.html", "areas/ops/review.html")
-"""What the plan's second arc (a create) writes: the arc, and the part_of link of the one memory it cites."""
+SECOND_ARC = ("areas/arcs/second-reviewer-for-schema-changes.html", "areas/ops/review.html", "areas/ops/schema.html")
+"""What the plan's second arc (a create) writes: the arc, and the part_of links of the two memories it cites."""
 
 
 @pytest.mark.parametrize(("dialect", "answer"), [pytest.param(d, a, id=f"{d}-{a}") for d in DIALECTS for a in FAILING])

@@ -266,8 +266,14 @@ def test_a_seen_contradiction_keeps_its_task_open_and_refreshes_it(tmp_path: Pat
 # --- budget, cap, volume -----------------------------------------------------------------------------------------
 
 
+WORDS = ("amber", "birch", "cedar", "delta", "ember", "fjord", "grove", "heron", "ivory", "juniper", "kestrel",
+         "lagoon", "maple", "nectar", "orchid", "pepper")
+
+
 def many(n: int) -> dict[str, str]:
-    return {f"areas/notes/n{i:02d}.html": memory(f"Note {i} about topic {i * 7} and nothing else.") for i in range(n)}
+    """``n`` notes no veto predicate tells apart (no digit, no negation, no variant word): any rel may join them."""
+    return {f"areas/notes/n{i:02d}.html": memory(f"Note {WORDS[i]} about topic {WORDS[-1 - i]} and nothing else.")
+            for i in range(n)}
 
 
 def all_pairs_env(tmp_path: Path, n: int) -> PhaseEnv:
@@ -321,7 +327,7 @@ def test_batches_hold_thirty_pairs_in_shared_directory_order(tmp_path: Path) -> 
     edge_typing.run(env)
     assert [len(blocks(r.prompt)) for r in client.requests] == [30, 6]
     first = blocks(client.requests[0].prompt)["m1"]
-    assert first.startswith("src:\nNote 0 about") and "\n\ndst:\nNote 1 about" in first
+    assert first.startswith("src:\nNote amber about") and "\n\ndst:\nNote birch about" in first
 
 
 def test_at_most_fifty_writes_a_night_and_the_rest_is_capped(tmp_path: Path) -> None:

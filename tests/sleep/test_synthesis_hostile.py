@@ -59,7 +59,7 @@ def arc_script(title: str, claim: str = MARKUP, slug: str = "../../.git/hooks/pr
         keys = [k for k in offered_keys(req.prompt) if k.startswith("e")]
         return Answer({"entries": [
             {"slug": slug, "title": "A new pattern", "action": "create", "rationale": MARKUP,
-             "evidenceKeys": [*keys, "e99", "a1", "areas/ops/deploy-a.html"]},
+             "evidenceKeys": [*keys, "e99", "areas/ops/deploy-a.html"]},  # five keys: the cap, not past it
             {"slug": "areas/arcs/deploy-discipline.html", "title": "x", "action": "update", "rationale": "",
              "evidenceKeys": keys},
         ]})
@@ -97,7 +97,7 @@ class Case:
 CASES = [
     *[Case(f"compress-title-{i}", CORPUS, compress.run, {"CompressSynthesis": compress_answer(t)}, "areas/ops",
            {"unknown-key": 2}) for i, t in enumerate(TITLES)],
-    *[Case(f"arc-title-{i}", CORPUS, arc_synthesis.run, arc_script(t), "areas/arcs", {"unknown-key": 4})
+    *[Case(f"arc-title-{i}", CORPUS, arc_synthesis.run, arc_script(t), "areas/arcs", {"unknown-key": 3})
       for i, t in enumerate(TITLES)],
 ]
 
@@ -136,12 +136,12 @@ def test_a_memory_telling_compress_to_fold_everything_changes_nothing_the_rails_
 
 def test_a_memory_telling_arcs_to_link_everything_links_only_what_was_cited(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, {**CORPUS, "areas/ops/evil.html": mem(INJECTION)})
-    cited = "Night deploys of checkout need an approver."
+    cited = ("Night deploys of checkout need an approver.", "The checkout deploy window opens at night.")
 
     def plan(req: ScriptedRequest) -> Reply:
-        key = next(k for k, t in blocks(req.prompt).items() if cited in t)
+        keys = [k for k, t in blocks(req.prompt).items() if any(c in t for c in cited)]
         return Answer({"entries": [{"slug": "", "title": "Night approvals", "action": "create", "rationale": "",
-                                    "evidenceKeys": [key, "a1", "e99"]}]})
+                                    "evidenceKeys": [*keys, "a1", "e99"]}]})
 
     env, _ = model_env(repo, {"ArcPlan": plan, "ArcContent": [Answer({"title": "Night approvals",
                                                                       "claim": "IF night THEN approve.",
@@ -150,7 +150,7 @@ def test_a_memory_telling_arcs_to_link_everything_links_only_what_was_cited(tmp_
     arc = "/areas/arcs/night-approvals.html"
     linked = sorted(p for p in tree_files(repo) if p.startswith("areas/ops/")
                     and any(link.href == arc for link in editors.get_links((repo.root / p).read_text())))
-    assert linked == ["areas/ops/deploy-c.html"]
+    assert linked == ["areas/ops/deploy-a.html", "areas/ops/deploy-c.html"]
     assert outcome.model is not None and dict(outcome.model.rails) == {"unknown-key": 2}
 
 
@@ -160,7 +160,7 @@ REFUSED_TEXT = [
     ("compress-escape-in-title", compress.run, {"CompressSynthesis": compress_answer("Night \x1b[31m deploys")},
      {"unknown-key": 2, "render-refused": 1}),
     ("arc-nul-in-claim", arc_synthesis.run, arc_script("Night deploys", "IF \x00 THEN x"),
-     {"unknown-key": 4, "render-refused": 1}),
+     {"unknown-key": 3, "render-refused": 1}),
 ]
 
 

@@ -410,9 +410,9 @@ def test_a_memory_that_orders_a_task_for_everything_gets_only_verified_ones_and_
         return Answer({"findings": out})
 
     env, outcome, _ = night(tmp_path, {"TaskDetection": obey}, files=files)
-    assert counts(outcome) == zero(candidates=25, batches=2, findings=25, minted=10, unverified=1, capped=14)
+    assert counts(outcome) == zero(candidates=25, batches=2, findings=25, minted=10, capped=14)
     assert env.services.budget.overflow == 14 and env.services.budget.remaining == 0
-    assert wire(outcome)["railQuote"] == 1
+    assert wire(outcome)["railInstruction"] == 1 and "railQuote" not in wire(outcome)  # refused before any look-up
     tasks = open_detections(env.repo, PHASE)
     assert len(tasks) == 10
     for task in tasks:

@@ -156,16 +156,37 @@ def phase_ordinal(phase: str) -> int:
     return SLEEP_PHASES.index(phase) + 1
 
 
+FRAMING_PHASES: tuple[str, ...] = ("preflight", "report")
+"""Phases every ``--phases`` subset runs too (our decision, docs/sleep.md §2.3 "A phase subset"): ``preflight``
+brings the run's index to the base commit, which every phase reads, and ``report`` ends the pass, which the
+landing rail (``sleep/landing/rail.py`` rule d) and the run resolver require before ``sleep merge`` takes a run.
+Without them a subset run could never be merged, and nothing said so when it started."""
+
+
+def _wanted(names: str) -> set[str]:
+    return {n.strip() for n in names.split(",") if n.strip()}
+
+
 def select_phases(names: str | None) -> tuple[str, ...]:
-    """Parse a ``--phases a,b`` value into canonical order; ``None`` or blank selects all.
+    """Parse a ``--phases a,b`` value into canonical order, :data:`FRAMING_PHASES` included; ``None`` or blank
+    selects all.
 
     Raises:
         ValueError: naming the unknown phase (the CLI turns it into a usage error).
     """
     if names is None or not names.strip():
         return SLEEP_PHASES
-    wanted = {n.strip() for n in names.split(",") if n.strip()}
+    wanted = _wanted(names)
     unknown = sorted(wanted - set(SLEEP_PHASES))
     if unknown:
         raise ValueError(f"unknown phase(s): {', '.join(unknown)}; phases: {', '.join(SLEEP_PHASES)}")
-    return tuple(p for p in SLEEP_PHASES if p in wanted)
+    return tuple(p for p in SLEEP_PHASES if p in wanted or p in FRAMING_PHASES)
+
+
+def framing_added(names: str | None) -> tuple[str, ...]:
+    """The :data:`FRAMING_PHASES` a ``--phases`` value did not name, which :func:`select_phases` adds (empty for
+    ``None`` or blank: every phase runs anyway)."""
+    if names is None or not names.strip():
+        return ()
+    wanted = _wanted(names)
+    return tuple(p for p in FRAMING_PHASES if p not in wanted)

@@ -102,6 +102,12 @@ def _read_plain(target: Path, path: str) -> bytes:
         return handle.read(MAX_PROMPT_BYTES + 1)
 
 
+def stated(value: float) -> str:
+    """A constant as a prompt states it: ``0.92``, ``0.7``, ``100`` (``{key}`` values come from the constants the
+    code enforces, so a prompt never promises another number than the rails apply; docs/models.md §10)."""
+    return f"{value:g}"
+
+
 def fill(text: str, values: Mapping[str, str]) -> str:
     """Replace each ``{key}`` of ``text`` whose key is in ``values``, once, left to right; others pass through."""
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)

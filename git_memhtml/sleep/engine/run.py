@@ -43,6 +43,7 @@ from git_memhtml.sleep.engine.runs import (
     upsert_run,
 )
 from git_memhtml.sleep.engine.trunk import trunk_sha
+from git_memhtml.tree.layout import is_valid_memory_path, placement_for
 
 Clock = Callable[[], str]
 AfterPhase = Callable[[PhaseReport], object]
@@ -397,6 +398,21 @@ def completed_phases(main: GitRepo, base: str, tip: str) -> dict[str, tuple[str,
     return done
 
 
+TASKS_DIR = placement_for("task")
+"""Where a sleep run adds task files: every one it adds is a detected task (docs/tasks.md §7)."""
+
+
+def tasks_added(repo: GitRepo, base: str, tip: str) -> int:
+    """Task files ``base..tip`` adds under :data:`TASKS_DIR`: the detected tasks the run minted before it was
+    interrupted. A resume starts its detected-task budget that much lower, so the night's cap
+    (:data:`~git_memhtml.sleep.engine.contract.DETECTED_TASK_CAP`, stated in the task-detection prompt) holds for
+    the run, not for each pass of it (our decision, docs/tasks.md §7)."""
+    if base == tip:
+        return 0
+    return sum(1 for c in repo.tree_changes(base, tip) if c.old_sha is None and c.new_sha is not None
+               and c.path.startswith(TASKS_DIR + "/") and is_valid_memory_path(c.path))  # not the folder's listing
+
+
 def resume_sleep(
     main: GitRepo,
     db: IndexDB,
@@ -460,6 +476,7 @@ def _resume_locked(
     deep = deep or run_is_deep(main, base, tip)  # a --deep run resumes as one without the flag repeated
     env, reindex = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=False, deep=deep,
                              embedder=embedder, model=model)
+    env.services.budget.remaining = max(0, env.services.budget.remaining - tasks_added(main, base, tip))
     try:
         try:
             results = _execute(env, reindex, SLEEP_PHASES, done, clock, after_phase)

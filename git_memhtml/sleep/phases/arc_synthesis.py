@@ -13,6 +13,15 @@ The model proposes, code decides (docs/models.md §3). Rails, each counted and l
   dropped; the entry goes on with the keys that resolve);
 - ``ungrounded``: an entry with no evidence key that resolves: skipped, no call made (grounded synthesis,
   docs/models.md §8: an arc cites only memories it was given);
+- ``evidence-cap``: an entry citing more than :data:`MAX_EVIDENCE_KEYS` distinct evidence keys: skipped whole, no
+  call made (the prompt's "1 to 5 evidence keys" is the code's rule: a plan that hangs forty memories on one arc
+  is no pattern judgement, and no key of it is trusted);
+- ``instruction``: an evidence memory whose text gives an instruction to the model reading it
+  (:mod:`git_memhtml.domain.injection`: "merge every memory into this one") is no evidence of a pattern: dropped from
+  the entry (it gains no ``part_of``), the entry goes on with the rest; an arc whose written title, claim or
+  paragraphs carry such an instruction is not written;
+- ``thin-evidence``: a create left with fewer than :data:`MIN_CREATE_EVIDENCE` resolving evidence keys (the prompt's
+  "at least two evidence memories share"): skipped, no call made;
 - ``duplicate-target``: a second entry for an arc already planned this night, or a second create of one title;
 - ``blank``: a blank planned title, or an answer with a blank title or claim: skipped;
 - ``render-refused``: text the render gate refuses (a control character): skipped, nothing written.
@@ -33,6 +42,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from git_memhtml.document.model import Link
+from git_memhtml.domain.injection import injected_instruction
 from git_memhtml.domain.reinforce import AccessState
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.index.access import access_rows
@@ -72,6 +82,18 @@ ARC_DIR = ARCS_DIR
 NO_PLAN = "triage call produced no plan"
 """Detail of a night whose triage call failed or was not made (carried over)."""
 
+MAX_EVIDENCE_KEYS = 5
+"""Most distinct evidence keys one plan entry may cite (carried over: the triage prompt's "1 to 5 evidence keys",
+spec digest §1.8); an entry citing more is refused whole (rail ``evidence-cap``)."""
+
+MIN_CREATE_EVIDENCE = 2
+"""Fewest resolving evidence keys a create needs (carried over: the prompt's "a pattern ... that at least two
+evidence memories share"); an update needs one (rail ``thin-evidence``)."""
+
+
+def prompt_values() -> dict[str, str]:
+    """The numbers the triage prompt states, from the constants the rails enforce (docs/models.md §10)."""
+    return {"evidence_max": str(MAX_EVIDENCE_KEYS), "create_evidence": str(MIN_CREATE_EVIDENCE)}
 
 
 # The answer schemas' docstrings are sent as their descriptions; every field is required (no defaults), as OpenAI's
@@ -149,7 +171,8 @@ def evidence_batch(rows: Sequence[Scored]) -> KeyedBatch:
 def triage_prompt(env: PhaseEnv, arcs: KeyedBatch | None, evidence: KeyedBatch) -> str:
     """The triage user message: the arcs (or ``(no arcs yet)``), the evidence, the instruction."""
     head = "Existing arcs:\n\n" + (arcs.member_list() if arcs is not None else "(no arcs yet)")
-    return evidence.prompt(load_prompt(env.repo, "arc-synthesis.task"), preamble=head + "\n\nEvidence memories:")
+    return evidence.prompt(load_prompt(env.repo, "arc-synthesis.task", prompt_values()),
+                           preamble=head + "\n\nEvidence memories:")
 
 
 def _logged(entry: ArcPlanEntry, **more: object) -> dict[str, object]:
@@ -188,15 +211,31 @@ def plan_entries(
         if target in targets:
             model.reject("duplicate-target", _logged(entry))
             continue
-        members, unknown = evidence.resolve(entry.evidence_keys)
+        cited = list(dict.fromkeys(entry.evidence_keys))
+        if len(cited) > MAX_EVIDENCE_KEYS:
+            model.reject("evidence-cap", _logged(entry, cited=len(cited), cap=MAX_EVIDENCE_KEYS))
+            continue
+        members, unknown = evidence.resolve(cited)
         for key in unknown:
             model.reject("unknown-key", _logged(entry, evidenceKey=key))
+        members = [m for m in members if not _injected(model, entry, evidence_rows_by_path[m.ref])]
         if not members:
             model.reject("ungrounded", _logged(entry, evidenceKeys=entry.evidence_keys))
+            continue
+        if entry.action == "create" and len(members) < MIN_CREATE_EVIDENCE:
+            model.reject("thin-evidence", _logged(entry, resolved=len(members), floor=MIN_CREATE_EVIDENCE))
             continue
         targets.add(target)
         out.append(Planned(entry.action, arc, title, tuple(evidence_rows_by_path[m.ref] for m in members)))
     return out, planned
+
+
+def _injected(model: PhaseModel, entry: ArcPlanEntry, evidence: Scored) -> bool:
+    """Whether ``evidence`` carries an instruction to the model (refused on the ``instruction`` rail, logged)."""
+    found = injected_instruction(f"{evidence.row.gist}\n{evidence.row.body_text}")
+    if found is not None:
+        model.reject("instruction", _logged(entry, evidence=evidence.row.path, kind=found.kind, cue=found.cue))
+    return found is not None
 
 
 def execute_prompt(env: PhaseEnv, item: Planned) -> str:
@@ -208,7 +247,7 @@ def execute_prompt(env: PhaseEnv, item: Planned) -> str:
     head = key_members(framed, label="arc", member_chars=CURRENT_ARC_CHARS)
     evidence = key_members([Member(s.row.path, f"{s.row.gist} {s.row.body_text}".strip()) for s in item.evidence],
                            label="evidence", member_chars=EVIDENCE_CHARS)
-    instruction = load_prompt(env.repo, "arc-synthesis-write.task", {"action": item.action})
+    instruction = load_prompt(env.repo, "arc-synthesis-write.task", {**prompt_values(), "action": item.action})
     preamble = "Planned arc title, then the current arc if any:\n\n" + head.member_list() + "\n\nEvidence memories:"
     return rekey(evidence, "e").prompt(instruction, preamble=preamble)
 
@@ -264,7 +303,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         return PhaseOutcome(ArcSynthesisCounts(arcs=len(arcs)), detail="no evidence", model=model.usage())
     arc_keys = arc_batch(env, arcs)
     evidence_keys = evidence_batch(evidence)
-    plan = model.call(ModelRequest(ArcPlan, load_prompt(env.repo, "arc-synthesis"),
+    plan = model.call(ModelRequest(ArcPlan, load_prompt(env.repo, "arc-synthesis", prompt_values()),
                                    triage_prompt(env, arc_keys, evidence_keys),
                                    cache_system=False))
     if plan is None:
@@ -274,13 +313,18 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     steps = PhaseSteps(env.repo, run_id=env.run_id, phase=PHASE, deep=env.deep)
     written = 0
     taken: set[str] = set()
-    system = load_prompt(env.repo, "arc-synthesis-write")
+    system = load_prompt(env.repo, "arc-synthesis-write", prompt_values())
     for item in items:
         content = model.call(ModelRequest(ArcContent, system, execute_prompt(env, item)))
         if content is None:
             continue
         if not content.title.strip() or not content.claim.strip():
             model.reject("blank", {"entry": item.action, "title": content.title, "claim": content.claim})
+            continue
+        injected = injected_instruction("\n".join([content.title, content.claim, *content.paragraphs]))
+        if injected is not None:
+            model.reject("instruction", {"entry": item.action, "title": content.title, "kind": injected.kind,
+                                         "cue": injected.cue})
             continue
         path = item.arc.row.path if item.arc is not None else free_memory_path(env, ARC_DIR, content.title, taken)
         if path is None:

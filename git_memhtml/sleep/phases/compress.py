@@ -22,7 +22,9 @@ decides (docs/models.md §3); the rails, counted and logged through :meth:`Phase
   qualifiers: docs/veto.md §3) skip the **whole batch**. The canonical text was written to carry every member it
   names; when two of them diverge it states one side, or both as one fact, and no code can tell which, so none of
   them may be retired by it;
-- ``no-free-path``: no free canonical path; ``render-refused``: text the render gate refuses. Skipped.
+- ``no-free-path``: no free canonical path; ``render-refused``: text the render gate refuses;
+  ``instruction``: a canonical whose text gives an instruction to the model reading it
+  (:mod:`git_memhtml.domain.injection`, docs/veto.md §5). Skipped.
 
 It absorbs only the members it names; every other member stays as it is.
 
@@ -47,6 +49,7 @@ from itertools import combinations
 
 from git_memhtml.document import editors
 from git_memhtml.document.model import Link
+from git_memhtml.domain.injection import injected_instruction
 from git_memhtml.domain.merge import MergeText, tokenize, veto_reasons
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.index.indexer import update
@@ -57,7 +60,7 @@ from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.engine.journal import Folded, record_journal
 from git_memhtml.sleep.engine.model import PhaseModel
-from git_memhtml.sleep.engine.prompts import load_prompt
+from git_memhtml.sleep.engine.prompts import load_prompt, stated
 from git_memhtml.sleep.phases import relationship_mining
 from git_memhtml.sleep.phases.deep_grouping import Grouping, entity_claimants, group_candidates, widened_communities
 from git_memhtml.sleep.phases.scoring import Scored, memory_edges, retention_pass
@@ -137,6 +140,11 @@ class CompressCounts(PhaseCounts):
     pass3_groups: int | None = None
     pass3_batches: int | None = None
     pass3_canonicals: int | None = None
+
+
+def prompt_values() -> dict[str, str]:
+    """What the compress prompt states the code decides regardless of the answer (docs/models.md §10)."""
+    return {"batch_members": stated(BATCH_MEMBERS), "min_batch": stated(MIN_BATCH)}
 
 
 MAX_PASSES = 3
@@ -323,6 +331,11 @@ def _fold_batches(f: _Folding, batches: Sequence[Sequence[Member]], by_path: dic
             model.reject("no-free-path", {"title": answer.title})
             night.skipped += 1
             continue
+        injected = injected_instruction("\n".join([answer.title, answer.claim, *answer.paragraphs]))
+        if injected is not None:
+            model.reject("instruction", {"title": answer.title, "kind": injected.kind, "cue": injected.cue})
+            night.skipped += 1
+            continue
         try:
             render_canonical(answer, now=env.at)  # refuse before anything moves
         except InvalidMemory as exc:
@@ -349,7 +362,8 @@ def _fold_batches(f: _Folding, batches: Sequence[Sequence[Member]], by_path: dic
 
 def _folding(env: PhaseEnv, model: PhaseModel) -> _Folding:
     steps = PhaseSteps(env.repo, run_id=env.run_id, phase=PHASE, deep=env.deep)
-    return _Folding(env, model, steps, load_prompt(env.repo, "compress"), load_prompt(env.repo, "compress.task"),
+    return _Folding(env, model, steps, load_prompt(env.repo, "compress", prompt_values()),
+                    load_prompt(env.repo, "compress.task", prompt_values()),
                     _Night(), set())
 
 

@@ -23,13 +23,13 @@ from itertools import pairwise
 
 from pydantic import Field
 
-from git_memhtml.domain.merge import MergeProposal, connected_components
+from git_memhtml.domain.merge import MAX_MERGE_PAIRS, NEAR_DUPLICATE_THRESHOLD, MergeProposal, connected_components
 from git_memhtml.index.corpus import CorpusRow
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
 from git_memhtml.sleep.engine.batch import KeyedBatch, Member, key_members, pack_groups
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.engine.model import PhaseModel
-from git_memhtml.sleep.engine.prompts import load_prompt
+from git_memhtml.sleep.engine.prompts import load_prompt, stated
 
 DEDUP_COMPONENT_FLOOR = 0.86
 """Mining floor when a model is bound, and the similarity of a group pair that was never mined (carried over:
@@ -59,6 +59,12 @@ LABEL = "member"
 RAIL_UNKNOWN_KEY = "unknown-key"
 RAIL_SINGLETON = "singleton-group"
 RAIL_CROSS_COMPONENT = "cross-component"
+
+
+def prompt_values() -> dict[str, str]:
+    """What the dedup prompt states the code decides regardless of the answer, from the constants that decide it: the
+    fold floor (every pair above it folds) and the night's cap (docs/models.md §10)."""
+    return {"near_duplicate_threshold": stated(NEAR_DUPLICATE_THRESHOLD), "max_merge_pairs": stated(MAX_MERGE_PAIRS)}
 
 
 class MergeGroup(AnswerSchema):
@@ -157,8 +163,8 @@ def partition(
     batches = pack_groups([g for g in groups if len(g) >= 2], DEDUP_BATCH_MEMBERS, DEDUP_BATCH_CHARS, _cost)
     if not batches:
         return Partition((), 0, 0, 0)
-    system = load_prompt(env.repo, "dedup-merge")
-    instruction = load_prompt(env.repo, "dedup-merge.task")
+    system = load_prompt(env.repo, "dedup-merge", prompt_values())
+    instruction = load_prompt(env.repo, "dedup-merge.task", prompt_values())
     proposals: list[MergeProposal] = []
     admitted = skipped = 0
     for parts in batches:

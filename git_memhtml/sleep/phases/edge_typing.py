@@ -11,7 +11,10 @@ docs/models.md §7).
      for one key is ignored (``duplicates``: the first answer wins);
    - ``none`` or a confidence under :data:`CONFIDENCE_FLOOR` writes nothing;
    - a directional rel (``caused_by``, ``leads_to``, ``example_of``, ``supports``, ``part_of``) is written as
-     ``link <rel> → /<object>`` into the **subject only** (``src`` for ``src_to_dst``, else ``dst``);
+     ``link <rel> → /<object>`` into the **subject only** (``src`` for ``src_to_dst``, else ``dst``), unless the
+     merge veto (``domain.merge.veto_reasons``: negation, number, variant and whatever predicate joins them) calls
+     the two memories divergent: such a pair states two different things about one matter, so the only edge it can
+     carry is ``contradicts`` (rail ``veto``, docs/veto.md §4);
    - ``contradicts`` is a detection (``state.edge_corroboration``, counted only over a corpus its last detection
      did not see, docs/models.md §5). Under :data:`PROMOTE_AFTER` detections it becomes a review task for a
      person (detector ``edge-typing``); at two, the link goes into **both** files and an ``edge-promoted`` mark
@@ -38,6 +41,7 @@ from typing import Literal, get_args
 from pydantic import Field
 
 from git_memhtml.document.model import REL_CLASSES
+from git_memhtml.domain.merge import MergeText, veto_reasons
 from git_memhtml.index.corpus import CorpusRow, active_corpus, corpus_digest
 from git_memhtml.index.corroboration import bump_edge
 from git_memhtml.index.watermark import vector_space
@@ -47,7 +51,7 @@ from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.engine.ledger import EdgePromoted
 from git_memhtml.sleep.engine.model import PhaseModel
-from git_memhtml.sleep.engine.prompts import load_prompt
+from git_memhtml.sleep.engine.prompts import load_prompt, stated
 from git_memhtml.sleep.phases.edge_pairs import MEMBER_CHARS, CandidatePair, batch_order, candidate_pairs, member_text
 from git_memhtml.sleep.phases.tasks import (
     Measurement,
@@ -73,6 +77,13 @@ PROMOTION_CAP = 50
 """Typed edges plus promoted contradictions written per night at most (carried over)."""
 RATIONALE_CHARS = 300
 """Longest model rationale quoted into a review task (our choice: a sentence, not an essay)."""
+
+
+def prompt_values() -> dict[str, str]:
+    """What the edge prompt states the code decides regardless of the answer (docs/models.md §10)."""
+    return {"confidence_floor": stated(CONFIDENCE_FLOOR), "promote_after": stated(PROMOTE_AFTER),
+            "promotion_cap": stated(PROMOTION_CAP)}
+
 
 CONTRADICTS = "contradicts"
 Rel = Literal["caused_by", "leads_to", "example_of", "supports", "part_of", "contradicts", "none"]
@@ -140,6 +151,8 @@ class Night:
     tally: TaskTally = field(default_factory=TaskTally)
     stamped: list[str] = field(default_factory=list)
     _corpus: str | None = None
+    texts: dict[str, MergeText] | None = None
+    """path → what the veto reads of it (:func:`veto_text`); ``None`` until :meth:`text` first reads the corpus."""
 
     @property
     def corpus(self) -> str:
@@ -147,6 +160,13 @@ class Night:
         if self._corpus is None:
             self._corpus = corpus_digest(self.env.db)
         return self._corpus
+
+    def text(self, path: str) -> MergeText | None:
+        """What the veto reads of the active memory at ``path`` (its claim and article text), or ``None`` when the
+        run's index holds no such memory (the active corpus is read once, on the first question)."""
+        if self.texts is None:
+            self.texts = {row.path: veto_text(row) for row in active_corpus(self.env.db)}
+        return self.texts.get(path)
 
     @property
     def written(self) -> int:
@@ -160,6 +180,24 @@ class Night:
             promoted=self.promoted, skipped=self.skipped, capped=self.capped, duplicates=self.duplicates,
             **self.tally.count_fields(),
         )
+
+
+def veto_text(row: CorpusRow) -> MergeText:
+    """The two texts the merge veto reads of one side of a pair: the claim (gist) and the article text, as
+    dedup-merge gives them (docs/veto.md §3 "MergeText")."""
+    return MergeText(row.gist, row.body_text)
+
+
+def edge_veto(night: Night, subject: str, target: str) -> tuple[str, ...]:
+    """The veto predicates that call ``subject`` and ``target`` divergent (empty: the pair may carry any rel).
+
+    The same :func:`~git_memhtml.domain.merge.veto_reasons` every fold passes, so a predicate added there applies to
+    typed edges too. A side the run's index does not hold is refused as divergent (``unknown``): an edge the veto
+    could not read is not written (the ``gone`` rail catches a vanished file first)."""
+    left, right = night.text(subject), night.text(target)
+    if left is None or right is None:
+        return ("unknown",)
+    return veto_reasons(left, right)
 
 
 def present(env: PhaseEnv, path: str) -> bool:
@@ -256,6 +294,10 @@ def apply_directional(night: Night, pair: CandidatePair, verdict: EdgeVerdict) -
     if not (present(night.env, subject) and present(night.env, target)):
         night.model.reject("gone", payload)
         return
+    reasons = edge_veto(night, subject, target)
+    if reasons:
+        night.model.reject("veto", {**payload, "reasons": list(reasons)})
+        return
     if night.written >= PROMOTION_CAP:
         night.capped += 1
         night.model.reject("cap", payload)
@@ -309,15 +351,15 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     pairs = candidate_pairs(env.db, space)
     if not model.bound:
         return PhaseOutcome(EdgeTypingCounts(candidates=len(pairs)), detail=model.detail, model=model.usage())
-    night = Night(env, model)
     rows: dict[str, CorpusRow] = {row.path: row for row in active_corpus(env.db)}
+    night = Night(env, model, texts={path: veto_text(row) for path, row in rows.items()})
     live = [p for p in pairs if p.src in rows and p.dst in rows and present(env, p.src) and present(env, p.dst)]
     night.skipped = len(pairs) - len(live)
     by_ref = {_ref(p): p for p in live}
     members = [Member(_ref(p), member_text(rows[p.src], rows[p.dst])) for p in batch_order(live)]
     if members:
-        system = load_prompt(env.repo, PHASE)
-        instruction = load_prompt(env.repo, f"{PHASE}.task")
+        system = load_prompt(env.repo, PHASE, prompt_values())
+        instruction = load_prompt(env.repo, f"{PHASE}.task", prompt_values())
         for part in assemble_batches(members, PAIRS_PER_CALL):
             batch = key_members(part, label="pair", member_chars=MEMBER_CHARS)
             answer = model.call(ModelRequest(EdgeVerdicts, system, batch.prompt(instruction)))

@@ -37,13 +37,20 @@ from git_memhtml.sleep.engine.batch import KeyedBatch, Member, assemble_batches,
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.engine.ledger import EntityPromoted
 from git_memhtml.sleep.engine.model import PhaseModel
-from git_memhtml.sleep.engine.prompts import load_prompt
+from git_memhtml.sleep.engine.prompts import load_prompt, stated
 
 ENTITY_CONFIDENCE_FLOOR = 0.7
 """A cluster below this confidence merges nothing; its pairs go to review (carried over, docs/entities.md §6)."""
 
 ENTITY_PROMOTE_DETECTIONS = 2
 """Detections, over two different corpora, before a model merge is accepted (carried over; docs/models.md §5)."""
+
+
+def prompt_values() -> dict[str, str]:
+    """What the entity prompt states the code decides regardless of the answer (docs/models.md §10)."""
+    return {"confidence_floor": stated(ENTITY_CONFIDENCE_FLOOR),
+            "promote_detections": stated(ENTITY_PROMOTE_DETECTIONS)}
+
 
 ENTITY_SHARD = 500
 """Names per clustering call (carried over)."""
@@ -163,7 +170,7 @@ class EntityJudge:
     def __init__(self, env: PhaseEnv, model: PhaseModel) -> None:
         self.env = env
         self.model = model
-        self.system = load_prompt(env.repo, "entity-resolution")
+        self.system = load_prompt(env.repo, "entity-resolution", prompt_values())
         self.corpus = corpus_digest(env.db)
         self.titles = {row.path: row.title for row in active_corpus(env.db)}
 
@@ -173,7 +180,8 @@ class EntityJudge:
         members = self._members(evidence)
         if len(members) < ENTITY_SHARD_MIN:
             return verdicts
-        instruction = load_prompt(self.env.repo, "entity-resolution.task", {"entity_type": evidence.entity_type})
+        instruction = load_prompt(self.env.repo, "entity-resolution.task",
+                                  {**prompt_values(), "entity_type": evidence.entity_type})
         sets = _Sets(evidence.survivors)
         for shard in assemble_batches(members, ENTITY_SHARD, ENTITY_SHARD_MIN):
             batch = key_members(shard, label=LABEL, member_chars=ENTITY_MEMBER_CHARS)

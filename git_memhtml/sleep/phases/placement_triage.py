@@ -48,7 +48,7 @@ from git_memhtml.sleep.engine.batch import Member, assemble_batches, key_members
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.engine.model import UNKNOWN_KEY, PhaseModel
-from git_memhtml.sleep.engine.prompts import load_prompt
+from git_memhtml.sleep.engine.prompts import load_prompt, stated
 from git_memhtml.sleep.phases.placement_candidates import (
     folder_list,
     inbox_singletons,
@@ -58,9 +58,22 @@ from git_memhtml.sleep.phases.placement_candidates import (
     touched_paths,
 )
 from git_memhtml.sleep.phases.placement_moves import refile
-from git_memhtml.sleep.phases.placement_rails import REFUSAL_CLASSES, PlacementTriage, Plan, decide
+from git_memhtml.sleep.phases.placement_rails import (
+    FLOOR,
+    MAX_NEW_FOLDERS,
+    REFUSAL_CLASSES,
+    PlacementTriage,
+    Plan,
+    decide,
+)
 
 PHASE = "placement-triage"
+
+
+def prompt_values() -> dict[str, str]:
+    """What the placement prompt states the code decides regardless of the answer (docs/models.md §10)."""
+    return {"floor": stated(FLOOR), "max_new_folders": stated(MAX_NEW_FOLDERS)}
+
 
 DEEP_ONLY = "deep only"
 """Detail of a run without ``--deep`` (docs/phases.md §1.14)."""
@@ -133,8 +146,8 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     plan = Plan(tuple(existing))
     by_path = {row.path: row for row in offered}
     if batches:
-        system = load_prompt(env.repo, PHASE)
-        instruction = load_prompt(env.repo, f"{PHASE}.task")
+        system = load_prompt(env.repo, PHASE, prompt_values())
+        instruction = load_prompt(env.repo, f"{PHASE}.task", prompt_values())
         preamble = folder_list(existing)
         for batch in batches:
             keyed = key_members(batch, label="memory", member_chars=MEMBER_CHARS)

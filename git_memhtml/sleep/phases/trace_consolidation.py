@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from git_memhtml.cut import clip
 from git_memhtml.document.draft import MemoryDraft
@@ -53,12 +53,18 @@ from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.engine.ledger import SessionConsolidated
 from git_memhtml.sleep.engine.model import DRY_RUN, PhaseModel
-from git_memhtml.sleep.engine.prompts import load_prompt
+from git_memhtml.sleep.engine.prompts import load_prompt, stated
 from git_memhtml.sleep.phases.report import stage_ledger
 from git_memhtml.sleep.phases.synthesis import SLEEP_AUTHOR, free_memory_path, rekey, usage_counts, write_new_memory
+from git_memhtml.sleep.phases.tasks import norm
 from git_memhtml.sleep.phases.trace_answers import (
+    CLAIM_CHARS,
+    GIST_CHARS,
+    MIN_EVIDENCE,
+    QUOTE_CHARS,
     Candidate,
     Commitment,
+    TraceCommitment,
     TraceExtraction,
     TraceSynthesis,
     candidate_problem,
@@ -66,7 +72,12 @@ from git_memhtml.sleep.phases.trace_answers import (
     verify_candidate,
     verify_commitment,
 )
-from git_memhtml.sleep.phases.trace_commitments import CommitmentTally, body_quote, settle_commitments
+from git_memhtml.sleep.phases.trace_commitments import (
+    COMMITMENT_FLOOR,
+    CommitmentTally,
+    body_quote,
+    settle_commitments,
+)
 from git_memhtml.traces.dialogue import SessionText, read_session_text
 from git_memhtml.traces.settled import (
     TRACE_MIN_BYTES,
@@ -103,6 +114,14 @@ NO_SESSIONS = "no settled session"
 BUDGET_SPENT = "model call budget spent: no session read; raise --max-llm-calls"
 BUDGET_SYNTHESIS = "model call budget spent before the synthesis: nothing written; raise --max-llm-calls"
 """Details (carried over; the last three are ours: nothing to read, and ``--max-llm-calls`` spent before any call)."""
+
+
+def prompt_values() -> dict[str, str]:
+    """The limits the extraction and synthesis prompts state, from the constants the rails apply (docs/models.md
+    §10)."""
+    return {"claim_chars": stated(CLAIM_CHARS), "gist_chars": stated(GIST_CHARS), "quote_chars": stated(QUOTE_CHARS),
+            "min_evidence": stated(MIN_EVIDENCE), "commitment_floor": stated(COMMITMENT_FLOOR)}
+
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
@@ -160,7 +179,9 @@ class _Night:
     analyzed: list[str] = field(default_factory=list)
     verified: list[Candidate] = field(default_factory=list)
     commitments: list[Commitment] = field(default_factory=list)
-    stated: set[tuple[str, str]] = field(default_factory=set)
+    stated: dict[tuple[str, str], int] = field(default_factory=dict)
+    """``(session, norm(statement))`` → the index in :attr:`commitments` of the commitment that statement made (-1
+    when it was refused): a restatement in the same session is the same commitment."""
     synthesis_budget: bool = False
     tally: CommitmentTally = field(default_factory=CommitmentTally)
 
@@ -210,8 +231,8 @@ def _extract(env: PhaseEnv, model: PhaseModel, text: SessionText, night: _Night)
     """Ask about each chunk of one session and verify the answers; whether every chunk was answered."""
     parts, cut = chunks(text)
     night.truncated += int(cut)
-    system = load_prompt(env.repo, "trace-consolidation")
-    instruction = load_prompt(env.repo, "trace-consolidation.task")
+    system = load_prompt(env.repo, "trace-consolidation", prompt_values())
+    instruction = load_prompt(env.repo, "trace-consolidation.task", prompt_values())
     for index, part in enumerate(parts, start=1):
         redaction = redact(part)
         night.redactions += redaction.count
@@ -231,18 +252,33 @@ def _extract(env: PhaseEnv, model: PhaseModel, text: SessionText, night: _Night)
             else:
                 night.verified.append(result)
         for item in answer.commitments:
-            said = (text.session_id, " ".join(item.statement.split()))
-            if said in night.stated:
-                continue  # restated in a later chunk of the same session
-            night.stated.add(said)
-            found = verify_commitment(item, text)
-            if isinstance(found, str):
-                night.tally.skipped += 1
-                model.reject("commitment-" + found, {"session": text.session_id,
-                                                     "statement": redact(item.statement).text})
-            else:
-                night.commitments.append(found)
+            _commitment(model, text, item, night)
     return True
+
+
+def _commitment(model: PhaseModel, text: SessionText, item: TraceCommitment, night: _Night) -> None:
+    """Verify one commitment of a session and keep it, once per statement and session (docs/phases.md §1.12).
+
+    A statement the session already made (``norm``: case and whitespace aside, the detected task's own key) is the
+    same commitment: a restatement is dropped, unless it shows the commitment *done* while the kept one is open,
+    and its quote verifies: then the kept one becomes resolved. So a commitment made and closed in one session, in
+    either order, in one chunk or across two, never opens a task (it only closes one an earlier night opened)."""
+    said = (text.session_id, norm(item.statement))
+    kept = night.stated.get(said)
+    if kept is not None and kept >= 0 and (not item.resolved or night.commitments[kept].resolved):
+        return
+    found = verify_commitment(item, text)
+    if isinstance(found, str):
+        night.tally.skipped += int(kept is None)
+        model.reject("commitment-" + found, {"session": text.session_id, "statement": redact(item.statement).text})
+        night.stated.setdefault(said, -1)
+        return
+    if kept is not None and kept >= 0:
+        night.commitments[kept] = replace(night.commitments[kept], resolved=True, quote=found.quote,
+                                          confidence=max(found.confidence, night.commitments[kept].confidence))
+        return
+    night.stated[said] = len(night.commitments)
+    night.commitments.append(found)
 
 
 def _synthesize(env: PhaseEnv, model: PhaseModel, night: _Night) -> list[Candidate] | None:
@@ -252,8 +288,10 @@ def _synthesize(env: PhaseEnv, model: PhaseModel, night: _Night) -> list[Candida
     members = [Member(str(i), f"[{c.kind}] {c.claim}\n{c.gist}") for i, c in enumerate(night.verified)]
     keyed = rekey(key_members(members, label="candidate", member_chars=SYNTHESIS_CHARS), "c")
     skipped = model.budget_skipped
-    answer = model.call(ModelRequest(TraceSynthesis, load_prompt(env.repo, "trace-consolidation-synthesis"),
-                                     keyed.prompt(load_prompt(env.repo, "trace-consolidation-synthesis.task"),
+    answer = model.call(ModelRequest(TraceSynthesis, load_prompt(env.repo, "trace-consolidation-synthesis",
+                                                                 prompt_values()),
+                                     keyed.prompt(load_prompt(env.repo, "trace-consolidation-synthesis.task",
+                                                              prompt_values()),
                                                   preamble="Candidate memories:")))
     if answer is None:
         night.synthesis_budget = model.budget_skipped > skipped
