@@ -13,7 +13,11 @@ Two different keys merge only when :func:`pair_verdict` says ``merge``: an LCS r
 ``anna``/``hanna`` stays apart). A fuzzy cluster is built by complete linkage (:func:`complete_linkage`): every
 pair inside it passes the rule, so no chain of near neighbours can grow it. Which name survives is decided by
 the corpus's own file counts (higher count wins, ties to the lexicographically smaller key), never by a model
-(docs/entities.md §6). Pure.
+(docs/entities.md §6).
+
+What a *model* may make one is decided by :func:`name_merge_refusal`, the one rule the model stage's rail and the run
+gate both read: no identity veto, and either the same letters or, for a person, one name in a shorter and a fuller
+form (:func:`same_name_forms`) whose centroids (:func:`centroid`) agree (:data:`CENTROID_AGREEMENT`). Pure.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+
+import numpy as np
 
 from git_memhtml.domain.merge import identity_veto_reasons
 
@@ -314,17 +320,117 @@ def resolve_names(
     return merge_names(counts, accepted)
 
 
-def model_merge_refusal(a: str, b: str) -> str | None:
-    """Why a *model's* merge of keys ``a`` and ``b`` is refused whatever it says, or ``None`` (docs/entities.md §6
-    "Model stage", the rails).
+CENTROID_AGREEMENT = 0.30
+"""Least cosine between two names' centroids (:func:`centroid`) for their memories to *agree*: below it a merge of
+the two names is refused by the model stage's rail and by the run gate alike (:func:`name_merge_refusal`).
 
-    The model may judge what characters cannot (a short name and its full form, a spelling in the review band), but
-    two things it never overrides: a numeric or variant divergence (``identity_veto_reasons``: ``svc-amber-1`` and
-    ``svc-amber-2`` are two services), and a one-letter edit (one insertion, deletion or substitution) inside a
-    token shorter than :data:`SHORT_TOKEN_LENGTH` between names of the same token count (``anna``/``hanna``,
-    ``api``/``app``, ``jon``/``john``: issue 8, "a one-letter difference between short names is not evidence").
-    A short form is no edit (``sam``/``samuel``, ``bob``/``robert`` stay the model's to judge). Returns the veto name
-    or :data:`REASON_SHORT_NAME`. Symmetric, pure.
+Source: ``bench/entity_agreement.py`` on the six LoCoMo conversations written as an agent writes memories, with the
+default embedder (wordllama; figures in bench/README.md). 0.30 is the median cosine of two *unrelated* people
+(different conversations) at 3 memories each; one person's memories split at random into two names reach it in
+94 % of 1 + 3 splits and 99 % or more from 2 + 2 on. It is a guard against gross mismatches, not a proof of
+identity: two people of one conversation reach it too (median 0.45 at 3 + 3), so it never merges anything on its
+own (docs/entities.md §6 "Model stage")."""
+
+REASON_NOT_ONE_NAME = "not-one-name"
+"""Refusal of :func:`name_merge_refusal`: neither the same letters nor, for a person, one name in a shorter and a
+fuller form."""
+
+REASON_NO_CENTROID = "no-centroid"
+"""Refusal of :func:`name_merge_refusal`: a name has no centroid (no claimant with a vector), so nothing shows that
+the two names' memories agree."""
+
+REASON_CENTROIDS_DISAGREE = "centroids-disagree"
+"""Refusal of :func:`name_merge_refusal`: the two names' centroids are below :data:`CENTROID_AGREEMENT`."""
+
+IDENTITY_REASONS: frozenset[str] = frozenset({"numeric", "variant", REASON_SHORT_NAME})
+"""The refusals of :func:`name_merge_refusal` that say two names denote *different* things (the identity veto);
+the others say only that nothing shows they are one."""
+
+NAME_FORM_TYPES: frozenset[str] = frozenset({PERSON})
+"""Entity types whose names have shorter forms (:func:`same_name_forms`). A person's name is given names then family
+names, and an initial abbreviates a word, so its leading words are the same name written short. The names of things
+are compounds whose extra word often names another thing (``kafka``/``kafka-connect``,
+``postgres``/``postgres-exporter``, ``api``/``api-gateway``): a leading part is no evidence there, and the prompt
+says so ("a shared word is not identity")."""
+
+
+def same_letters(a: str, b: str) -> bool:
+    """``a`` and ``b`` have the same letters and digits in the same order: only case, spacing and separators differ
+    (``checkout_api``/``checkout-api``). Names with no letter or digit are never the same. Symmetric, pure."""
+    ta = name_tokens(a)
+    return bool(ta) and "".join(ta) == "".join(name_tokens(b))
+
+
+def _word_form(short: str, full: str, entity_type: str) -> str | None:
+    """How token ``short`` writes token ``full``: ``"word"`` (the same word), ``"initial"`` (a person's one-letter
+    initial of it), or ``None``."""
+    if short == full:
+        return "word"
+    if entity_type == PERSON and len(short) == 1 and short.isalpha() and full.startswith(short) and len(full) > 1:
+        return "initial"
+    return None
+
+
+def same_name_forms(a: str, b: str, entity_type: str) -> bool:
+    """``a`` and ``b`` (name keys) are one name in a shorter and a fuller form: for a type of :data:`NAME_FORM_TYPES`,
+    the tokens (:func:`name_tokens`) of the one with fewer, or as many, are the *leading* tokens of the other, each
+    the same word or a one-letter initial of it, at least one the same whole word, and the two differ.
+
+    ``Caroline`` / ``Caroline M.``, ``Laith`` / ``Laith Al-Saadoon``, ``Caroline M.`` / ``Caroline Miller``,
+    ``C. Miller`` / ``Caroline Miller``: one name. ``Dana Okafor`` / ``Priya Raman``, ``Caroline M.`` /
+    ``Caroline N.``, ``Caroline Miller`` / ``Caroline Ng``, ``Okafor`` / ``Dana Okafor`` (a family name alone is not a
+    leading part), ``Bob`` / ``Robert`` (a nickname), ``M.`` / ``Miller`` (an initial alone): not; a person file's
+    ``memhtml-alias`` joins those (docs/entities.md §6 step 4). Any other type: never. Symmetric, pure.
+    """
+    if entity_type not in NAME_FORM_TYPES:
+        return False
+    ta, tb = name_tokens(a), name_tokens(b)
+    if not ta or not tb or ta == tb:
+        return False
+    short, full = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
+    for pair in ((short, full), (full, short)) if len(ta) == len(tb) else ((short, full),):
+        forms = [_word_form(x, y, entity_type) for x, y in zip(pair[0], pair[1][: len(pair[0])], strict=True)]
+        if None not in forms and "word" in forms:
+            return True
+    return False
+
+
+def centroid(vectors: Sequence[np.ndarray]) -> np.ndarray | None:
+    """A name's centroid: the mean of its claimants' first-chunk ``vectors`` in float64, L2-normalised; ``None``
+    with no vector or a zero mean. The caller passes the vectors in claimant path order."""
+    if not vectors:
+        return None
+    mean = np.mean(np.stack([np.asarray(v, dtype=np.float64) for v in vectors]), axis=0)
+    norm = float(np.linalg.norm(mean))
+    return mean / norm if norm > 0 else None
+
+
+def centroid_cosine(centroids: Mapping[str, np.ndarray], a: str, b: str) -> float | None:
+    """The cosine of the centroids of names ``a`` and ``b`` in ``centroids`` (unit vectors, :func:`centroid`),
+    ``None`` when either has none: the ``cosine`` :func:`name_merge_refusal` reads."""
+    va, vb = centroids.get(a), centroids.get(b)
+    return None if va is None or vb is None else float(np.dot(va, vb))
+
+
+def name_merge_refusal(a: str, b: str, entity_type: str, cosine: float | None) -> str | None:
+    """Why two names (keys ``a``, ``b`` of ``entity_type``) may not be made one on a model's word, or ``None``: the
+    one rule the model stage's rail (``sleep/phases/entity_model.py``) and the run gate's rename check
+    (``sleep/probes/pointers.py``) both read (docs/entities.md §6 "Model stage", docs/gate.md §9.2).
+
+    ``cosine`` is the cosine of the two names' centroids (:func:`centroid`), ``None`` when either has none. In order:
+
+    1. the identity veto: a numeric or variant divergence (``identity_veto_reasons``: ``svc-amber-1`` and
+       ``svc-amber-2`` are two services), or a one-letter edit (one insertion, deletion or substitution) inside a
+       token shorter than :data:`SHORT_TOKEN_LENGTH` between names of the same token count (``anna``/``hanna``,
+       ``api``/``app``: issue 8, "a one-letter difference between short names is not evidence"); returns the veto
+       name or :data:`REASON_SHORT_NAME`;
+    2. the same letters and digits (:func:`same_letters`) are one name: ``None``;
+    3. otherwise the names must be one name in a shorter and a fuller form (:func:`same_name_forms`), else
+       :data:`REASON_NOT_ONE_NAME` (``Dana Okafor``/``Priya Raman``, ``checkout-api``/``payments-api``);
+    4. and their memories must agree: :data:`REASON_NO_CENTROID` without a cosine,
+       :data:`REASON_CENTROIDS_DISAGREE` below :data:`CENTROID_AGREEMENT`.
+
+    Symmetric, pure. Equal keys are one name (``None``).
     """
     if a == b:
         return None
@@ -336,6 +442,14 @@ def model_merge_refusal(a: str, b: str) -> str | None:
         for x, y in zip(ta, tb, strict=True):
             if x != y and min(len(x), len(y)) < SHORT_TOKEN_LENGTH and _one_edit(x, y):
                 return REASON_SHORT_NAME
+    if same_letters(a, b):
+        return None
+    if not same_name_forms(a, b, entity_type):
+        return REASON_NOT_ONE_NAME
+    if cosine is None:
+        return REASON_NO_CENTROID
+    if cosine < CENTROID_AGREEMENT:
+        return REASON_CENTROIDS_DISAGREE
     return None
 
 

@@ -9,12 +9,13 @@ tree; these reads pick candidates.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from git_memhtml.domain.entities import centroid
 from git_memhtml.index.active import active_memory
 from git_memhtml.index.db import IndexDB
 
@@ -129,6 +130,25 @@ def first_chunk_vector_map(db: IndexDB, paths: Sequence[str], space: str) -> dic
         for path, blob in rows:
             found[path] = np.frombuffer(bytes(blob), dtype="<f4").astype(np.float32)
     return found
+
+
+def name_centroids(db: IndexDB, claimants: Mapping[str, Sequence[str]], space: str) -> dict[str, np.ndarray]:
+    """``{name: centroid}`` (:func:`git_memhtml.domain.entities.centroid`, float64, unit length) of the first-chunk
+    vectors in ``space`` of each name's claimant paths, taken in sorted path order; a name none of whose claimants has
+    a vector is absent. The model stage of entity-resolution and the run gate both read centroids through this one
+    function (docs/entities.md §6 "Model stage").
+
+    Raises:
+        StorageError: SQLite failed.
+    """
+    every = sorted({p for paths in claimants.values() for p in paths})
+    vectors = first_chunk_vector_map(db, every, space)
+    out: dict[str, np.ndarray] = {}
+    for name in sorted(claimants):
+        vec = centroid([vectors[p] for p in sorted(set(claimants[name])) if p in vectors])
+        if vec is not None:
+            out[name] = vec
+    return out
 
 
 def first_chunk_vectors(db: IndexDB, paths: Sequence[str], space: str) -> np.ndarray:

@@ -49,13 +49,27 @@ def _bumped(db: IndexDB, table: str, keys: tuple[str, str, str], values: tuple[s
 
 def bump_entity(db: IndexDB, entity_type: str, alias: str, canonical: str, *, corpus: str,
                 now: str) -> Corroboration:
-    """Record one detection of the merge ``alias`` → ``canonical`` (normalised names) of ``entity_type``.
+    """Record one detection of the merge of ``alias`` and ``canonical`` (normalised names) of ``entity_type``.
 
     ``corpus`` is :func:`git_memhtml.index.corpus.corpus_digest` of the run's corpus; a detection over the digest
-    the row already holds adds nothing (the same evidence seen twice is one look), any other adds one.
+    the row already holds adds nothing (the same evidence seen twice is one look), any other adds one. A merge is
+    one pair whichever way it points (:func:`entity_pair`): which name survives is the corpus's counts' decision
+    when the merge is applied, so a night whose new memories turn the majority looks at the same merge again.
     """
     return _bumped(db, "entity_corroboration", ("entity_type", "alias_name", "canonical_name"),
-                   (entity_type, alias, canonical), corpus=corpus, now=now)
+                   (entity_type, *entity_pair(db, entity_type, alias, canonical)), corpus=corpus, now=now)
+
+
+def entity_pair(db: IndexDB, entity_type: str, alias: str, canonical: str) -> tuple[str, str]:
+    """The ``(alias_name, canonical_name)`` key of the merge of ``alias`` and ``canonical`` in
+    ``state.entity_corroboration``: the row's own order when the pair has a row either way round (rows written before
+    this rule hold the direction of their detection), else the two names sorted."""
+    for key in ((alias, canonical), (canonical, alias)):
+        if db.query_one("SELECT 1 FROM state.entity_corroboration WHERE entity_type = ? AND alias_name = ? "
+                        "AND canonical_name = ?", (entity_type, *key)) is not None:
+            return key
+    first, second = sorted((alias, canonical))
+    return first, second
 
 
 def bump_edge(db: IndexDB, src: str, rel: str, dst: str, *, corpus: str, now: str) -> Corroboration:
@@ -86,6 +100,8 @@ def promote_entity(db: IndexDB, entity_type: object, alias: object, canonical: o
     fresh one reconciling a forge merge) gets the row too, with the two detections it implies; a key that is not
     three strings changes nothing (0).
     """
+    if isinstance(entity_type, str) and isinstance(alias, str) and isinstance(canonical, str):
+        alias, canonical = entity_pair(db, entity_type, alias, canonical)  # bump_entity's key, either way round
     return _promote(db, "entity_corroboration", ("entity_type", "alias_name", "canonical_name"),
                     (entity_type, alias, canonical), now=now)
 

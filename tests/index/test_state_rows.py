@@ -8,7 +8,7 @@ from git_memhtml.domain.reinforce import AccessState
 from git_memhtml.errors import StorageError
 from git_memhtml.index import runs
 from git_memhtml.index.access import AccessSeed, access_rows, seed_access
-from git_memhtml.index.corroboration import pending_entity_merges, promote_edge, promote_entity
+from git_memhtml.index.corroboration import bump_entity, pending_entity_merges, promote_edge, promote_entity
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.landings import (
     LandingRow,
@@ -115,6 +115,29 @@ def test_a_promotion_this_clone_never_detected_is_recorded(db: IndexDB) -> None:
         (2, 1, 1, T1)]
     assert db.query("SELECT detections, confirmed, promoted FROM state.edge_corroboration") == [(2, 1, 1)]
     assert pending_entity_merges(db) == 0
+
+
+def test_an_entity_merge_is_one_pair_whichever_way_it_points(db: IndexDB) -> None:
+    """Issue 27 item 3: the survivor is the counts' decision when a merge is applied, so a corpus change that turns the
+    majority between two names is the second look at the same merge, not the first look at another."""
+    first = bump_entity(db, "person", "caroline m.", "caroline", corpus="c1", now=T0)
+    second = bump_entity(db, "person", "caroline", "caroline m.", corpus="c2", now=T1)
+    assert (first.detections, second.detections, second.counted) == (1, 2, True)
+    assert db.query("SELECT alias_name, canonical_name, detections FROM state.entity_corroboration") == [
+        ("caroline", "caroline m.", 2)]
+    assert promote_entity(db, "person", "caroline m.", "caroline", now=T2) == 1  # the ledger mark's direction
+    assert pending_entity_merges(db) == 0
+
+
+def test_a_row_detected_before_the_pair_rule_keeps_its_direction(db: IndexDB) -> None:
+    db.execute("INSERT INTO state.entity_corroboration (entity_type, alias_name, canonical_name, detections, "
+               "updated_at, corpus_digest) VALUES ('person', 'laith al-saadoon', 'laith', 1, ?, 'c1')", (T0,))
+    seen = bump_entity(db, "person", "laith", "laith al-saadoon", corpus="c2", now=T1)
+    assert seen.detections == 2
+    assert db.query("SELECT alias_name, canonical_name, detections FROM state.entity_corroboration") == [
+        ("laith al-saadoon", "laith", 2)]
+    assert promote_entity(db, "person", "laith", "laith al-saadoon", now=T2) == 1
+    assert db.query("SELECT count(*), sum(promoted) FROM state.entity_corroboration") == [(1, 1)]
 
 
 def _Seed(path: str, access_count: int, reinforcement_count: int, outcome_score: float,

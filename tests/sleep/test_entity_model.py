@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from git_memhtml.document.editors import get_metas
+from git_memhtml.domain.entities import CENTROID_AGREEMENT
 from git_memhtml.index.db import IndexDB
 from git_memhtml.llm.scripted import (
     Answer,
@@ -154,11 +155,13 @@ def test_each_name_is_offered_with_its_evidence_and_nothing_else(tmp_path: Path)
 def test_a_centroid_is_the_normalised_float64_mean_of_sorted_claimants() -> None:
     import numpy as np
 
+    from git_memhtml.domain.entities import centroid
+
     vecs = [np.array([1.0, 0.0], dtype=np.float32), np.array([0.0, 1.0], dtype=np.float32)]
-    got = entity_model.centroid(vecs)
+    got = centroid(vecs)
     assert got is not None and got.dtype == np.float64 and np.allclose(got, [2 ** -0.5, 2 ** -0.5])
-    assert entity_model.centroid([]) is None
-    assert entity_model.centroid([np.zeros(2, dtype=np.float32)]) is None
+    assert centroid([]) is None
+    assert centroid([np.zeros(2, dtype=np.float32)]) is None
 
 
 # --- corroboration: one detection per corpus, the merge on the second -----------------------------------------------
@@ -168,7 +171,7 @@ def test_a_model_merge_is_pending_on_one_corpus_and_applied_when_a_changed_corpu
     first, _, bound = run_scripted(env, LAITH_CLUSTER)
     counts = wire(first)
     assert counts["pendingCorroboration"] == 1 and counts["llmMerges"] == 0 and counts["filesRewritten"] == 0
-    assert detections(env.db) == [("person", "laith al-saadoon", "laith", 1)]
+    assert detections(env.db) == [("person", "laith", "laith al-saadoon", 1)]
     assert bound.services.ledger == []
     # the same corpus again: the same look, not a second one
     again = wire(run_scripted(env, LAITH_CLUSTER)[0])
@@ -192,6 +195,25 @@ def test_a_model_merge_is_pending_on_one_corpus_and_applied_when_a_changed_corpu
     assert journal is not None and EntityRenamed("person", "Laith Al-Saadoon", "Laith") in journal
 
 
+def test_a_second_look_counts_when_the_new_memories_turn_the_majority(tmp_path: Path) -> None:
+    """Night one: Laith (3) is the canonical; then two memories name Laith Al-Saadoon (4): night two is the second look
+    at the same merge, whichever name the counts now keep (issue 27 item 3)."""
+    env = make_env(make_repo(tmp_path, entity_files()))
+    first = wire(run_scripted(env, LAITH_CLUSTER)[0])
+    assert first["pendingCorroboration"] == 1
+    write(env.repo.root, {f"areas/inbox/laith-full-{i}.html": memory(f"Laith Al-Saadoon note {i} on the migration.",
+                                                                     entities=["person:Laith Al-Saadoon"])
+                          for i in (2, 3)})
+    git(env.repo.root, "add", "-A")
+    commit_and_reindex(env)
+    second, _, bound = run_scripted(env, LAITH_CLUSTER)
+    counts = wire(second)
+    assert counts["llmMerges"] == 1 and counts["pendingCorroboration"] == 0 and counts["filesRewritten"] == 3
+    assert "person:Laith Al-Saadoon" in values(env) and "person:Laith" not in values(env)
+    assert detections(env.db) == [("person", "laith", "laith al-saadoon", 2)]
+    assert bound.services.ledger == [EntityPromoted("person", "laith", "laith al-saadoon")]
+
+
 def test_two_real_runs_over_one_corpus_are_one_detection_and_over_a_changed_corpus_two(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, entity_files())
     db = IndexDB.for_repo(repo)
@@ -209,7 +231,7 @@ def test_two_real_runs_over_one_corpus_are_one_detection_and_over_a_changed_corp
         assert first["pendingCorroboration"] == 1 and first["llmMerges"] == 0
         second = night(DATE)  # a second run cut from the same main: the same corpus
         assert second["pendingCorroboration"] == 1 and second["llmMerges"] == 0
-        assert detections(db) == [("person", "laith al-saadoon", "laith", 1)]
+        assert detections(db) == [("person", "laith", "laith al-saadoon", 1)]
         write(repo.root, {"areas/inbox/laith-3.html": memory("Laith paused the migration.",
                                                               entities=["person:Laith"])})
         git(repo.root, "add", "-A")
@@ -246,6 +268,49 @@ def test_a_confident_model_never_merges_what_the_identity_rules_keep_apart(
         commit_and_reindex(env)
     assert {p: b for p, b in tree_files(env.repo).items() if "more-" not in p and "/tasks/" not in p} == before
     assert [r["payload"]["reason"] for r in rails(bound) if r["rail"] == "identity-veto"] == [reason, reason]  # type: ignore[index]
+
+
+DIFFERENT = [
+    ("Dana Okafor = Priya Raman: two different names", {
+        "areas/inbox/dana.html": memory("Dana Okafor leads the search incident review.",
+                                        entities=["person:Dana Okafor"]),
+        "areas/inbox/priya.html": memory("Priya Raman leads the search incident review.",
+                                         entities=["person:Priya Raman"])},
+     ("Priya Raman", "Dana Okafor"), "not-one-name"),
+    ("checkout-api = payments-api: two names the prompt calls distinct", {
+        "areas/inbox/checkout.html": memory("checkout-api retries declined cards.", entities=["service:checkout-api"]),
+        "areas/inbox/payments.html": memory("payments-api retries declined cards.", entities=["service:payments-api"])},
+     ("payments-api", "checkout-api"), "not-one-name"),
+    ("one name in two forms whose memories disagree", {
+        "areas/inbox/caroline-pottery.html": memory("Caroline teaches the Tuesday pottery class.",
+                                                    entities=["person:Caroline"]),
+        "areas/inbox/caroline-k8s.html": memory("Caroline M. rotated etcd certificates on kubernetes nodes.",
+                                                entities=["person:Caroline M."])},
+     ("Caroline M.", "Caroline"), "centroids-disagree"),
+]
+
+
+@pytest.mark.parametrize(("case", "extra", "names", "reason"), DIFFERENT, ids=[row[0] for row in DIFFERENT])
+def test_a_merge_nothing_shows_to_be_one_name_is_refused_by_the_rail_every_night(
+    tmp_path: Path, case: str, extra: dict[str, str], names: tuple[str, ...], reason: str
+) -> None:
+    """Issue 27 item 3: however alike their memories read and however sure the model is, on every night; the rail
+    reads the rule the run gate reads (domain.entities.name_merge_refusal)."""
+    env = make_env(make_repo(tmp_path, entity_files(extra)))
+    before = tree_files(env.repo)
+    for night in range(2):
+        outcome, _, bound = run_scripted(env, cluster(*names, confidence=1.0))
+        counts = wire(outcome)
+        assert counts.get("railNameEvidence") == 1 and counts.get("railIdentityVeto", 0) == 0, (case, counts)
+        assert counts["llmMerges"] == 0 and counts["pendingCorroboration"] == 0 and detections(env.db) == []
+        write(env.repo.root, {f"areas/inbox/more-{night}.html": memory(f"Note {night} about the tenant.")})
+        git(env.repo.root, "add", "-A")
+        commit_and_reindex(env)
+    assert {p: b for p, b in tree_files(env.repo).items() if "more-" not in p and "/tasks/" not in p} == before
+    logged = [r for r in rails(bound) if r["rail"] == "name-evidence"]  # both nights: one run id, one log
+    assert [r["payload"]["reason"] for r in logged] == [reason, reason]  # type: ignore[index]
+    if reason == "centroids-disagree":
+        assert all(float(r["payload"]["cosine"]) < CENTROID_AGREEMENT for r in logged)  # type: ignore[index]
 
 
 def test_keys_never_offered_and_a_canonical_outside_its_cluster_are_ignored_and_counted(tmp_path: Path) -> None:
@@ -285,7 +350,7 @@ def test_a_name_in_two_clusters_joins_only_the_first(tmp_path: Path) -> None:
 
     counts = wire(run_scripted(env, twice)[0])
     assert counts["railMemberRepeated"] == 1 and counts["pendingCorroboration"] == 1
-    assert detections(env.db) == [("person", "laith al-saadoon", "laith", 1)]
+    assert detections(env.db) == [("person", "laith", "laith al-saadoon", 1)]
 
 
 def test_a_memory_telling_the_model_to_merge_everything_changes_nothing_the_rails_forbid(tmp_path: Path) -> None:
@@ -301,17 +366,16 @@ def test_a_memory_telling_the_model_to_merge_everything_changes_nothing_the_rail
 
     counts = wire(run_scripted(env, obey)[0])
     assert counts["llmMerges"] == 0  # nothing is accepted on one look
-    # only what passes every rail was even detected: never the two numbered services
-    found = {(a, c) for _, a, c, _ in detections(env.db)}
-    assert not any("svc-amber" in a for a, _ in found)
-    assert counts["railIdentityVeto"] == 1 and counts["railUnknownKey"] == 2
-    # a second night over a changed corpus accepts what the rails allow, and never Anna with Hanna, even through a
-    # third name: the rail reads every pair of the two sets a merge would join
+    # only what passes every rail was even detected: never the two numbered services, never Anna or Hanna as Laith
+    assert detections(env.db) == [("person", "laith", "laith al-saadoon", 1)]
+    assert counts["railIdentityVeto"] == 1 and counts["railUnknownKey"] == 2 and counts["railNameEvidence"] == 2
+    # a second night over a changed corpus accepts what the rails allow (one name in two forms), and never Anna or
+    # Hanna as Laith, nor Anna with Hanna: the rail reads every pair of the two sets a merge would join
     write(env.repo.root, {"areas/inbox/later.html": memory("A later note.")})
     git(env.repo.root, "add", "-A")
     commit_and_reindex(env)
     again = wire(run_scripted(env, obey)[0])
-    assert again["llmMerges"] >= 1 and again["railIdentityVeto"] == 2
+    assert again["llmMerges"] == 1 and again["railIdentityVeto"] == 1 and again["railNameEvidence"] == 2
     def person_of(name: str) -> list[str]:
         return get_metas((env.repo.root / f"areas/inbox/{name}.html").read_text(), "entity")
 
@@ -351,11 +415,28 @@ def test_a_band_pair_the_model_leaves_is_a_character_band_task(tmp_path: Path) -
     assert "in the review band [0.75, 0.85)" in task
 
 
-def test_a_band_pair_the_model_clusters_is_pending_not_a_task(tmp_path: Path) -> None:
+def test_a_band_pair_of_two_service_names_the_model_clusters_is_refused_and_stays_a_task(tmp_path: Path) -> None:
+    # order-router / order-routing: one word for another, which the run gate could never accept (docs/gate.md §9.2)
     env = make_env(make_repo(tmp_path, entity_files(BAND)))
     counts = wire(run_scripted(env, cluster("order-router", "order-routing"))[0])
-    assert counts["reviewCandidates"] == 1 and counts["pendingCorroboration"] == 1 and _band_tasks(env) == []
-    assert detections(env.db) == [("service", "order-routing", "order-router", 1)]  # a tie: the smaller name
+    assert counts["railNameEvidence"] == 1 and counts["pendingCorroboration"] == 0 and detections(env.db) == []
+    assert counts["reviewCandidates"] == 2 and len(_band_tasks(env)) == 1
+
+
+CAROLINE_BAND = {  # caroline / caroline m.: LCS ratio 0.84, a character-band pair, and one name in two forms
+    "areas/inbox/caroline-1.html": memory("Caroline runs the pottery class on Tuesdays.",
+                                          entities=["person:Caroline"]),
+    "areas/inbox/caroline-2.html": memory("Caroline M. runs the pottery class at the community centre.",
+                                          entities=["person:Caroline M."]),
+}
+
+
+def test_a_band_pair_of_one_name_in_two_forms_the_model_clusters_is_pending_not_a_task(tmp_path: Path) -> None:
+    env = make_env(make_repo(tmp_path, entity_files(CAROLINE_BAND)))
+    counts = wire(run_scripted(env, cluster("Caroline", "Caroline M."))[0])
+    assert counts["reviewCandidates"] == 1 and counts["pendingCorroboration"] == 1  # Anna / Hanna's only
+    assert not any("Caroline" in t.gist for t in open_detections(env.repo, "entity-resolution"))
+    assert detections(env.db) == [("person", "caroline", "caroline m.", 1)]  # a merge is one pair either way
 
 
 # --- failures: each costs its own call; the character stages still run ----------------------------------------------

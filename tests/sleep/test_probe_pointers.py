@@ -1,16 +1,19 @@
 """What a run says replaced what (git_memhtml/sleep/probes/pointers.py): targets of a base memory, journaled renames
-re-judged by the identity veto, archive moves read from a real tree diff (issue 10 items 1 and 2)."""
+re-judged by the identity veto and the model rail's name rule, archive moves read from a real tree diff (issue 10 items
+1 and 2, issue 27 item 3)."""
 
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from git_memhtml.domain.entities import CENTROID_AGREEMENT
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.sleep.engine.journal import EntityRenamed, Folded, JournalEntry, MergeVetoed
-from git_memhtml.sleep.probes.pointers import RunPointers, Target, archive_moves, read_pointers
+from git_memhtml.sleep.probes.pointers import RunPointers, Target, archive_moves, read_pointers, renamed_keys
 
 LIVE, GONE = False, True
 
@@ -181,3 +184,60 @@ def test_a_replacement_the_merge_veto_refuses_is_no_replacement() -> None:
     assert pointers.vetoed_replacements == {("d.html", "k.html"): ("negation",)}
     assert pointers.targets("d.html") == []  # folded into its own negation: lost, not explained
     assert pointers.targets("e.html") == [Target("k2.html", "folded")]
+
+
+def _cosine(value: float | None) -> Callable[[str, str], float | None]:
+    """A base whose two renamed names' centroids have cosine ``value`` (``None``: no vectors)."""
+    return lambda _a, _b: value
+
+
+NAME_FORMS = [
+    ("one person's name in two forms whose memories agree", EntityRenamed("person", "Caroline M.", "Caroline"),
+     CENTROID_AGREEMENT + 0.1, ()),
+    ("the full name to the given name", EntityRenamed("person", "Laith Al-Saadoon", "Laith"), 0.8, ()),
+    ("one name in two forms whose memories disagree", EntityRenamed("person", "Caroline M.", "Caroline"),
+     CENTROID_AGREEMENT - 0.1, ("centroids-disagree",)),
+    ("one name in two forms with no vectors on the base", EntityRenamed("person", "Caroline M.", "Caroline"),
+     None, ("no-centroid",)),
+    ("two different people, however alike", EntityRenamed("person", "Dana Okafor", "Priya Raman"), 0.99,
+     ("not-one-name",)),
+    ("two services the prompt calls distinct", EntityRenamed("service", "checkout-api", "payments-api"), 0.99,
+     ("not-one-name",)),
+    ("a leading word of a service is no shorter form", EntityRenamed("service", "kafka-connect", "kafka"), 0.99,
+     ("not-one-name",)),
+    ("two initials one letter apart", EntityRenamed("person", "Caroline N.", "Caroline M."), 0.99, ("short-name",)),
+]
+
+
+@pytest.mark.parametrize(("label", "entry", "cosine", "reasons"), NAME_FORMS, ids=[r[0] for r in NAME_FORMS])
+def test_a_rename_between_two_forms_of_one_name_is_judged_by_the_rail_s_rule(
+    tmp_path: Path, label: str, entry: EntityRenamed, cosine: float | None, reasons: tuple[str, ...]
+) -> None:
+    """The gate reads the rule the model stage's rail reads (domain.entities.name_merge_refusal), over the base's
+    centroids, so a merge the rail lets through is explained and one it refuses never is (issue 27 item 3)."""
+    repo, base, tip = _repo(tmp_path)
+    asked: list[tuple[str, str]] = []
+
+    def measured(a: str, b: str) -> float | None:
+        asked.append((a, b))
+        return _cosine(cosine)(a, b)
+
+    pointers = read_pointers(repo, base, tip, status={}, supersedes={}, journal=[entry], cosine=measured)
+    old, new = (f"{entry.entity_type}:{n}".casefold() for n in (entry.old, entry.new))
+    if not reasons:
+        assert pointers.entity_names(old) == {old, new} and pointers.refused == {}, label
+        assert asked == [(old, new)]
+    else:
+        assert pointers.entity_names(old) == {old}, label
+        (refused,) = pointers.refused[old]
+        assert refused.reasons == reasons, label
+    assert renamed_keys([entry]) == {old, new}
+
+
+def test_a_refused_rename_says_why_in_the_lost_probe_s_words(tmp_path: Path) -> None:
+    repo, base, tip = _repo(tmp_path)
+    entry = EntityRenamed("person", "Caroline M.", "Caroline")
+    low = read_pointers(repo, base, tip, status={}, supersedes={}, journal=[entry], cosine=_cosine(0.1))
+    assert "their memories do not agree" in low.refused["person:caroline m."][0].why
+    none = read_pointers(repo, base, tip, status={}, supersedes={}, journal=[entry])
+    assert "no vector on the base" in none.refused["person:caroline m."][0].why

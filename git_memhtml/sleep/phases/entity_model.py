@@ -4,33 +4,44 @@
 Per entity type, each name (key) with a centroid is offered as a member: its display name, how many memories
 claim it, three of their titles, the three names whose centroids are nearest (with the cosine), and for a person
 the aliases a person file declares. The centroid of a name is the mean, in float64, of the first-chunk vectors of
-its claimant files (sorted), L2-normalised; it is evidence shown to the model, never a threshold.
+its claimant files (sorted), L2-normalised; it is evidence shown to the model and, through the rule below, a
+condition of a merge (two names' centroids must agree), never a reason for one.
 
 The model answers ``EntityClustering``. Code then decides each cluster:
 
 - a cluster counts only if its ``canonicalKey`` resolves and is one of its own members (``canonical-not-member``);
 - the canonical is the member most memories claim, ties to the smaller name: never the model's ``canonicalKey``;
-- every other member is an ``alias → canonical`` merge, refused whatever the model says when the two names, or any
-  two names of the sets they would join, differ by a number or a variant, or by one letter inside a short token
-  (``identity-veto``; :func:`git_memhtml.domain.entities.model_merge_refusal`);
+- every other member is an ``alias → canonical`` merge, judged over every cross pair of the two sets it would join
+  (complete linkage) by :func:`git_memhtml.domain.entities.name_merge_refusal`, the rule the run gate reads too:
+  refused whatever the model says when two names differ by a number or a variant, or by one letter inside a short
+  token (``identity-veto``), or when they are neither the same letters nor one person's name in a shorter and a
+  fuller form whose centroids agree (``name-evidence``: ``Dana Okafor`` = ``Priya Raman``, ``checkout-api`` =
+  ``payments-api``, every night);
 - a merge below the 0.7 confidence floor is deferred to a review task (``below-floor``);
 - otherwise it is corroborated: one detection per corpus (``index/corroboration.py:bump_entity``); it is accepted
   only at its second detection over a changed corpus, and then an ``EntityPromoted`` mark goes to the ledger.
 
 A pair the character rule or a person file already merged is not the model's to decide (an alias source backs
-it: accepted uncorroborated, counted as an alias merge). Every refusal goes through :meth:`PhaseModel.reject`.
+it: accepted uncorroborated, counted as an alias merge). Every refusal goes through :meth:`PhaseModel.reject`. The
+centroids the rail reads are the ones the members show (:func:`git_memhtml.index.corpus.name_centroids`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from pydantic import Field
 
-from git_memhtml.domain.entities import PERSON, model_merge_refusal
-from git_memhtml.index.corpus import active_corpus, corpus_digest, first_chunk_vector_map
+from git_memhtml.domain.entities import (
+    CENTROID_AGREEMENT,
+    IDENTITY_REASONS,
+    PERSON,
+    centroid_cosine,
+    name_merge_refusal,
+)
+from git_memhtml.index.corpus import active_corpus, corpus_digest, name_centroids
 from git_memhtml.index.corroboration import bump_entity
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
 from git_memhtml.sleep.engine.batch import KeyedBatch, Member, assemble_batches, key_members
@@ -77,6 +88,9 @@ RAIL_UNKNOWN_KEY = "unknown-key"
 RAIL_CANONICAL = "canonical-not-member"
 RAIL_REPEATED = "member-repeated"
 RAIL_IDENTITY = "identity-veto"
+RAIL_EVIDENCE = "name-evidence"
+"""The rail of a merge nothing shows to be one name (:func:`git_memhtml.domain.entities.name_merge_refusal`'s
+``not-one-name``, ``no-centroid``, ``centroids-disagree``); the identity veto's reasons go to :data:`RAIL_IDENTITY`."""
 
 
 class EntityCluster(AnswerSchema):
@@ -129,15 +143,6 @@ class TypeVerdicts:
     pending: int = 0
 
 
-def centroid(vectors: Sequence[np.ndarray]) -> np.ndarray | None:
-    """Mean of ``vectors`` in float64, L2-normalised; ``None`` with no vector or a zero mean."""
-    if not vectors:
-        return None
-    mean = np.mean(np.stack([np.asarray(v, dtype=np.float64) for v in vectors]), axis=0)
-    norm = float(np.linalg.norm(mean))
-    return mean / norm if norm > 0 else None
-
-
 def nearest(key: str, centroids: Mapping[str, np.ndarray], n: int = NEAREST) -> list[tuple[str, float]]:
     """The ``n`` other keys whose centroids are nearest to ``key``'s: cosine descending, then key."""
     own = centroids[key]
@@ -164,20 +169,38 @@ class _Sets:
             self.of[key] = joined
 
 
+def cross_refusals(left: Iterable[str], right: Iterable[str], entity_type: str, centroids: Mapping[str, np.ndarray]
+                   ) -> list[tuple[str, str, str, float | None]]:
+    """``(x, y, reason, cosine)`` for every cross pair of the two sets that
+    :func:`~git_memhtml.domain.entities.name_merge_refusal` refuses, in sorted order: a merge joins every name of one
+    set to every name of the other, so each such pair must pass, as in the character rule's complete linkage, and no
+    chain through a third name can join two names the rule keeps apart."""
+    out: list[tuple[str, str, str, float | None]] = []
+    for x in sorted(left):
+        for y in sorted(right):
+            cosine = centroid_cosine(centroids, x, y)
+            reason = name_merge_refusal(x, y, entity_type, cosine)
+            if reason is not None:
+                out.append((x, y, reason, cosine))
+    return out
+
+
 class EntityJudge:
     """The model stage of one run: prompts, titles and the corpus digest read once, then :meth:`judge` per type."""
 
     def __init__(self, env: PhaseEnv, model: PhaseModel) -> None:
         self.env = env
         self.model = model
-        self.system = load_prompt(env.repo, "entity-resolution", prompt_values())
+        self.system = load_prompt(env.repo, "entity-resolution",  # what code decides, stated in the prompt
+                                  {**prompt_values(), "centroid_agreement": f"{CENTROID_AGREEMENT:.2f}"})
         self.corpus = corpus_digest(env.db)
         self.titles = {row.path: row.title for row in active_corpus(env.db)}
 
     def judge(self, evidence: TypeEvidence) -> TypeVerdicts:
         """Ask about one type's names, shard by shard, and decide every cluster (module docstring)."""
         verdicts = TypeVerdicts()
-        members = self._members(evidence)
+        centroids = self._centroids(evidence)
+        members = [Member(key, self._text(evidence, key, centroids)) for key in sorted(centroids)]
         if len(members) < ENTITY_SHARD_MIN:
             return verdicts
         instruction = load_prompt(self.env.repo, "entity-resolution.task",
@@ -191,22 +214,16 @@ class EntityJudge:
                 continue
             used: set[str] = set()
             for cluster in answer.clusters:
-                self._decide(evidence, batch, cluster, used, sets, verdicts)
+                self._decide(evidence, batch, cluster, used, sets, verdicts, centroids)
         return verdicts
 
-    def _members(self, evidence: TypeEvidence) -> list[Member]:
+    def _centroids(self, evidence: TypeEvidence) -> dict[str, np.ndarray]:
+        """``{key: centroid}`` of the type's names that have one; none without an embedder."""
         embedder = self.env.embedder
         if embedder is None:
-            return []
-        every = sorted({p for paths in evidence.paths.values() for p in paths})
-        vectors = first_chunk_vector_map(self.env.db, every, embedder.space)
-        centroids: dict[str, np.ndarray] = {}
-        for key in sorted(evidence.counts):
-            found = [vectors[p] for p in sorted(set(evidence.paths.get(key, ()))) if p in vectors]
-            vec = centroid(found)
-            if vec is not None:
-                centroids[key] = vec
-        return [Member(key, self._text(evidence, key, centroids)) for key in sorted(centroids)]
+            return {}
+        claimants = {key: evidence.paths.get(key, ()) for key in evidence.counts}
+        return name_centroids(self.env.db, claimants, embedder.space)
 
     def _text(self, evidence: TypeEvidence, key: str, centroids: Mapping[str, np.ndarray]) -> str:
         shown = evidence.shown
@@ -221,7 +238,7 @@ class EntityJudge:
         return "\n".join(lines)
 
     def _decide(self, evidence: TypeEvidence, batch: KeyedBatch, cluster: EntityCluster, used: set[str],
-                sets: _Sets, verdicts: TypeVerdicts) -> None:
+                sets: _Sets, verdicts: TypeVerdicts, centroids: Mapping[str, np.ndarray]) -> None:
         members, unknown = batch.resolve(cluster.member_keys)
         for key in unknown:
             self.model.reject(RAIL_UNKNOWN_KEY, {"key": key, "cluster": list(cluster.member_keys)})
@@ -243,19 +260,24 @@ class EntityJudge:
         counts = evidence.counts
         canonical = min(names, key=lambda k: (-counts.get(k, 0), k))
         for alias in sorted(n for n in names if n != canonical):
-            self._merge(evidence, alias, canonical, cluster, sets, verdicts)
+            self._merge(evidence, alias, canonical, cluster, sets, verdicts, centroids)
 
     def _merge(self, evidence: TypeEvidence, alias: str, canonical: str, cluster: EntityCluster, sets: _Sets,
-               verdicts: TypeVerdicts) -> None:
+               verdicts: TypeVerdicts, centroids: Mapping[str, np.ndarray]) -> None:
         etype = evidence.entity_type
         if evidence.survivors.get(alias, alias) == evidence.survivors.get(canonical, canonical):
             verdicts.clustered.add(frozenset((alias, canonical)))
             return  # the character rule or a person file already merged them
-        refusal = next((r for x in sorted(sets.get(alias)) for y in sorted(sets.get(canonical))
-                        if (r := model_merge_refusal(x, y)) is not None), None)
-        if refusal is not None:
-            self.model.reject(RAIL_IDENTITY, {"type": etype, "alias": alias, "canonical": canonical,
-                                              "reason": refusal})
+        refused = cross_refusals(sets.get(alias), sets.get(canonical), etype, centroids)
+        if refused:
+            identity = [r for r in refused if r[2] in IDENTITY_REASONS]
+            x, y, reason, cosine = (identity or refused)[0]
+            payload: dict[str, object] = {"type": etype, "alias": alias, "canonical": canonical, "reason": reason}
+            if (x, y) != (alias, canonical):
+                payload["pair"] = [x, y]
+            if cosine is not None:
+                payload["cosine"] = round(cosine, 4)
+            self.model.reject(RAIL_IDENTITY if identity else RAIL_EVIDENCE, payload)
             return
         verdicts.clustered.add(frozenset((alias, canonical)))
         if cluster.confidence < ENTITY_CONFIDENCE_FLOOR:

@@ -13,15 +13,19 @@ import shutil
 import socket
 import tempfile
 import time
+from collections.abc import Iterable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from git_memhtml.cut import clip_join
+from git_memhtml.domain.entities import centroid_cosine
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import ProbesFailed
 from git_memhtml.gitrepo import GitRepo
+from git_memhtml.index.corpus import name_centroids
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.probe_rows import (
     claim_candidates,
@@ -39,7 +43,14 @@ from git_memhtml.sleep.probes.attribution import Touches
 from git_memhtml.sleep.probes.defaults import DEFAULT_K, DEFAULT_SAMPLE
 from git_memhtml.sleep.probes.families import claim_family, control_family, entity_family
 from git_memhtml.sleep.probes.indexes import base_index, tip_index
-from git_memhtml.sleep.probes.pointers import alias_groups_at, read_pointers, veto_replacements
+from git_memhtml.sleep.probes.pointers import (
+    Cosine,
+    alias_groups_at,
+    no_centroids,
+    read_pointers,
+    renamed_keys,
+    veto_replacements,
+)
 from git_memhtml.sleep.probes.ranker import Ranker, query_vectors
 from git_memhtml.sleep.probes.sample import probe_sample
 from git_memhtml.sleep.probes.verdict import LostMemory, Verdict, build_verdict
@@ -114,6 +125,22 @@ def run_instant(run_id: str, fallback: str) -> str:
     return f"{run_id[6:16]}T00:00:00Z" if RUN_ID.match(run_id) else fallback
 
 
+def base_cosine(base: IndexDB, reach: Mapping[str, tuple[str, frozenset[str]]], keys: Iterable[str],
+                embedder: Embedder | None) -> Cosine:
+    """The :data:`~git_memhtml.sleep.probes.pointers.Cosine` of the journal's renamed entity ``keys``: their
+    centroids over the *base* index (the claimants of each key on the base, ``reach``; vectors the run did not
+    write), read through :func:`git_memhtml.index.corpus.name_centroids` as the model stage reads them. With no
+    embedder, no centroid is known.
+
+    Raises:
+        StorageError: SQLite failed.
+    """
+    if embedder is None:
+        return no_centroids
+    claimants = {key: sorted(reach[key][1]) for key in sorted(keys) if key in reach}
+    return partial(centroid_cosine, name_centroids(base, claimants, embedder.space))
+
+
 def probe_commits(repo: GitRepo, run_id: str, base_sha: str, tip_sha: str, *, base: IndexDB, tip: IndexDB,
                   embedder: Embedder | None, settings: ProbeSettings) -> Verdict:
     """The verdict of ``base_sha..tip_sha`` over an index of each commit (module docstring, docs/gate.md §9).
@@ -126,8 +153,11 @@ def probe_commits(repo: GitRepo, run_id: str, base_sha: str, tip_sha: str, *, ba
     before_hashes, after_hashes = content_hashes(base), content_hashes(tip)
     touched = {c.path for c in candidates if after_hashes.get(c.path) != before_hashes.get(c.path)}
     sample = probe_sample(candidates, touched, run_id, settings.sample_size)
+    journal = read_journal(repo, tip_sha, run_id)
+    reach = entity_reach(base)
     pointers = read_pointers(repo, base_sha, tip_sha, status=path_status(tip), supersedes=supersedes_pointers(tip),
-                             journal=read_journal(repo, tip_sha, run_id), groups=alias_groups_at(repo, base_sha))
+                             journal=journal, groups=alias_groups_at(repo, base_sha),
+                             cosine=base_cosine(base, reach, renamed_keys(journal), embedder))
     replaced = sorted(set(pointers.archived_at) | {p for p in pointers.keepers if pointers.live(p)})
     replacing = sorted({t.path for p in replaced for t in pointers.replacements(p)})
     pointers.vetoed_replacements = veto_replacements(pointers, texts_of(base, replaced), texts_of(tip, replacing))
@@ -136,7 +166,6 @@ def probe_commits(repo: GitRepo, run_id: str, base_sha: str, tip_sha: str, *, ba
     vectors, degraded = query_vectors(embedder, [c.gist for c in sample] + [claims[p] for p in sorted(claims)])
     before = Ranker.open(base, embedder, now=now, k=settings.k)
     after = Ranker.open(tip, embedder, now=now, k=settings.k)
-    reach = entity_reach(base)
     tip_keys = entity_keys_by_path(tip)
     results = [
         *claim_family(sample, vectors, base=before, tip=after, pointers=pointers),

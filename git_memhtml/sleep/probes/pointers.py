@@ -12,23 +12,36 @@ Read from git and the tip's index only, so forge CI reads the same thing:
   than those files, and a line is a claim, the files are what search sees (docs/ledger.md §2);
 - **entity renames**: the journal's ``entity-renamed`` lines, each a claim checked against evidence the run did not
   write, whoever wrote it. A rename explains a loss only when the identity veto does not call the two names
-  distinct (``numeric``, ``variant``: ``svc-amber-20`` → ``svc-amber-2``) and the two names are one by evidence
-  (else ``unbacked``): the same letters and digits, only case, spacing and separators differing
-  (``checkout_api`` → ``checkout-api``), or, for persons, one alias group of a person file on the *base*
-  (``Priya`` → ``Priya Raman``). A spelling merge the entity rule makes (``reporting-gateway`` →
-  ``recording-gateway``: one word for another) is no explanation: nothing shows the two words name one thing.
+  distinct (``numeric``, ``variant``: ``svc-amber-20`` → ``svc-amber-2``) and the two names are one by evidence:
+  for persons, one alias group of a person file on the *base* (``Priya`` → ``Priya Raman``); else the rule the model
+  stage's rail reads (:func:`git_memhtml.domain.entities.name_merge_refusal`): the same letters and digits, only
+  case, spacing and separators differing (``checkout_api`` → ``checkout-api``), or one person's name in a shorter
+  and a fuller form (``Caroline M.`` → ``Caroline``) whose centroids on the *base* agree (``cosine``, read from the
+  base index). A spelling merge the entity rule makes (``reporting-gateway`` → ``recording-gateway``: one word for
+  another) is no explanation: nothing shows the two words name one thing.
 
 :meth:`RunPointers.targets` turns a base path into the places a probe looks on the tip, each with how it got there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from git_memhtml.document.editors import get_metas
-from git_memhtml.domain.entities import PERSON, entity_key, name_key, name_tokens, split_entity
+from git_memhtml.domain.entities import (
+    CENTROID_AGREEMENT,
+    PERSON,
+    REASON_CENTROIDS_DISAGREE,
+    REASON_NO_CENTROID,
+    REASON_NOT_ONE_NAME,
+    entity_key,
+    name_key,
+    name_merge_refusal,
+    same_letters,
+    split_entity,
+)
 from git_memhtml.domain.merge import MergeText, identity_veto_reasons, veto_reasons
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.sleep.engine.journal import EntityRenamed, JournalEntry, MergeVetoed
@@ -57,7 +70,8 @@ class Target:
 @dataclass(frozen=True)
 class RefusedRename:
     """A journaled rename the gate does not accept: ``old`` → ``new`` (``type:name`` values) and why: the identity
-    veto's reasons, or ``unbacked``."""
+    veto's reasons, or one refusal of :func:`~git_memhtml.domain.entities.name_merge_refusal` (``not-one-name``,
+    ``no-centroid``, ``centroids-disagree``)."""
 
     old: str
     new: str
@@ -67,7 +81,13 @@ class RefusedRename:
     def why(self) -> str:
         """Why the rename explains nothing, for a lost probe's message."""
         if self.reasons == (UNBACKED,):
-            return "no evidence joins (not the same letters, and no person file on the base declares them one)"
+            return ("no evidence joins (not the same letters, not one person's name in a shorter and a fuller form, "
+                    "and no person file on the base declares them one)")
+        if self.reasons == (REASON_NO_CENTROID,):
+            return "one person's name in two forms, but no vector on the base shows their memories agree"
+        if self.reasons == (REASON_CENTROIDS_DISAGREE,):
+            return (f"one person's name in two forms, but their memories do not agree on the base (centroid cosine "
+                    f"below {CENTROID_AGREEMENT:.2f})")
         return f"the identity veto refuses ({', '.join(self.reasons)})"
 
 
@@ -190,27 +210,27 @@ def _meta_keepers(repo: GitRepo, tip: str, archived: Iterable[str]) -> dict[str,
     return out
 
 
-UNBACKED = "unbacked"
-"""The refusal reason of a journaled rename that no evidence on the tip backs (module docstring)."""
+UNBACKED = REASON_NOT_ONE_NAME
+"""The refusal reason of a journaled rename that no evidence the run did not write backs (module docstring)."""
+
+Cosine = Callable[[str, str], float | None]
+"""``cosine(old key, new key)`` of two entity keys (``type:name``): their centroids' cosine on the base, ``None``
+when either has none (:func:`git_memhtml.index.corpus.name_centroids`)."""
 
 
-def _backed(old: str, new: str, groups: Sequence[tuple[str, ...]]) -> bool:
-    """``old`` and ``new`` (name keys) are one name by evidence the run did not write (module docstring): the same
-    letters and digits (only case, spacing and separators differ: ``checkout_api`` / ``checkout-api``), or one
-    alias group of a person file on the *base*, directly or with ``old`` written like a member of it."""
-    if _same_letters(old, new):
-        return True
-    for group in groups:
-        if new in group and (old in group or any(_same_letters(old, member) for member in group)):
-            return True
-    return False
+def no_centroids(_old: str, _new: str) -> float | None:
+    """The :data:`Cosine` of a gate with no vectors: no centroid is known."""
+    return None
 
 
-def _same_letters(a: str, b: str) -> bool:
-    return "".join(name_tokens(a)) == "".join(name_tokens(b))
+def _alias_backed(old: str, new: str, groups: Sequence[tuple[str, ...]]) -> bool:
+    """``old`` and ``new`` (name keys) are one alias group of a person file on the *base*, directly or with ``old``
+    written like a member of it (the same letters)."""
+    return any(new in group and (old in group or any(same_letters(old, member) for member in group))
+               for group in groups)
 
 
-def _renames(entries: Sequence[JournalEntry], groups: Sequence[tuple[str, ...]]
+def _renames(entries: Sequence[JournalEntry], groups: Sequence[tuple[str, ...]], cosine: Cosine = no_centroids
              ) -> tuple[dict[str, set[str]], dict[str, list[RefusedRename]]]:
     """Accepted renames (transitively closed) and refused ones, by the old name's key (module docstring)."""
     wanted = [e for e in entries if isinstance(e, EntityRenamed)]
@@ -225,8 +245,9 @@ def _renames(entries: Sequence[JournalEntry], groups: Sequence[tuple[str, ...]]
         _, new_name = split_entity(new)
         reasons = identity_veto_reasons(old_name, new_name)
         people = groups if etype == PERSON else ()
-        if not reasons and not _backed(old_name, new_name, people):
-            reasons = (UNBACKED,)
+        if not reasons and not _alias_backed(old_name, new_name, people):
+            refusal = name_merge_refusal(old_name, new_name, etype, cosine(old, new))
+            reasons = () if refusal is None else (refusal,)
         if reasons:
             refused.setdefault(old, []).append(RefusedRename(
                 f"{entry.entity_type}:{entry.old}", f"{entry.entity_type}:{entry.new}", reasons))
@@ -244,6 +265,12 @@ def _renames(entries: Sequence[JournalEntry], groups: Sequence[tuple[str, ...]]
             frontier.extend(direct.get(key, ()))
         closed[start] = reach
     return closed, refused
+
+
+def renamed_keys(journal: Sequence[JournalEntry]) -> set[str]:
+    """The entity keys (``type:name``) on either side of the journal's ``entity-renamed`` lines: the names whose
+    centroids the gate reads (:func:`read_pointers`' ``cosine``)."""
+    return {_key(e.entity_type, n) for e in journal if isinstance(e, EntityRenamed) for n in (e.old, e.new)}
 
 
 def alias_groups_at(repo: GitRepo, commit: str) -> list[tuple[str, ...]]:
@@ -278,10 +305,11 @@ def veto_replacements(pointers: RunPointers, base_texts: Mapping[str, tuple[str,
 
 def read_pointers(repo: GitRepo, base: str, tip: str, *, status: Mapping[str, bool],
                   supersedes: Mapping[str, Sequence[str]], journal: Sequence[JournalEntry],
-                  groups: Sequence[tuple[str, ...]] = ()) -> RunPointers:
+                  groups: Sequence[tuple[str, ...]] = (), cosine: Cosine = no_centroids) -> RunPointers:
     """Assemble :class:`RunPointers` from the tree diff, the tip's ``{path: archived}`` and ``{superseded: [sources]}``
-    (:mod:`git_memhtml.index.probe_rows`), the run journal read from the tip and the alias groups of the tip's person
-    files on the base (:func:`alias_groups_at`).
+    (:mod:`git_memhtml.index.probe_rows`), the run journal read from the tip, the alias groups of the tip's person
+    files on the base (:func:`alias_groups_at`) and the centroid cosine of two entity keys on the base (``cosine``,
+    :func:`renamed_keys` names the keys it is asked about).
 
     Raises:
         GitError: a commit cannot be read.
@@ -293,7 +321,7 @@ def read_pointers(repo: GitRepo, base: str, tip: str, *, status: Mapping[str, bo
         keepers.setdefault(dst, set()).update(s for s in sources if s != dst)
     for path, named in _meta_keepers(repo, tip, moves.values()).items():
         keepers.setdefault(path, set()).update(n for n in named if n != path)
-    renames, refused = _renames(journal, groups)
+    renames, refused = _renames(journal, groups, cosine)
     shown = {_key(e.entity_type, e.new): f"{e.entity_type}:{e.new}" for e in journal if isinstance(e, EntityRenamed)}
     vetoed = sorted({(e.keep, e.drop) for e in journal if isinstance(e, MergeVetoed) and e.keep != e.drop})
     return RunPointers(
