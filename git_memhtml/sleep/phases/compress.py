@@ -18,20 +18,28 @@ decides (docs/models.md §3); the rails, counted and logged through :meth:`Phase
 - ``unknown-key``: an absorbed key never offered is dropped;
 - a batch with fewer than 2 absorbed members that resolve is skipped (the model's ``[]`` declines; no rail);
 - ``blank``: a blank title or claim: the batch is skipped;
-- ``veto``: two absorbed members the merge veto would refuse to fold into each other (negation, numbers,
-  qualifiers: docs/veto.md §3) skip the **whole batch**. The canonical text was written to carry every member it
-  names; when two of them diverge it states one side, or both as one fact, and no code can tell which, so none of
-  them may be retired by it;
-- ``no-free-path``: no free canonical path; ``render-refused``: text the render gate refuses. Skipped.
+- ``veto`` (subject): two absorbed members about different subjects (the merge veto's subject predicate,
+  docs/veto.md §3) skip the whole batch: a fold never crosses subjects. Batches are cut so that this cannot happen
+  to an honest answer (:func:`split_by_subject`); the rail stands behind the cut;
+- ``no-free-path``: no free canonical path; ``render-refused``: text the render gate refuses. Skipped;
+- ``not-carried``: a member whose claim words the canonical does not hold (:func:`carried`) is not absorbed: it
+  stays as it is;
+- ``veto`` (carry): the canonical decides, not the members' differences (docs/veto.md §4). Members of a batch state
+  different facts by design, so they are never compared with each other; each absorbed member is compared with the
+  canonical (``domain.merge.carry_gaps``): a number or a variant qualifier of its claim that the canonical drops, or
+  a claim the canonical states with the other polarity, skips the **whole batch**, since the canonical misstates a
+  fact it was written to carry.
 
 It absorbs only the members it names; every other member stays as it is.
 
 **Writes** (supersede-only, docs/models.md §8). The canonical's folder is the absorbed members' shared folder, or
 ``areas/inbox`` when they differ; its path is ``<folder>/<slug(title)>.html``, the first free one that is none of
-the members' own paths (``excludeSelfSupersede``). The canonical is rendered (and refused) before anything moves;
-then each absorbed member is archived with ``superseded-by`` → the canonical, the canonical is written
-(``semantic``, author ``agent:sleep``) with ``supersedes`` → each archive path, and each fold is recorded in the
-run journal (``folded``: keep = the canonical, docs/ledger.md §2). One commit per folded batch
+the members' own paths (``excludeSelfSupersede``). The canonical carries what its members carry
+(``store.union.head_union``, docs/phases.md §0.7): every entity, tag and head link of every absorbed member, the
+members' one type when they share it (else ``semantic``), their highest importance and lowest confidence. It is
+rendered (and refused) before anything moves; then each absorbed member is archived with ``superseded-by`` → the
+canonical, the canonical is written (author ``agent:sleep``) with ``supersedes`` → each archive path, and each fold
+is recorded in the run journal (``folded``: keep = the canonical, docs/ledger.md §2). One commit per folded batch
 (``commit.PhaseSteps``), subject ``fold <k> memories into <title>``.
 
 A failed or budget-skipped call writes nothing for its batch and counts it ``skipped``; the other batches go on.
@@ -41,13 +49,24 @@ With no model bound, or on a dry run, nothing is asked and nothing is written; t
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import combinations
 
 from git_memhtml.document import editors
-from git_memhtml.document.model import Link
-from git_memhtml.domain.merge import MergeText, tokenize, veto_reasons
+from git_memhtml.document.draft import MemoryDraft
+from git_memhtml.document.model import Link, MemoryDocument
+from git_memhtml.document.parse import parse_memory
+from git_memhtml.document.template import render_memory
+from git_memhtml.domain.merge import (
+    VETO_SUBJECT,
+    MergeText,
+    carry_gaps,
+    content_words,
+    stem,
+    subject_divergent,
+    tokenize,
+)
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.index.indexer import update
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
@@ -61,15 +80,18 @@ from git_memhtml.sleep.engine.prompts import load_prompt
 from git_memhtml.sleep.phases import relationship_mining
 from git_memhtml.sleep.phases.deep_grouping import Grouping, entity_claimants, group_candidates, widened_communities
 from git_memhtml.sleep.phases.scoring import Scored, memory_edges, retention_pass
+from git_memhtml.sleep.phases.subjects import NO_SUBJECT, memory_subjects
 from git_memhtml.sleep.phases.synthesis import (
+    SLEEP_AUTHOR,
     free_memory_path,
     one_line,
-    render_synthesis,
     usage_counts,
     write_new_memory,
 )
 from git_memhtml.store import edits
+from git_memhtml.store.union import HeadUnion, head_union
 from git_memhtml.tree.layout import INBOX_DIR
+from git_memhtml.tree.paths import read_tree_file
 from git_memhtml.tree.people import is_person_file
 
 PHASE = "compress"
@@ -174,13 +196,43 @@ def member_text(s: Scored) -> str:
     return f"{s.row.title}\n{s.row.gist}\n{s.row.body_text}"
 
 
-def vetoed_pairs(members: Sequence[Scored]) -> list[dict[str, object]]:
-    """Every pair of ``members`` the merge veto refuses, with the predicates that fired (docs/veto.md §3)."""
+def crossed_subjects(members: Sequence[Scored], subjects: Mapping[str, frozenset[str]]) -> list[dict[str, object]]:
+    """Every pair of ``members`` about different subjects (``domain.merge.subject_divergent``, docs/veto.md §3)."""
     out: list[dict[str, object]] = []
     for a, b in combinations(members, 2):
-        reasons = veto_reasons(MergeText(a.row.gist, a.row.body_text), MergeText(b.row.gist, b.row.body_text))
-        if reasons:
-            out.append({"a": a.row.path, "b": b.row.path, "reasons": list(reasons)})
+        if subject_divergent(subjects.get(a.row.path, NO_SUBJECT), subjects.get(b.row.path, NO_SUBJECT)):
+            out.append({"a": a.row.path, "b": b.row.path, "reasons": [VETO_SUBJECT]})
+    return out
+
+
+def split_by_subject(members: Sequence[Member], subjects: Mapping[str, frozenset[str]]) -> list[Member]:
+    """``members`` (consecutive runs of one group) with each group cut into subject-compatible groups, so that no
+    batch offers two memories about different subjects (docs/phases.md §1.10).
+
+    In member order, each member joins the first sub-group none of whose members it diverges from
+    (``subject_divergent``), else opens a new one; a memory with no subject joins the first. Sub-groups are numbered
+    anew in order and listed one after the other, members in their original order. Pure.
+    """
+    out: list[Member] = []
+    number = 0
+    start = 0
+    while start < len(members):
+        end = start
+        while end < len(members) and members[end].group == members[start].group:
+            end += 1
+        parts: list[list[Member]] = []
+        for member in members[start:end]:
+            mine = subjects.get(member.ref, NO_SUBJECT)
+            home = next((part for part in parts if not any(
+                subject_divergent(mine, subjects.get(other.ref, NO_SUBJECT)) for other in part)), None)
+            if home is None:
+                parts.append([member])
+            else:
+                home.append(member)
+        for part in parts:
+            out.extend(Member(m.ref, m.text, number) for m in part)
+            number += 1
+        start = end
     return out
 
 
@@ -190,13 +242,68 @@ def canonical_folder(paths: Sequence[str]) -> str:
     return folders.pop() if len(folders) == 1 else INBOX
 
 
-def render_canonical(answer: CompressSynthesis, *, now: str, links: Sequence[Link] = ()) -> str:
-    """The canonical memory: ``semantic``, author ``agent:sleep``, the answer's title, claim and paragraphs.
+GENERIC_TYPE = "semantic"
+"""The canonical's type when its members do not share one (carried over: every canonical was ``semantic``)."""
+
+
+@dataclass(frozen=True)
+class CanonicalHead:
+    """What a canonical carries from the members it absorbs (docs/phases.md §0.7): their head union, their type when
+    they share one (else :data:`GENERIC_TYPE`), their highest importance and lowest confidence (``None``: no member
+    states one)."""
+
+    union: HeadUnion = field(default_factory=HeadUnion)
+    memory_type: str = GENERIC_TYPE
+    importance: int | None = None
+    confidence: float | None = None
+
+
+def canonical_head(docs: Sequence[MemoryDocument], *, inside: Collection[str]) -> CanonicalHead:
+    """The :class:`CanonicalHead` of the absorbed members ``docs``; links into ``inside`` (the members, the canonical)
+    are left out."""
+    types = {doc.memory_type for doc in docs}
+    importances = [doc.importance for doc in docs if doc.importance is not None]
+    confidences = [doc.confidence for doc in docs if doc.confidence is not None]
+    return CanonicalHead(
+        union=head_union(docs, inside=inside),
+        memory_type=types.pop() if len(types) == 1 else GENERIC_TYPE,
+        importance=max(importances) if importances else None,
+        confidence=min(confidences) if confidences else None,
+    )
+
+
+def render_canonical(answer: CompressSynthesis, *, now: str, links: Sequence[Link] = (),
+                     head: CanonicalHead | None = None) -> str:
+    """The canonical memory: author ``agent:sleep``, the answer's title, claim and paragraphs, ``head``'s type,
+    entities, tags, importance and confidence, its links then ``links``.
 
     Raises:
         InvalidMemory: the render gate refused the text.
     """
-    return render_synthesis("semantic", answer.title, answer.claim, answer.paragraphs, now=now, links=links)
+    head = head if head is not None else CanonicalHead()
+    return render_memory(MemoryDraft(
+        title=one_line(answer.title),
+        memory_type=head.memory_type,
+        claim=one_line(answer.claim),
+        body=tuple(p.strip() for p in answer.paragraphs if p.strip()),
+        author=SLEEP_AUTHOR,
+        entities=head.union.entities,
+        tags=head.union.tags,
+        links=(*head.union.links, *links),
+        importance=head.importance,
+        confidence=head.confidence,
+    ), now=now)
+
+
+def member_documents(env: PhaseEnv, members: Sequence[Scored]) -> list[MemoryDocument] | None:
+    """Each member's parsed file, or ``None`` when one is gone or no longer parses (the batch is then skipped)."""
+    docs: list[MemoryDocument] = []
+    for member in members:
+        try:
+            docs.append(parse_memory(read_tree_file(env.repo.root, member.row.path), path=member.row.path))
+        except (InvalidMemory, OSError):
+            return None
+    return docs
 
 
 @dataclass
@@ -208,8 +315,10 @@ class _Night:
     skipped: int = 0
 
 
-def _fold(env: PhaseEnv, answer: CompressSynthesis, absorbed: Sequence[Scored], path: str) -> list[Folded]:
-    """Archive ``absorbed`` into the canonical at ``path``, then write it; return the folds made (may be empty)."""
+def _fold(env: PhaseEnv, answer: CompressSynthesis, absorbed: Sequence[Scored], path: str,
+          head: CanonicalHead) -> list[Folded]:
+    """Archive ``absorbed`` into the canonical at ``path``, then write it carrying ``head``; return the folds made
+    (may be empty)."""
     folds: list[Folded] = []
     for member in absorbed:
         archived = edits.archive_file(env.repo, member.row.path, at=env.at,
@@ -219,7 +328,7 @@ def _fold(env: PhaseEnv, answer: CompressSynthesis, absorbed: Sequence[Scored], 
     if not folds:
         return folds
     links = [Link("supersedes", "/" + f.archived) for f in folds]
-    write_new_memory(env, path, render_canonical(answer, now=env.at, links=links))
+    write_new_memory(env, path, render_canonical(answer, now=env.at, links=links, head=head))
     record_journal(env, folds)
     return folds
 
@@ -228,53 +337,49 @@ CARRY_SHARE = 0.6
 """Share of a member's claim words the canonical must hold for the member to count as carried (our decision,
 docs/models.md §8: grounded synthesis; a canonical that drops a member's fact must not archive that member)."""
 
-_FUNCTION_WORDS = frozenset((
-    "the", "and", "for", "are", "was", "were", "has", "have", "had", "this", "that", "with", "from", "into", "onto",
-    "over", "under", "its", "they", "them", "their", "there", "then", "than", "but", "not", "any", "all", "can",
-    "will", "would", "should", "could", "been", "being", "our", "your", "his", "her", "who", "what", "when",
-    "where", "which", "how", "why", "also", "just", "only", "very", "each", "per", "via", "about", "after",
-    "before", "does", "did",
-))
-"""Words that state no fact of their own, left out of :func:`carried`'s share."""
-
-
-def _stem(token: str) -> str:
-    """``deploys`` → ``deploy``: a plural or third-person ``s`` is no other fact (tokens with digits kept whole)."""
-    return token[:-1] if len(token) > 3 and token.endswith("s") and not any(c.isdigit() for c in token) else token
-
 
 def carried(claim: str, canonical: str) -> bool:
-    """Whether ``canonical`` (title, claim and paragraphs of the new memory) carries the member ``claim`` forward.
+    """Whether ``canonical`` (title, claim and paragraphs of the new memory) holds the member ``claim``'s words.
 
-    Every numeric token of the claim (``3``, ``v2.1``, ``sev1``) must be in the canonical, and at least
-    :data:`CARRY_SHARE` of its other words of three letters or more (function words aside, a final ``s`` ignored).
-    A claim with no such word must appear in the canonical whole (case-folded). Tokens are the veto's
-    (``domain.merge.tokenize``).
+    At least :data:`CARRY_SHARE` of the claim's content words (``domain.merge.content_words``: three letters or
+    more, no digit, function words and negation markers aside, a final ``s`` ignored) must be in the canonical. A
+    claim with no such word must appear in the canonical whole (case-folded). Numbers, qualifiers and polarity are
+    :func:`carry_gaps`' to read, not this share's.
     """
-    have = {_stem(t) for t in tokenize(canonical)}
-    words = [_stem(t) for t in tokenize(claim) if len(t) >= 3 or any(c.isdigit() for c in t)]
-    numeric = {t for t in words if any(c.isdigit() for c in t)}
-    content = {t for t in words if t not in numeric and t not in _FUNCTION_WORDS}
-    if not numeric <= have:
-        return False
+    have = {stem(t) for t in tokenize(canonical)}
+    content = content_words(claim)
     if not content:
         return " ".join(claim.split()).casefold() in " ".join(canonical.split()).casefold()
     return len(content & have) >= CARRY_SHARE * len(content)
 
 
-def _carried(model: PhaseModel, answer: CompressSynthesis, absorbed: Sequence[Scored]) -> list[Scored]:
-    """The absorbed members whose claim the canonical carries; each other one is refused on the ``not-carried``
-    rail and stays where it is (it is not archived)."""
-    canonical = " ".join([answer.title, answer.claim, *answer.paragraphs])
-    kept = [s for s in absorbed if carried(s.row.gist, canonical)]
+def canonical_text(answer: CompressSynthesis) -> str:
+    """The canonical as the carry checks read it: title, claim and each paragraph, one per line."""
+    return "\n".join([answer.title, answer.claim, *answer.paragraphs])
+
+
+def _carried(model: PhaseModel, answer: CompressSynthesis, absorbed: Sequence[Scored]) -> list[Scored] | None:
+    """The absorbed members the canonical carries, or ``None`` when the canonical misstates one (docs/veto.md §4).
+
+    A member whose claim words the canonical does not hold is refused on the ``not-carried`` rail and stays where it
+    is. A member whose words it holds but whose number, qualifier or polarity it drops (``carry_gaps``) refuses the
+    whole batch on the ``veto`` rail: the canonical states that member's fact otherwise than the member does.
+    """
+    text = canonical_text(answer)
+    kept = [s for s in absorbed if carried(s.row.gist, text)]
     for s in absorbed:
         if s not in kept:
             model.reject("not-carried", {"title": answer.title, "member": s.row.path, "claim": s.row.gist})
+    misstated = [{"member": s.row.path, "reasons": list(gaps)} for s in kept
+                 if (gaps := carry_gaps(MergeText(s.row.gist), MergeText(answer.claim, text)))]
+    if misstated:
+        model.reject("veto", {"title": answer.title, "members": misstated})
+        return None
     return kept
 
 
-def _judge(model: PhaseModel, batch: KeyedBatch, answer: CompressSynthesis,
-           by_path: dict[str, Scored]) -> list[Scored] | None:
+def _judge(model: PhaseModel, batch: KeyedBatch, answer: CompressSynthesis, by_path: dict[str, Scored],
+           subjects: Mapping[str, frozenset[str]]) -> list[Scored] | None:
     """The absorbed members the rails let through, or ``None`` when the batch is skipped."""
     members, unknown = batch.resolve(answer.absorbed_keys)
     for key in unknown:
@@ -285,7 +390,7 @@ def _judge(model: PhaseModel, batch: KeyedBatch, answer: CompressSynthesis,
         model.reject("blank", {"title": answer.title, "claim": answer.claim})
         return None
     absorbed = [by_path[m.ref] for m in members]
-    pairs = vetoed_pairs(absorbed)
+    pairs = crossed_subjects(absorbed, subjects)
     if pairs:
         model.reject("veto", {"title": answer.title, "pairs": pairs})
         return None
@@ -294,7 +399,8 @@ def _judge(model: PhaseModel, batch: KeyedBatch, answer: CompressSynthesis,
 
 @dataclass
 class _Folding:
-    """What every batch of the night shares: the model, the commits, the prompts, the paths already taken."""
+    """What every batch of the night shares: the model, the commits, the prompts, the paths already taken, the
+    memories' subjects."""
 
     env: PhaseEnv
     model: PhaseModel
@@ -303,6 +409,7 @@ class _Folding:
     instruction: str
     night: _Night
     taken: set[str]
+    subjects: Mapping[str, frozenset[str]]
 
 
 def _fold_batches(f: _Folding, batches: Sequence[Sequence[Member]], by_path: dict[str, Scored],
@@ -313,7 +420,7 @@ def _fold_batches(f: _Folding, batches: Sequence[Sequence[Member]], by_path: dic
     for batch_members in batches:
         batch = key_members(batch_members, label="member", member_chars=MEMBER_CHARS)
         answer = model.call(ModelRequest(CompressSynthesis, f.system, batch.prompt(f.instruction)))
-        absorbed = _judge(model, batch, answer, by_path) if answer is not None else None
+        absorbed = _judge(model, batch, answer, by_path, f.subjects) if answer is not None else None
         if answer is None or absorbed is None:
             night.skipped += 1
             continue
@@ -323,18 +430,26 @@ def _fold_batches(f: _Folding, batches: Sequence[Sequence[Member]], by_path: dic
             model.reject("no-free-path", {"title": answer.title})
             night.skipped += 1
             continue
+        docs = member_documents(env, absorbed)
+        if docs is None:
+            night.skipped += 1
+            continue
+        inside = {path, *(s.row.path for s in absorbed)}
         try:
-            render_canonical(answer, now=env.at)  # refuse before anything moves
+            render_canonical(answer, now=env.at, head=canonical_head(docs, inside=inside))  # refuse before any move
         except InvalidMemory as exc:
             model.reject("render-refused", {"title": answer.title, "error": exc.message})
             night.skipped += 1
             continue
-        absorbed = _carried(model, answer, absorbed)
-        if len(absorbed) < MIN_BATCH:
+        kept = _carried(model, answer, absorbed)
+        if kept is None or len(kept) < MIN_BATCH:
             night.skipped += 1
             continue
+        doc_of = {s.row.path: d for s, d in zip(absorbed, docs, strict=True)}
+        absorbed = kept  # a member left out stays live: links into it are carried
+        head = canonical_head([doc_of[s.row.path] for s in absorbed], inside={path, *(s.row.path for s in absorbed)})
         f.steps.begin({**counts().wire(), **usage_counts(model)})
-        folds = _fold(env, answer, absorbed, path)
+        folds = _fold(env, answer, absorbed, path, head)
         if not folds:
             night.skipped += 1
             continue
@@ -350,7 +465,7 @@ def _fold_batches(f: _Folding, batches: Sequence[Sequence[Member]], by_path: dic
 def _folding(env: PhaseEnv, model: PhaseModel) -> _Folding:
     steps = PhaseSteps(env.repo, run_id=env.run_id, phase=PHASE, deep=env.deep)
     return _Folding(env, model, steps, load_prompt(env.repo, "compress"), load_prompt(env.repo, "compress.task"),
-                    _Night(), set())
+                    _Night(), set(), {})
 
 
 def run(env: PhaseEnv) -> PhaseOutcome:
@@ -373,9 +488,11 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     labels = sorted({s.community or "" for s in rows})
     group = {label: i for i, label in enumerate(labels)}
     by_path = {s.row.path: s for s in rows}
-    members = [Member(s.row.path, member_text(s), group[s.community or ""]) for s in rows]
-    batches = assemble_batches(members, BATCH_MEMBERS, MIN_BATCH)
     f = _folding(env, model)
+    f.subjects = memory_subjects(env)
+    members = split_by_subject([Member(s.row.path, member_text(s), group[s.community or ""]) for s in rows],
+                               f.subjects)
+    batches = assemble_batches(members, BATCH_MEMBERS, MIN_BATCH)
 
     def counts() -> CompressCounts:
         n = f.night
@@ -396,12 +513,13 @@ class _Pass:
     canonicals: int = 0
 
 
-def deep_pass(env: PhaseEnv) -> tuple[list[Scored], Grouping, list[list[Member]]]:
+def deep_pass(env: PhaseEnv, subjects: Mapping[str, frozenset[str]]) -> tuple[list[Scored], Grouping,
+                                                                              list[list[Member]]]:
     """Mine, score and group the corpus as the index holds it now (docs/deep-sleep.md): the mining scan of
     relationship-mining (``relates_to`` and the band) runs again; on a real run its rows replace the stored derived
     edges (the re-mine of a pass), on a dry run they stand in for them in memory and nothing is written. Returns the
-    candidates, their grouping and the batches (each group sliced into batches of 8, a trailing slice under 2
-    dropped).
+    candidates, their grouping and the batches (each group cut by ``subjects`` (:func:`split_by_subject`) and sliced
+    into batches of 8, a trailing slice under 2 dropped).
 
     Raises:
         StorageError: the index cannot be read or written.
@@ -417,7 +535,7 @@ def deep_pass(env: PhaseEnv) -> tuple[list[Scored], Grouping, list[list[Member]]
     rows = eligible(env, scored)
     grouping = group_candidates(rows, communities, entity_claimants(env.db), limit=MAX_CANDIDATES)
     members = [Member(s.row.path, member_text(s), i) for i, g in enumerate(grouping.groups) for s in g.members]
-    return rows, grouping, assemble_batches(members, BATCH_MEMBERS, MIN_BATCH)
+    return rows, grouping, assemble_batches(split_by_subject(members, subjects), BATCH_MEMBERS, MIN_BATCH)
 
 
 def run_deep(env: PhaseEnv, model: PhaseModel) -> PhaseOutcome:
@@ -452,7 +570,8 @@ def run_deep(env: PhaseEnv, model: PhaseModel) -> PhaseOutcome:
     for n in range(1, MAX_PASSES + 1):
         if n > 1:
             update(env.repo, env.db, env.embedder, now=env.at)
-        rows, grouping, batches = deep_pass(env)
+        f.subjects = memory_subjects(env)
+        rows, grouping, batches = deep_pass(env, f.subjects)
         passes.append(_Pass(len(rows), grouping, len(batches)))
         if not model.bound:
             break
