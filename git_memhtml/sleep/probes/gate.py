@@ -39,7 +39,7 @@ from git_memhtml.sleep.probes.attribution import Touches
 from git_memhtml.sleep.probes.defaults import DEFAULT_K, DEFAULT_SAMPLE
 from git_memhtml.sleep.probes.families import claim_family, control_family, entity_family
 from git_memhtml.sleep.probes.indexes import base_index, tip_index
-from git_memhtml.sleep.probes.pointers import alias_groups_at, read_pointers, veto_replacements
+from git_memhtml.sleep.probes.pointers import alias_groups_at, read_pointers, subjects_by_path, veto_replacements
 from git_memhtml.sleep.probes.ranker import Ranker, query_vectors
 from git_memhtml.sleep.probes.sample import probe_sample
 from git_memhtml.sleep.probes.verdict import LostMemory, Verdict, build_verdict
@@ -126,18 +126,22 @@ def probe_commits(repo: GitRepo, run_id: str, base_sha: str, tip_sha: str, *, ba
     before_hashes, after_hashes = content_hashes(base), content_hashes(tip)
     touched = {c.path for c in candidates if after_hashes.get(c.path) != before_hashes.get(c.path)}
     sample = probe_sample(candidates, touched, run_id, settings.sample_size)
+    groups = alias_groups_at(repo, base_sha)
     pointers = read_pointers(repo, base_sha, tip_sha, status=path_status(tip), supersedes=supersedes_pointers(tip),
-                             journal=read_journal(repo, tip_sha, run_id), groups=alias_groups_at(repo, base_sha))
+                             journal=read_journal(repo, tip_sha, run_id), groups=groups)
     replaced = sorted(set(pointers.archived_at) | {p for p in pointers.keepers if pointers.live(p)})
     replacing = sorted({t.path for p in replaced for t in pointers.replacements(p)})
-    pointers.vetoed_replacements = veto_replacements(pointers, texts_of(base, replaced), texts_of(tip, replacing))
+    tip_keys = entity_keys_by_path(tip)
+    pointers.vetoed_replacements = veto_replacements(
+        pointers, texts_of(base, replaced), texts_of(tip, replacing),
+        base_subjects=subjects_by_path(entity_keys_by_path(base), groups, pointers),
+        tip_subjects=subjects_by_path(tip_keys, groups))
     control_paths = sorted({p for pair in pointers.vetoed for p in pair})
     claims = {path: claim for path, (claim, _) in texts_of(base, control_paths).items()}
     vectors, degraded = query_vectors(embedder, [c.gist for c in sample] + [claims[p] for p in sorted(claims)])
     before = Ranker.open(base, embedder, now=now, k=settings.k)
     after = Ranker.open(tip, embedder, now=now, k=settings.k)
     reach = entity_reach(base)
-    tip_keys = entity_keys_by_path(tip)
     results = [
         *claim_family(sample, vectors, base=before, tip=after, pointers=pointers),
         *entity_family(reach, tip_keys, pointers),
