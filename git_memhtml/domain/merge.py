@@ -211,10 +211,11 @@ def stem(token: str) -> str:
 
 
 def content_words(text: str) -> frozenset[str]:
-    """The stemmed words of ``text`` that state something: three letters or more, no digit, not a function word and
-    not a negation marker (polarity is read apart)."""
+    """The stemmed words of ``text`` that state something: three letters or more, no digit, not a function word, not
+    a negation marker and not a variant qualifier (polarity and variants are read apart)."""
     return frozenset(stem(t) for t in tokenize(text)
-                     if len(t) >= 3 and not _DIGIT.search(t) and t not in FUNCTION_WORDS and t not in NEGATION_MARKERS)
+                     if len(t) >= 3 and not _DIGIT.search(t) and t not in FUNCTION_WORDS
+                     and t not in NEGATION_MARKERS and t not in VARIANT_QUALIFIERS)
 
 
 def clauses(text: str) -> list[str]:
@@ -254,6 +255,36 @@ def _polarity_kept(claim: str, carrier: str) -> bool:
         if not any(neg == negated for weight, neg in scored if weight >= CARRYING_SHARE * best):
             return False
     return True
+
+
+SAME_FACT_OVERLAP = 0.8
+"""Share of two claims' content words in common (``|A ∩ B| / |A ∪ B|``) at or above which they state one fact (our
+decision, docs/veto.md §4 "Contradictions"): "the edge cache is (not) enabled for checkout (anymore)" reach it, "the
+checkout timeout is 10 seconds" / "checkout retries wait 30 seconds after a timeout" (0.6) do not."""
+
+
+def contradiction_reasons(a: str, b: str) -> tuple[str, ...]:
+    """The predicates (negation, numeric, variant) that fire between two claims stating *one* fact otherwise, or
+    ``()`` (docs/veto.md §4 "Contradictions").
+
+    Two claims state one fact when their content words (:func:`content_words`) overlap by at least
+    :data:`SAME_FACT_OVERLAP`: "the edge cache is enabled for checkout" / "the edge cache is not enabled for
+    checkout", "the checkout timeout is 10 seconds" / "... 30 seconds". Such a pair contradicts itself wherever it is
+    folded: no canonical can carry both as one memory. Two claims about different things ("checkout p95 latency
+    stays under 300 ms" / "checkout latency is tracked on the dashboard") are different facts, whatever their numbers
+    or polarity: ``()``. Read over the claims alone. Symmetric.
+    """
+    left, right = content_words(a), content_words(b)
+    if not left or not right or len(left & right) < SAME_FACT_OVERLAP * len(left | right):
+        return ()
+    reasons: list[str] = []
+    if negation_divergent(a, b):
+        reasons.append(VETO_NEGATION)
+    if numeric_token_divergent(a, b):
+        reasons.append(VETO_NUMERIC)
+    if variant_qualifier_divergent(a, b):
+        reasons.append(VETO_VARIANT)
+    return tuple(reasons)
 
 
 def carry_gaps(member: MergeText | str, carrier: MergeText | str) -> tuple[str, ...]:

@@ -254,3 +254,20 @@ def test_subject_identities_key_names_and_collapse_declared_aliases() -> None:
               "service:Checkout_API", "service:checkout-api"]
     assert subject_identities(values, aliases) == {"person:caro", "service:checkoutapi"}
     assert subject_identities(["person:Caroline M."]) == {"person:carolinem"}
+
+
+@pytest.mark.parametrize(("a", "b", "reasons"), [
+    ("The edge cache is enabled for checkout.", "The edge cache is not enabled for checkout.", ("negation",)),
+    ("The edge cache is not enabled for checkout anymore.", "The edge cache is enabled for checkout.", ("negation",)),
+    ("The checkout timeout is 10 seconds.", "The checkout timeout is 30 seconds.", ("numeric",)),
+    ("The pro plan includes the dashboard.", "The plan includes the dashboard.", ("variant",)),
+    # different facts, whatever their numbers or polarity
+    ("Checkout p95 latency stays under 300 ms.", "Checkout latency is tracked on the payments dashboard.", ()),
+    ("The checkout timeout is 10 seconds.", "Checkout retries wait 30 seconds after a timeout.", ()),
+    ("The edge cache is not enabled for search.", "The edge cache serves checkout assets.", ()),
+    ("The checkout timeout is 10 seconds.", "The checkout timeout is 10 seconds.", ()),  # one fact, one way
+])
+def test_contradiction_reasons_name_one_fact_stated_two_ways(a: str, b: str, reasons: tuple[str, ...]) -> None:
+    from git_memhtml.domain.merge import contradiction_reasons
+
+    assert contradiction_reasons(a, b) == reasons and contradiction_reasons(b, a) == reasons

@@ -190,16 +190,44 @@ P95 = {
 }
 
 
-@pytest.mark.parametrize("files", [P95, NUMBERS, VETO], ids=["p95", "numbers", "negation"])
+RETRIES = {
+    "areas/net/a.html": mem("The checkout timeout is 10 seconds.", links=["areas/net/b.html"]),
+    "areas/net/b.html": mem("Checkout retries wait 30 seconds after a timeout.", links=["areas/net/c.html"]),
+    "areas/net/c.html": mem("Checkout timeouts page the on-call engineer.", links=["areas/net/a.html"]),
+}
+
+SEARCH = {
+    "areas/cache/a.html": mem("The edge cache is not enabled for search.", links=["areas/cache/b.html"]),
+    "areas/cache/b.html": mem("The edge cache serves checkout assets.", links=["areas/cache/c.html"]),
+    "areas/cache/c.html": mem("The edge cache holds checkout images.", links=["areas/cache/a.html"]),
+}
+
+
+@pytest.mark.parametrize("files", [P95, RETRIES, SEARCH], ids=["p95", "numbers", "negation"])
 def test_members_that_differ_fold_when_the_canonical_carries_each(tmp_path: Path, files: dict[str, str]) -> None:
     """Compress decides on the canonical, not on the members' differences (issue 27): members of a batch state
-    different facts by design; one number in one member ("p95"), two timeouts, two polarities, once the canonical
-    states each of them, is a fold."""
+    different facts by design; one number in one member ("p95"), two numbers of two facts, one negated fact among
+    plain ones, once the canonical states each of them, is a fold (the member-to-member veto refused all three)."""
     repo = make_repo(tmp_path, files)
     env, _ = model_env(repo, {"CompressSynthesis": [Answer(synthesis(["m1", "m2", "m3"]))]})
     outcome = compress.run(env)
     assert outcome.counts.wire()["archived"] == 3 and outcome.counts.wire()["canonicals"] == 1
     assert outcome.model is not None and outcome.model.rails == ()
+
+
+@pytest.mark.parametrize(("files", "keys"), [(VETO, ["m1", "m2", "m3"]), (NUMBERS, ["m1", "m2"])],
+                         ids=["claim-and-negation", "two-values-of-one-number"])
+def test_one_fact_stated_two_ways_is_never_one_canonical(tmp_path: Path, files: dict[str, str],
+                                                         keys: list[str]) -> None:
+    """A contradiction is not two facts: even a canonical that repeats both sides may not retire them (docs/veto.md
+    §4 "Contradictions"); the pair stays for a person (or edge-typing's contradicts) to decide."""
+    repo = make_repo(tmp_path, files)
+    env, _ = model_env(repo, {"CompressSynthesis": [Answer(synthesis(keys))]})
+    before = tree_files(repo)
+    outcome = compress.run(env)
+    assert outcome.counts.wire()["archived"] == 0 and outcome.counts.wire()["skipped"] == 1
+    assert outcome.model is not None and dict(outcome.model.rails) == {"veto": 1}
+    assert tree_files(repo) == before
 
 
 def test_a_canonical_that_flips_a_member_s_polarity_refuses_the_batch(tmp_path: Path) -> None:

@@ -18,14 +18,17 @@ decides (docs/models.md §3); the rails, counted and logged through :meth:`Phase
 - ``unknown-key``: an absorbed key never offered is dropped;
 - a batch with fewer than 2 absorbed members that resolve is skipped (the model's ``[]`` declines; no rail);
 - ``blank``: a blank title or claim: the batch is skipped;
-- ``veto`` (subject): two absorbed members about different subjects (the merge veto's subject predicate,
-  docs/veto.md §3) skip the whole batch: a fold never crosses subjects. Batches are cut so that this cannot happen
-  to an honest answer (:func:`split_by_subject`); the rail stands behind the cut;
+- ``veto`` (pairs): two absorbed members about different subjects (the merge veto's subject predicate,
+  docs/veto.md §3), or stating one fact two ways (a claim and its negation, two values of one number:
+  ``domain.merge.contradiction_reasons``, docs/veto.md §4) skip the whole batch: a fold never crosses subjects, and
+  no canonical can carry a contradiction as one memory. Members that merely state different facts are never
+  refused. Batches are cut by subject so that the first cannot happen to an honest answer
+  (:func:`split_by_subject`);
 - ``no-free-path``: no free canonical path; ``render-refused``: text the render gate refuses. Skipped;
 - ``not-carried``: a member whose claim words the canonical does not hold (:func:`carried`) is not absorbed: it
   stays as it is;
 - ``veto`` (carry): the canonical decides, not the members' differences (docs/veto.md §4). Members of a batch state
-  different facts by design, so they are never compared with each other; each absorbed member is compared with the
+  different facts by design, so their differences refuse nothing; each absorbed member is compared with the
   canonical (``domain.merge.carry_gaps``): a number or a variant qualifier of its claim that the canonical drops, or
   a claim the canonical states with the other polarity, skips the **whole batch**, since the canonical misstates a
   fact it was written to carry.
@@ -63,6 +66,7 @@ from git_memhtml.domain.merge import (
     MergeText,
     carry_gaps,
     content_words,
+    contradiction_reasons,
     stem,
     subject_divergent,
     tokenize,
@@ -196,12 +200,18 @@ def member_text(s: Scored) -> str:
     return f"{s.row.title}\n{s.row.gist}\n{s.row.body_text}"
 
 
-def crossed_subjects(members: Sequence[Scored], subjects: Mapping[str, frozenset[str]]) -> list[dict[str, object]]:
-    """Every pair of ``members`` about different subjects (``domain.merge.subject_divergent``, docs/veto.md §3)."""
+def refused_pairs(members: Sequence[Scored], subjects: Mapping[str, frozenset[str]]) -> list[dict[str, object]]:
+    """Every pair of ``members`` no canonical may hold together, with why: two subjects
+    (``domain.merge.subject_divergent``, docs/veto.md §3), or one fact stated two ways
+    (``domain.merge.contradiction_reasons``: a claim and its negation, two values of one number, docs/veto.md §4).
+    Members that merely state different facts are never refused here."""
     out: list[dict[str, object]] = []
     for a, b in combinations(members, 2):
+        reasons = list(contradiction_reasons(a.row.gist, b.row.gist))
         if subject_divergent(subjects.get(a.row.path, NO_SUBJECT), subjects.get(b.row.path, NO_SUBJECT)):
-            out.append({"a": a.row.path, "b": b.row.path, "reasons": [VETO_SUBJECT]})
+            reasons.append(VETO_SUBJECT)
+        if reasons:
+            out.append({"a": a.row.path, "b": b.row.path, "reasons": reasons})
     return out
 
 
@@ -390,7 +400,7 @@ def _judge(model: PhaseModel, batch: KeyedBatch, answer: CompressSynthesis, by_p
         model.reject("blank", {"title": answer.title, "claim": answer.claim})
         return None
     absorbed = [by_path[m.ref] for m in members]
-    pairs = crossed_subjects(absorbed, subjects)
+    pairs = refused_pairs(absorbed, subjects)
     if pairs:
         model.reject("veto", {"title": answer.title, "pairs": pairs})
         return None
