@@ -514,11 +514,12 @@ def test_a_community_of_two_people_is_offered_one_subject_a_batch(tmp_path: Path
 
 def test_split_by_subject_keeps_each_batch_to_one_subject() -> None:
     from git_memhtml.sleep.engine.batch import Member
+    from git_memhtml.sleep.phases.canonical import split_by_subject
 
     subjects = {"m1": frozenset({"person:melanie"}), "c1": frozenset({"person:caroline"}),
                 "both": frozenset({"person:melanie", "person:caroline"}), "svc": frozenset({"service:checkout"})}
     members = [Member(ref, ref, 0) for ref in ("m1", "c1", "none", "both", "svc")] + [Member("x", "x", 1)]
-    out = compress.split_by_subject(members, subjects)
+    out = split_by_subject(members, subjects)
     assert [(m.ref, m.group) for m in out] == [("m1", 0), ("none", 0), ("both", 0), ("svc", 0), ("c1", 1), ("x", 2)]
 
 

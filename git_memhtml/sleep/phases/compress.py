@@ -45,6 +45,9 @@ canonical, the canonical is written (author ``agent:sleep``) with ``supersedes``
 is recorded in the run journal (``folded``: keep = the canonical, docs/ledger.md §2). One commit per folded batch
 (``commit.PhaseSteps``), subject ``fold <k> memories into <title>``.
 
+The rules over a batch and a canonical (the subject cut, the refused pairs, the word share, the canonical's head) are
+in ``canonical``; this module asks, judges and writes.
+
 A failed or budget-skipped call writes nothing for its batch and counts it ``skipped``; the other batches go on.
 With no model bound, or on a dry run, nothing is asked and nothing is written; the detail says why.
 """
@@ -52,25 +55,12 @@ With no model bound, or on a dry run, nothing is asked and nothing is written; t
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
-from itertools import combinations
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from git_memhtml.document import editors
-from git_memhtml.document.draft import MemoryDraft
-from git_memhtml.document.model import Link, MemoryDocument
-from git_memhtml.document.parse import parse_memory
-from git_memhtml.document.template import render_memory
-from git_memhtml.domain.merge import (
-    VETO_SUBJECT,
-    MergeText,
-    carry_gaps,
-    content_words,
-    contradiction_reasons,
-    stem,
-    subject_divergent,
-    tokenize,
-)
+from git_memhtml.document.model import Link
+from git_memhtml.domain.merge import MergeText, carry_gaps
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.index.indexer import update
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
@@ -82,20 +72,26 @@ from git_memhtml.sleep.engine.journal import Folded, record_journal
 from git_memhtml.sleep.engine.model import PhaseModel
 from git_memhtml.sleep.engine.prompts import load_prompt
 from git_memhtml.sleep.phases import relationship_mining
+from git_memhtml.sleep.phases.canonical import (
+    CanonicalHead,
+    canonical_head,
+    carried,
+    member_documents,
+    refused_pairs,
+    render_head,
+    split_by_subject,
+)
 from git_memhtml.sleep.phases.deep_grouping import Grouping, entity_claimants, group_candidates, widened_communities
 from git_memhtml.sleep.phases.scoring import Scored, memory_edges, retention_pass
-from git_memhtml.sleep.phases.subjects import NO_SUBJECT, memory_subjects
+from git_memhtml.sleep.phases.subjects import memory_subjects
 from git_memhtml.sleep.phases.synthesis import (
-    SLEEP_AUTHOR,
     free_memory_path,
     one_line,
     usage_counts,
     write_new_memory,
 )
 from git_memhtml.store import edits
-from git_memhtml.store.union import HeadUnion, head_union
 from git_memhtml.tree.layout import INBOX_DIR
-from git_memhtml.tree.paths import read_tree_file
 from git_memhtml.tree.people import is_person_file
 
 PHASE = "compress"
@@ -200,120 +196,21 @@ def member_text(s: Scored) -> str:
     return f"{s.row.title}\n{s.row.gist}\n{s.row.body_text}"
 
 
-def refused_pairs(members: Sequence[Scored], subjects: Mapping[str, frozenset[str]]) -> list[dict[str, object]]:
-    """Every pair of ``members`` no canonical may hold together, with why: two subjects
-    (``domain.merge.subject_divergent``, docs/veto.md §3), or one fact stated two ways
-    (``domain.merge.contradiction_reasons``: a claim and its negation, two values of one number, docs/veto.md §4).
-    Members that merely state different facts are never refused here."""
-    out: list[dict[str, object]] = []
-    for a, b in combinations(members, 2):
-        reasons = list(contradiction_reasons(a.row.gist, b.row.gist))
-        if subject_divergent(subjects.get(a.row.path, NO_SUBJECT), subjects.get(b.row.path, NO_SUBJECT)):
-            reasons.append(VETO_SUBJECT)
-        if reasons:
-            out.append({"a": a.row.path, "b": b.row.path, "reasons": reasons})
-    return out
-
-
-def split_by_subject(members: Sequence[Member], subjects: Mapping[str, frozenset[str]]) -> list[Member]:
-    """``members`` (consecutive runs of one group) with each group cut into subject-compatible groups, so that no
-    batch offers two memories about different subjects (docs/phases.md §1.10).
-
-    In member order, each member joins the first sub-group none of whose members it diverges from
-    (``subject_divergent``), else opens a new one; a memory with no subject joins the first. Sub-groups are numbered
-    anew in order and listed one after the other, members in their original order. Pure.
-    """
-    out: list[Member] = []
-    number = 0
-    start = 0
-    while start < len(members):
-        end = start
-        while end < len(members) and members[end].group == members[start].group:
-            end += 1
-        parts: list[list[Member]] = []
-        for member in members[start:end]:
-            mine = subjects.get(member.ref, NO_SUBJECT)
-            home = next((part for part in parts if not any(
-                subject_divergent(mine, subjects.get(other.ref, NO_SUBJECT)) for other in part)), None)
-            if home is None:
-                parts.append([member])
-            else:
-                home.append(member)
-        for part in parts:
-            out.extend(Member(m.ref, m.text, number) for m in part)
-            number += 1
-        start = end
-    return out
-
-
 def canonical_folder(paths: Sequence[str]) -> str:
     """The members' shared folder, or :data:`INBOX` when they differ."""
     folders = {posixpath.dirname(p) for p in paths}
     return folders.pop() if len(folders) == 1 else INBOX
 
 
-GENERIC_TYPE = "semantic"
-"""The canonical's type when its members do not share one (carried over: every canonical was ``semantic``)."""
-
-
-@dataclass(frozen=True)
-class CanonicalHead:
-    """What a canonical carries from the members it absorbs (docs/phases.md §0.7): their head union, their type when
-    they share one (else :data:`GENERIC_TYPE`), their highest importance and lowest confidence (``None``: no member
-    states one)."""
-
-    union: HeadUnion = field(default_factory=HeadUnion)
-    memory_type: str = GENERIC_TYPE
-    importance: int | None = None
-    confidence: float | None = None
-
-
-def canonical_head(docs: Sequence[MemoryDocument], *, inside: Collection[str]) -> CanonicalHead:
-    """The :class:`CanonicalHead` of the absorbed members ``docs``; links into ``inside`` (the members, the canonical)
-    are left out."""
-    types = {doc.memory_type for doc in docs}
-    importances = [doc.importance for doc in docs if doc.importance is not None]
-    confidences = [doc.confidence for doc in docs if doc.confidence is not None]
-    return CanonicalHead(
-        union=head_union(docs, inside=inside),
-        memory_type=types.pop() if len(types) == 1 else GENERIC_TYPE,
-        importance=max(importances) if importances else None,
-        confidence=min(confidences) if confidences else None,
-    )
-
-
 def render_canonical(answer: CompressSynthesis, *, now: str, links: Sequence[Link] = (),
                      head: CanonicalHead | None = None) -> str:
-    """The canonical memory: author ``agent:sleep``, the answer's title, claim and paragraphs, ``head``'s type,
-    entities, tags, importance and confidence, its links then ``links``.
+    """The canonical memory of ``answer`` (``canonical.render_head``): author ``agent:sleep``, the answer's
+    title, claim and paragraphs, ``head``'s type, entities, tags, importance and confidence, its links then ``links``.
 
     Raises:
         InvalidMemory: the render gate refused the text.
     """
-    head = head if head is not None else CanonicalHead()
-    return render_memory(MemoryDraft(
-        title=one_line(answer.title),
-        memory_type=head.memory_type,
-        claim=one_line(answer.claim),
-        body=tuple(p.strip() for p in answer.paragraphs if p.strip()),
-        author=SLEEP_AUTHOR,
-        entities=head.union.entities,
-        tags=head.union.tags,
-        links=(*head.union.links, *links),
-        importance=head.importance,
-        confidence=head.confidence,
-    ), now=now)
-
-
-def member_documents(env: PhaseEnv, members: Sequence[Scored]) -> list[MemoryDocument] | None:
-    """Each member's parsed file, or ``None`` when one is gone or no longer parses (the batch is then skipped)."""
-    docs: list[MemoryDocument] = []
-    for member in members:
-        try:
-            docs.append(parse_memory(read_tree_file(env.repo.root, member.row.path), path=member.row.path))
-        except (InvalidMemory, OSError):
-            return None
-    return docs
+    return render_head(answer.title, answer.claim, answer.paragraphs, now=now, links=links, head=head)
 
 
 @dataclass
@@ -341,26 +238,6 @@ def _fold(env: PhaseEnv, answer: CompressSynthesis, absorbed: Sequence[Scored], 
     write_new_memory(env, path, render_canonical(answer, now=env.at, links=links, head=head))
     record_journal(env, folds)
     return folds
-
-
-CARRY_SHARE = 0.6
-"""Share of a member's claim words the canonical must hold for the member to count as carried (our decision,
-docs/models.md §8: grounded synthesis; a canonical that drops a member's fact must not archive that member)."""
-
-
-def carried(claim: str, canonical: str) -> bool:
-    """Whether ``canonical`` (title, claim and paragraphs of the new memory) holds the member ``claim``'s words.
-
-    At least :data:`CARRY_SHARE` of the claim's content words (``domain.merge.content_words``: three letters or
-    more, no digit, function words and negation markers aside, a final ``s`` ignored) must be in the canonical. A
-    claim with no such word must appear in the canonical whole (case-folded). Numbers, qualifiers and polarity are
-    :func:`carry_gaps`' to read, not this share's.
-    """
-    have = {stem(t) for t in tokenize(canonical)}
-    content = content_words(claim)
-    if not content:
-        return " ".join(claim.split()).casefold() in " ".join(canonical.split()).casefold()
-    return len(content & have) >= CARRY_SHARE * len(content)
 
 
 def canonical_text(answer: CompressSynthesis) -> str:
