@@ -249,6 +249,33 @@ def observation_ops(item: Mapping[str, Any]) -> list[dict[str, Any]]:
     return ops
 
 
+def agent_observation_ops(item: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One op per observation of one conversation item in the shape an agent writes a memory (issue 27): title = the
+    observation itself, ``type`` ``semantic``, one ``person:<speaker>`` entity, the session date as the event time
+    (``<time datetime>`` after the claim in its one paragraph), nothing else: no boilerplate paragraph, no facet, no
+    tags, no workspace. :func:`observation_ops` is the converter's own shape, whose per-observation second paragraph
+    ("Observed of <speaker> in session <n>") makes two speakers' memories read apart. An observation repeated by the
+    same speaker is written once (an agent does not write a fact twice); blank ones are skipped.
+    """
+    conversation = item["conversation"]
+    numbers = sorted(int(m.group(1)) for key in item["observation"] if (m := _OBSERVATION_KEY.match(key)))
+    seen: set[tuple[str, str]] = set()
+    ops: list[dict[str, Any]] = []
+    for number in numbers:
+        when = str(conversation[f"session_{number}_date_time"])
+        iso = parse_session_date(when)
+        for speaker, facts in item["observation"][f"session_{number}_observation"].items():
+            for fact in facts:
+                text = str(fact[0]).strip()
+                if not text or (speaker, text) in seen:
+                    continue
+                seen.add((speaker, text))
+                article = f'<p><mark>{html.escape(text)}</mark> <time datetime="{iso}">{html.escape(when)}</time></p>'
+                ops.append({"op": "write", "title": text, "type": "semantic", "article_html": article,
+                            "entities": [f"person:{speaker}"]})
+    return ops
+
+
 def turn_ops(item: Mapping[str, Any], context: int = DEFAULT_CONTEXT) -> list[dict[str, Any]]:
     """One op per dialogue turn of one conversation item (conv-26 → 419).
 

@@ -7,6 +7,7 @@ prefix) and link rels in their underscore form (``supersedes``, ``about_person``
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 MEMORY_TYPES: tuple[str, ...] = (
@@ -205,6 +206,21 @@ class MemoryDocument:
             if key == name:
                 return value
         return None
+
+
+LANG_VALUE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_+#.-]*$")
+"""A ``data-lang`` value that becomes a ``lang:`` entity, once trimmed and lowercased (docs/format.md §1.4)."""
+
+
+def indexed_entity_values(doc: MemoryDocument) -> list[str]:
+    """Every entity value a memory is found by, in order, duplicates kept: its ``memhtml-entity`` values (blank ones
+    skipped), then ``concept:<dfn>`` and ``lang:<data-lang>`` from its article (docs/format.md §1.4). The one rule the
+    index projects (``index.project``) and a fold carries to its keeper (``store.union``)."""
+    values = [e for e in doc.entities if e.strip()]
+    values += [f"concept:{c.strip()}" for c in doc.concepts if c.strip()]
+    langs = [lang.strip().lower() for lang in doc.langs]
+    values += [f"lang:{lang}" for lang in langs if LANG_VALUE.match(lang)]
+    return values
 
 
 ENTITY_FORM = "type:name"

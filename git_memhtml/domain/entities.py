@@ -47,6 +47,13 @@ and ``postgres``/``postgress`` merge, while ``anna``/``hanna``, ``andrea``/``and
 PERSON = "person"
 """The entity type whose spellings never merge by edit distance (two people's names differ by one letter)."""
 
+MARKUP_ENTITY_TYPES: frozenset[str] = frozenset({"lang", "concept"})
+"""Entity types derived from article markup (``<code data-lang>``, ``<dfn>``; docs/index.md §3.5): what the article's
+markup says, not what the memory is about. They cap no disclosure, form no compress group and name no subject."""
+
+UNTYPED = "unknown"
+"""The type of a value with no valid colon (:func:`split_entity`): it names no subject either."""
+
 MERGE, REVIEW, DISTINCT = "merge", "review", "distinct"
 """The three verdicts of :func:`pair_verdict`."""
 
@@ -94,6 +101,44 @@ def entity_key(value: str) -> str:
     """
     etype, name = split_entity(value)
     return f"{name_key(etype)}:{name_key(name)}"
+
+
+def subject_identities(values: Iterable[str], aliases: Mapping[str, str] | None = None) -> frozenset[str]:
+    """The subject identities of a memory's entity values, what the merge veto's subject predicate compares
+    (``domain.merge.subject_divergent``, docs/veto.md §3 "Subjects").
+
+    Each ``type:name`` value (or matching key) becomes ``<type key>:<letters>``: the name's matching key
+    (:func:`name_key`) with every separator dropped (``checkout_api``, ``Checkout API`` and ``checkout-api`` are one
+    identity, as entity-resolution merges them on sight). A person name in ``aliases`` (name key → the key of its
+    alias group's representative, from the person files, docs/entities.md §6 step 4) takes its group's identity, so
+    ``Caroline`` and ``Caroline M.`` declared one person are one subject. Markup-derived and untyped values
+    (:data:`MARKUP_ENTITY_TYPES`, :data:`UNTYPED`) are no subject. Pure.
+    """
+    out: set[str] = set()
+    for value in values:
+        etype, name = split_entity(value)
+        kind, key = name_key(etype), name_key(name)
+        if kind in MARKUP_ENTITY_TYPES or kind == UNTYPED or not key:
+            continue
+        if kind == PERSON and aliases:
+            key = aliases.get(key, key)
+        letters = "".join(name_tokens(key))
+        if letters:
+            out.add(f"{kind}:{letters}")
+    return frozenset(out)
+
+
+def alias_representatives(groups: Iterable[Sequence[str]]) -> dict[str, str]:
+    """``{name key: representative}`` of person alias groups (each a tuple of name keys, as
+    ``tree.people.alias_group`` reads a person file): the smallest key of the group, groups sharing a key joined."""
+    finder = UnionFind()
+    for group in groups:
+        keys = sorted({name_key(k) for k in group if name_key(k)})
+        for key in keys:
+            finder.add(key)
+        for key in keys[1:]:
+            finder.union(keys[0], key)
+    return finder.mapping()
 
 
 def name_tokens(key: str) -> list[str]:

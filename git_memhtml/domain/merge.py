@@ -1,10 +1,16 @@
 """Merge veto and in-batch role guard for near-duplicate folds (docs/veto.md §3; docs/phases.md §0.4 and docs/veto.md
 §3).
 
-Cosine similarity cannot see polarity, quantities or variants, so every proposed fold of ``drop`` into ``keep``
-passes three symmetric divergence predicates first; any one of them vetoes the fold. The numeric predicate reads
-the one-line claim (gist) alone, while negation and variant read the claim joined with the article text (docs/veto.md
-§3: over whole articles the numeric predicate vetoed every candidate, because bodies cite dates and ids).
+Cosine similarity cannot see polarity, quantities, variants or whom a memory is about, so every proposed fold of
+``drop`` into ``keep`` passes four symmetric divergence predicates first; any one of them vetoes the fold. The
+numeric predicate reads the one-line claim (gist) alone, while negation and variant read the claim joined with the
+article text (docs/veto.md §3: over whole articles the numeric predicate vetoed every candidate, because bodies cite
+dates and ids); the subject predicate reads the two memories' subject identities (docs/veto.md §3 "Subjects").
+
+:func:`carry_gaps` is the same reading turned one way, for a text written to stand for others (a compress
+canonical, a replacement the run gate follows): which of a member's numbers, qualifiers, polarity and subjects the
+carrier drops. Members of a compress batch differ from each other by design; what must hold is that the canonical
+carries each one (docs/veto.md §4).
 
 :func:`merge_candidates` is the post-filter every proposal goes through, deterministic or model-made: the
 similarity threshold, the veto, the self-pair check, the role guard (v0.6 semantics, docs/veto.md §3) and the per-run
@@ -69,6 +75,7 @@ _DIGIT = re.compile(r"[0-9]")
 VETO_NEGATION = "negation"
 VETO_NUMERIC = "numeric"
 VETO_VARIANT = "variant"
+VETO_SUBJECT = "subject"
 
 
 def tokenize(text: str) -> list[str]:
@@ -118,17 +125,41 @@ def variant_qualifier_divergent(a: str, b: str) -> bool:
     return _qualifiers(a) != _qualifiers(b)
 
 
+def _subject_kinds(subjects: Iterable[str]) -> dict[str, set[str]]:
+    kinds: dict[str, set[str]] = {}
+    for identity in subjects:
+        kind, colon, name = identity.partition(":")
+        if colon and kind and name:
+            kinds.setdefault(kind, set()).add(name)
+    return kinds
+
+
+def subject_divergent(a: Iterable[str], b: Iterable[str]) -> bool:
+    """True when, for some entity type both sides name, the two sides name no subject of that type in common.
+
+    ``a`` and ``b`` are subject identities ``<type>:<name>`` (``domain.entities.subject_identities``: markup-derived
+    types left out, names keyed, aliases a person file declares collapsed). ``person:melanie`` against
+    ``person:caroline`` diverges; against ``{person:melanie, person:caroline}`` it does not (one shared person); a
+    side with no subject of a type, or none at all, has no say for that type. Symmetric (docs/veto.md §3 "Subjects").
+    """
+    left, right = _subject_kinds(a), _subject_kinds(b)
+    return any(kind in right and not names & right[kind] for kind, names in left.items())
+
+
 @dataclass(frozen=True)
 class MergeText:
-    """The two texts the veto reads for one side of a pair (docs/veto.md §3 "MergeText").
+    """What the veto reads for one side of a pair (docs/veto.md §3 "MergeText").
 
     Attributes:
         claim: the one-line claim (the ``<mark>`` gist); the numeric predicate reads this alone.
         article: the article text; negation and variant read ``claim + "\\n" + article``.
+        subjects: the memory's subject identities (:func:`subject_divergent`), or ``None`` when the caller did not
+            read them; the subject predicate runs only when both sides carry them.
     """
 
     claim: str
     article: str = ""
+    subjects: frozenset[str] | None = None
 
     @property
     def whole(self) -> str:
@@ -141,9 +172,10 @@ def _as_text(value: MergeText | str) -> MergeText:
 
 
 def veto_reasons(a: MergeText | str, b: MergeText | str) -> tuple[str, ...]:
-    """Names of the divergence predicates that fire for a pair, in the order negation, numeric, variant.
+    """Names of the divergence predicates that fire for a pair, in the order negation, numeric, variant, subject.
 
-    A bare ``str`` is taken as a claim with no article. Empty tuple = not vetoed (docs/veto.md §3).
+    A bare ``str`` is taken as a claim with no article and no subjects; the subject predicate runs only when both
+    sides carry subjects. Empty tuple = not vetoed (docs/veto.md §3).
     """
     left, right = _as_text(a), _as_text(b)
     reasons: list[str] = []
@@ -153,7 +185,133 @@ def veto_reasons(a: MergeText | str, b: MergeText | str) -> tuple[str, ...]:
         reasons.append(VETO_NUMERIC)
     if variant_qualifier_divergent(left.whole, right.whole):
         reasons.append(VETO_VARIANT)
+    if left.subjects is not None and right.subjects is not None and subject_divergent(left.subjects, right.subjects):
+        reasons.append(VETO_SUBJECT)
     return tuple(reasons)
+
+
+FUNCTION_WORDS = frozenset((
+    "the", "and", "for", "are", "was", "were", "has", "have", "had", "this", "that", "with", "from", "into", "onto",
+    "over", "under", "its", "they", "them", "their", "there", "then", "than", "but", "not", "any", "all", "can",
+    "will", "would", "should", "could", "been", "being", "our", "your", "his", "her", "who", "what", "when",
+    "where", "which", "how", "why", "also", "just", "only", "very", "each", "per", "via", "about", "after",
+    "before", "does", "did",
+))
+"""Words that state no fact of their own: left out when a claim's words are matched against a carrier."""
+
+_CLAUSE_BREAK = re.compile(
+    r"[.;:!?\n]+(?:\s|$)|,?\s+(?:but|while|whereas|although|though|however|yet)\s+", re.IGNORECASE
+)
+"""Where one clause of a carrier ends: a sentence stop, a semicolon or colon, or a contrastive conjunction."""
+
+
+def stem(token: str) -> str:
+    """``deploys`` → ``deploy``: a plural or third-person ``s`` is no other fact (tokens with digits kept whole)."""
+    return token[:-1] if len(token) > 3 and token.endswith("s") and not _DIGIT.search(token) else token
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The stemmed words of ``text`` that state something: three letters or more, no digit, not a function word, not
+    a negation marker and not a variant qualifier (polarity and variants are read apart)."""
+    return frozenset(stem(t) for t in tokenize(text)
+                     if len(t) >= 3 and not _DIGIT.search(t) and t not in FUNCTION_WORDS
+                     and t not in NEGATION_MARKERS and t not in VARIANT_QUALIFIERS)
+
+
+def clauses(text: str) -> list[str]:
+    """``text`` cut into clauses (:data:`_CLAUSE_BREAK`), blanks dropped."""
+    return [part.strip() for part in _CLAUSE_BREAK.split(text) if part.strip()]
+
+
+CARRYING_SHARE = 0.5
+"""A clause of a carrier *carries* a member's claim clause when its weight of shared claim words is at least this share
+of the best clause's (our decision, docs/veto.md §4). A shared word weighs ``1 / (carrier clauses holding it)``, so a
+word every clause repeats ("cache") says little about which clause states the claim: "the edge cache serves assets.
+the edge cache is not enabled for checkout" states "the edge cache is enabled for checkout" only in its second
+clause, while "enabled for checkout but not for search" carries both a claim about checkout and one about search."""
+
+
+def _polarity_kept(claim: str, carrier: str) -> bool:
+    """Whether every clause of ``claim`` keeps its polarity in ``carrier`` (docs/veto.md §4).
+
+    For each clause of the claim, the carrier's clauses that carry it (:data:`CARRYING_SHARE`) must include one of
+    the same polarity. A claim clause that shares no word with any carrier clause is kept when it is not negated, or
+    when the carrier holds a negation somewhere.
+    """
+    carried = [(content_words(c), _has_negation(c)) for c in clauses(carrier)]
+    spread: dict[str, int] = {}
+    for have, _ in carried:
+        for word in have:
+            spread[word] = spread.get(word, 0) + 1
+    for part in clauses(claim) or [claim]:
+        negated = _has_negation(part)
+        words = content_words(part)
+        scored = [(sum(1 / spread[w] for w in words & have), neg) for have, neg in carried]
+        best = max((weight for weight, _ in scored), default=0.0)
+        if best == 0:
+            if negated and not _has_negation(carrier):
+                return False
+            continue
+        if not any(neg == negated for weight, neg in scored if weight >= CARRYING_SHARE * best):
+            return False
+    return True
+
+
+SAME_FACT_OVERLAP = 0.8
+"""Share of two claims' content words in common (``|A ∩ B| / |A ∪ B|``) at or above which they state one fact (our
+decision, docs/veto.md §4 "Contradictions"): "the edge cache is (not) enabled for checkout (anymore)" reach it, "the
+checkout timeout is 10 seconds" / "checkout retries wait 30 seconds after a timeout" (0.6) do not."""
+
+
+def contradiction_reasons(a: str, b: str) -> tuple[str, ...]:
+    """The predicates (negation, numeric, variant) that fire between two claims stating *one* fact otherwise, or
+    ``()`` (docs/veto.md §4 "Contradictions").
+
+    Two claims state one fact when their content words (:func:`content_words`) overlap by at least
+    :data:`SAME_FACT_OVERLAP`: "the edge cache is enabled for checkout" / "the edge cache is not enabled for
+    checkout", "the checkout timeout is 10 seconds" / "... 30 seconds". Such a pair contradicts itself wherever it is
+    folded: no canonical can carry both as one memory. Two claims about different things ("checkout p95 latency
+    stays under 300 ms" / "checkout latency is tracked on the dashboard") are different facts, whatever their numbers
+    or polarity: ``()``. Read over the claims alone. Symmetric.
+    """
+    left, right = content_words(a), content_words(b)
+    if not left or not right or len(left & right) < SAME_FACT_OVERLAP * len(left | right):
+        return ()
+    reasons: list[str] = []
+    if negation_divergent(a, b):
+        reasons.append(VETO_NEGATION)
+    if numeric_token_divergent(a, b):
+        reasons.append(VETO_NUMERIC)
+    if variant_qualifier_divergent(a, b):
+        reasons.append(VETO_VARIANT)
+    return tuple(reasons)
+
+
+def carry_gaps(member: MergeText | str, carrier: MergeText | str) -> tuple[str, ...]:
+    """Which of ``member``'s markers ``carrier`` drops, in the order negation, numeric, variant, subject (docs/veto.md
+    §4). Directional: the carrier is a text written to stand for the member (a compress canonical, a fold's keeper
+    as the run gate follows it), so it may say more than the member, never less or the opposite.
+
+    - ``negation``: the clauses of the carrier that carry the member's claim (:data:`CARRYING_SHARE`) all have the
+      other polarity (a claim stated "not", or a negated claim stated plainly);
+    - ``numeric``: a digit-bearing token of the member's claim is nowhere in the carrier;
+    - ``variant``: a variant qualifier of the member's claim is nowhere in the carrier;
+    - ``subject``: :func:`subject_divergent` of the two subject sets (run only when both carry them).
+
+    The member is read by its claim (the fact it states); the carrier by its claim and article. Empty = carried.
+    """
+    left, right = _as_text(member), _as_text(carrier)
+    have = set(tokenize(right.whole))
+    gaps: list[str] = []
+    if not _polarity_kept(left.claim, right.whole):
+        gaps.append(VETO_NEGATION)
+    if not _numeric_tokens(left.claim) <= have:
+        gaps.append(VETO_NUMERIC)
+    if not _qualifiers(left.claim) <= have:
+        gaps.append(VETO_VARIANT)
+    if left.subjects is not None and right.subjects is not None and subject_divergent(left.subjects, right.subjects):
+        gaps.append(VETO_SUBJECT)
+    return tuple(gaps)
 
 
 def identity_veto_reasons(a: str, b: str) -> tuple[str, ...]:
@@ -181,6 +339,8 @@ class MergeProposal:
         sim: the pair's cosine (the model path passes the mined value or 0.86).
         keep_text / drop_text: article text of each side, or ``None`` when unknown.
         keep_claim / drop_claim: claim (gist) of each side, or ``None`` when unknown.
+        keep_subjects / drop_subjects: subject identities of each side (``MergeText.subjects``), or ``None`` when
+            not read.
 
     A side is *known* when its claim or its text is not ``None`` (a missing part reads as ""). The veto runs only
     when both sides are known (docs/veto.md §3: "If either text is missing, the veto is skipped").
@@ -193,6 +353,8 @@ class MergeProposal:
     drop_text: str | None = None
     keep_claim: str | None = None
     drop_claim: str | None = None
+    keep_subjects: frozenset[str] | None = None
+    drop_subjects: frozenset[str] | None = None
 
     def texts(self) -> tuple[MergeText, MergeText] | None:
         """Both sides' :class:`MergeText`, or ``None`` when either side is unknown."""
@@ -201,8 +363,8 @@ class MergeProposal:
         ):
             return None
         return (
-            MergeText(self.keep_claim or "", self.keep_text or ""),
-            MergeText(self.drop_claim or "", self.drop_text or ""),
+            MergeText(self.keep_claim or "", self.keep_text or "", self.keep_subjects),
+            MergeText(self.drop_claim or "", self.drop_text or "", self.drop_subjects),
         )
 
 

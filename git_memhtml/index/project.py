@@ -12,7 +12,15 @@ import re
 from dataclasses import dataclass, fields
 from typing import TypeVar
 
-from git_memhtml.document.model import PARA_PREFIXES, REL_CLASSES, ArticleFacts, Citation, Facet, MemoryDocument
+from git_memhtml.document.model import (
+    PARA_PREFIXES,
+    REL_CLASSES,
+    ArticleFacts,
+    Citation,
+    Facet,
+    MemoryDocument,
+    indexed_entity_values,
+)
 from git_memhtml.domain.entities import entity_key, split_entity
 from git_memhtml.tree.layout import ARCHIVE_MIRROR, GENERATED_NAMES, has_memory_suffix
 
@@ -20,8 +28,6 @@ CHUNK_CHARS = 1800
 """Longest chunk in characters (docs/index.md §3.8)."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 """Sentence boundary: whitespace after ``.``, ``!`` or ``?`` (docs/index.md §3.8)."""
-_LANG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_+#.-]*$")
-"""Valid ``data-lang`` value (docs/format.md §1.4)."""
 T = TypeVar("T")
 
 
@@ -252,10 +258,7 @@ def project(doc: MemoryDocument, *, path: str, blob_sha: str, now: str) -> Proje
     citations = tuple(first_citations.values())
     disclosure = [doc.gist, *doc.summaries, *(f"{n}: {v}" for n, v, _ in facets), *(t for t, _ in citations)]
     disclosure_text = "\n".join(s.strip() for s in disclosure if s.strip())
-    entity_values = [e for e in doc.entities if e.strip()]
-    entity_values += [f"concept:{c.strip()}" for c in doc.concepts if c.strip()]
-    langs = [lang.strip().lower() for lang in doc.langs]
-    entity_values += [f"lang:{lang}" for lang in langs if _LANG.match(lang)]
+    entity_values = indexed_entity_values(doc)
     edges: dict[tuple[str, str], EdgeRow] = {}
     for link in doc.links:
         edge_class = REL_CLASSES.get(link.rel)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from git_memhtml.domain.entities import name_key
+from git_memhtml.domain.entities import MARKUP_ENTITY_TYPES, name_key
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import UsageError
 from git_memhtml.index.db import IndexDB
@@ -26,7 +26,7 @@ ARC_BUDGET = 9000
 """Characters reserved at most for arcs (docs/retrieval.md §4.8 "arcs budget 9000")."""
 PER_ENTITY_DISCLOSURES = 2
 """At most two disclosures per entity name (docs/retrieval.md §4)."""
-UNCAPPED_ENTITY_TYPES = frozenset({"lang", "concept"})
+UNCAPPED_ENTITY_TYPES = MARKUP_ENTITY_TYPES
 """Entity types derived from article markup (docs/index.md §3.5), not what a memory is about: they do not cap
 disclosures."""
 

@@ -3,15 +3,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from git_memhtml.domain.merge import (
     MAX_MERGE_PAIRS,
     NEAR_DUPLICATE_THRESHOLD,
     MergeProposal,
     MergeText,
+    carry_gaps,
     connected_components,
     merge_candidates,
     negation_divergent,
     numeric_token_divergent,
+    subject_divergent,
     tokenize,
     variant_qualifier_divergent,
     veto_reasons,
@@ -94,7 +100,7 @@ def test_numeric_reads_claim_only_negation_and_variant_read_article() -> None:
     assert veto_reasons(left, body_negated) == ("negation", "variant")
 
 
-def _p(keep: str, drop: str, sim: float = 0.95, **texts: str) -> MergeProposal:
+def _p(keep: str, drop: str, sim: float = 0.95, **texts: Any) -> MergeProposal:
     return MergeProposal(keep, drop, sim, **texts)
 
 
@@ -187,3 +193,81 @@ def test_marker_vocabularies_are_complete() -> None:
         assert negation_divergent(f"the step is {marker} here", "the step is here"), marker
     for qualifier in sorted(VARIANT_QUALIFIERS):
         assert variant_qualifier_divergent(f"the {qualifier} plan", "the plan"), qualifier
+
+
+# --- the subject predicate and the carry reading (docs/veto.md §3 "Subjects", §4) ----------------------------------
+
+MEL, CAR = frozenset({"person:melanie"}), frozenset({"person:caroline"})
+
+
+@pytest.mark.parametrize(("a", "b", "fires"), [
+    (MEL, CAR, True),                                                    # one kind, disjoint names
+    (MEL, MEL | CAR, False),                                             # one person in common
+    (frozenset(), CAR, False),                                           # no subject: no say
+    (MEL, frozenset({"service:checkout"}), False),                       # no kind in common
+    (MEL | frozenset({"service:a"}), MEL | frozenset({"service:b"}), True),  # the people agree, the services do not
+])
+def test_subject_divergence_is_per_kind_and_disjoint(a: frozenset[str], b: frozenset[str], fires: bool) -> None:
+    assert subject_divergent(a, b) is fires and subject_divergent(b, a) is fires
+
+
+def test_the_subject_predicate_is_the_fourth_and_runs_only_when_both_sides_were_read() -> None:
+    text = "values the friendship"
+    assert veto_reasons(MergeText(text, subjects=MEL), MergeText(text, subjects=CAR)) == ("subject",)
+    assert veto_reasons(MergeText(text, subjects=MEL), MergeText(text)) == ()
+    assert veto_reasons(MergeText("is not 5", subjects=MEL), MergeText("is 6", subjects=CAR)) == (
+        "negation", "numeric", "subject")
+    out = merge_candidates([_p("a", "b", keep_claim=text, drop_claim=text, keep_subjects=MEL, drop_subjects=CAR)])
+    assert out.decisions == () and out.vetoed[0].reasons == ("subject",)
+
+
+@pytest.mark.parametrize(("member", "carrier", "gaps"), [
+    ("Checkout p95 latency is 300 ms.", "Checkout latency: p95 is 300 ms and p99 is 900 ms.", ()),  # says more
+    ("Checkout timeout is 10 seconds.", "Checkout timeout is 30 seconds.", ("numeric",)),
+    ("The pro plan costs more.", "The plan costs more.", ("variant",)),
+    ("Migrations should not run in business hours.", "Migrations should run in business hours.", ("negation",)),
+    ("Migrations run at night.", "Migrations do not run at night.", ("negation",)),
+    # the clause that states the member decides, not a clause that shares a word with it
+    ("The edge cache is enabled for checkout.",
+     "The edge cache serves assets. The edge cache is not enabled for checkout.", ("negation",)),
+    ("The edge cache is not enabled for search.", "The cache is enabled for checkout but not for search.", ()),
+    ("The edge cache is enabled for checkout.", "The cache is enabled for checkout but not for search.", ()),
+    ("The edge cache is enabled for checkout.",
+     "The edge cache is enabled for checkout. The edge cache is not enabled for search.", ()),
+])
+def test_carry_gaps_read_the_member_against_what_carries_it(member: str, carrier: str,
+                                                            gaps: tuple[str, ...]) -> None:
+    assert carry_gaps(member, carrier) == gaps
+
+
+def test_carry_gaps_read_subjects_only_when_both_sides_carry_them() -> None:
+    assert carry_gaps(MergeText("a fact", subjects=MEL), MergeText("a fact", subjects=MEL | CAR)) == ()
+    assert carry_gaps(MergeText("a fact", subjects=MEL), MergeText("a fact", subjects=CAR)) == ("subject",)
+    assert carry_gaps(MergeText("a fact", subjects=MEL), MergeText("a fact")) == ()
+
+
+def test_subject_identities_key_names_and_collapse_declared_aliases() -> None:
+    from git_memhtml.domain.entities import alias_representatives, subject_identities
+
+    aliases = alias_representatives([("caroline", "caroline m."), ("caro", "caroline")])
+    values = ["person:Caroline M.", "Person: CARO ", "concept:friendship", "lang:py", "nocolon",
+              "service:Checkout_API", "service:checkout-api"]
+    assert subject_identities(values, aliases) == {"person:caro", "service:checkoutapi"}
+    assert subject_identities(["person:Caroline M."]) == {"person:carolinem"}
+
+
+@pytest.mark.parametrize(("a", "b", "reasons"), [
+    ("The edge cache is enabled for checkout.", "The edge cache is not enabled for checkout.", ("negation",)),
+    ("The edge cache is not enabled for checkout anymore.", "The edge cache is enabled for checkout.", ("negation",)),
+    ("The checkout timeout is 10 seconds.", "The checkout timeout is 30 seconds.", ("numeric",)),
+    ("The pro plan includes the dashboard.", "The plan includes the dashboard.", ("variant",)),
+    # different facts, whatever their numbers or polarity
+    ("Checkout p95 latency stays under 300 ms.", "Checkout latency is tracked on the payments dashboard.", ()),
+    ("The checkout timeout is 10 seconds.", "Checkout retries wait 30 seconds after a timeout.", ()),
+    ("The edge cache is not enabled for search.", "The edge cache serves checkout assets.", ()),
+    ("The checkout timeout is 10 seconds.", "The checkout timeout is 10 seconds.", ()),  # one fact, one way
+])
+def test_contradiction_reasons_name_one_fact_stated_two_ways(a: str, b: str, reasons: tuple[str, ...]) -> None:
+    from git_memhtml.domain.merge import contradiction_reasons
+
+    assert contradiction_reasons(a, b) == reasons and contradiction_reasons(b, a) == reasons

@@ -412,6 +412,15 @@ def _absorb(keys: Callable[[ScriptedRequest], list[str]]) -> Responder:
     return respond
 
 
+def _one_side(keys: list[str], claim: str, *paragraphs: str) -> Responder:
+    """A canonical that absorbs members stating two sides (two polarities, two numbers) and states one of them: the
+    rail compares each member with the canonical and refuses the batch (docs/veto.md §4)."""
+    def respond(req: ScriptedRequest) -> Reply:
+        return Answer({"title": "Folded checkout", "claim": claim, "paragraphs": list(paragraphs),
+                       "absorbedKeys": keys})
+    return respond
+
+
 def _dedup_obey(req: ScriptedRequest) -> Reply:
     keys = [k for group in components(req.prompt) for k in group]
     return Answer({"groups": [{"memberKeys": [*keys, "areas/inbox/other.html", "m999"]}]})
@@ -506,10 +515,11 @@ HOSTILE: tuple[HostileCase, ...] = (
                   {"merged": 0, "vetoed": 1, "railVeto": 1, "llmGroups": 1, "tasksMinted": 1}, tasks_allowed=True)
       for i, (_, left, right, reason) in enumerate(HOSTILE_PAIRS[:2])),
     HostileCase("compress-veto-negation", "compress", ("preflight", "compress"), _files(VETO),
-                {"CompressSynthesis": _absorb(lambda req: list(blocks(req.prompt)))}, None,
+                {"CompressSynthesis": _one_side(["m1", "m2", "m3"], "The edge cache is enabled for checkout.",
+                                                "It serves checkout assets.")}, None,
                 {"canonicals": 0, "archived": 0, "skipped": 1, "railVeto": 1}),
     HostileCase("compress-veto-number", "compress", ("preflight", "compress"), _files(NUMBERS),
-                {"CompressSynthesis": _absorb(lambda req: ["m1", "m2"])}, None,
+                {"CompressSynthesis": _one_side(["m1", "m2"], "The checkout timeout is 30 seconds.")}, None,
                 {"canonicals": 0, "archived": 0, "skipped": 1, "railVeto": 1}),
     HostileCase("task-detection-fabricated-quote", "task-detection", ("preflight", "task-detection"),
                 _files(TASK_FILES), finds(("budget report", FAKE_QUOTE, "commitment", 0.99), GOOD[1]),

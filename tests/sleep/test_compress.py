@@ -93,7 +93,10 @@ def test_a_good_answer_folds_the_named_members_into_one_canonical(ops_repo: GitR
     html = (ops_repo.root / canonical).read_text()
     assert editors.get_meta(html, "type") == "semantic" and editors.get_meta(html, "author") == "agent:sleep"
     archived = [f"archive/2026/{p}" for p in MEMBERS]
-    assert set(editors.get_links(html)) == {Link("supersedes", "/" + a) for a in archived}
+    # the members' own links are carried (deploy-c links the episodic record, which stays); links among the members
+    # are not: they are the canonical now
+    assert set(editors.get_links(html)) == {Link("supersedes", "/" + a) for a in archived} | {
+        Link("relates_to", "/areas/ops/deploy-d.html")}
     for path in archived:
         old = (ops_repo.root / path).read_text()
         assert editors.get_meta(old, "superseded-by") == "/" + canonical
@@ -174,33 +177,93 @@ VETO = {
     "areas/cache/c.html": mem("The edge cache serves checkout assets.", links=["areas/cache/a.html"]),
 }
 
-
-def test_the_merge_veto_refuses_a_batch_that_folds_a_claim_with_its_negation(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, VETO)
-    env, _ = model_env(repo, {"CompressSynthesis": absorb_all})
-    before = tree_files(repo)
-    outcome = compress.run(env)
-    assert outcome.counts.wire()["batches"] == 1 and outcome.counts.wire()["skipped"] == 1
-    assert outcome.counts.wire()["archived"] == 0 and tree_files(repo) == before
-    assert outcome.model is not None and dict(outcome.model.rails) == {"veto": 1}
-
-
 NUMBERS = {
     "areas/net/a.html": mem("The checkout timeout is 10 seconds.", links=["areas/net/b.html"]),
     "areas/net/b.html": mem("The checkout timeout is 30 seconds.", links=["areas/net/c.html"]),
     "areas/net/c.html": mem("Checkout retries wait 10 seconds after a timeout.", links=["areas/net/a.html"]),
 }
 
+P95 = {
+    "areas/lat/a.html": mem("Checkout p95 latency stays under 300 ms.", links=["areas/lat/b.html"]),
+    "areas/lat/b.html": mem("Checkout latency is tracked on the payments dashboard.", links=["areas/lat/c.html"]),
+    "areas/lat/c.html": mem("Checkout latency alerts page the on-call engineer.", links=["areas/lat/a.html"]),
+}
 
-def test_the_merge_veto_refuses_two_versions_of_one_number(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, NUMBERS)
-    env, _ = model_env(repo, {"CompressSynthesis": [Answer(synthesis(["m1", "m2"]))]})
+
+RETRIES = {
+    "areas/net/a.html": mem("The checkout timeout is 10 seconds.", links=["areas/net/b.html"]),
+    "areas/net/b.html": mem("Checkout retries wait 30 seconds after a timeout.", links=["areas/net/c.html"]),
+    "areas/net/c.html": mem("Checkout timeouts page the on-call engineer.", links=["areas/net/a.html"]),
+}
+
+SEARCH = {
+    "areas/cache/a.html": mem("The edge cache is not enabled for search.", links=["areas/cache/b.html"]),
+    "areas/cache/b.html": mem("The edge cache serves checkout assets.", links=["areas/cache/c.html"]),
+    "areas/cache/c.html": mem("The edge cache holds checkout images.", links=["areas/cache/a.html"]),
+}
+
+
+@pytest.mark.parametrize("files", [P95, RETRIES, SEARCH], ids=["p95", "numbers", "negation"])
+def test_members_that_differ_fold_when_the_canonical_carries_each(tmp_path: Path, files: dict[str, str]) -> None:
+    """Compress decides on the canonical, not on the members' differences (issue 27): members of a batch state
+    different facts by design; one number in one member ("p95"), two numbers of two facts, one negated fact among
+    plain ones, once the canonical states each of them, is a fold (the member-to-member veto refused all three)."""
+    repo = make_repo(tmp_path, files)
+    env, _ = model_env(repo, {"CompressSynthesis": [Answer(synthesis(["m1", "m2", "m3"]))]})
+    outcome = compress.run(env)
+    assert outcome.counts.wire()["archived"] == 3 and outcome.counts.wire()["canonicals"] == 1
+    assert outcome.model is not None and outcome.model.rails == ()
+
+
+@pytest.mark.parametrize(("files", "keys"), [(VETO, ["m1", "m2", "m3"]), (NUMBERS, ["m1", "m2"])],
+                         ids=["claim-and-negation", "two-values-of-one-number"])
+def test_one_fact_stated_two_ways_is_never_one_canonical(tmp_path: Path, files: dict[str, str],
+                                                         keys: list[str]) -> None:
+    """A contradiction is not two facts: even a canonical that repeats both sides may not retire them (docs/veto.md
+    §4 "Contradictions"); the pair stays for a person (or edge-typing's contradicts) to decide."""
+    repo = make_repo(tmp_path, files)
+    env, _ = model_env(repo, {"CompressSynthesis": [Answer(synthesis(keys))]})
+    before = tree_files(repo)
+    outcome = compress.run(env)
+    assert outcome.counts.wire()["archived"] == 0 and outcome.counts.wire()["skipped"] == 1
+    assert outcome.model is not None and dict(outcome.model.rails) == {"veto": 1}
+    assert tree_files(repo) == before
+
+
+def test_a_canonical_that_flips_a_member_s_polarity_refuses_the_batch(tmp_path: Path) -> None:
+    """No two members diverge, but the canonical states one of them negated: the whole batch is refused."""
+    files = {
+        "areas/cache/a.html": mem("The edge cache is enabled for checkout.", links=["areas/cache/b.html"]),
+        "areas/cache/b.html": mem("The edge cache serves checkout assets.", links=["areas/cache/c.html"]),
+        "areas/cache/c.html": mem("The edge cache holds checkout images.", links=["areas/cache/a.html"]),
+    }
+    repo = make_repo(tmp_path, files)
+    flipped = synthesis(["m1", "m2", "m3"], claim="The edge cache serves checkout assets.", paragraphs=(
+        "The edge cache holds checkout images.", "The edge cache is not enabled for checkout."))
+    env, _ = model_env(repo, {"CompressSynthesis": [Answer(flipped)]})
+    before = tree_files(repo)
+    outcome = compress.run(env)
+    assert outcome.counts.wire()["archived"] == 0 and outcome.counts.wire()["skipped"] == 1
+    assert outcome.model is not None and dict(outcome.model.rails) == {"veto": 1}
+    assert tree_files(repo) == before
+
+
+def test_a_canonical_that_states_one_side_of_two_polarities_refuses_the_batch(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, VETO)
+    one_side = synthesis(["m1", "m2", "m3"], claim="The edge cache is enabled for checkout.",
+                         paragraphs=("It serves checkout assets.",))
+    env, _ = model_env(repo, {"CompressSynthesis": [Answer(one_side)]})
     outcome = compress.run(env)
     assert outcome.counts.wire()["archived"] == 0
     assert outcome.model is not None and dict(outcome.model.rails) == {"veto": 1}
-    # the members that agree on the number fold when named without the other
-    env2, _ = model_env(repo, {"CompressSynthesis": [Answer(synthesis(["m1", "m3"]))]})
-    assert compress.run(env2).counts.wire()["archived"] == 2
+
+
+def test_the_members_that_agree_with_the_canonical_fold_without_the_other(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, NUMBERS)
+    text = "The checkout timeout is 10 seconds. Checkout retries wait 10 seconds after a timeout."
+    env, _ = model_env(repo, {"CompressSynthesis": [Answer(synthesis(["m1", "m3"], claim=text, paragraphs=()))]})
+    assert compress.run(env).counts.wire()["archived"] == 2
+    assert (repo.root / "areas/net/b.html").is_file()
 
 
 TWO = {
@@ -357,7 +420,7 @@ def test_a_canonical_that_carries_no_member_forward_archives_nothing(
     assert all((ops_repo.root / p).is_file() for p in MEMBERS)
 
 
-def test_a_member_whose_number_the_canonical_drops_stays(tmp_path: Path) -> None:
+def test_a_canonical_that_drops_a_member_s_number_refuses_the_batch(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, NUMBERS)
     text = "The checkout timeout is 10 seconds, and retries wait after a timeout."
     env, _ = model_env(repo, {"CompressSynthesis": [Answer(synthesis(["m1", "m3"], claim=text, paragraphs=()))]})
@@ -369,5 +432,114 @@ def test_a_member_whose_number_the_canonical_drops_stays(tmp_path: Path) -> None
     env2, _ = model_env(make_repo(tmp_path / "two", NUMBERS),
                         {"CompressSynthesis": [Answer(synthesis(["m1", "m3"], claim=dropped, paragraphs=()))]})
     outcome2 = compress.run(env2)
-    assert outcome2.counts.wire()["archived"] == 0
-    assert outcome2.model is not None and outcome2.model.rails == (("not-carried", 2),)
+    assert outcome2.counts.wire()["archived"] == 0 and outcome2.counts.wire()["skipped"] == 1
+    # the canonical speaks of both members' facts and drops their number: it misstates them, the batch is refused
+    assert outcome2.model is not None and outcome2.model.rails == (("veto", 1),)
+
+
+# --- what the canonical carries, and whom it is about (issue 27) ----------------------------------------------------
+
+CARRIED = {
+    "areas/ops/roll-a.html": mem("Checkout rollouts start with one canary pod.", links=["areas/ops/roll-b.html"],
+                                 memory_type="procedural", entities=["service:checkout-api"], tags=["deploys"],
+                                 importance=4),
+    "areas/ops/roll-b.html": mem("Checkout rollouts pause when the canary errors.", links=["areas/ops/roll-c.html"],
+                                 memory_type="procedural", entities=["service:checkout-api", "person:Dana"],
+                                 importance=8),
+    "areas/ops/roll-c.html": mem("Checkout rollouts finish within one hour.",
+                                 links=["areas/ops/roll-a.html", "areas/misc/pager.html"], memory_type="procedural",
+                                 entities=["Service:Checkout-API", "tool:argo"], tags=["Deploys", "oncall"]),
+    "areas/misc/pager.html": mem("The pager rotation changes on Mondays."),
+}
+
+
+def test_the_canonical_carries_every_member_s_entities_tags_links_and_type(tmp_path: Path) -> None:
+    """A fold never makes a memory lose what it was found by: the canonical holds the union of the members' heads
+    and their one type (the demo night was refused for '4 memories lost' when it did not)."""
+    repo = make_repo(tmp_path, CARRIED)
+    env, _ = model_env(repo, {"CompressSynthesis": [Answer(synthesis(  # m1 is the pager memory, in the community
+        ["m2", "m3", "m4"], title="Checkout rollouts", claim="Checkout rollouts start with one canary pod.",
+        paragraphs=("They pause when the canary errors.", "Checkout rollouts finish within one hour.")))]})
+    outcome = compress.run(env)
+    assert outcome.counts.wire()["archived"] == 3
+    html = (repo.root / "areas/ops/checkout-rollouts.html").read_text()
+    assert editors.get_meta(html, "type") == "procedural" and editors.get_meta(html, "importance") == "8"
+    assert editors.get_metas(html, "entity") == ["service:checkout-api", "person:Dana", "tool:argo"]
+    assert editors.get_metas(html, "tag") == ["deploys", "oncall"]
+    links = set(editors.get_links(html))
+    assert Link("relates_to", "/areas/misc/pager.html") in links
+    assert not any(link.href.startswith("/areas/ops/roll-") for link in links)  # the members are the canonical now
+    assert sum(1 for link in links if link.rel == "supersedes") == 3
+
+
+def test_members_of_mixed_types_make_a_semantic_canonical(tmp_path: Path) -> None:
+    files = {**CARRIED, "areas/ops/roll-b.html": mem("Checkout rollouts pause when the canary errors.",
+                                                     links=["areas/ops/roll-c.html"], memory_type="agent_insight")}
+    repo = make_repo(tmp_path, files)
+    env, _ = model_env(repo, {"CompressSynthesis": [Answer(synthesis(["m2", "m3", "m4"]))]})
+    assert compress.run(env).counts.wire()["archived"] == 3
+    canonical = [p for p in tree_files(repo) if p.startswith("areas/ops/") and "/roll-" not in p]
+    assert len(canonical) == 1
+    assert editors.get_meta((repo.root / canonical[0]).read_text(), "type") == "semantic"
+
+
+FRIENDS = {
+    "areas/people/m-1.html": mem("Melanie values her friendship with Caroline.", links=["areas/people/c-1.html"],
+                                 entities=["person:Melanie"]),
+    "areas/people/c-1.html": mem("Caroline values her friendship with Melanie.", links=["areas/people/m-2.html"],
+                                 entities=["person:Caroline"]),
+    "areas/people/m-2.html": mem("Melanie paints sunsets on weekends.", links=["areas/people/c-2.html"],
+                                 entities=["person:Melanie"]),
+    "areas/people/c-2.html": mem("Caroline paints with Melanie on weekends.", links=["areas/people/n-1.html"],
+                                 entities=["person:Caroline"]),
+    "areas/people/n-1.html": mem("Weekend painting happens in the park.", links=["areas/people/m-1.html"]),
+}
+
+
+def test_a_community_of_two_people_is_offered_one_subject_a_batch(tmp_path: Path) -> None:
+    """A fold never crosses subjects: one community about Melanie and Caroline becomes one batch per person (a
+    memory that names nobody joins the first)."""
+    repo = make_repo(tmp_path, FRIENDS)
+    env, client = model_env(repo, {"CompressSynthesis": absorb_all})
+    scored = {s.row.path: s for s in retention_pass(env.db, at=env.at, root=repo.root)}
+    assert len({scored[p].community for p in FRIENDS}) == 1  # guard: one community
+    outcome = compress.run(env)
+    assert outcome.counts.wire()["batches"] == 2 and outcome.counts.wire()["canonicals"] == 2
+    offered = [set(offered_keys(r.prompt)) and r.prompt for r in client.requests]
+    assert all(("Caroline values" in p) != ("Melanie values" in p) for p in offered)
+    for path in (p for p in tree_files(repo) if p.startswith("areas/people/") and p not in FRIENDS):
+        people = {e for e in editors.get_metas((repo.root / path).read_text(), "entity") if e.startswith("person:")}
+        assert len(people) == 1  # each canonical is about one person
+
+
+def test_split_by_subject_keeps_each_batch_to_one_subject() -> None:
+    from git_memhtml.sleep.engine.batch import Member
+    from git_memhtml.sleep.phases.canonical import split_by_subject
+
+    subjects = {"m1": frozenset({"person:melanie"}), "c1": frozenset({"person:caroline"}),
+                "both": frozenset({"person:melanie", "person:caroline"}), "svc": frozenset({"service:checkout"})}
+    members = [Member(ref, ref, 0) for ref in ("m1", "c1", "none", "both", "svc")] + [Member("x", "x", 1)]
+    out = split_by_subject(members, subjects)
+    assert [(m.ref, m.group) for m in out] == [("m1", 0), ("none", 0), ("both", 0), ("svc", 0), ("c1", 1), ("x", 2)]
+
+
+@pytest.mark.slow
+def test_a_careful_canonical_lands_through_the_run_gate(tmp_path: Path) -> None:
+    """The reported night: a careful model writes a canonical carrying every member's fact; before issue 27 it
+    dropped the members' entities, and the run gate refused the night (each member's entity probe lost)."""
+    from git_memhtml.sleep.probes.gate import ProbeSettings, probe_run
+
+    repo = make_repo(tmp_path, CARRIED)
+    answer = synthesis(["m2", "m3", "m4"], title="Checkout rollouts", claim="Checkout rollouts start with one canary "
+                       "pod.", paragraphs=("They pause when the canary errors.", "They finish within one hour."))
+    client = ScriptedClient({"CompressSynthesis": [Answer(answer)], "ArcPlan": [Answer({"entries": []})]})
+    db = IndexDB.for_repo(repo)
+    try:
+        report = run_sleep(repo, db, date=DATE, phases=RUN_PHASES, embedder=EMBEDDER,
+                           clock=lambda: f"{DATE}T09:00:00Z", model=ModelBinding(client))
+        assert report.failed_phases == []
+        assert next(r for r in report.phases if r.phase == "compress").counts["archived"] == 3
+        verdict = probe_run(repo, db, report.run_id, embedder=EMBEDDER, settings=ProbeSettings()).verdict
+    finally:
+        db.close()
+    assert verdict.passed and verdict.lost_count == 0, [m.line() for m in verdict.lost]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from git_memhtml.document.editors import get_links, get_meta, get_metas
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.domain.merge import MergeProposal, merge_candidates
@@ -107,3 +109,113 @@ def test_three_copies_fold_into_the_oldest_and_tasks_and_arcs_are_ignored(tmp_pa
     assert (env.repo.root / "areas/arcs/arc.html").exists()
     assert (env.repo.root / "areas/inbox/tasks/t.html").exists()
     assert get_metas((env.repo.root / "areas/inbox/tasks/t.html").read_text(), "tag") == []
+
+
+# --- a fold never crosses subjects; what the keeper keeps is the union (issue 27) ------------------------------------
+
+MELANIE = "Melanie values her friendship with Caroline and thanks her for being there through the hard year"
+CAROLINE = "Caroline values her friendship with Melanie and thanks her for being there through the hard year"
+
+
+def _friends(**extra: str) -> dict[str, str]:
+    return {
+        "areas/inbox/melanie.html": memory(MELANIE + ".", created="2026-01-01T00:00:00Z", entities=["person:Melanie"]),
+        "areas/inbox/caroline.html": memory(CAROLINE + ".", created="2026-01-02T00:00:00Z",
+                                            entities=["person:Caroline"]),
+        **extra,
+    }
+
+
+def test_two_speakers_saying_alike_things_never_fold(tmp_path: Path) -> None:
+    """The LoCoMo case: two people, two facts, a cosine above the floor. The subject predicate vetoes the fold and
+    the review task names it and both subjects."""
+    env = make_env(make_repo(tmp_path, _friends()))
+    outcome = dedup_merge.run(env)
+    counts = outcome.counts.wire()
+    assert counts["candidates"] == 1 and counts["merged"] == 0 and counts["vetoed"] == 1
+    root = env.repo.root
+    assert (root / "areas/inbox/melanie.html").is_file() and (root / "areas/inbox/caroline.html").is_file()
+    tasks = open_detections(env.repo, "dedup-merge")
+    assert len(tasks) == 1
+    body = parse_memory((root / tasks[0].path).read_bytes()).body_text
+    assert "divergence veto fired: subject (subjects person:melanie / person:caroline)" in body
+    assert "subject predicate" in body
+
+
+def test_the_model_path_never_folds_across_subjects(tmp_path: Path) -> None:
+    """The model groups the two speakers; the floor pair is proposed first and the subject predicate refuses it."""
+    from dataclasses import replace
+
+    from git_memhtml.llm.scripted import Answer, ScriptedClient
+    from git_memhtml.sleep.engine.env import LlmBudget, RunServices
+
+    env = make_env(make_repo(tmp_path, _friends()))
+    client = ScriptedClient({"MergePartition": [Answer({"groups": [{"memberKeys": ["m1", "m2"]}]})]})
+    env = replace(env, services=RunServices(model=client, llm_budget=LlmBudget(remaining=None)))
+    outcome = dedup_merge.run(env)
+    counts = outcome.counts.wire()
+    assert counts["merged"] == 0 and counts["vetoed"] == 1 and counts["llmGroups"] == 1
+    assert (env.repo.root / "areas/inbox/caroline.html").is_file()
+
+
+@pytest.mark.parametrize(("keep_entities", "drop_entities"), [
+    ((), ("person:Caroline",)),                                    # a memory that names nobody has no say
+    (("person:Melanie", "person:Caroline"), ("person:Caroline",)),  # one person in common
+    (("person:Caroline",), ("person:caroline ",)),                 # one key (case, spacing)
+    (("service:checkout_api",), ("service:Checkout-API",)),         # one name, other separators
+    (("person:Caroline",), ("project:garden",)),                   # kinds the other side does not name
+], ids=["no-entity", "overlap", "same-key", "same-letters", "other-kinds"])
+def test_subjects_that_do_not_differ_fold(tmp_path: Path, keep_entities: tuple[str, ...],
+                                          drop_entities: tuple[str, ...]) -> None:
+    files = {"areas/inbox/a.html": memory(MELANIE + ".", created="2026-01-01T00:00:00Z", entities=keep_entities),
+             "areas/inbox/b.html": memory(MELANIE + " today.", created="2026-01-02T00:00:00Z",
+                                          entities=drop_entities)}
+    env = make_env(make_repo(tmp_path, files))
+    assert dedup_merge.run(env).counts.wire()["merged"] == 1
+
+
+def test_a_person_file_alias_makes_two_names_one_subject(tmp_path: Path) -> None:
+    files = _friends(**{"resources/people/caroline.html": memory(
+        "Caroline is a counsellor.", entities=["person:Caroline"], aliases=["Caro"])})
+    files["areas/inbox/melanie.html"] = memory(CAROLINE + " today.", created="2026-01-01T00:00:00Z",
+                                               entities=["person:Caro"])
+    env = make_env(make_repo(tmp_path, files))
+    assert dedup_merge.run(env).counts.wire()["merged"] == 1
+
+
+def _rendered(claim: str, created: str, *, article: str | None = None, **fields: object) -> str:
+    from git_memhtml.document.draft import MemoryDraft
+    from git_memhtml.document.model import Link
+    from git_memhtml.document.template import render_memory
+
+    links = tuple(Link(rel, href) for rel, href in fields.pop("links", ()))  # type: ignore[attr-defined]
+    return render_memory(MemoryDraft(title=claim[:60], memory_type="semantic",
+                                     claim=None if article else claim, article_html=article, links=links,
+                                     **fields), now=created)  # type: ignore[arg-type]
+
+
+def test_the_keeper_takes_the_union_of_both_heads(tmp_path: Path) -> None:
+    """A fold never makes a memory lose an entity it was found by: the keeper gains the dropped memory's entities
+    (its ``<dfn>`` concept too), tags and links; the keeper's article bytes do not move."""
+    files = {
+        "areas/inbox/old.html": _rendered(BASE + ".", "2026-01-01T00:00:00Z", entities=("service:checkout-api",),
+                                          tags=("deploys",)),
+        "areas/inbox/new.html": _rendered(
+            BASE + " today.", "2026-02-01T00:00:00Z",
+            article="<p><mark>" + BASE.replace("release manager", "<dfn>release manager</dfn>") + " today.</mark></p>",
+            entities=("service:Checkout-API", "person:Dana"), tags=("Deploys", "release"),
+            links=(("relates_to", "/areas/inbox/other.html"), ("supersedes", "/archive/2025/areas/inbox/older.html"),
+                   ("relates_to", "/areas/inbox/old.html"))),
+        "areas/inbox/other.html": memory("Coffee beans are stored in the left cupboard."),
+    }
+    env = make_env(make_repo(tmp_path, files))
+    before = parse_memory((env.repo.root / "areas/inbox/old.html").read_bytes())
+    assert dedup_merge.run(env).counts.wire()["merged"] == 1
+    keeper_html = (env.repo.root / "areas/inbox/old.html").read_text()
+    keeper = parse_memory(keeper_html.encode())
+    assert keeper.content_hash == before.content_hash
+    assert get_metas(keeper_html, "entity") == ["service:checkout-api", "person:Dana", "concept:release manager"]
+    assert get_metas(keeper_html, "tag") == ["deploys", "release"]
+    hrefs = {(link.rel, link.href) for link in get_links(keeper_html)}
+    assert hrefs == {("relates_to", "/areas/inbox/other.html"), ("supersedes", "/archive/2025/areas/inbox/older.html"),
+                     ("supersedes", "/archive/2026/areas/inbox/new.html")}

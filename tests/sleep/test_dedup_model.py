@@ -317,6 +317,28 @@ def test_a_model_grouping_divergent_claims_is_refused_by_the_veto(
     assert len(tasks) == 1 and reason in (env.repo.root / tasks[0].path).read_text()
 
 
+def test_a_model_grouping_two_subjects_is_refused_by_the_veto(tmp_path: Path) -> None:
+    """One claim, two people (the subject predicate, docs/veto.md §3): band-similar, so only the model groups them."""
+    a, b = band_pair(7)
+    fill_a, fill_b = a.rstrip(".").split()[:6], b.rstrip(".").split()[:6]
+    claim = "the {x} friend values the weekly painting class"
+    other = "the {x} friend values the weekly painting class too"
+    files = {
+        "areas/inbox/h1.html": memory(claim.format(x=" ".join(fill_a)) + ".", created="2026-01-01T00:00:00Z",
+                                      entities=["person:Melanie"]),
+        "areas/inbox/h2.html": memory(other.format(x=" ".join(fill_b)) + ".", created="2026-01-02T00:00:00Z",
+                                      entities=["person:Caroline"]),
+    }
+    env = make_env(make_repo(tmp_path, files))
+    outcome, client = run_scripted(env, group_all)
+    counts = wire(outcome)
+    assert len(client.requests) == 1, counts
+    assert counts["merged"] == 0 and counts["vetoed"] == 1 and counts.get("railVeto") == 1, counts
+    assert exists(env, "h1") and exists(env, "h2")
+    tasks = open_detections(env.repo, "dedup-merge")
+    assert len(tasks) == 1 and "subject" in (env.repo.root / tasks[0].path).read_text()
+
+
 def test_a_memory_telling_the_model_to_merge_everything_changes_nothing_the_rails_forbid(tmp_path: Path) -> None:
     files = corpus(pairs=2)
     _, b = band_pair(0)

@@ -92,7 +92,8 @@ def test_an_entity_of_more_than_64_claimants_is_a_hub_and_forms_no_group(tmp_pat
 
 
 def test_passes_repeat_until_the_cap_each_with_its_own_commit(tmp_path: Path) -> None:
-    """Eight memories of one entity, a model that folds two a call: three passes fold six, two stay (the cap)."""
+    """Eight memories of one entity, a model that folds two a call: three passes fold six, the cap. A canonical
+    carries its members' entity (docs/phases.md §0.7), so it joins the entity's group in the next pass."""
     repo = make_repo(tmp_path, entity_corpus({"service:checkout": 8}, seed=3))
     env, client = model_env(repo, {"CompressSynthesis": absorb_first(2)})
     base = repo.head_sha()
@@ -103,7 +104,7 @@ def test_passes_repeat_until_the_cap_each_with_its_own_commit(tmp_path: Path) ->
     assert counts["passes"] == 3 and counts["canonicals"] == 3 and counts["archived"] == 6
     assert [counts[f"pass{n}Groups"] for n in (1, 2, 3)] == [1, 1, 1]
     assert [counts[f"pass{n}Canonicals"] for n in (1, 2, 3)] == [1, 1, 1]
-    assert [len(offered_keys(r.prompt)) for r in client.requests] == [8, 6, 4]
+    assert [len(offered_keys(r.prompt)) for r in client.requests] == [8, 7, 6]
     commits = commits_since(repo, base)
     assert [p for _, p, _ in commits] == ["compress"] * 3
     assert all(s.startswith("memhtml(sleep(compress)): fold 2 memories into Canonical") for s, _, _ in commits)
@@ -111,7 +112,10 @@ def test_passes_repeat_until_the_cap_each_with_its_own_commit(tmp_path: Path) ->
     assert [c[2]["canonicals"] for c in commits] == [1, 2, 3]
     assert commits[1][2]["pass2Canonicals"] == 1 and commits[1][2]["pass3Canonicals"] == 0
     live = [p for p in tree_files(repo) if p.startswith("areas/inbox/service-checkout")]
-    assert len(live) == 2 and tree_status(repo) == ""
+    # pass 1 folds two memories; passes 2 and 3 each fold the previous canonical (first by path) and one memory
+    assert len(live) == 4 and tree_status(repo) == ""
+    canonicals = [p for p in tree_files(repo) if p.startswith("areas/inbox/canonical")]
+    assert len(canonicals) == 1
 
 
 def test_a_pass_that_folds_nothing_ends_the_phase(tmp_path: Path) -> None:

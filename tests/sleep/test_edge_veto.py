@@ -1,4 +1,4 @@
-"""Typed edges obey the merge veto (issue 27 item 3; docs/veto.md §4, docs/models.md §7).
+"""Typed edges obey the merge veto (issue 27 item 3; docs/veto.md §6, docs/models.md §7).
 
 A gullible model that answers ``supports`` (or any directional rel) for every pair it is shown must not link a claim
 to its own negation, to the same claim with another number, or to another variant: such a pair states two things

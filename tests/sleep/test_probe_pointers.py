@@ -241,3 +241,33 @@ def test_a_refused_rename_says_why_in_the_lost_probe_s_words(tmp_path: Path) -> 
     assert "their memories do not agree" in low.refused["person:caroline m."][0].why
     none = read_pointers(repo, base, tip, status={}, supersedes={}, journal=[entry])
     assert "no vector on the base" in none.refused["person:caroline m."][0].why
+def test_a_replacement_that_says_more_is_a_replacement_and_one_about_others_is_not() -> None:
+    """The run gate reads what compress folds by (docs/veto.md §4): a canonical carrying two members' numbers stands
+    for each; a replacement that drops a member's number, or is about another person, stands for nothing."""
+    from git_memhtml.sleep.probes.pointers import veto_replacements
+
+    moved = {p: f"archive/2026/{p}" for p in ("a.html", "b.html", "m.html")}
+    status = {"c.html": LIVE, "k.html": LIVE, **dict.fromkeys(moved.values(), GONE)}
+    pointers = _pointers(archived_at=moved, status=status, keepers={
+        "archive/2026/a.html": ["c.html"], "archive/2026/b.html": ["c.html"], "archive/2026/m.html": ["k.html"]})
+    base = {"a.html": ("The checkout timeout is 10 seconds.", ""),
+            "b.html": ("Checkout retries wait 30 seconds.", ""),
+            "m.html": ("Melanie values her friendship.", "")}
+    tip = {"c.html": ("The checkout timeout is 10 seconds.", "Retries wait 30 seconds."),
+           "k.html": ("Caroline values her friendship.", "")}
+    mel, car = frozenset({"person:melanie"}), frozenset({"person:caroline"})
+    vetoed = veto_replacements(pointers, base, tip, base_subjects={"m.html": mel}, tip_subjects={"k.html": car})
+    assert vetoed == {("m.html", "k.html"): ("subject",)}
+    assert veto_replacements(pointers, {"a.html": ("The checkout timeout is 20 seconds.", "")}, tip) == {
+        ("a.html", "c.html"): ("numeric",)}
+
+
+def test_subjects_by_path_follow_accepted_renames_and_base_aliases() -> None:
+    from git_memhtml.sleep.probes.pointers import subjects_by_path
+
+    pointers = _pointers()
+    pointers.renames = {"service:checkout_api": {"service:checkout-api"}}
+    keys = {"a.html": frozenset({"person:caro", "concept:x"}), "b.html": frozenset({"lang:py"}),
+            "c.html": frozenset({"service:checkout_api"})}
+    out = subjects_by_path(keys, [("caro", "caroline")], pointers)
+    assert out == {"a.html": frozenset({"person:caro"}), "c.html": frozenset({"service:checkoutapi"})}

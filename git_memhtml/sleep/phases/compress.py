@@ -18,23 +18,37 @@ decides (docs/models.md §3); the rails, counted and logged through :meth:`Phase
 - ``unknown-key``: an absorbed key never offered is dropped;
 - a batch with fewer than 2 absorbed members that resolve is skipped (the model's ``[]`` declines; no rail);
 - ``blank``: a blank title or claim: the batch is skipped;
-- ``veto``: two absorbed members the merge veto would refuse to fold into each other (negation, numbers,
-  qualifiers: docs/veto.md §3) skip the **whole batch**. The canonical text was written to carry every member it
-  names; when two of them diverge it states one side, or both as one fact, and no code can tell which, so none of
-  them may be retired by it;
+- ``veto`` (pairs): two absorbed members about different subjects (the merge veto's subject predicate,
+  docs/veto.md §3), or stating one fact two ways (a claim and its negation, two values of one number:
+  ``domain.merge.contradiction_reasons``, docs/veto.md §4) skip the whole batch: a fold never crosses subjects, and
+  no canonical can carry a contradiction as one memory. Members that merely state different facts are never
+  refused. Batches are cut by subject so that the first cannot happen to an honest answer
+  (:func:`split_by_subject`);
 - ``no-free-path``: no free canonical path; ``render-refused``: text the render gate refuses;
   ``instruction``: a canonical whose text gives an instruction to the model reading it
-  (:mod:`git_memhtml.domain.injection`, docs/veto.md §5). Skipped.
+  (:mod:`git_memhtml.domain.injection`, docs/veto.md §5). Skipped;
+- ``not-carried``: a member whose claim words the canonical does not hold (:func:`carried`) is not absorbed: it
+  stays as it is;
+- ``veto`` (carry): the canonical decides, not the members' differences (docs/veto.md §4). Members of a batch state
+  different facts by design, so their differences refuse nothing; each absorbed member is compared with the
+  canonical (``domain.merge.carry_gaps``): a number or a variant qualifier of its claim that the canonical drops, or
+  a claim the canonical states with the other polarity, skips the **whole batch**, since the canonical misstates a
+  fact it was written to carry.
 
 It absorbs only the members it names; every other member stays as it is.
 
 **Writes** (supersede-only, docs/models.md §8). The canonical's folder is the absorbed members' shared folder, or
 ``areas/inbox`` when they differ; its path is ``<folder>/<slug(title)>.html``, the first free one that is none of
-the members' own paths (``excludeSelfSupersede``). The canonical is rendered (and refused) before anything moves;
-then each absorbed member is archived with ``superseded-by`` → the canonical, the canonical is written
-(``semantic``, author ``agent:sleep``) with ``supersedes`` → each archive path, and each fold is recorded in the
-run journal (``folded``: keep = the canonical, docs/ledger.md §2). One commit per folded batch
+the members' own paths (``excludeSelfSupersede``). The canonical carries what its members carry
+(``store.union.head_union``, docs/phases.md §0.7): every entity, tag and head link of every absorbed member, the
+members' one type when they share it (else ``semantic``), their highest importance and lowest confidence. It is
+rendered (and refused) before anything moves; then each absorbed member is archived with ``superseded-by`` → the
+canonical, the canonical is written (author ``agent:sleep``) with ``supersedes`` → each archive path, and each fold
+is recorded in the run journal (``folded``: keep = the canonical, docs/ledger.md §2). One commit per folded batch
 (``commit.PhaseSteps``), subject ``fold <k> memories into <title>``.
+
+The rules over a batch and a canonical (the subject cut, the refused pairs, the word share, the canonical's head) are
+in ``canonical``; this module asks, judges and writes.
 
 A failed or budget-skipped call writes nothing for its batch and counts it ``skipped``; the other batches go on.
 With no model bound, or on a dry run, nothing is asked and nothing is written; the detail says why.
@@ -43,14 +57,13 @@ With no model bound, or on a dry run, nothing is asked and nothing is written; t
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import combinations
 
 from git_memhtml.document import editors
 from git_memhtml.document.model import Link
 from git_memhtml.domain.injection import injected_instruction
-from git_memhtml.domain.merge import MergeText, tokenize, veto_reasons
+from git_memhtml.domain.merge import MergeText, carry_gaps
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.index.indexer import update
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
@@ -62,12 +75,21 @@ from git_memhtml.sleep.engine.journal import Folded, record_journal
 from git_memhtml.sleep.engine.model import PhaseModel
 from git_memhtml.sleep.engine.prompts import load_prompt, stated
 from git_memhtml.sleep.phases import relationship_mining
+from git_memhtml.sleep.phases.canonical import (
+    CanonicalHead,
+    canonical_head,
+    carried,
+    member_documents,
+    refused_pairs,
+    render_head,
+    split_by_subject,
+)
 from git_memhtml.sleep.phases.deep_grouping import Grouping, entity_claimants, group_candidates, widened_communities
 from git_memhtml.sleep.phases.scoring import Scored, memory_edges, retention_pass
+from git_memhtml.sleep.phases.subjects import memory_subjects
 from git_memhtml.sleep.phases.synthesis import (
     free_memory_path,
     one_line,
-    render_synthesis,
     usage_counts,
     write_new_memory,
 )
@@ -182,29 +204,21 @@ def member_text(s: Scored) -> str:
     return f"{s.row.title}\n{s.row.gist}\n{s.row.body_text}"
 
 
-def vetoed_pairs(members: Sequence[Scored]) -> list[dict[str, object]]:
-    """Every pair of ``members`` the merge veto refuses, with the predicates that fired (docs/veto.md §3)."""
-    out: list[dict[str, object]] = []
-    for a, b in combinations(members, 2):
-        reasons = veto_reasons(MergeText(a.row.gist, a.row.body_text), MergeText(b.row.gist, b.row.body_text))
-        if reasons:
-            out.append({"a": a.row.path, "b": b.row.path, "reasons": list(reasons)})
-    return out
-
-
 def canonical_folder(paths: Sequence[str]) -> str:
     """The members' shared folder, or :data:`INBOX` when they differ."""
     folders = {posixpath.dirname(p) for p in paths}
     return folders.pop() if len(folders) == 1 else INBOX
 
 
-def render_canonical(answer: CompressSynthesis, *, now: str, links: Sequence[Link] = ()) -> str:
-    """The canonical memory: ``semantic``, author ``agent:sleep``, the answer's title, claim and paragraphs.
+def render_canonical(answer: CompressSynthesis, *, now: str, links: Sequence[Link] = (),
+                     head: CanonicalHead | None = None) -> str:
+    """The canonical memory of ``answer`` (``canonical.render_head``): author ``agent:sleep``, the answer's
+    title, claim and paragraphs, ``head``'s type, entities, tags, importance and confidence, its links then ``links``.
 
     Raises:
         InvalidMemory: the render gate refused the text.
     """
-    return render_synthesis("semantic", answer.title, answer.claim, answer.paragraphs, now=now, links=links)
+    return render_head(answer.title, answer.claim, answer.paragraphs, now=now, links=links, head=head)
 
 
 @dataclass
@@ -216,8 +230,10 @@ class _Night:
     skipped: int = 0
 
 
-def _fold(env: PhaseEnv, answer: CompressSynthesis, absorbed: Sequence[Scored], path: str) -> list[Folded]:
-    """Archive ``absorbed`` into the canonical at ``path``, then write it; return the folds made (may be empty)."""
+def _fold(env: PhaseEnv, answer: CompressSynthesis, absorbed: Sequence[Scored], path: str,
+          head: CanonicalHead) -> list[Folded]:
+    """Archive ``absorbed`` into the canonical at ``path``, then write it carrying ``head``; return the folds made
+    (may be empty)."""
     folds: list[Folded] = []
     for member in absorbed:
         archived = edits.archive_file(env.repo, member.row.path, at=env.at,
@@ -227,62 +243,38 @@ def _fold(env: PhaseEnv, answer: CompressSynthesis, absorbed: Sequence[Scored], 
     if not folds:
         return folds
     links = [Link("supersedes", "/" + f.archived) for f in folds]
-    write_new_memory(env, path, render_canonical(answer, now=env.at, links=links))
+    write_new_memory(env, path, render_canonical(answer, now=env.at, links=links, head=head))
     record_journal(env, folds)
     return folds
 
 
-CARRY_SHARE = 0.6
-"""Share of a member's claim words the canonical must hold for the member to count as carried (our decision,
-docs/models.md §8: grounded synthesis; a canonical that drops a member's fact must not archive that member)."""
-
-_FUNCTION_WORDS = frozenset((
-    "the", "and", "for", "are", "was", "were", "has", "have", "had", "this", "that", "with", "from", "into", "onto",
-    "over", "under", "its", "they", "them", "their", "there", "then", "than", "but", "not", "any", "all", "can",
-    "will", "would", "should", "could", "been", "being", "our", "your", "his", "her", "who", "what", "when",
-    "where", "which", "how", "why", "also", "just", "only", "very", "each", "per", "via", "about", "after",
-    "before", "does", "did",
-))
-"""Words that state no fact of their own, left out of :func:`carried`'s share."""
+def canonical_text(answer: CompressSynthesis) -> str:
+    """The canonical as the carry checks read it: title, claim and each paragraph, one per line."""
+    return "\n".join([answer.title, answer.claim, *answer.paragraphs])
 
 
-def _stem(token: str) -> str:
-    """``deploys`` → ``deploy``: a plural or third-person ``s`` is no other fact (tokens with digits kept whole)."""
-    return token[:-1] if len(token) > 3 and token.endswith("s") and not any(c.isdigit() for c in token) else token
+def _carried(model: PhaseModel, answer: CompressSynthesis, absorbed: Sequence[Scored]) -> list[Scored] | None:
+    """The absorbed members the canonical carries, or ``None`` when the canonical misstates one (docs/veto.md §4).
 
-
-def carried(claim: str, canonical: str) -> bool:
-    """Whether ``canonical`` (title, claim and paragraphs of the new memory) carries the member ``claim`` forward.
-
-    Every numeric token of the claim (``3``, ``v2.1``, ``sev1``) must be in the canonical, and at least
-    :data:`CARRY_SHARE` of its other words of three letters or more (function words aside, a final ``s`` ignored).
-    A claim with no such word must appear in the canonical whole (case-folded). Tokens are the veto's
-    (``domain.merge.tokenize``).
+    A member whose claim words the canonical does not hold is refused on the ``not-carried`` rail and stays where it
+    is. A member whose words it holds but whose number, qualifier or polarity it drops (``carry_gaps``) refuses the
+    whole batch on the ``veto`` rail: the canonical states that member's fact otherwise than the member does.
     """
-    have = {_stem(t) for t in tokenize(canonical)}
-    words = [_stem(t) for t in tokenize(claim) if len(t) >= 3 or any(c.isdigit() for c in t)]
-    numeric = {t for t in words if any(c.isdigit() for c in t)}
-    content = {t for t in words if t not in numeric and t not in _FUNCTION_WORDS}
-    if not numeric <= have:
-        return False
-    if not content:
-        return " ".join(claim.split()).casefold() in " ".join(canonical.split()).casefold()
-    return len(content & have) >= CARRY_SHARE * len(content)
-
-
-def _carried(model: PhaseModel, answer: CompressSynthesis, absorbed: Sequence[Scored]) -> list[Scored]:
-    """The absorbed members whose claim the canonical carries; each other one is refused on the ``not-carried``
-    rail and stays where it is (it is not archived)."""
-    canonical = " ".join([answer.title, answer.claim, *answer.paragraphs])
-    kept = [s for s in absorbed if carried(s.row.gist, canonical)]
+    text = canonical_text(answer)
+    kept = [s for s in absorbed if carried(s.row.gist, text)]
     for s in absorbed:
         if s not in kept:
             model.reject("not-carried", {"title": answer.title, "member": s.row.path, "claim": s.row.gist})
+    misstated = [{"member": s.row.path, "reasons": list(gaps)} for s in kept
+                 if (gaps := carry_gaps(MergeText(s.row.gist), MergeText(answer.claim, text)))]
+    if misstated:
+        model.reject("veto", {"title": answer.title, "members": misstated})
+        return None
     return kept
 
 
-def _judge(model: PhaseModel, batch: KeyedBatch, answer: CompressSynthesis,
-           by_path: dict[str, Scored]) -> list[Scored] | None:
+def _judge(model: PhaseModel, batch: KeyedBatch, answer: CompressSynthesis, by_path: dict[str, Scored],
+           subjects: Mapping[str, frozenset[str]]) -> list[Scored] | None:
     """The absorbed members the rails let through, or ``None`` when the batch is skipped."""
     members, unknown = batch.resolve(answer.absorbed_keys)
     for key in unknown:
@@ -293,7 +285,7 @@ def _judge(model: PhaseModel, batch: KeyedBatch, answer: CompressSynthesis,
         model.reject("blank", {"title": answer.title, "claim": answer.claim})
         return None
     absorbed = [by_path[m.ref] for m in members]
-    pairs = vetoed_pairs(absorbed)
+    pairs = refused_pairs(absorbed, subjects)
     if pairs:
         model.reject("veto", {"title": answer.title, "pairs": pairs})
         return None
@@ -302,7 +294,8 @@ def _judge(model: PhaseModel, batch: KeyedBatch, answer: CompressSynthesis,
 
 @dataclass
 class _Folding:
-    """What every batch of the night shares: the model, the commits, the prompts, the paths already taken."""
+    """What every batch of the night shares: the model, the commits, the prompts, the paths already taken, the
+    memories' subjects."""
 
     env: PhaseEnv
     model: PhaseModel
@@ -311,6 +304,7 @@ class _Folding:
     instruction: str
     night: _Night
     taken: set[str]
+    subjects: Mapping[str, frozenset[str]]
 
 
 def _fold_batches(f: _Folding, batches: Sequence[Sequence[Member]], by_path: dict[str, Scored],
@@ -321,7 +315,7 @@ def _fold_batches(f: _Folding, batches: Sequence[Sequence[Member]], by_path: dic
     for batch_members in batches:
         batch = key_members(batch_members, label="member", member_chars=MEMBER_CHARS)
         answer = model.call(ModelRequest(CompressSynthesis, f.system, batch.prompt(f.instruction)))
-        absorbed = _judge(model, batch, answer, by_path) if answer is not None else None
+        absorbed = _judge(model, batch, answer, by_path, f.subjects) if answer is not None else None
         if answer is None or absorbed is None:
             night.skipped += 1
             continue
@@ -336,18 +330,26 @@ def _fold_batches(f: _Folding, batches: Sequence[Sequence[Member]], by_path: dic
             model.reject("instruction", {"title": answer.title, "kind": injected.kind, "cue": injected.cue})
             night.skipped += 1
             continue
+        docs = member_documents(env, absorbed)
+        if docs is None:
+            night.skipped += 1
+            continue
+        inside = {path, *(s.row.path for s in absorbed)}
         try:
-            render_canonical(answer, now=env.at)  # refuse before anything moves
+            render_canonical(answer, now=env.at, head=canonical_head(docs, inside=inside))  # refuse before any move
         except InvalidMemory as exc:
             model.reject("render-refused", {"title": answer.title, "error": exc.message})
             night.skipped += 1
             continue
-        absorbed = _carried(model, answer, absorbed)
-        if len(absorbed) < MIN_BATCH:
+        kept = _carried(model, answer, absorbed)
+        if kept is None or len(kept) < MIN_BATCH:
             night.skipped += 1
             continue
+        doc_of = {s.row.path: d for s, d in zip(absorbed, docs, strict=True)}
+        absorbed = kept  # a member left out stays live: links into it are carried
+        head = canonical_head([doc_of[s.row.path] for s in absorbed], inside={path, *(s.row.path for s in absorbed)})
         f.steps.begin({**counts().wire(), **usage_counts(model)})
-        folds = _fold(env, answer, absorbed, path)
+        folds = _fold(env, answer, absorbed, path, head)
         if not folds:
             night.skipped += 1
             continue
@@ -364,7 +366,7 @@ def _folding(env: PhaseEnv, model: PhaseModel) -> _Folding:
     steps = PhaseSteps(env.repo, run_id=env.run_id, phase=PHASE, deep=env.deep)
     return _Folding(env, model, steps, load_prompt(env.repo, "compress", prompt_values()),
                     load_prompt(env.repo, "compress.task", prompt_values()),
-                    _Night(), set())
+                    _Night(), set(), {})
 
 
 def run(env: PhaseEnv) -> PhaseOutcome:
@@ -387,9 +389,11 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     labels = sorted({s.community or "" for s in rows})
     group = {label: i for i, label in enumerate(labels)}
     by_path = {s.row.path: s for s in rows}
-    members = [Member(s.row.path, member_text(s), group[s.community or ""]) for s in rows]
-    batches = assemble_batches(members, BATCH_MEMBERS, MIN_BATCH)
     f = _folding(env, model)
+    f.subjects = memory_subjects(env)
+    members = split_by_subject([Member(s.row.path, member_text(s), group[s.community or ""]) for s in rows],
+                               f.subjects)
+    batches = assemble_batches(members, BATCH_MEMBERS, MIN_BATCH)
 
     def counts() -> CompressCounts:
         n = f.night
@@ -410,12 +414,13 @@ class _Pass:
     canonicals: int = 0
 
 
-def deep_pass(env: PhaseEnv) -> tuple[list[Scored], Grouping, list[list[Member]]]:
+def deep_pass(env: PhaseEnv, subjects: Mapping[str, frozenset[str]]) -> tuple[list[Scored], Grouping,
+                                                                              list[list[Member]]]:
     """Mine, score and group the corpus as the index holds it now (docs/deep-sleep.md): the mining scan of
     relationship-mining (``relates_to`` and the band) runs again; on a real run its rows replace the stored derived
     edges (the re-mine of a pass), on a dry run they stand in for them in memory and nothing is written. Returns the
-    candidates, their grouping and the batches (each group sliced into batches of 8, a trailing slice under 2
-    dropped).
+    candidates, their grouping and the batches (each group cut by ``subjects`` (:func:`split_by_subject`) and sliced
+    into batches of 8, a trailing slice under 2 dropped).
 
     Raises:
         StorageError: the index cannot be read or written.
@@ -431,7 +436,7 @@ def deep_pass(env: PhaseEnv) -> tuple[list[Scored], Grouping, list[list[Member]]
     rows = eligible(env, scored)
     grouping = group_candidates(rows, communities, entity_claimants(env.db), limit=MAX_CANDIDATES)
     members = [Member(s.row.path, member_text(s), i) for i, g in enumerate(grouping.groups) for s in g.members]
-    return rows, grouping, assemble_batches(members, BATCH_MEMBERS, MIN_BATCH)
+    return rows, grouping, assemble_batches(split_by_subject(members, subjects), BATCH_MEMBERS, MIN_BATCH)
 
 
 def run_deep(env: PhaseEnv, model: PhaseModel) -> PhaseOutcome:
@@ -466,7 +471,8 @@ def run_deep(env: PhaseEnv, model: PhaseModel) -> PhaseOutcome:
     for n in range(1, MAX_PASSES + 1):
         if n > 1:
             update(env.repo, env.db, env.embedder, now=env.at)
-        rows, grouping, batches = deep_pass(env)
+        f.subjects = memory_subjects(env)
+        rows, grouping, batches = deep_pass(env, f.subjects)
         passes.append(_Pass(len(rows), grouping, len(batches)))
         if not model.bound:
             break

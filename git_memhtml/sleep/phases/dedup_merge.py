@@ -17,14 +17,16 @@ the veto refused (every one, also those whose review task the budget capped), in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from git_memhtml.document.parse import parse_memory
 from git_memhtml.domain.merge import (
     MAX_MERGE_PAIRS,
     NEAR_DUPLICATE_THRESHOLD,
+    VETO_SUBJECT,
     MergeDecision,
     MergeOutcome,
     MergeProposal,
@@ -33,14 +35,18 @@ from git_memhtml.domain.merge import (
     merge_candidates,
 )
 from git_memhtml.domain.neighbors import top_neighbor_pairs
+from git_memhtml.errors import InvalidMemory
 from git_memhtml.index.corpus import CorpusRow, active_corpus, first_chunk_vectors, frame_key_groups
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.engine.journal import Folded, JournalEntry, MergeVetoed, record_journal
 from git_memhtml.sleep.engine.model import PhaseModel
 from git_memhtml.sleep.phases import dedup_model
+from git_memhtml.sleep.phases.subjects import NO_SUBJECT, memory_subjects
 from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task, sweep_detections
 from git_memhtml.store import edits
+from git_memhtml.store.union import keeper_edits
+from git_memhtml.tree.paths import read_tree_file
 
 DETECTOR = "dedup-merge"
 EXCLUDED_TYPES: tuple[str, ...] = ("arc", "task")
@@ -81,19 +87,24 @@ class DedupMergeCounts(PhaseCounts):
 
 @dataclass(frozen=True)
 class Candidates:
-    """The oriented, de-duplicated pair list of one night and the corpus it came from (oldest first)."""
+    """The oriented, de-duplicated pair list of one night, the corpus it came from (oldest first) and its memories'
+    subject identities (``subjects.memory_subjects``)."""
 
     proposals: tuple[MergeProposal, ...]
     components: int
     rows: tuple[CorpusRow, ...] = ()
+    subjects: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
-def orient(pairs: Sequence[tuple[str, str, float]], rows: Sequence[CorpusRow]) -> list[MergeProposal]:
+def orient(pairs: Sequence[tuple[str, str, float]], rows: Sequence[CorpusRow],
+           subjects: Mapping[str, frozenset[str]] | None = None) -> list[MergeProposal]:
     """Orient mined pairs keeper = lower corpus offset, de-duplicated on ``keep drop``, in mined order.
 
-    Both sides carry their claim (gist) and article text (body_text) so the veto reads what docs/veto.md §3 says.
-    Pairs naming a path outside ``rows`` are dropped.
+    Both sides carry their claim (gist), article text (body_text) and subject identities (``subjects``, a path
+    absent naming none) so the veto reads what docs/veto.md §3 says. Pairs naming a path outside ``rows`` are
+    dropped.
     """
+    subjects = subjects if subjects is not None else {}
     offset = {row.path: i for i, row in enumerate(rows)}
     by_path = {row.path: row for row in rows}
     seen: set[tuple[str, str]] = set()
@@ -108,7 +119,8 @@ def orient(pairs: Sequence[tuple[str, str, float]], rows: Sequence[CorpusRow]) -
         k, d = by_path[keep], by_path[drop]
         out.append(
             MergeProposal(keep=keep, drop=drop, sim=sim, keep_text=k.body_text, drop_text=d.body_text,
-                          keep_claim=k.gist, drop_claim=d.gist)
+                          keep_claim=k.gist, drop_claim=d.gist, keep_subjects=subjects.get(keep, NO_SUBJECT),
+                          drop_subjects=subjects.get(drop, NO_SUBJECT))
         )
     return out
 
@@ -124,18 +136,27 @@ def _mine(env: PhaseEnv, floor: float = NO_MODEL_FLOOR, limit: int = NO_MODEL_PA
     if matrix.size == 0 or not np.any(matrix):
         return None
     mined = top_neighbor_pairs(paths, matrix, floor=floor, k=PER_SOURCE_K, limit=limit)
-    proposals = orient(mined, rows)
+    subjects = memory_subjects(env)
+    proposals = orient(mined, rows, subjects)
     components = connected_components([(p.keep, p.drop) for p in proposals])
-    return Candidates(tuple(proposals), len(components), tuple(rows))
+    return Candidates(tuple(proposals), len(components), tuple(rows), subjects)
 
 
 def _fold(env: PhaseEnv, decision: MergeDecision, folds: list[Folded]) -> bool:
-    """Archive ``drop`` into ``keep``; return False when either file is gone from the tree (vanished).
+    """Archive ``drop`` into ``keep``; return False when either file is gone from the tree (vanished) or no longer
+    parses as a memory (nothing is folded then).
 
-    Each fold made is appended to ``folds`` (none on a dry run, which makes none).
+    The keeper takes the union of both heads (``store.union.keeper_edits``: the drop's entities, tags and links it
+    lacks, docs/phases.md §0.7), links ``supersedes`` → the archive path and is stamped ``updated``. Each fold made
+    is appended to ``folds`` (none on a dry run, which makes none).
     """
     root = env.repo.root
     if not (root / decision.drop).is_file() or not (root / decision.keep).is_file():
+        return False
+    try:
+        keeper = parse_memory(read_tree_file(root, decision.keep), path=decision.keep)
+        dropped = parse_memory(read_tree_file(root, decision.drop), path=decision.drop)
+    except InvalidMemory:
         return False
     if env.dry_run:
         return True
@@ -144,9 +165,9 @@ def _fold(env: PhaseEnv, decision: MergeDecision, folds: list[Folded]) -> bool:
     )
     if archived is None:
         return False
-    edits.stamp_file(
-        env.repo, decision.keep, [edits.link("supersedes", "/" + archived), edits.set_meta("updated", env.at)]
-    )
+    carried = keeper_edits(keeper, [dropped], inside={decision.keep, decision.drop, archived})
+    edits.stamp_file(env.repo, decision.keep,
+                     [*carried, edits.link("supersedes", "/" + archived), edits.set_meta("updated", env.at)])
     folds.append(Folded(decision.keep, decision.drop, archived))
     return True
 
@@ -156,7 +177,19 @@ def veto_finding(pair: VetoedPair) -> str:
     return " ".join(sorted((pair.keep, pair.drop)))
 
 
-def _mint_veto_tasks(env: PhaseEnv, vetoed: Sequence[VetoedPair], floor: float) -> TaskTally:
+def veto_measurement(pair: VetoedPair, floor: float, subjects: Mapping[str, frozenset[str]]) -> str:
+    """The measurement of a vetoed pair's review task: the cosine, the floor, the predicates that fired and, when the
+    subject predicate fired, each side's subjects (docs/tasks.md §7)."""
+    text = (f"cosine {pair.sim:.4f} above the {floor:.2f} near-duplicate floor; "
+            f"divergence veto fired: {', '.join(pair.reasons)}")
+    if VETO_SUBJECT in pair.reasons:
+        sides = [", ".join(sorted(subjects.get(p, NO_SUBJECT))) or "none" for p in (pair.keep, pair.drop)]
+        text += f" (subjects {sides[0]} / {sides[1]})"
+    return text
+
+
+def _mint_veto_tasks(env: PhaseEnv, vetoed: Sequence[VetoedPair], floor: float,
+                     subjects: Mapping[str, frozenset[str]]) -> TaskTally:
     tally = TaskTally()
     by_finding: dict[str, VetoedPair] = {}
     for pair in vetoed:
@@ -164,10 +197,7 @@ def _mint_veto_tasks(env: PhaseEnv, vetoed: Sequence[VetoedPair], floor: float) 
     for finding in sorted(by_finding):
         pair = by_finding[finding]
         keep_name, drop_name = pair.keep.rsplit("/", 1)[-1], pair.drop.rsplit("/", 1)[-1]
-        evidence = Measurement(
-            f"cosine {pair.sim:.4f} above the {floor:.2f} near-duplicate floor; "
-            f"divergence veto fired: {', '.join(pair.reasons)}"
-        )
+        evidence = Measurement(veto_measurement(pair, floor, subjects))
         tally.add(
             mint_detected_task(
                 env,
@@ -203,7 +233,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     if mined is None:
         return PhaseOutcome(DedupMergeCounts(), detail=NO_VECTORS, model=model.usage())
     outcome = merge_candidates(mined.proposals, threshold=NEAR_DUPLICATE_THRESHOLD, cap=MAX_MERGE_PAIRS)
-    merged, vanished, tally = _commit(env, outcome, NO_MODEL_FLOOR)
+    merged, vanished, tally = _commit(env, outcome, NO_MODEL_FLOOR, mined.subjects)
     counts = DedupMergeCounts(
         candidates=len(mined.proposals),
         components=mined.components,
@@ -216,7 +246,8 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     return _outcome(counts, tally, model)
 
 
-def _commit(env: PhaseEnv, outcome: MergeOutcome, floor: float) -> tuple[int, int, TaskTally]:
+def _commit(env: PhaseEnv, outcome: MergeOutcome, floor: float,
+            subjects: Mapping[str, frozenset[str]]) -> tuple[int, int, TaskTally]:
     """Fold every decision, mint the veto tasks, journal both; return ``(merged, vanished, tally)``."""
     merged = vanished = 0
     folds: list[Folded] = []
@@ -225,7 +256,7 @@ def _commit(env: PhaseEnv, outcome: MergeOutcome, floor: float) -> tuple[int, in
             merged += 1
         else:
             vanished += 1
-    tally = _mint_veto_tasks(env, outcome.vetoed, floor)
+    tally = _mint_veto_tasks(env, outcome.vetoed, floor, subjects)
     refused: list[JournalEntry] = [MergeVetoed(p.keep, p.drop, p.reasons) for p in outcome.vetoed]
     record_journal(env, [*folds, *refused])
     return merged, vanished, tally
@@ -267,7 +298,7 @@ def run_with_model(env: PhaseEnv, model: PhaseModel) -> PhaseOutcome:
     edges += dedup_model.frame_edges(frame_key_groups(env.db, exclude_types=EXCLUDED_TYPES), offset)
     components = dedup_model.cut_components(edges)
     sims = {(p.keep, p.drop): p.sim for p in mined.proposals}
-    asked = dedup_model.partition(env, model, components, rows, offset, sims)
+    asked = dedup_model.partition(env, model, components, rows, offset, sims, mined.subjects)
     floor = [p for p in mined.proposals if p.sim > NEAR_DUPLICATE_THRESHOLD]
     seen = {(p.keep, p.drop) for p in floor}
     grouped: list[MergeProposal] = []
@@ -277,7 +308,7 @@ def run_with_model(env: PhaseEnv, model: PhaseModel) -> PhaseOutcome:
             grouped.append(proposal)
     outcome = merge_candidates([*floor, *grouped], threshold=0.0, cap=MAX_MERGE_PAIRS)
     _reject_group_refusals(model, grouped, outcome)
-    merged, vanished, tally = _commit(env, outcome, dedup_model.DEDUP_COMPONENT_FLOOR)
+    merged, vanished, tally = _commit(env, outcome, dedup_model.DEDUP_COMPONENT_FLOOR, mined.subjects)
     sweep_detections(env, DETECTOR, tally, judged=model.judged_all)
     counts = DedupMergeCounts(
         candidates=len(mined.proposals),

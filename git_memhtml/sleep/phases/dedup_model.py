@@ -142,6 +142,7 @@ def partition(
     rows: Mapping[str, CorpusRow],
     offset: Mapping[str, int],
     mined: Mapping[tuple[str, str], float],
+    subjects: Mapping[str, frozenset[str]] | None = None,
 ) -> Partition:
     """Ask the model to partition ``components`` (paths in ``rows``) and return the group proposals.
 
@@ -149,6 +150,7 @@ def partition(
         rows: the corpus rows by path (the member text and the veto texts).
         offset: corpus offset by path (the keeper is the lowest).
         mined: cosine of each mined oriented pair ``(keep, drop)``.
+        subjects: subject identities by path (a path absent names none), for the veto's subject predicate.
 
     One call per batch (:data:`DEDUP_BATCH_MEMBERS` members, :data:`DEDUP_BATCH_CHARS` characters, components
     kept whole). A batch with no answer proposes nothing and its members count as ``skipped``.
@@ -176,7 +178,7 @@ def partition(
             skipped += len(batch.members)
             continue
         for group in answer.groups:
-            pairs = _group_pairs(model, batch, group, rows, offset, mined)
+            pairs = _group_pairs(model, batch, group, rows, offset, mined, subjects or {})
             if pairs is not None:
                 admitted += 1
                 proposals.extend(pairs)
@@ -190,6 +192,7 @@ def _group_pairs(
     rows: Mapping[str, CorpusRow],
     offset: Mapping[str, int],
     mined: Mapping[tuple[str, str], float],
+    subjects: Mapping[str, frozenset[str]],
 ) -> list[MergeProposal] | None:
     """The proposals of one answered group, or ``None`` when a rail refuses it (counted and logged)."""
     members, unknown = batch.resolve(group.member_keys)
@@ -210,5 +213,6 @@ def _group_pairs(
         out.append(MergeProposal(
             keep=keeper, drop=path, sim=mined.get((keeper, path), DEDUP_COMPONENT_FLOOR),
             keep_text=keep.body_text, drop_text=drop.body_text, keep_claim=keep.gist, drop_claim=drop.gist,
+            keep_subjects=subjects.get(keeper, frozenset()), drop_subjects=subjects.get(path, frozenset()),
         ))
     return out

@@ -14,7 +14,7 @@ docs/models.md §7).
      ``link <rel> → /<object>`` into the **subject only** (``src`` for ``src_to_dst``, else ``dst``), unless the
      merge veto (``domain.merge.veto_reasons``: negation, number, variant and whatever predicate joins them) calls
      the two memories divergent: such a pair states two different things about one matter, so the only edge it can
-     carry is ``contradicts`` (rail ``veto``, docs/veto.md §4);
+     carry is ``contradicts`` (rail ``veto``, docs/veto.md §6);
    - ``contradicts`` is a detection (``state.edge_corroboration``, counted only over a corpus its last detection
      did not see, docs/models.md §5). Under :data:`PROMOTE_AFTER` detections it becomes a review task for a
      person (detector ``edge-typing``); at two, the link goes into **both** files and an ``edge-promoted`` mark

@@ -26,7 +26,7 @@ def _why_unfound(path: str, targets: Sequence[Target], pointers: RunPointers, k:
     vetoed = sorted((key[1], reasons) for key, reasons in pointers.vetoed_replacements.items() if key[0] == path)
     if vetoed and not targets:
         keeper, reasons = vetoed[0]
-        return f"replaced by {keeper}, which the merge veto keeps apart from it ({', '.join(reasons)})"
+        return f"replaced by {keeper}, which does not carry it (drops its {', '.join(reasons)})"
     if not targets:
         archived = pointers.archived_at.get(path)
         if twin is not None and archived is not None and twin in pointers.keepers.get(archived, []):

@@ -49,6 +49,7 @@ from git_memhtml.sleep.probes.pointers import (
     no_centroids,
     read_pointers,
     renamed_keys,
+    subjects_by_path,
     veto_replacements,
 )
 from git_memhtml.sleep.probes.ranker import Ranker, query_vectors
@@ -155,18 +156,22 @@ def probe_commits(repo: GitRepo, run_id: str, base_sha: str, tip_sha: str, *, ba
     sample = probe_sample(candidates, touched, run_id, settings.sample_size)
     journal = read_journal(repo, tip_sha, run_id)
     reach = entity_reach(base)
+    groups = alias_groups_at(repo, base_sha)
     pointers = read_pointers(repo, base_sha, tip_sha, status=path_status(tip), supersedes=supersedes_pointers(tip),
-                             journal=journal, groups=alias_groups_at(repo, base_sha),
+                             journal=journal, groups=groups,
                              cosine=base_cosine(base, reach, renamed_keys(journal), embedder))
     replaced = sorted(set(pointers.archived_at) | {p for p in pointers.keepers if pointers.live(p)})
     replacing = sorted({t.path for p in replaced for t in pointers.replacements(p)})
-    pointers.vetoed_replacements = veto_replacements(pointers, texts_of(base, replaced), texts_of(tip, replacing))
+    tip_keys = entity_keys_by_path(tip)
+    pointers.vetoed_replacements = veto_replacements(
+        pointers, texts_of(base, replaced), texts_of(tip, replacing),
+        base_subjects=subjects_by_path(entity_keys_by_path(base), groups, pointers),
+        tip_subjects=subjects_by_path(tip_keys, groups))
     control_paths = sorted({p for pair in pointers.vetoed for p in pair})
     claims = {path: claim for path, (claim, _) in texts_of(base, control_paths).items()}
     vectors, degraded = query_vectors(embedder, [c.gist for c in sample] + [claims[p] for p in sorted(claims)])
     before = Ranker.open(base, embedder, now=now, k=settings.k)
     after = Ranker.open(tip, embedder, now=now, k=settings.k)
-    tip_keys = entity_keys_by_path(tip)
     results = [
         *claim_family(sample, vectors, base=before, tip=after, pointers=pointers),
         *entity_family(reach, tip_keys, pointers),

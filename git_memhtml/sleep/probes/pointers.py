@@ -36,13 +36,15 @@ from git_memhtml.domain.entities import (
     REASON_CENTROIDS_DISAGREE,
     REASON_NO_CENTROID,
     REASON_NOT_ONE_NAME,
+    alias_representatives,
     entity_key,
     name_key,
     name_merge_refusal,
     same_letters,
     split_entity,
+    subject_identities,
 )
-from git_memhtml.domain.merge import MergeText, identity_veto_reasons, veto_reasons
+from git_memhtml.domain.merge import MergeText, carry_gaps, identity_veto_reasons
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.sleep.engine.journal import EntityRenamed, JournalEntry, MergeVetoed
 from git_memhtml.sleep.engine.refile import refiled_moves
@@ -116,8 +118,8 @@ class RunPointers:
     refiled: dict[str, str] = field(default_factory=dict)
     """live base path → the topic path placement-triage moved it to (the same memory)."""
     vetoed_replacements: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
-    """``(base path, replacement)`` → the merge-veto predicates that fire between them: a replacement the veto would
-    never have let fold into it is no replacement (:func:`veto_replacements`)."""
+    """``(base path, replacement)`` → what of the base memory the replacement drops (negation, numeric, variant,
+    subject): a replacement that does not carry a memory is no replacement for it (:func:`veto_replacements`)."""
 
     def replacements(self, path: str) -> list[Target]:
         """The targets of ``path`` that stand in for it (a keeper, a successor), before any veto."""
@@ -287,19 +289,45 @@ def alias_groups_at(repo: GitRepo, commit: str) -> list[tuple[str, ...]]:
 
 
 def veto_replacements(pointers: RunPointers, base_texts: Mapping[str, tuple[str, str]],
-                      tip_texts: Mapping[str, tuple[str, str]]) -> dict[tuple[str, str], tuple[str, ...]]:
-    """``(base path, replacement) → veto predicates`` for every replacement of a base memory that the merge veto
-    (``domain.merge.veto_reasons``: negation, numeric, variant over claim and article) would have refused: "should
-    not run" folded into "should run" explains nothing. Texts are ``{path: (claim, article)}`` of each side."""
+                      tip_texts: Mapping[str, tuple[str, str]], *,
+                      base_subjects: Mapping[str, frozenset[str]] | None = None,
+                      tip_subjects: Mapping[str, frozenset[str]] | None = None,
+                      ) -> dict[tuple[str, str], tuple[str, ...]]:
+    """``(base path, replacement) → dropped markers`` for every replacement of a base memory that does not carry it
+    (``domain.merge.carry_gaps``, docs/veto.md §4): a replacement that drops a number or a qualifier of the base
+    memory's claim, states the claim with the other polarity ("should not run" folded into "should run"), or is about
+    other subjects, explains nothing. The rule compress folds by, read one way: a replacement may say more than the
+    memory (a canonical carries many members; a keeper its own facts), never less or the opposite.
+
+    Texts are ``{path: (claim, article)}`` of each side; subjects ``{path: subject identities}`` of each side (the
+    subject check runs only when both maps are given; a path absent names no subject).
+    """
     out: dict[tuple[str, str], tuple[str, ...]] = {}
     for path, (claim, article) in base_texts.items():
+        mine = None if base_subjects is None or tip_subjects is None else base_subjects.get(path, frozenset())
         for target in pointers.replacements(path):
             other = tip_texts.get(target.path)
             if other is None:
                 continue
-            reasons = veto_reasons(MergeText(claim, article), MergeText(*other))
+            theirs = None if mine is None or tip_subjects is None else tip_subjects.get(target.path, frozenset())
+            reasons = carry_gaps(MergeText(claim, article, mine), MergeText(*other, theirs))
             if reasons:
                 out[(path, target.path)] = reasons
+    return out
+
+
+def subjects_by_path(keys: Mapping[str, frozenset[str]], groups: Sequence[tuple[str, ...]],
+                     pointers: RunPointers | None = None) -> dict[str, frozenset[str]]:
+    """``{path: subject identities}`` from ``{path: entity keys}`` (``index.probe_rows.entity_keys_by_path``) under
+    the base's person alias groups; with ``pointers``, each key also stands for the names the run renamed it to under
+    an accepted rename (a base memory's subject under its new name is still its subject)."""
+    aliases = alias_representatives(groups)
+    out: dict[str, frozenset[str]] = {}
+    for path, found in keys.items():
+        names = {name for key in found for name in (pointers.entity_names(key) if pointers else {key})}
+        subjects = subject_identities(names, aliases)
+        if subjects:
+            out[path] = subjects
     return out
 
 
