@@ -22,11 +22,11 @@ CREATED = "2026-01-01T00:00:00Z"
 
 
 def mem(claim: str, *, links: Sequence[str] = (), memory_type: str = "semantic", title: str | None = None,
-        body: Sequence[str] = (), rel: str = "relates_to") -> str:
+        body: Sequence[str] = (), rel: str = "relates_to", entities: Sequence[str] = ()) -> str:
     """One memory file with ``claim`` as its mark and a ``rel`` link to each path of ``links``."""
     return render_memory(MemoryDraft(
         title=title or claim[:60], memory_type=memory_type, claim=claim, body=tuple(body),
-        links=tuple(Link(rel, "/" + p) for p in links),
+        links=tuple(Link(rel, "/" + p) for p in links), entities=tuple(entities),
     ), now=CREATED)
 
 
