@@ -111,8 +111,10 @@ def fts_match(query: str) -> str | None:
 
 
 def scope_sql(scope: Scope, alias: str = "f") -> tuple[str, Params]:
-    """Return the one filter (over ``files AS <alias>``) of ``scope`` and its ``:s_*`` parameters."""
-    clauses: list[str] = []
+    """Return the one filter (over ``files AS <alias>``) of ``scope`` and its ``:s_*`` parameters. Whatever the
+    scope, a stub (``files.stub``: a memory that says nothing but that a person exists, ``tree.people.is_stub``) is
+    no search result (docs/retrieval.md §4.1)."""
+    clauses: list[str] = [f"{alias}.stub = 0"]
     params: Params = {}
     if scope.as_of is not None:
         clauses.append(
@@ -212,7 +214,8 @@ def recency_arm_sql(scope_filter: str) -> str:
 
 def salience_arm_sql(scope_filter: str) -> str:
     """Salience arm: ``exp(−0.01·hours since coalesce(last_accessed_at, updated_at)) + ln(1 + access_count) +
-    max(outcome_score, 0)`` DESC, path ASC; tasks and ``resources/people/`` never rank (docs/retrieval.md §4)."""
+    max(outcome_score, 0)`` DESC, path ASC; tasks never rank, even when the scope admits them (docs/retrieval.md §4).
+    Stubs never rank in any arm (the scope filter); a fact is ranked wherever it is filed."""
     hours = "max(0.0, (julianday(:now) - julianday(coalesce(a.last_accessed_at, f.updated_at))) * 24.0)"
     score = (
         f"coalesce(exp(-{SALIENCE_DECAY_PER_HOUR!r} * {hours}), 0.0) + ln(1 + coalesce(a.access_count, 0)) "
@@ -220,7 +223,7 @@ def salience_arm_sql(scope_filter: str) -> str:
     )
     inner = (
         f"SELECT f.path AS path, {score} AS s FROM files f LEFT JOIN state.access a ON a.path = f.path "
-        f"WHERE {scope_filter} AND {not_task('f')} AND f.path NOT LIKE 'resources/people/%' "
+        f"WHERE {scope_filter} AND {not_task('f')} "
         "ORDER BY s DESC, f.path LIMIT :arm_limit"
     )
     return _ranked(inner, "s DESC, path")

@@ -1,4 +1,4 @@
-"""Person files and the identities they declare (docs/layout.md §2.5; docs/entities.md §6
+"""Person files, the stubs among them, and the identities they declare (docs/layout.md §2.5; docs/entities.md §6
 step 4).
 
 A **person file** is one person's anchor: the memory every ``about_person`` link of that person points at. What
@@ -14,6 +14,10 @@ person ``P``'s file when it carries ``person:P`` and
 
 An agent's fact is titled by its claim ("Caroline went to a support group"), so it is nobody's person file wherever
 it is filed. The other people a person file names are never aliases of its subject.
+
+A **stub** is a memory whose whole article is the sentence ``person-links`` mints (``<name> appears in this agent's
+memory.``) or a bare person name: it says nothing but that someone exists. A stub is never a search result
+(docs/retrieval.md §4.1); a person file with anything else in its article is an ordinary memory to search.
 
 Pure functions over a path, a title, head metas and bytes, so phases read them from the work tree, the indexer from
 a parsed file and the run gate (docs/gate.md §9.2) from a commit's blobs, with one rule.
@@ -100,6 +104,17 @@ def person_file_of(path: str, title: str, html: str) -> str | None:
         path, title, editors.get_meta(html, "type") or "", person_names(editors.get_metas(html, "entity")),
         declares_aliases=bool(editors.get_metas(html, "alias")),
     )
+
+
+def is_stub(title: str, body_text: str, persons: Sequence[str]) -> bool:
+    """Whether a memory naming ``persons`` says nothing but that one of them exists: its whole article text
+    (``body_text``) is, as one key, :func:`identity_claim` of its title or of one of ``persons``, or one of
+    ``persons`` bare. A memory naming no person is never a stub."""
+    if not persons:
+        return False
+    text = name_key(body_text)
+    empty = {name_key(identity_claim(n)) for n in (title, *persons)} | {name_key(n) for n in persons}
+    return text in empty
 
 
 def alias_group(path: str, data: bytes) -> tuple[str, ...] | None:

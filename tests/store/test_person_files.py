@@ -1,4 +1,4 @@
-"""What a person file is: the one rule of ``tree/people.py`` (issue 27; docs/layout.md §2.5).
+"""What a person file is, and what a stub is: the one rule of ``tree/people.py`` (issue 27; docs/layout.md §2.5).
 
 The folder is never evidence: the same bytes are, or are not, a person file under ``resources/people/`` and under
 any other folder.
@@ -9,8 +9,10 @@ from __future__ import annotations
 import pytest
 
 from git_memhtml.document.draft import MemoryDraft
+from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import render_memory
-from git_memhtml.tree.people import alias_group, person_file_of, person_file_subject
+from git_memhtml.sleep.phases.person_links import render_person
+from git_memhtml.tree.people import alias_group, is_stub, person_file_of, person_file_subject
 
 AT = "2026-01-01T00:00:00Z"
 FOLDERS = ("resources/people", "areas/inbox", "archive/2025/resources/people", "projects/web")
@@ -54,6 +56,27 @@ def test_a_person_file_is_what_it_says_in_any_folder(folder: str, name: str, tit
     assert person_file_subject(path, title, kind, persons, declares_aliases=bool(aliases)) == subject
     html = _file(title, claim, entities=entities, aliases=aliases, memory_type=kind)
     assert person_file_of(path, title, html) == subject
+
+
+def test_the_minted_file_is_a_stub_and_a_person_file() -> None:
+    html = render_person("Caroline", AT)
+    doc = parse_memory(html.encode(), path="resources/people/caroline.html")
+    assert person_file_of("resources/people/caroline.html", doc.title, html) == "Caroline"
+    assert is_stub(doc.title, doc.body_text, ["Caroline"])
+
+
+@pytest.mark.parametrize(("title", "body", "persons", "stub"), [
+    ("Caroline", "Caroline appears in this agent's memory.", ["Caroline"], True),
+    ("Caroline", "  caroline APPEARS in this agent's   memory. ", ["Caroline"], True),
+    ("Caroline", "Caroline appears in this agent's memory.", ["Caroline M."], True),  # the entity was renamed
+    ("Caroline", "Caroline", ["Caroline"], True),
+    ("Caroline", "Caroline appears in this agent's memory. She is a counselor.", ["Caroline"], False),
+    ("Caroline is a counselor.", "Caroline is a counselor.", ["Caroline"], False),  # title = claim: a fact
+    ("Services", "Services appears in this agent's memory.", [], False),  # names no person
+    ("Melanie", "Caroline appears in this agent's memory.", ["Melanie"], False),
+])
+def test_a_stub_says_nothing_but_that_someone_exists(title: str, body: str, persons: list[str], stub: bool) -> None:
+    assert is_stub(title, body, persons) is stub
 
 
 def test_alias_group_reads_only_person_files() -> None:
