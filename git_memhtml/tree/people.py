@@ -64,7 +64,7 @@ def _stem_names(path: str) -> tuple[str, ...]:
     """The file's stem, and the stem without a collision ordinal ``-2``…``-1000`` when it has one."""
     stem = PurePosixPath(path).stem
     base, dash, ordinal = stem.rpartition("-")
-    if dash and base and ordinal.isdigit() and 2 <= int(ordinal) <= MAX_ORDINAL:
+    if dash and base and ordinal.isascii() and ordinal.isdigit() and 2 <= int(ordinal) <= MAX_ORDINAL:
         return stem, base
     return (stem,)
 

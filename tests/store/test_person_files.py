@@ -43,6 +43,8 @@ CASES = [
     ("anna.html", "Anna", "Call Anna.", ("person:Anna",), (), "task", None),
     ("anna.html", "Anna", "Anna's year.", ("person:Anna",), (), "arc", None),
     ("dana.html", "Dana", "Dana is a contractor.", (), (), "semantic", None),
+    ("priya-raman-\u00b2.html", "SRE lead", "Priya Raman leads SRE.", ("person:Priya Raman",), (), "semantic", None),
+    ("priya-raman-1001.html", "SRE lead", "Priya Raman leads SRE.", ("person:Priya Raman",), (), "semantic", None),
 ]
 
 
