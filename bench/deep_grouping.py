@@ -11,9 +11,9 @@ Two imports per conversation (``--as``):
 
 - ``imported``: the ops as the converter writes them, type ``episodic``. Compress never offers an episodic record
   (docs/phases.md §1.10), so deep grouping has no candidate; the band and the hubs are still measured.
-- ``semantic``: the same ops with ``type`` set to ``semantic`` and an explicit path in ``areas/inbox/`` (placement
-  would file a fact naming a person under ``resources/people/``, which compress never folds): a bulk import of facts
-  into the inbox, the corpus state deep sleep is for.
+- ``semantic``: the same ops with ``type`` set to ``semantic`` and an explicit path in ``areas/inbox/`` (the paths
+  stay what they were when placement still filed a fact naming a person under ``resources/people/``, docs/layout.md
+  §2.2, so the figures compare): a bulk import of facts into the inbox, the corpus state deep sleep is for.
 
 Figures per row: memories; the routine reach (compress candidates with a community over the plain graph, mined
 in memory: what a night without ``--deep`` could offer); mined ``relates_to`` pairs and band edges (``grouped``);
@@ -74,7 +74,7 @@ def absorb_all(req: ScriptedRequest) -> Reply:
 def _ops(data: Sequence[Mapping[str, Any]], sample_id: str, as_type: str) -> str:
     locomo = timing.load_script("locomo")
     ops = locomo.convert(data, sample_id, "observations")
-    if as_type == "semantic":  # into the inbox: placement would file a fact about a person under resources/people
+    if as_type == "semantic":  # into the inbox, by explicit path (the figures of bench/README.md were taken so)
         ops = [{**{k: v for k, v in op.items() if k != "workspace"}, "type": "semantic",
                 "path": f"areas/inbox/{sample_id}-{i:04d}.html"} for i, op in enumerate(ops)]
     return str(locomo.dumps_jsonl(ops))

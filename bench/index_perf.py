@@ -65,6 +65,7 @@ from git_memhtml.index.retrieval_sql import (
     ARM_LIMIT,
     Arm,
     ArmWeights,
+    Ranking,
     Scope,
     arm_ranks_sql,
     fts_match,
@@ -209,7 +210,7 @@ def breakdown(db: IndexDB, queries: list[str]) -> dict[str, float]:
         t0 = time.perf_counter()
         qvec, _ = _query_vector(EMBEDDER, q)
         t1 = time.perf_counter()
-        given: dict[Arm, list[str]] = {}
+        given: dict[Arm, Ranking] = {}
         if qvec is not None:
             ranks = matrix_read.vector_ranks(db, qvec, EMBEDDER.space, scope)
             assert ranks is not None

@@ -148,7 +148,7 @@ def record_fields(
     return (
         v.bridge, v.density, v.contested, o.below_threshold, o.self_pairs, d.content_hash_meta, p.target_title,
         p.target_claim, c.requested_probes, st.embeddings, f.fts_text, f.indexed_at, f.due_at, f.frame_key,
-        f.article_facts, t.unverified, k.link_kind,
+        f.article_facts, f.stub, t.unverified, k.link_kind,
     )
 
 

@@ -197,11 +197,19 @@ def _connect_in(index_path: Path, state_path: Path, mode: str) -> apsw.Connectio
     return conn
 
 
+def _stub_flag(title: str, body_text: str, joined: str | None) -> int:
+    """``memhtml_stub``: :func:`git_memhtml.index.project.stub_flag_sql`, imported on the first call (only migration
+    0015 calls it, so an ordinary open never loads the projection)."""
+    from git_memhtml.index.project import stub_flag_sql  # noqa: PLC0415 - migration-only
+
+    return stub_flag_sql(title, body_text, joined)
+
+
 def connect(index_s: str, state_s: str) -> apsw.Connection:
     """Open ``index_s`` writable with ``state_s`` attached as ``state`` (``":memory:"`` for either is accepted):
     both in WAL mode, ``synchronous=NORMAL``, foreign keys on, :data:`BUSY_TIMEOUT_MS`, sqlite-vec,
-    ``vector_distance_cos`` and ``memhtml_entity_key`` (migration 0010 backfills ``file_entities.entity_key``
-    through it). No migration runs.
+    ``vector_distance_cos``, ``memhtml_entity_key`` (migration 0010 backfills ``file_entities.entity_key``
+    through it) and ``memhtml_stub`` (migration 0015 backfills ``files.stub``). No migration runs.
 
     Raises:
         StorageError: the file is unreadable or corrupt (hint: delete it and run ``git memhtml index rebuild``),
@@ -238,5 +246,8 @@ def connect(index_s: str, state_s: str) -> apsw.Connection:
                                 ) from exc
         conn.create_scalar_function(  # migration 0010 backfills file_entities.entity_key through it
             "memhtml_entity_key", entity_key, 1, deterministic=True  # type: ignore[arg-type]
+        )
+        conn.create_scalar_function(  # migration 0015 backfills files.stub through it
+            "memhtml_stub", _stub_flag, 3, deterministic=True  # type: ignore[arg-type]
         )
     return conn

@@ -24,9 +24,11 @@ class ClaimCandidate:
 
 
 def claim_candidates(db: IndexDB) -> list[ClaimCandidate]:
-    """Every active memory (live, not a task) whose claim is not blank, by path."""
+    """Every active memory (live, not a task) whose claim is not blank and that is no stub (``files.stub``: never a
+    search result, so nothing to probe; docs/retrieval.md §4.1), by path."""
     rows = db.query(
-        f"SELECT path, para, memory_type, gist FROM files WHERE {ACTIVE_MEMORY} AND trim(gist) <> '' ORDER BY path"
+        f"SELECT path, para, memory_type, gist FROM files WHERE {ACTIVE_MEMORY} AND trim(gist) <> '' AND stub = 0 "
+        "ORDER BY path"
     )
     return [ClaimCandidate(str(p), str(b), str(t), str(g)) for p, b, t, g in rows]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import TypeVar
 
@@ -23,6 +24,7 @@ from git_memhtml.document.model import (
 )
 from git_memhtml.domain.entities import entity_key, split_entity
 from git_memhtml.tree.layout import ARCHIVE_MIRROR, GENERATED_NAMES, has_memory_suffix
+from git_memhtml.tree.people import is_stub, person_names
 
 CHUNK_CHARS = 1800
 """Longest chunk in characters (docs/index.md §3.8)."""
@@ -98,6 +100,7 @@ class FileRow:
     frame_key: str | None
     article_digest: str | None = None
     article_facts: str | None = None
+    stub: int = 0
 
 
 FILE_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(FileRow))
@@ -219,6 +222,18 @@ def entity_row(value: str) -> tuple[str, str]:
     return split_entity(value)
 
 
+def stub_flag(title: str, body_text: str, entity_values: Sequence[str]) -> int:
+    """``files.stub``: 1 when the memory says nothing but that a person exists (:func:`git_memhtml.tree.people.is_stub`
+    over the ``person:`` values of ``entity_values``), else 0. Migration 0015 backfills through the same function."""
+    return int(is_stub(title, body_text, person_names(entity_values)))
+
+
+def stub_flag_sql(title: str, body_text: str, joined: str | None) -> int:
+    """:func:`stub_flag` as the SQL function ``memhtml_stub``: the entity values come joined by U+001F (``None``
+    for none)."""
+    return stub_flag(title, body_text, joined.split("\x1f") if joined else ())
+
+
 def entity_row_key(entity_type: str, entity_name: str) -> str:
     """The ``file_entities.entity_key`` of a row: ``domain.entities.entity_key`` of ``type:name``."""
     return entity_key(f"{entity_type}:{entity_name}")
@@ -267,6 +282,7 @@ def project(doc: MemoryDocument, *, path: str, blob_sha: str, now: str) -> Proje
             continue
         edges.setdefault((link.rel, dst), EdgeRow(link.rel, dst, edge_class))
     texts = chunk_text(doc.body_text)
+    entities = _dedupe([entity_row(v) for v in entity_values])
     file_row = FileRow(
         path=path,
         blob_sha=blob_sha,
@@ -303,11 +319,12 @@ def project(doc: MemoryDocument, *, path: str, blob_sha: str, now: str) -> Proje
         frame_key=_frame_key(doc.gist),
         article_digest=doc.article_digest,
         article_facts=article_facts_json(doc.article) if doc.article_digest is not None else None,
+        stub=stub_flag(doc.title, doc.body_text, [f"{t}:{n}" for t, n in entities]),
     )
     return Projection(
         file=file_row,
         tags=_dedupe([t for t in doc.tags if t.strip()]),
-        entities=_dedupe([entity_row(v) for v in entity_values]),
+        entities=entities,
         facets=facets,
         citations=citations,
         chunks=tuple(ChunkRow(chunk_id_of(doc.content_hash, i), i, t) for i, t in enumerate(texts)),

@@ -14,7 +14,16 @@ from __future__ import annotations
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.identifiers import fusion_limit, rank_identifiers
 from git_memhtml.index.resident import FIXED_ARMS, ResidentVectors, fixed_arm_ranks
-from git_memhtml.index.retrieval_sql import ARM_LIMIT, Arm, ArmWeights, Scope, fts_match, fusion_sql, running_arms
+from git_memhtml.index.retrieval_sql import (
+    ARM_LIMIT,
+    Arm,
+    ArmWeights,
+    Ranking,
+    Scope,
+    fts_match,
+    fusion_sql,
+    running_arms,
+)
 
 
 def ranked_paths(
@@ -47,8 +56,8 @@ def ranked_paths(
     arms = running_arms(weights, match=match, qvec=qvec)
     if not arms:
         return []
-    given: dict[Arm, list[str]] = {arm: fixed_arm_ranks(db, arm, scope, now=now, arm_limit=ARM_LIMIT)
-                                   for arm in FIXED_ARMS if arm in arms}
+    given: dict[Arm, Ranking] = {arm: fixed_arm_ranks(db, arm, scope, now=now, arm_limit=ARM_LIMIT)
+                                 for arm in FIXED_ARMS if arm in arms}
     if resident is not None and "vector" in arms and qvec is not None:
         given["vector"] = resident.ranked(qvec, eligible, ARM_LIMIT)
     sql, params = fusion_sql(arms, scope, match=match, qvec=qvec, space=space, now=now,

@@ -233,10 +233,11 @@ FIXED_ARMS: tuple[Arm, ...] = ("recency", "salience")
 every query (docs/retrieval.md §4.2)."""
 
 
-def fixed_arm_ranks(db: IndexDB, arm: Arm, scope: Scope, *, now: str, arm_limit: int = ARM_LIMIT) -> list[str]:
-    """The ranking of a query-independent arm (:data:`FIXED_ARMS`) under ``scope`` at ``now``: the rows of its SQL
-    (``retrieval_sql.arm_ranks_sql``), read once per open index, scope and instant until the index or the state
-    plane changes.
+def fixed_arm_ranks(db: IndexDB, arm: Arm, scope: Scope, *, now: str,
+                    arm_limit: int = ARM_LIMIT) -> list[tuple[str, int]]:
+    """The ranking of a query-independent arm (:data:`FIXED_ARMS`) under ``scope`` at ``now``: the ``(path, rank)``
+    rows of its SQL (``retrieval_sql.arm_ranks_sql``; tied files share a rank), read once per open index, scope and
+    instant until the index or the state plane changes.
 
     Raises:
         ValueError: ``arm`` depends on the query. StorageError: SQLite failed.
@@ -244,8 +245,8 @@ def fixed_arm_ranks(db: IndexDB, arm: Arm, scope: Scope, *, now: str, arm_limit:
     if arm not in FIXED_ARMS:
         raise ValueError(f"the {arm} arm depends on the query")
 
-    def read() -> list[str]:
+    def read() -> list[tuple[str, int]]:
         sql, params = arm_ranks_sql(arm, scope, now=now, arm_limit=arm_limit)
-        return [str(r[0]) for r in db.query(sql, params)]
+        return [(str(path), int(rank)) for path, rank in db.query(sql, params)]
 
     return list(cached(db, ("arm", arm, scope, now, arm_limit), read))

@@ -26,6 +26,7 @@ from git_memhtml.index.retrieval_sql import (
     SNIPPET_CHARS,
     Arm,
     ArmWeights,
+    Ranking,
     Scope,
     arm_ranks_sql,
     entities_sql,
@@ -198,7 +199,7 @@ def search(
     fused: list[tuple[str, float]] = []
     space = embedder.space if embedder is not None else None
     if arms:
-        given: dict[Arm, list[str]] = {}
+        given: dict[Arm, Ranking] = {}
         if resident is not None:
             resident.check(db, space if "vector" in arms else None)
             if qvec is not None and "vector" in arms:

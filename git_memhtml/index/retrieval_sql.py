@@ -111,8 +111,10 @@ def fts_match(query: str) -> str | None:
 
 
 def scope_sql(scope: Scope, alias: str = "f") -> tuple[str, Params]:
-    """Return the one filter (over ``files AS <alias>``) of ``scope`` and its ``:s_*`` parameters."""
-    clauses: list[str] = []
+    """Return the one filter (over ``files AS <alias>``) of ``scope`` and its ``:s_*`` parameters. Whatever the
+    scope, a stub (``files.stub``: a memory that says nothing but that a person exists, ``tree.people.is_stub``) is
+    no search result (docs/retrieval.md §4.1)."""
+    clauses: list[str] = [f"{alias}.stub = 0"]
     params: Params = {}
     if scope.as_of is not None:
         clauses.append(
@@ -154,6 +156,19 @@ def eligible_paths_sql(scope: Scope) -> tuple[str, Params]:
 
 def _ranked(inner: str, order: str) -> str:
     return f"SELECT path, row_number() OVER (ORDER BY {order}) AS rank FROM ({inner})"
+
+
+def _ranked_ties(inner: str, value: str) -> str:
+    """``(path, rank)`` of a query-independent arm (docs/retrieval.md §4.2 "Ties"). ``inner`` gives ``(path,
+    <value>)`` by ``<value> DESC, path`` with ``LIMIT :arm_limit + 1``. Files of equal value share a rank, the rank of
+    the first of them (``rank()``: their path order says nothing); when the extra row came, the group tied with it is
+    left out whole, so the limit never picks some files of a tie by path and leaves the others (every file tied: the
+    arm is empty)."""
+    return (
+        f"SELECT path, rank FROM (SELECT path, {value}, rank() OVER (ORDER BY {value} DESC) AS rank, "
+        f"count(*) OVER () AS n, last_value({value}) OVER (ORDER BY {value} DESC, path ROWS BETWEEN UNBOUNDED "
+        f"PRECEDING AND UNBOUNDED FOLLOWING) AS edge FROM ({inner})) WHERE n <= :arm_limit OR {value} IS NOT edge"
+    )
 
 
 def fts_arm_sql(scope_filter: str) -> str:
@@ -202,17 +217,20 @@ def vector_arm_sql(scope_filter: str) -> str:
 
 
 def recency_arm_sql(scope_filter: str) -> str:
-    """Recency arm: ``coalesce(event_at, updated_at)`` DESC (string order), path ASC (docs/retrieval.md §4)."""
+    """Recency arm: ``coalesce(event_at, updated_at)`` DESC (string order); equal instants share a rank and a tie
+    cut by the limit is left out (:func:`_ranked_ties`, docs/retrieval.md §4.2)."""
     inner = (
         "SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS t FROM files f "
-        f"WHERE {scope_filter} ORDER BY t DESC, f.path LIMIT :arm_limit"
+        f"WHERE {scope_filter} ORDER BY t DESC, f.path LIMIT :arm_limit + 1"
     )
-    return _ranked(inner, "t DESC, path")
+    return _ranked_ties(inner, "t")
 
 
 def salience_arm_sql(scope_filter: str) -> str:
     """Salience arm: ``exp(−0.01·hours since coalesce(last_accessed_at, updated_at)) + ln(1 + access_count) +
-    max(outcome_score, 0)`` DESC, path ASC; tasks and ``resources/people/`` never rank (docs/retrieval.md §4)."""
+    max(outcome_score, 0)`` DESC; equal scores share a rank and a tie cut by the limit is left out
+    (:func:`_ranked_ties`). Tasks never rank, even when the scope admits them (docs/retrieval.md §4). Stubs never rank
+    in any arm (the scope filter); a fact is ranked wherever it is filed."""
     hours = "max(0.0, (julianday(:now) - julianday(coalesce(a.last_accessed_at, f.updated_at))) * 24.0)"
     score = (
         f"coalesce(exp(-{SALIENCE_DECAY_PER_HOUR!r} * {hours}), 0.0) + ln(1 + coalesce(a.access_count, 0)) "
@@ -220,10 +238,10 @@ def salience_arm_sql(scope_filter: str) -> str:
     )
     inner = (
         f"SELECT f.path AS path, {score} AS s FROM files f LEFT JOIN state.access a ON a.path = f.path "
-        f"WHERE {scope_filter} AND {not_task('f')} AND f.path NOT LIKE 'resources/people/%' "
-        "ORDER BY s DESC, f.path LIMIT :arm_limit"
+        f"WHERE {scope_filter} AND {not_task('f')} "
+        "ORDER BY s DESC, f.path LIMIT :arm_limit + 1"
     )
-    return _ranked(inner, "s DESC, path")
+    return _ranked_ties(inner, "s")
 
 
 Arm = Literal["fts", "vector", "recency", "salience"]
@@ -238,13 +256,20 @@ ARM_BUILDERS: dict[Arm, Callable[[str], str]] = {
 """Arm name → SQL builder, in fusion order."""
 
 
-def ranked_values_sql(paths: Sequence[str], prefix: str) -> tuple[str, Params]:
-    """A ranked relation ``(path, rank)`` holding ``paths`` in order, ranks from 1 (a ``VALUES`` list bound as
-    ``:<prefix>0``, ``:<prefix>1``, …); no paths gives a relation with no rows."""
+Ranking = Sequence[str | tuple[str, int]]
+"""An arm's answer handed to :func:`fusion_sql`: paths best first (ranked by position from 1), or ``(path, rank)``
+pairs as :func:`arm_ranks_sql` gives them (the query-independent arms, whose tied files share a rank)."""
+
+
+def ranked_values_sql(paths: Ranking, prefix: str) -> tuple[str, Params]:
+    """A ranked relation ``(path, rank)`` holding ``paths`` in order: a bare path is ranked by its position from 1, a
+    ``(path, rank)`` pair keeps its rank (a ``VALUES`` list bound as ``:<prefix>0``, ``:<prefix>1``, …); no paths
+    gives a relation with no rows."""
     if not paths:
         return "SELECT NULL AS path, NULL AS rank WHERE 0", {}
-    names = {f"{prefix}{i}": p for i, p in enumerate(paths)}
-    rows = ", ".join(f"(:{n}, {i})" for i, n in enumerate(names, start=1))
+    pairs = [(p, i) if isinstance(p, str) else (p[0], int(p[1])) for i, p in enumerate(paths, start=1)]
+    names = {f"{prefix}{i}": path for i, (path, _) in enumerate(pairs)}
+    rows = ", ".join(f"(:{n}, {rank})" for n, (_, rank) in zip(names, pairs, strict=True))
     return f"SELECT column1 AS path, column2 AS rank FROM (VALUES {rows})", names
 
 
@@ -269,7 +294,7 @@ def fusion_sql(
     limit: int = 10,
     arm_limit: int = ARM_LIMIT,
     vector_ranks: Sequence[str] | None = None,
-    given_ranks: Mapping[Arm, Sequence[str]] | None = None,
+    given_ranks: Mapping[Arm, Ranking] | None = None,
 ) -> tuple[str, Params]:
     """One statement fusing ``arms`` (name → weight) by RRF: ``Σ w/(rank + 60)`` per path, ``score DESC, path
     ASC``, ``LIMIT :limit`` (docs/retrieval.md §4.3 "Fusion"). Returns ``(sql, params)``; rows are ``(path, score)``.
@@ -286,7 +311,7 @@ def fusion_sql(
     """
     if not arms:
         raise ValueError("fusion needs at least one arm")
-    given: dict[Arm, Sequence[str]] = dict(given_ranks or {})
+    given: dict[Arm, Ranking] = dict(given_ranks or {})
     if vector_ranks is not None:
         if "vector" in given:
             raise ValueError("the vector ranking is given twice")
@@ -325,12 +350,12 @@ def _arm_params(arms: Collection[Arm], *, match: str | None, qvec: bytes | None,
 
 def arm_ranks_sql(arm: Arm, scope: Scope, *, match: str | None = None, qvec: bytes | None = None,
                   space: str | None = None, now: str | None = None, arm_limit: int = ARM_LIMIT) -> tuple[str, Params]:
-    """``(path)`` of one arm alone under ``scope``, best first: the rows its CTE gives inside :func:`fusion_sql`, in
-    rank order, so the ranking can be computed once and handed back as ``given_ranks``."""
+    """``(path, rank)`` of one arm alone under ``scope``, best first (rank, then path): the rows its CTE gives inside
+    :func:`fusion_sql`, so the ranking can be computed once and handed back as ``given_ranks``."""
     scope_filter, params = scope_sql(scope)
     params["arm_limit"] = arm_limit
     params.update(_arm_params((arm,), match=match, qvec=qvec, space=space, now=now))
-    return f"SELECT path FROM ({ARM_BUILDERS[arm](scope_filter)}) ORDER BY rank", params
+    return f"SELECT path, rank FROM ({ARM_BUILDERS[arm](scope_filter)}) ORDER BY rank, path", params
 
 
 def hydrate_sql(paths: list[str]) -> tuple[str, Params]:

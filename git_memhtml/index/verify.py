@@ -27,7 +27,7 @@ _FILE_COLUMNS = (
     "blob_sha, content_hash, memory_type, status, title, body_text, gist, fts_text, disclosure_text, para, "
     "workspace, confidence, importance, archived, origin_path, word_count, created_at, updated_at, event_at, "
     "archived_at, valid_from, valid_until, reprieves, needs_revision, author, session_id, prompt_id, turn_uuid, "
-    "task_status, due_at, frame_key"
+    "task_status, due_at, frame_key, stub"
 )
 PLANE_SQL: dict[str, str] = {
     "files": f"SELECT path, {_FILE_COLUMNS} FROM files",

@@ -319,9 +319,7 @@ def _apply_locked(
                 path = explicit
             else:
                 _check_workspace(op.workspace)
-                directory = placement_for(
-                    draft.memory_type, workspace=op.workspace, tags=draft.tags, entities=draft.entities
-                )
+                directory = placement_for(draft.memory_type, workspace=op.workspace, tags=draft.tags)
                 found = free_path(directory, filename_stem(draft.title, draft.memory_type, date=now),
                                   partial(taken, text=text))
                 if found is None:
@@ -441,8 +439,7 @@ def _correct_locked(repo: GitRepo, target: str, op: WriteOp, *, reason: str | No
                                  valid_from=valid_from), now=now)
     _check_workspace(op.workspace)
     if op.workspace or op.path:
-        directory = placement_for(memory_type, path=op.path, workspace=op.workspace, tags=draft.tags,
-                                  entities=draft.entities)
+        directory = placement_for(memory_type, path=op.path, workspace=op.workspace, tags=draft.tags)
     else:
         directory = target.rsplit("/", 1)[0]  # a correction stays where the memory it corrects lived
     new_path = free_path(

@@ -30,7 +30,9 @@ INBOX_DIR = "areas/inbox"
 ARCS_DIR = "areas/arcs"
 """Where arcs live (docs/layout.md §2.2)."""
 PEOPLE_DIR = "resources/people"
-"""Person files: ``resources/people/<slugify(name)>.html`` (docs/layout.md §2.2, §2.5)."""
+"""Where ``person-links`` mints person files, ``resources/people/<slugify(name)>.html`` (docs/layout.md §2.5). What
+makes a file a person file is the file itself (``tree.people``), never this folder; placement files no fact here
+(docs/layout.md §2.2)."""
 STATE_DIR = ".memhtml/state"
 """The committed state folder (docs/layout.md §2.1, §2.6)."""
 ACCESS_SIDECAR = f"{STATE_DIR}/access.jsonl"
@@ -124,14 +126,14 @@ def placement_for(
     path: str | None = None,
     workspace: str | None = None,
     tags: Sequence[str] = (),
-    entities: Sequence[str] = (),
 ) -> str:
     """Return the directory a new memory goes to (docs/layout.md §2.2, total).
 
     An explicit valid ``path`` returns its directory; then arc → ``areas/arcs``; task → the workspace's
-    ``tasks/`` or ``areas/inbox/tasks``; semantic with a ``person:`` entity → ``resources/people``; a workspace →
-    ``projects/<slug(ws)>``; semantic/procedural/precedent with a tag → ``resources/<slug(tag)>``; else
-    ``areas/inbox``.
+    ``tasks/`` or ``areas/inbox/tasks``; a workspace → ``projects/<slug(ws)>``; semantic/procedural/precedent with a
+    tag → ``resources/<slug(tag)>``; else ``areas/inbox``. Entities choose no folder: a fact about a person is not
+    that person's file, so nothing is filed under ``resources/people`` but by an explicit ``path`` (the original's
+    rule "semantic with a ``person:`` entity → ``resources/people``" is dropped on purpose, issue 27).
     """
     if path:
         normal = normalize_path(path)
@@ -142,8 +144,6 @@ def placement_for(
         return ARCS_DIR
     if memory_type == "task":
         return f"projects/{slugify(ws)}/tasks" if ws else f"{INBOX_DIR}/tasks"
-    if memory_type == "semantic" and any(e.startswith("person:") for e in entities):
-        return PEOPLE_DIR
     if ws:
         return f"projects/{slugify(ws)}"
     first_tag = next((t for t in tags if t.strip()), None)

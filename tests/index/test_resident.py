@@ -370,13 +370,13 @@ def test_fixed_arms_equal_their_sql_inside_the_fusion(corpora: dict[str, Corpus]
     for arm in FIXED_ARMS:
         ranks = fixed_arm_ranks(corpus.db, arm, scope, now=NOW)
         sql, params = arm_ranks_sql(arm, scope, now=NOW)
-        assert ranks == [str(r[0]) for r in corpus.db.query(sql, params)]
+        assert ranks == [(str(r[0]), int(r[1])) for r in corpus.db.query(sql, params)]
         alone = ArmWeights(**{name: float(name == arm) for name in ("fts", "vector", "recency", "salience")})
         plain = search(corpus.db, "anything", scope=scope, embedder=corpus.embedder, now=NOW, weights=alone,
                        limit=40)
         fast = search(corpus.db, "anything", scope=scope, embedder=corpus.embedder, now=NOW, weights=alone,
                       limit=40, resident=corpus.resident)
-        assert [h.path for h in plain.hits] == ranks[:40] and fast == plain
+        assert [h.path for h in plain.hits] == [path for path, _ in ranks[:40]] and fast == plain
     with pytest.raises(ValueError, match="depends on the query"):
         fixed_arm_ranks(corpus.db, "fts", scope, now=NOW)
 

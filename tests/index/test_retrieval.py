@@ -18,7 +18,9 @@ FILES = {
     "projects/web/b.html": memory_html("B", "Alpha caches pages.", memory_type="procedural", tags=("cache",),
                                        entities=("project:beta",), updated="2026-01-03T00:00:00Z"),
     "projects/web/tasks/t.html": memory_html("T", "Alpha task to fix.", memory_type="task", tags=("cache",)),
-    "resources/people/ann.html": memory_html("Ann", "Ann alpha appears here.", entities=("person:ann",)),
+    "resources/people/ann.html": memory_html("Ann", "Ann appears in this agent's memory.", entities=("person:Ann",)),
+    "resources/people/ann-reviews-alpha.html": memory_html("Ann reviews alpha releases", "Ann reviews alpha releases.",
+                                                           entities=("person:Ann",)),
     "archive/2025/areas/inbox/old.html": memory_html(
         "Old", "Alpha used to deploy on Sundays.", created="2025-01-01T00:00:00Z", updated="2025-01-02T00:00:00Z",
         extra_metas=(("valid-until", "2025-06-01T00:00:00Z"),)),
@@ -104,12 +106,23 @@ def test_no_embedder_is_degraded_lexical(corpus: IndexDB) -> None:
     assert result.hits[0].path == "projects/web/b.html"
 
 
-def test_salience_skips_people_and_reads_access(corpus: IndexDB, embedder: FakeEmbedder) -> None:
+def test_salience_reads_access(corpus: IndexDB, embedder: FakeEmbedder) -> None:
     reinforce(corpus, ["areas/inbox/new.html"], signal="positive", now=NOW)
     ranked = _paths(corpus, "", embedder, weights=ONLY["salience"])
     assert ranked[0] == "areas/inbox/new.html"
-    assert "resources/people/ann.html" not in ranked
-    assert "resources/people/ann.html" in _paths(corpus, "", embedder, weights=ONLY["recency"])
+
+
+@pytest.mark.parametrize("arm", sorted(ONLY))
+def test_a_stub_is_no_result_and_a_fact_filed_with_the_people_is(corpus: IndexDB, embedder: FakeEmbedder,
+                                                                 arm: str) -> None:
+    """The minted "Ann appears in this agent's memory." says nothing: no arm ranks it, under any scope. A fact about
+    Ann is a fact wherever it is filed: every arm ranks it, salience included (issue 27)."""
+    for scope in (Scope(), Scope(entity="person:ann"), Scope(memory_types=("semantic",)),
+                  Scope(include_archived=True)):
+        ranked = _paths(corpus, "ann alpha releases memory", embedder, weights=ONLY[arm], scope=scope)
+        assert "resources/people/ann.html" not in ranked
+        assert "resources/people/ann-reviews-alpha.html" in ranked
+    assert "resources/people/ann.html" not in _paths(corpus, "Ann appears in this agent's memory.", embedder)
 
 
 def test_search_never_writes(corpus: IndexDB, embedder: FakeEmbedder) -> None:

@@ -388,20 +388,51 @@ def test_a_phase_that_fails_after_a_step_commit_leaves_no_commit_of_its_own(tmp_
     check_sleep_output(repo, report.run_id, report.base_sha, report.head_sha)
 
 
-def test_a_person_file_in_the_community_is_never_offered(tmp_path: Path) -> None:
-    """A person file is the anchor of ``about_person`` links, not a fact: compress never offers or archives it."""
-    person = "resources/people/dana.html"
-    files = {**OPS, person: mem("Dana runs the checkout night deploys.", links=["areas/ops/deploy-a.html"]),
-             "areas/ops/deploy-a.html": mem("The checkout deploy window opens at night.",
-                                            links=["areas/ops/deploy-b.html", person])}
-    repo = make_repo(tmp_path, files)
+def _with_dana(path: str, text: str) -> dict[str, str]:
+    """The ops community plus ``text`` at ``path``, linked into it (and linking back)."""
+    return {**OPS, path: text,
+            "areas/ops/deploy-a.html": mem("The checkout deploy window opens at night.",
+                                           links=["areas/ops/deploy-b.html", path])}
+
+
+@pytest.mark.parametrize("path", ["resources/people/dana.html", "areas/ops/dana.html"])
+def test_a_person_file_in_the_community_is_never_offered(tmp_path: Path, path: str) -> None:
+    """A person file is the anchor of ``about_person`` links, not a fact: compress never offers or archives it,
+    wherever it is filed (it says what it is: titled by the person's name, naming the person)."""
+    anchor = mem("Dana runs the checkout night deploys.", title="Dana", entities=["person:Dana"],
+                 links=["areas/ops/deploy-a.html"])
+    repo = make_repo(tmp_path, _with_dana(path, anchor))
     env, client = model_env(repo, {"CompressSynthesis": absorb_all})
     scored = {s.row.path: s for s in retention_pass(env.db, at=env.at, root=repo.root)}
-    assert scored[person].community is not None and scored[person].band == "compress"  # it would be a candidate
-    assert person not in [s.row.path for s in compress.candidates(env, list(scored.values()))]
+    assert scored[path].community is not None and scored[path].band == "compress"  # it would be a candidate
+    assert path not in [s.row.path for s in compress.candidates(env, list(scored.values()))]
     compress.run(env)
-    assert (repo.root / person).is_file()
+    assert (repo.root / path).is_file()
     assert client.requests and all("Dana runs" not in req.prompt for req in client.requests)
+
+
+def test_a_fact_filed_under_resources_people_is_folded_like_any_fact(tmp_path: Path) -> None:
+    """The original's placement filed every semantic memory naming a person under ``resources/people/``. Such a fact
+    (titled by its claim) is no person's anchor: compress offers it and may fold it (issue 27)."""
+    path = "resources/people/dana-runs-the-checkout-night-deploys.html"
+    fact = mem("Dana runs the checkout night deploys.", entities=["person:Dana"], links=["areas/ops/deploy-a.html"])
+    repo = make_repo(tmp_path, _with_dana(path, fact))
+    env, client = model_env(repo, {"CompressSynthesis": absorb_all})
+    scored = {s.row.path: s for s in retention_pass(env.db, at=env.at, root=repo.root)}
+    assert path in [s.row.path for s in compress.candidates(env, list(scored.values()))]
+    outcome = compress.run(env)
+    assert outcome.counts.wire()["archived"] == 4
+    assert any("Dana runs" in req.prompt for req in client.requests)
+    assert not (repo.root / path).exists() and (repo.root / "archive/2026" / path).is_file()
+    canonical = "areas/inbox/checkout-night-deploys.html"  # members in two folders: the inbox, never the people
+    assert editors.get_meta((repo.root / canonical).read_text(), "author") == "agent:sleep"
+
+
+def test_a_canonical_of_facts_filed_with_the_people_goes_to_the_inbox() -> None:
+    """``resources/people`` holds person files only: a canonical is a fact (docs/layout.md §2.2)."""
+    people = ["resources/people/a.html", "resources/people/b.html"]
+    assert compress.canonical_folder(people) == "areas/inbox"
+    assert compress.canonical_folder(["areas/ops/a.html", "areas/ops/b.html"]) == "areas/ops"
 
 
 @pytest.mark.parametrize(("title", "claim", "paragraphs"), [

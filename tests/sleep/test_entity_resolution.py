@@ -7,7 +7,7 @@ from pathlib import Path
 from git_memhtml.document.editors import get_meta, get_metas
 from git_memhtml.domain.entities import MERGE, REVIEW, name_key, pair_verdicts
 from git_memhtml.sleep.phases import entity_resolution
-from git_memhtml.sleep.phases.entity_resolution import resolve_type
+from git_memhtml.sleep.phases.entity_resolution import alias_groups, resolve_type
 from git_memhtml.sleep.phases.tasks import open_detections
 from tests.sleep.sleep_corpus_helpers import AT, commit_and_reindex, make_env, make_repo, memory, tree_files
 
@@ -75,6 +75,31 @@ def test_alias_oracle_merges_short_name_into_person_file_name(tmp_path: Path) ->
     root = env.repo.root
     assert _metas(root, "areas/inbox/y.html") == ["person:Priya Raman"]  # display case kept
     assert _metas(root, "areas/inbox/x.html") == ["person:Priya Raman"]
+
+
+def test_a_person_file_is_what_it_says_not_where_it_is_filed(tmp_path: Path) -> None:
+    """A person file outside ``resources/people/`` (an explicit path) declares its aliases; a fact filed under
+    ``resources/people/`` naming two people declares nothing, and a fact titled by its claim is nobody's file."""
+    files = {
+        "areas/team/priya-raman.html": memory(
+            "Priya Raman leads the payments team.", title="Priya Raman", entities=["person:Priya Raman"],
+            aliases=["Priya"], created="2026-01-01T00:00:00Z",
+        ),
+        "resources/people/bo-and-anna-planned-the-offsite.html": memory(
+            "Bo Lind and Anna Berg planned the offsite.", entities=["person:Bo Lind", "person:Anna Berg"],
+            aliases=["Anna"],
+        ),
+        "areas/inbox/x.html": memory("Priya Raman approved the rollout.", entities=["person:Priya Raman"]),
+        "areas/inbox/y.html": memory("Priya asked for a runbook.", entities=["person:Priya"]),
+        "areas/inbox/z.html": memory("Anna sets the agenda.", entities=["person:Anna"]),
+    }
+    env = make_env(make_repo(tmp_path, files))
+    assert alias_groups(env.repo) == [("priya", "priya raman")]
+    counts = entity_resolution.run(env).counts.wire()
+    assert counts["aliasMerges"] == 1
+    root = env.repo.root
+    assert _metas(root, "areas/inbox/y.html") == ["person:Priya Raman"]
+    assert _metas(root, "areas/inbox/z.html") == ["person:Anna"]  # "Anna" is no alias of anyone: Bo is named too
 
 
 def test_archived_person_file_still_declares_aliases(tmp_path: Path) -> None:

@@ -109,3 +109,42 @@ def test_demo_corpus_two_nights_of_the_three_deterministic_phases(tmp_path: Path
     assert repo.commit("nothing left") is None
     people = sorted(p.name for p in (root / "resources/people").glob("*.html"))
     assert "priya-raman.html" in people and "priya.html" not in people
+
+
+def test_a_person_file_is_found_by_what_it_is_wherever_it_is_filed(tmp_path: Path) -> None:
+    """Dana's file lives under an explicit path, and a fact about Sam sits under ``resources/people/`` (the original
+    placement): Dana gets no second file and her claimants link to hers; the fact about Sam is a claimant like any
+    other, and Sam gets a minted file (issue 27)."""
+    files = {
+        "areas/team/dana.html": memory("Dana is a contractor.", title="Dana", entities=["person:Dana"]),
+        "resources/people/sam-approved-the-budget.html": memory("Sam approved the budget.",
+                                                                entities=["person:Sam"]),
+        "areas/inbox/b.html": memory("Sam and Dana own the roadmap.", entities=["person:Sam", "person:Dana"]),
+    }
+    env = make_env(make_repo(tmp_path, files))
+    outcome = person_links.run(env)
+    assert outcome.counts.wire() == {"people": 2, "filesCreated": 1, "linksAdded": 3}
+    root = env.repo.root
+    assert sorted(p.name for p in (root / "resources/people").glob("*.html")) == [
+        "sam-approved-the-budget.html", "sam.html"]
+    fact = (root / "resources/people/sam-approved-the-budget.html").read_text()
+    assert get_links(fact) == [Link("about_person", "/resources/people/sam.html")]
+    b = (root / "areas/inbox/b.html").read_text()
+    assert set(get_links(b)) == {Link("about_person", "/areas/team/dana.html"),
+                                 Link("about_person", "/resources/people/sam.html")}
+    assert get_links((root / "areas/team/dana.html").read_text()) == []  # never rewritten, no self link
+
+
+def test_two_people_whose_names_share_a_slug_get_two_files(tmp_path: Path) -> None:
+    files = {
+        "areas/inbox/a.html": memory("Kim Lee approved.", entities=["person:Kim Lee"]),
+        "areas/inbox/b.html": memory("Kim-Lee asked.", entities=["person:Kim-Lee"]),
+    }
+    env = make_env(make_repo(tmp_path, files))
+    assert person_links.run(env).counts.wire()["filesCreated"] == 2
+    root = env.repo.root
+    titles = {parse_memory((root / "resources/people" / n).read_bytes()).title for n in ("kim-lee.html",
+                                                                                         "kim-lee-2.html")}
+    assert titles == {"Kim Lee", "Kim-Lee"}
+    assert Link("about_person", "/resources/people/kim-lee-2.html") in get_links(
+        (root / "areas/inbox/b.html").read_text())

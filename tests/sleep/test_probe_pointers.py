@@ -172,6 +172,31 @@ def test_alias_groups_at_are_read_from_the_commit_not_the_work_tree(tmp_path: Pa
     assert alias_groups_at(repo, tip) == []
 
 
+def test_alias_groups_at_read_person_files_wherever_they_are_filed(tmp_path: Path) -> None:
+    """The gate's alias evidence is the same rule as entity-resolution's: a person file says what it is. One under an
+    explicit path counts; a fact filed under ``resources/people/`` that declares an alias but names two people
+    does not."""
+    from git_memhtml.sleep.probes.pointers import alias_groups_at
+    from tests.sleep.sleep_corpus_helpers import memory
+
+    repo, _, _ = _repo(tmp_path)
+    root = repo.root
+    files = {
+        "areas/team/priya-raman.html": memory("Priya Raman runs the payments team.", title="Priya Raman",
+                                              entities=["person:Priya Raman"], aliases=["Priya"]),
+        "resources/people/bo-lind-met-anna-berg.html": memory(
+            "Bo Lind met Anna Berg.", entities=["person:Bo Lind", "person:Anna Berg"], aliases=["Anna"]),
+    }
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(root), "commit", "-qm", "people"], check=True)
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], check=True, capture_output=True,
+                          text=True).stdout.strip()
+    assert alias_groups_at(repo, head) == [("priya", "priya raman")]
+
+
 def test_a_replacement_the_merge_veto_refuses_is_no_replacement() -> None:
     from git_memhtml.sleep.probes.pointers import veto_replacements
 

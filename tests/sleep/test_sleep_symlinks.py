@@ -62,13 +62,18 @@ def test_a_linked_listing_is_not_written_through(tmp_path: Path) -> None:
 
 
 def test_a_linked_person_file_is_never_read_by_entity_resolution(tmp_path: Path) -> None:
-    from git_memhtml.sleep.phases.entity_resolution import person_file_paths
+    from git_memhtml.sleep.phases.entity_resolution import alias_file_paths
 
-    repo = make_repo(tmp_path, {"resources/people/ada.html": memory("Ada runs payments.", title="Ada")})
+    ada = memory("Ada runs payments.", title="Ada", entities=["person:Ada"], aliases=["Ada L."])
+    repo = make_repo(tmp_path, {"resources/people/ada.html": ada, "areas/inbox/x.html": memory("Payments run.")})
     outside = _outside(tmp_path)
+    (outside / "secret.html").write_text(ada.replace("Ada L.", "Eve"), encoding="utf-8")
+    (outside / "deep").mkdir()
+    (outside / "deep" / "mallory.html").write_text(ada.replace("Ada L.", "Mallory"), encoding="utf-8")
     os.symlink(outside / "secret.html", repo.root / "resources/people/eve.html")
     os.symlink(outside, repo.root / "resources/people/linked")
-    assert person_file_paths(repo) == ["resources/people/ada.html"]
+    os.symlink(outside / "deep", repo.root / "areas/linked")
+    assert alias_file_paths(repo) == ["resources/people/ada.html"]
 
 
 def test_a_hard_linked_listing_is_replaced_not_written_through(tmp_path: Path) -> None:

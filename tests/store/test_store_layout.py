@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+
+from git_memhtml.cli.main import main
 from git_memhtml.index.project import path_facts
 from git_memhtml.tree.layout import (
     archive_path_for,
@@ -29,7 +35,7 @@ def test_placement_rules_in_order() -> None:
     assert placement_for("arc") == "areas/arcs"
     assert placement_for("task", workspace="Checkout V2") == "projects/checkout-v2/tasks"
     assert placement_for("task") == "areas/inbox/tasks"
-    assert placement_for("semantic", entities=["person:Priya"], workspace="w") == "resources/people"
+    assert placement_for("semantic", workspace="w") == "projects/w"
     assert placement_for("episodic", workspace="w", tags=["t"]) == "projects/w"
     assert placement_for("procedural", tags=["", "Run Books"]) == "resources/run-books"
     assert placement_for("episodic", tags=["t"]) == "areas/inbox"
@@ -64,3 +70,27 @@ def test_memory_paths() -> None:
     for bad in ("x.html", "areas/../x.html", "areas/./x.html", "other/x.html", "areas/x.txt", "areas/index.html"):
         assert not is_valid_memory_path(bad), bad
     assert not is_indexable("resources/sitemap.xml")
+
+
+def test_a_fact_about_a_person_is_filed_as_a_fact_not_as_the_person(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """``resources/people/`` holds person files; a fact naming a person goes where any fact goes, through the real
+    write and apply doors (issue 27; docs/layout.md §2.2). An explicit path is still honoured."""
+    root = tmp_path / "memory"
+    assert main(["init", str(root)]) == 0
+    capsys.readouterr()
+    claim = "Caroline went to an LGBTQ support group on 7 May 2023."
+    assert main(["-C", str(root), "write", "--type", "semantic", "--title", claim, "--claim", claim,
+                 "--entity", "person:Caroline", "--json"]) == 0
+    written = json.loads(capsys.readouterr().out)["data"]["path"]
+    assert written.startswith("areas/inbox/")
+    ops = [{"op": "write", "title": "Melanie paints sunsets", "type": "semantic", "claim": "Melanie paints sunsets.",
+            "entities": ["person:Melanie"], "tags": ["hobbies"]},
+           {"op": "write", "title": "Melanie", "type": "semantic", "claim": "Melanie is Caroline's friend.",
+            "entities": ["person:Melanie"], "path": "resources/people/melanie.html"}]
+    stream = tmp_path / "ops.jsonl"
+    stream.write_text("\n".join(json.dumps(op) for op in ops) + "\n", encoding="utf-8")
+    assert main(["-C", str(root), "apply", "--file", str(stream)]) == 0
+    people = sorted(p.name for p in (root / "resources/people").glob("*.html"))
+    assert people == ["melanie.html"]
+    assert (root / "resources/hobbies/melanie-paints-sunsets.html").is_file()

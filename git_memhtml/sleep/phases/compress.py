@@ -9,8 +9,10 @@ slice under 2 is dropped).
 **Episodic records are never archived.** Every ``episodic`` memory records something that happened at a time (its
 ``created`` stamp at least, usually a ``<time>`` too), so each one is dated: folding it into a timeless canonical
 would lose the when. Such a memory is never offered, whatever the index says: its type is read from the file (the
-tree is authoritative, docs/phases.md §0.1). Nor is a person file (``resources/people/``): it is the anchor of a
-person's ``about_person`` links, not a fact to fold.
+tree is authoritative, docs/phases.md §0.1). Nor is a person file (``tree.people.person_file_of``: what the file
+says about itself, not the folder it sits in): it is the anchor of a person's ``about_person`` links, not a fact to
+fold. A fact filed under ``resources/people/`` (the original's placement rule put every semantic memory naming a
+person there) is a candidate like any other.
 
 **One call per batch** (``CompressSynthesis``: title, claim, paragraphs, absorbed keys). The model proposes, code
 decides (docs/models.md §3); the rails, counted and logged through :meth:`PhaseModel.reject`:
@@ -38,7 +40,8 @@ decides (docs/models.md §3); the rails, counted and logged through :meth:`Phase
 It absorbs only the members it names; every other member stays as it is.
 
 **Writes** (supersede-only, docs/models.md §8). The canonical's folder is the absorbed members' shared folder, or
-``areas/inbox`` when they differ; its path is ``<folder>/<slug(title)>.html``, the first free one that is none of
+``areas/inbox`` when they differ or share ``resources/people`` (a canonical is a fact, and that folder holds person
+files only, docs/layout.md §2.2); its path is ``<folder>/<slug(title)>.html``, the first free one that is none of
 the members' own paths (``excludeSelfSupersede``). The canonical carries what its members carry
 (``store.union.head_union``, docs/phases.md §0.7): every entity, tag and head link of every absorbed member, the
 members' one type when they share it (else ``semantic``), their highest importance and lowest confidence. It is
@@ -94,8 +97,8 @@ from git_memhtml.sleep.phases.synthesis import (
     write_new_memory,
 )
 from git_memhtml.store import edits
-from git_memhtml.tree.layout import INBOX_DIR
-from git_memhtml.tree.people import is_person_file
+from git_memhtml.tree.layout import INBOX_DIR, PEOPLE_DIR
+from git_memhtml.tree.people import person_file_of
 
 PHASE = "compress"
 
@@ -181,14 +184,24 @@ def is_episodic_on_disk(env: PhaseEnv, path: str) -> bool:
     return editors.get_meta(target.read_text(encoding="utf-8", errors="replace"), "type") == PROTECTED_TYPE
 
 
+def is_person_file_on_disk(env: PhaseEnv, path: str, title: str) -> bool:
+    """Whether the file at ``path`` is a person file (``tree.people.person_file_of`` of its head metas and
+    ``title``); a missing file is not a candidate either."""
+    target = env.repo.root / path
+    if not target.is_file():
+        return True
+    return person_file_of(path, title, target.read_text(encoding="utf-8", errors="replace")) is not None
+
+
 def eligible(env: PhaseEnv, scored: Sequence[Scored]) -> list[Scored]:
     """Compress-band rows that are neither arc, task nor episodic (index and file) nor a person file (the anchor
-    ``about_person`` links point at, docs/layout.md §2.5: folding it would archive the person), by path; whether
-    they have a community is not asked here."""
+    ``about_person`` links point at, docs/layout.md §2.5: folding it would archive the person; told by what the file
+    is, not by its folder), by path; whether they have a community is not asked here."""
     rows = [s for s in scored if s.band == "compress"
             and s.row.memory_type not in EXCLUDED_TYPES and s.row.memory_type != PROTECTED_TYPE]
     rows.sort(key=lambda s: s.row.path)
-    return [s for s in rows if not is_episodic_on_disk(env, s.row.path) and not is_person_file(s.row.path)]
+    return [s for s in rows
+            if not is_episodic_on_disk(env, s.row.path) and not is_person_file_on_disk(env, s.row.path, s.row.title)]
 
 
 def candidates(env: PhaseEnv, scored: Sequence[Scored]) -> list[Scored]:
@@ -205,9 +218,10 @@ def member_text(s: Scored) -> str:
 
 
 def canonical_folder(paths: Sequence[str]) -> str:
-    """The members' shared folder, or :data:`INBOX` when they differ."""
+    """The members' shared folder, or :data:`INBOX` when they differ or share ``resources/people`` (person files
+    only, docs/layout.md §2.2)."""
     folders = {posixpath.dirname(p) for p in paths}
-    return folders.pop() if len(folders) == 1 else INBOX
+    return folders.pop() if len(folders) == 1 and PEOPLE_DIR not in folders else INBOX
 
 
 def render_canonical(answer: CompressSynthesis, *, now: str, links: Sequence[Link] = (),

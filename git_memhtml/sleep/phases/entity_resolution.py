@@ -7,12 +7,13 @@ folded, collapsed whitespace) and their counts add up; each key is written in it
 kept, ties to the smaller string). Different keys are judged pairwise by ``domain.entities.pair_verdict``
 (LCS ratio ≥ 0.85, the memory-merge numeric/variant veto, no edit inside a short token, no person-name spelling
 edit); the ``merge`` pairs join clusters by complete linkage, so every pair inside a cluster passes the rule. For
-persons, each person file (archived ones too) declares its one subject's ``memhtml-alias`` values; a file naming
-several people declares nothing about who is whom. Every accepted pair feeds one union-find whose survivor is the
-most-claimed key (ties → lexicographically smaller). Each raw value whose final form differs is rewritten in every
-active claimant's head. ``review`` pairs (the [0.75, 0.85) band, and ≥ 0.85 pairs the letter rule refused) that
-did not merge become detected review tasks; ``distinct`` pairs (numeric or variant divergence) are counted as
-``namesKeptApart`` and never asked about. With no model there is no sweep of vanished review tasks.
+persons, each person file (archived ones too; ``tree.people``: what the file is, not where it is filed) declares its
+one subject's ``memhtml-alias`` values; the other people it names are not aliases of anyone. Every accepted pair
+feeds one union-find whose survivor is the most-claimed key (ties → lexicographically smaller). Each raw value whose
+final form differs is rewritten in every active claimant's head. ``review`` pairs (the [0.75, 0.85) band, and ≥ 0.85
+pairs the letter rule refused) that did not merge become detected review tasks; ``distinct`` pairs (numeric or
+variant divergence) are counted as ``namesKeptApart`` and never asked about. With no model there is no sweep of
+vanished review tasks.
 
 The run journal (docs/ledger.md §2) gets one ``entity-renamed`` entry per name rewrite made in at least one file, in
 the phase's own commit. Pairs kept apart are only counted: journaled, they would grow with the square of the
@@ -25,12 +26,14 @@ of article markup (``<dfn>``, ``lang``) and ``unknown`` rows have no ``type:`` p
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
 from git_memhtml.document import editors
+from git_memhtml.document.model import PARA_BUCKETS
 from git_memhtml.domain.entities import (
     AUTO_MERGE_RATIO,
     DISTINCT,
@@ -54,9 +57,9 @@ from git_memhtml.sleep.engine.model import PhaseModel
 from git_memhtml.sleep.phases import entity_model
 from git_memhtml.sleep.phases.tasks import Measurement, TaskTally, mint_detected_task, sweep_detections
 from git_memhtml.store import edits
-from git_memhtml.tree.layout import PEOPLE_DIR
+from git_memhtml.tree.layout import PEOPLE_DIR, has_memory_suffix
 from git_memhtml.tree.paths import tree_file_problem
-from git_memhtml.tree.people import alias_group
+from git_memhtml.tree.people import ALIAS_MARKER, alias_group
 
 DETECTOR = "entity-resolution"
 UNREWRITABLE_TYPES: frozenset[str] = frozenset({"concept", "lang", "unknown"})
@@ -94,19 +97,21 @@ class TypeResolution:
     band: list[BandPair] = field(default_factory=list)
 
 
-def person_file_paths(repo: GitRepo) -> list[str]:
-    """Every ``resources/people/**.html`` and ``archive/<Y>/resources/people/**.html`` in the tree, sorted."""
+def alias_file_paths(repo: GitRepo) -> list[str]:
+    """Every plain ``.html`` file under the PARA buckets (archive included) whose bytes hold ``memhtml-alias``,
+    sorted: the files that may declare aliases. Which of them is a person file is the file's own business
+    (``tree.people.person_file_subject``), never its folder. A symlinked file or folder is never read."""
     root = repo.root
-    found: set[str] = set()
-    live = root / PEOPLE_DIR
-    if live.is_dir():
-        found.update(p.relative_to(root).as_posix() for p in live.rglob("*.html") if _plain_file(root, p))
-    archive = root / "archive"
-    if archive.is_dir():
-        for year in archive.iterdir():
-            folder = year / PEOPLE_DIR
-            if folder.is_dir():
-                found.update(p.relative_to(root).as_posix() for p in folder.rglob("*.html") if _plain_file(root, p))
+    found: list[str] = []
+    for bucket in PARA_BUCKETS:
+        top = root / bucket
+        if top.is_symlink() or not top.is_dir():
+            continue
+        for folder, _dirs, names in os.walk(top):  # followlinks=False: a linked folder is never entered
+            for name in names:
+                file = Path(folder) / name
+                if has_memory_suffix(name) and _plain_file(root, file) and ALIAS_MARKER in file.read_bytes():
+                    found.append(file.relative_to(root).as_posix())
     return sorted(found)
 
 
@@ -118,12 +123,12 @@ def _plain_file(root: Path, file: Path) -> bool:
 def alias_groups(repo: GitRepo) -> list[tuple[str, ...]]:
     """Key groups the person files declare (docs/entities.md §6 step 4), in path order.
 
-    Each is :func:`git_memhtml.tree.people.alias_group` of a person file: its subject plus its ``memhtml-alias``
-    values, as keys, de-duplicated and sorted, with at least two keys. Other people the file names are not aliases
-    of its subject. Unparseable files and files with no subject are skipped.
+    Each is :func:`git_memhtml.tree.people.alias_group` of a person file, wherever it is filed: its subject plus its
+    ``memhtml-alias`` values, as keys, de-duplicated and sorted, with at least two keys. Other people the file names
+    are not aliases of its subject. Unparseable files and files that are no person file are skipped.
     """
     groups: list[tuple[str, ...]] = []
-    for path in person_file_paths(repo):
+    for path in alias_file_paths(repo):
         group = alias_group(path, (repo.root / path).read_bytes())
         if group is not None:
             groups.append(group)

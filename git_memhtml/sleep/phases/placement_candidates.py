@@ -23,7 +23,7 @@ from git_memhtml.sleep.engine.refile import REFILE_BUCKETS
 from git_memhtml.sleep.phases.scoring import active_rows
 from git_memhtml.tree.layout import ARCS_DIR, INBOX_DIR, PEOPLE_DIR
 from git_memhtml.tree.paths import symlink_problem
-from git_memhtml.tree.people import is_person_file
+from git_memhtml.tree.people import person_file_of
 
 MAX_FOLDERS_OFFERED = 200
 """Existing topic folders listed in a prompt at most, by path (our decision, docs/phases.md §1.14)."""
@@ -84,27 +84,29 @@ def touched_paths(repo: GitRepo, base: str, head: str | None) -> Touched | None:
         return None
 
 
-def _on_disk_type(env: PhaseEnv, path: str) -> str | None:
-    """The file's own ``memhtml-type``, or ``None`` when it is not a plain readable file."""
+def _on_disk_head(env: PhaseEnv, path: str) -> str | None:
+    """The file's text (its head metas are what is read), or ``None`` when it is not a plain readable file."""
     if symlink_problem(env.repo.root, path) is not None or not (env.repo.root / path).is_file():
         return None
     try:
-        return editors.get_meta((env.repo.root / path).read_text(encoding="utf-8", errors="replace"), "type")
+        return (env.repo.root / path).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
 
 
 def inbox_singletons(env: PhaseEnv) -> list[CorpusRow]:
-    """Stage 1: active rows directly in the inbox whose file is still there, neither arc, task nor person file
-    (index type and file type), ordered by path."""
+    """Stage 1: active rows directly in the inbox whose file is still there, neither arc, task (index type and file
+    type) nor person file (``tree.people.person_file_of``: a person's anchor stays where its links point), ordered by
+    path."""
     out: list[CorpusRow] = []
     for row in active_rows(env.db, env.repo.root):
-        if posixpath.dirname(row.path) != INBOX_DIR:
+        if posixpath.dirname(row.path) != INBOX_DIR or row.memory_type in EXEMPT_TYPES:
             continue
-        if row.memory_type in EXEMPT_TYPES or is_person_file(row.path):
+        html = _on_disk_head(env, row.path)
+        kind = None if html is None else editors.get_meta(html, "type")
+        if html is None or kind is None or kind in EXEMPT_TYPES:
             continue
-        kind = _on_disk_type(env, row.path)
-        if kind is None or kind in EXEMPT_TYPES:
+        if person_file_of(row.path, row.title, html) is not None:
             continue
         out.append(row)
     return sorted(out, key=lambda r: r.path)

@@ -12,7 +12,7 @@ candidate is checked against the session's own text, and a candidate with one qu
 Then one synthesis call merges restatements across the batch (skipped with fewer than two candidates).
 
 **Writing.** Per memory: title = the claim's first sentence cut to :data:`TITLE_CHARS`; folder by
-``placement_for(kind, tags=["trace-consolidation"], entities)``; author ``agent:sleep``; the claim as the mark and
+``placement_for(kind, tags=["trace-consolidation"])``; author ``agent:sleep``; the claim as the mark and
 the gist as the body; the evidence quotes only in the commit body (at most :data:`EVIDENCE_LINES`, redacted, one
 line each, indented by the committer so no quote can forge a trailer). A claim whose frame key matches a live
 memory's is written anyway, flagged ``(frame conflict)`` in the subject, the other path named in the body.
@@ -362,7 +362,7 @@ def _write(env: PhaseEnv, model: PhaseModel, memories: Sequence[Candidate], nigh
             night.skipped += 1
             model.reject("untitled", {"claim": redact(candidate.claim).text})
             continue
-        folder = placement_for(candidate.kind, tags=(TAG,), entities=candidate.entities)
+        folder = placement_for(candidate.kind, tags=(TAG,))
         path = free_memory_path(env, folder, title, taken)
         try:
             text = render_distilled(candidate, title, now=env.at)

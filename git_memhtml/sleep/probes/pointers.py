@@ -48,8 +48,8 @@ from git_memhtml.domain.merge import MergeText, carry_gaps, identity_veto_reason
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.sleep.engine.journal import EntityRenamed, JournalEntry, MergeVetoed
 from git_memhtml.sleep.engine.refile import refiled_moves
-from git_memhtml.tree.layout import PEOPLE_DIR, archive_sources
-from git_memhtml.tree.people import alias_group, is_person_file
+from git_memhtml.tree.layout import archive_sources, has_memory_suffix
+from git_memhtml.tree.people import alias_group
 
 How = Literal["self", "superseded", "folded", "archived"]
 """How a probe reached its target: the memory itself, a live successor of a live memory, the live keeper of an
@@ -280,8 +280,8 @@ def alias_groups_at(repo: GitRepo, commit: str) -> list[tuple[str, ...]]:
     path; read from the commit's blobs, never from a work tree. The gate reads the *base*'s: an alias the run itself
     declares is what the run says, not evidence for it."""
     groups: list[tuple[str, ...]] = []
-    for path, sha in sorted(repo.tree_blobs(commit, (PEOPLE_DIR + "/", "archive/")).items()):
-        if is_person_file(path):
+    for path, sha in sorted(repo.tree_blobs(commit).items()):  # every memory: a person file is no folder's
+        if has_memory_suffix(path):
             group = alias_group(path, repo.read_blob(sha))
             if group is not None:
                 groups.append(group)
