@@ -14,8 +14,9 @@ DEFAULT_MAX_ATTEMPTS = 4
 
 DEFAULT_MAX_PROMPT_TOKENS = 4000
 """Tokens one request may send (``memhtml.llmmaxprompt``; docs/models.md §10): Ollama's usual context, 4,096 tokens
-(its default below 24 GiB of VRAM, ollama/ollama docs/context-length.mdx), rounded down. A server whose context is
-smaller than the prompt cuts the prompt without saying so, so the phases keep every request under it."""
+(its default below 24 GiB of VRAM, per the "Context length" page of the Ollama documentation), rounded down. A
+server whose context is smaller than the prompt cuts the prompt without saying so, so the phases keep every request
+under it."""
 MIN_MAX_PROMPT_TOKENS = 1000
 """Smallest ``memhtml.llmmaxprompt``: the largest fixed part of a shipped request (system prompt, instruction and
 framing, about 800 tokens for placement-triage) with room for one member."""
