@@ -25,8 +25,8 @@ Two measurements in one run:
    characters, the phase's own ``BATCH_SIZE`` and ``MEMBER_CHARS``, its real prompts): ``key_members`` (keying and
    framing), ``KeyedBatch.prompt``, ``PhaseModel.call`` on an in-process ``ScriptedClient`` that answers at once,
    and ``KeyedBatch.resolve`` of the 20 answered keys; minus the bare ``ScriptedClient.call`` of the same request.
-   The call counts the request's tokens (``llm/tokens.py``), under a prompt cap raised out of the way (the batch
-   is about 9,000 tokens: this measures the kernel, not the split).
+   The call counts the request's tokens (``sleep/engine/tokens.py``), under a prompt cap raised out of the way (the
+   batch is about 9,000 tokens: this measures the kernel, not the split).
    Beside it, one loopback HTTP round trip per dialect (``HttpModelClient.call`` against the scripted server: the
    request encoded with its strict schema, sent, answered, decoded). Medians of ``--repeat`` iterations after
    :data:`WARMUP` warm-ups.
@@ -72,13 +72,13 @@ from git_memhtml.llm.contract import Dialect, ModelAnswer, ModelClient, ModelReq
 from git_memhtml.llm.defaults import MAX_MAX_PROMPT_TOKENS
 from git_memhtml.llm.scripted import Answer, Reply, Script, ScriptedClient, ScriptedRequest, blocks
 from git_memhtml.llm.scripted_server import ScriptedModelServer
-from git_memhtml.llm.tokens import counter_name, request_tokens
 from git_memhtml.output import emit, log
 from git_memhtml.sleep.engine.batch import Member, key_members
 from git_memhtml.sleep.engine.env import LlmBudget, PhaseEnv, PhaseReport, RunServices
 from git_memhtml.sleep.engine.model import PhaseModel
 from git_memhtml.sleep.engine.prompts import load_prompt
 from git_memhtml.sleep.engine.run import ModelBinding, run_sleep
+from git_memhtml.sleep.engine.tokens import counter_name, request_tokens
 from git_memhtml.sleep.phases import task_detection
 from git_memhtml.sleep.phases.arc_synthesis import ArcContent, ArcPlan, ArcPlanEntry
 from git_memhtml.sleep.phases.compress import CompressSynthesis
@@ -328,7 +328,7 @@ def script(speakers: Sequence[str] = ()) -> Script:
 class CallRecord:
     """One ``call()``: schema name, seconds inside it (wall, and process CPU: client and server threads), prompt
     bytes (system + user, UTF-8), HTTP request body bytes that reached the server (all attempts), the request's
-    tokens as ``llm/tokens.py`` counts them (system + user + the template allowance), tokens reported, and the
+    tokens as ``sleep/engine/tokens.py`` counts them (system + user + the template allowance), tokens reported, and the
     error class when it raised."""
 
     schema: str
@@ -395,7 +395,8 @@ class PhaseFigures:
     (``wall_s - model_s``); the same in process CPU seconds (``cpu_s``, ``model_cpu_s``, ``own_cpu_s``: the server
     thread runs only inside a call, so its CPU falls on the model side; CPU time is what a loaded machine does not
     inflate). Bytes: ``prompt_bytes`` (system + user prompts), ``request_bytes`` (HTTP bodies). Request tokens
-    (``llm/tokens.py``): ``largest_request`` (the phase's largest request) and ``request_tokens`` (all of them)."""
+    (``sleep/engine/tokens.py``): ``largest_request`` (the phase's largest request) and ``request_tokens`` (all of
+    them)."""
 
     phase: str
     status: str

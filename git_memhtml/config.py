@@ -222,9 +222,9 @@ class Settings:
             :func:`llm_defaults`), model id (no default: required once ``llm`` is on), the *name* of the
             environment variable holding its key (default by dialect), seconds per HTTP attempt and attempts per
             call on 429/5xx (docs/models.md §1.5).
-        llm_max_prompt: tokens one model request may send, counted by ``llm/tokens.py`` (default 4,000, Ollama's
-            usual context; ``llm/defaults.py:DEFAULT_MAX_PROMPT_TOKENS``): the phases split batches and cut members
-            to stay under it (docs/models.md §10).
+        llm_max_prompt: tokens one model request may send, counted by ``sleep/engine/tokens.py`` (default 4,000,
+            Ollama's usual context; ``llm/defaults.py:DEFAULT_MAX_PROMPT_TOKENS``): the phases split batches and cut
+            members to stay under it (docs/models.md §10).
         weight_fts / weight_vector / weight_recency / weight_salience: RRF arm weights (docs/retrieval.md §4;
         docs/design.md §3.13).
         hooks: ``0`` turns the index hooks off (docs/design.md §3.9).

@@ -16,13 +16,13 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
 from git_memhtml.llm.scripted import Answer, ScriptedClient
-from git_memhtml.llm.tokens import request_tokens
 from git_memhtml.sleep.engine.contract import REGISTRY, phase_specs
 from git_memhtml.sleep.engine.env import PhaseEnv, PhaseOutcome, PhaseReport
 from git_memhtml.sleep.engine.model import PhaseModel
 from git_memhtml.sleep.engine.run import ModelBinding, resume_sleep, run_sleep
 from git_memhtml.sleep.engine.runfiles import report_path
 from git_memhtml.sleep.engine.runs import phase_rows
+from git_memhtml.sleep.engine.tokens import request_tokens
 from git_memhtml.sleep.phases.edge_typing import EdgeTypingCounts
 from git_memhtml.sleep.presentation.model_usage import model_line, rail_name
 from git_memhtml.sleep.presentation.report_html import render_report

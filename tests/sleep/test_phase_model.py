@@ -23,7 +23,6 @@ from git_memhtml.llm.scripted import (
     Status,
     offered_keys,
 )
-from git_memhtml.llm.tokens import request_tokens
 from git_memhtml.sleep.engine.batch import Member, key_members
 from git_memhtml.sleep.engine.env import LlmBudget, PhaseEnv, RunServices
 from git_memhtml.sleep.engine.model import (
@@ -35,6 +34,7 @@ from git_memhtml.sleep.engine.model import (
     PhaseModel,
     rails_log_path,
 )
+from git_memhtml.sleep.engine.tokens import request_tokens
 from tests.sleep.sleep_corpus_helpers import git, make_env, make_repo, memory
 
 

@@ -15,11 +15,11 @@ from git_memhtml.index.db import IndexDB
 from git_memhtml.llm.contract import Dialect
 from git_memhtml.llm.scripted import Answer, Reply, ScriptedRequest, blocks
 from git_memhtml.llm.scripted_server import ScriptedModelServer
-from git_memhtml.llm.tokens import request_tokens
 from git_memhtml.sleep.engine.batch import KeyedBatch, Member, fit_batch
 from git_memhtml.sleep.engine.prompts import shipped_prompt
 from git_memhtml.sleep.engine.run import ModelBinding, run_sleep
 from git_memhtml.sleep.engine.runfiles import run_file_stem
+from git_memhtml.sleep.engine.tokens import request_tokens
 from git_memhtml.sleep.phases import compress, dedup_model, edge_pairs, placement_candidates, task_detection
 from git_memhtml.sleep.phases.arc_synthesis import evidence_text
 from git_memhtml.sleep.phases.scoring import Scored

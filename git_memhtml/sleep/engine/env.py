@@ -202,7 +202,7 @@ class ModelUsage:
         input_tokens / output_tokens: summed from the answers.
         prompt_bytes: UTF-8 bytes of every system and user prompt sent.
         prompt_tokens / largest_prompt: tokens of every request sent, summed, and of the largest, as
-            ``llm/tokens.py`` counts them before sending (docs/models.md §10).
+            ``sleep/engine/tokens.py`` counts them before sending (docs/models.md §10).
         over_cap: requests not sent because they stayed over ``memhtml.llmmaxprompt`` after every rule.
         members_cut: members whose text was cut so that their request fits the cap.
         rails: proposals refused, per rail name (``unknown-key``, ``veto`` …), in first-refusal order.

@@ -8,7 +8,7 @@ Every model phase makes its calls through one :class:`PhaseModel`:
 - **Isolation.** A call that fails (unreachable, timed out, malformed or off-schema answer, refusal) costs its own
   batch only: it is counted (``failedCalls``), logged, and :meth:`PhaseModel.call` returns ``None``.
 - **Usage.** Input and output tokens of every answer are summed per phase.
-- **Size.** Every request is counted before it is sent (``llm/tokens.py``: system + user + the template
+- **Size.** Every request is counted before it is sent (``sleep/engine/tokens.py``: system + user + the template
   allowance); the phase's total and largest are kept. A request over ``memhtml.llmmaxprompt`` is never sent: it
   is counted ``overCap`` and logged, and the batch is lost like a failed call (the phase does not sweep). Phases
   avoid that by building their batches with :meth:`PhaseModel.fit` (the kernel's split-then-cut rule,
@@ -37,10 +37,10 @@ from pydantic import BaseModel
 
 from git_memhtml.errors import BudgetExhausted, LlmContractViolation, ModelUnavailable, ProviderRefused
 from git_memhtml.llm.contract import ModelRequest, Usage
-from git_memhtml.llm.tokens import request_tokens
 from git_memhtml.sleep.engine.batch import Fitted, KeyedBatch, Member, fit_batch
 from git_memhtml.sleep.engine.env import ModelUsage, PhaseEnv
 from git_memhtml.sleep.engine.runfiles import run_file_stem
+from git_memhtml.sleep.engine.tokens import request_tokens
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -145,7 +145,7 @@ class PhaseModel:
 
     @staticmethod
     def tokens(request: ModelRequest[T]) -> int:
-        """The size of ``request`` in tokens (``llm/tokens.py:request_tokens``)."""
+        """The size of ``request`` in tokens (``sleep/engine/tokens.py:request_tokens``)."""
         return request_tokens(request.system, request.prompt)
 
     def call(self, request: ModelRequest[T]) -> T | None:

@@ -9,7 +9,7 @@ from its commits, still show them. The number of calls is not a count (``PhaseRe
 ``llmCalls``); read from a trailer alone it is unknown (``None``).
 
 Request sizes (docs/models.md §10): ``largestPrompt`` and ``promptTokens`` are the phase's largest request and all
-its requests, in tokens as ``llm/tokens.py`` counted them before sending (``?`` for a run made before they were
+its requests, in tokens as ``sleep/engine/tokens.py`` counted them before sending (``?`` for a run made before they were
 recorded); ``membersCut`` and ``overCap`` (present only when not 0) say what the prompt cap cost.
 
 Counts may come from a hand-typed trailer: values are kept as they are (not coerced), and each renderer escapes
@@ -26,9 +26,6 @@ from typing import Any
 
 USAGE_KEYS = ("inputTokens", "outputTokens", "failedCalls", "budgetSkipped")
 """The keys every bound phase's counts carry (``ModelUsage.wire``, sleep/engine/env.py)."""
-
-SIZE_KEYS = ("largestPrompt", "promptTokens")
-"""The request-size keys a bound phase's counts carry since the prompt cap (docs/models.md §10)."""
 
 RAIL_PREFIX = "rail"
 """Wire prefix of a per-rail rejection count: ``railUnknownKey`` counts the ``unknown-key`` rail."""

@@ -9,8 +9,8 @@ import random
 import pytest
 from tokenizers import Tokenizer
 
-from git_memhtml.llm import tokens
-from git_memhtml.llm.tokens import TEMPLATE_TOKENS, count_tokens, request_tokens, tokenizer_file
+from git_memhtml.sleep.engine import tokens
+from git_memhtml.sleep.engine.tokens import TEMPLATE_TOKENS, count_tokens, request_tokens, tokenizer_file
 from tests.conftest import SHARED_DATA
 
 SPECIAL = ("<s>", "</s>", "<unk>")
