@@ -25,6 +25,8 @@ Two measurements in one run:
    characters, the phase's own ``BATCH_SIZE`` and ``MEMBER_CHARS``, its real prompts): ``key_members`` (keying and
    framing), ``KeyedBatch.prompt``, ``PhaseModel.call`` on an in-process ``ScriptedClient`` that answers at once,
    and ``KeyedBatch.resolve`` of the 20 answered keys; minus the bare ``ScriptedClient.call`` of the same request.
+   The call counts the request's tokens (``sleep/engine/tokens.py``), under a prompt cap raised out of the way (the
+   batch is about 9,000 tokens: this measures the kernel, not the split).
    Beside it, one loopback HTTP round trip per dialect (``HttpModelClient.call`` against the scripted server: the
    request encoded with its strict schema, sent, answered, decoded). Medians of ``--repeat`` iterations after
    :data:`WARMUP` warm-ups.
@@ -44,6 +46,7 @@ import argparse
 import json
 import logging
 import math
+import os
 import platform
 import re
 import statistics
@@ -63,8 +66,10 @@ from git_memhtml.cli.common import init_memory
 from git_memhtml.errors import LlmContractViolation, MemhtmlError, ModelUnavailable, ProviderRefused, UsageError
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
+from git_memhtml.index.traces import TraceTables
 from git_memhtml.llm import anthropic, openai
 from git_memhtml.llm.contract import Dialect, ModelAnswer, ModelClient, ModelRequest, T
+from git_memhtml.llm.defaults import MAX_MAX_PROMPT_TOKENS
 from git_memhtml.llm.scripted import Answer, Reply, Script, ScriptedClient, ScriptedRequest, blocks
 from git_memhtml.llm.scripted_server import ScriptedModelServer
 from git_memhtml.output import emit, log
@@ -73,13 +78,17 @@ from git_memhtml.sleep.engine.env import LlmBudget, PhaseEnv, PhaseReport, RunSe
 from git_memhtml.sleep.engine.model import PhaseModel
 from git_memhtml.sleep.engine.prompts import load_prompt
 from git_memhtml.sleep.engine.run import ModelBinding, run_sleep
+from git_memhtml.sleep.engine.tokens import counter_name, request_tokens
 from git_memhtml.sleep.phases import task_detection
 from git_memhtml.sleep.phases.arc_synthesis import ArcContent, ArcPlan, ArcPlanEntry
 from git_memhtml.sleep.phases.compress import CompressSynthesis
 from git_memhtml.sleep.phases.dedup_model import MergeGroup, MergePartition
 from git_memhtml.sleep.phases.edge_typing import EdgeVerdict, EdgeVerdicts
 from git_memhtml.sleep.phases.entity_model import EntityCluster, EntityClustering
+from git_memhtml.sleep.phases.placement_rails import PlacementTriage
 from git_memhtml.sleep.phases.task_detection import TaskDetection, TaskFinding
+from git_memhtml.sleep.phases.trace_answers import TraceExtraction, TraceSynthesis
+from git_memhtml.traces.scan import discover, scan
 from git_memhtml.transport import Transport
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -97,12 +106,16 @@ from timing import (  # noqa: E402  (a script beside this one)
 )
 
 DEFAULT_DATA = BENCH_DIR.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
+DEFAULT_TRACES = BENCH_DIR.parent.parent / "shared" / "data" / "transcripts" / "claude-code"
+"""Real Claude Code transcripts (``projects/<slug>/<session>.jsonl``): what trace-consolidation reads."""
 EMBED_CHOICES = ("wordllama", "fake")
 DIALECTS: tuple[Dialect, ...] = ("openai", "anthropic")
 WIRES: Mapping[str, ModuleType] = {"openai": openai, "anthropic": anthropic}
 
-MODEL_PHASES = ("dedup-merge", "entity-resolution", "edge-typing", "arc-synthesis", "compress", "task-detection")
-"""The six phases of issue 11, in run order."""
+MODEL_PHASES = ("dedup-merge", "entity-resolution", "edge-typing", "arc-synthesis", "compress",
+                "trace-consolidation", "task-detection", "placement-triage")
+"""The eight model phases, in run order (placement-triage asks only on ``--deep``, trace-consolidation only when
+``--traces`` gives transcripts)."""
 
 BYTES_PER_TOKEN = 4
 """The scripted server's usage: about four bytes of English per token (the usual rule of thumb for BPE tokenizers)."""
@@ -282,9 +295,22 @@ def task_findings(req: ScriptedRequest) -> Reply:
     return answer(req, TaskDetection(findings=findings))
 
 
+def no_op(value: BaseModel) -> Callable[[ScriptedRequest], Reply]:
+    """A responder answering every request with ``value`` (an empty answer: nothing extracted, nothing moved)."""
+
+    def respond(req: ScriptedRequest) -> Reply:
+        return answer(req, value)
+
+    return respond
+
+
 def script(speakers: Sequence[str] = ()) -> Script:
-    """The scripted model: schema name → deterministic responder (one per schema the six phases ask with)."""
+    """The scripted model: schema name → deterministic responder (one per schema the eight phases ask with;
+    trace-consolidation and placement-triage get empty answers: the bench measures what they are asked)."""
     return {
+        TraceExtraction.__name__: no_op(TraceExtraction(candidates=[], commitments=[])),
+        TraceSynthesis.__name__: no_op(TraceSynthesis(memories=[])),
+        PlacementTriage.__name__: no_op(PlacementTriage(placements=[])),
         MergePartition.__name__: merge_partition,
         EntityClustering.__name__: entity_clustering,
         EdgeVerdicts.__name__: edge_verdicts(speakers),
@@ -301,14 +327,16 @@ def script(speakers: Sequence[str] = ()) -> Script:
 @dataclass(frozen=True)
 class CallRecord:
     """One ``call()``: schema name, seconds inside it (wall, and process CPU: client and server threads), prompt
-    bytes (system + user, UTF-8), HTTP request body bytes that reached the server (all attempts), tokens reported,
-    and the error class when it raised."""
+    bytes (system + user, UTF-8), HTTP request body bytes that reached the server (all attempts), the request's
+    tokens as ``sleep/engine/tokens.py`` counts them (system + user + the template allowance), tokens reported, and the
+    error class when it raised."""
 
     schema: str
     seconds: float
     cpu_s: float
     prompt_bytes: int
     request_bytes: int
+    request_tokens: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     error: str | None = None
@@ -332,16 +360,17 @@ class TimedClient:
     def call(self, request: ModelRequest[T]) -> ModelAnswer[T]:
         """Time ``inner.call(request)`` and record it; errors are recorded and re-raised unchanged."""
         prompt_bytes = len(request.system.encode("utf-8", "replace")) + len(request.prompt.encode("utf-8", "replace"))
+        tokens = request_tokens(request.system, request.prompt)
         wire = self.wire_bytes()
         watch = Stopwatch()
         try:
             result = self.inner.call(request)
         except (ModelUnavailable, LlmContractViolation, ProviderRefused) as exc:
             self.pending.append(CallRecord(request.name, watch.wall(), watch.cpu(), prompt_bytes,
-                                           self.wire_bytes() - wire, error=type(exc).__name__))
+                                           self.wire_bytes() - wire, tokens, error=type(exc).__name__))
             raise
         self.pending.append(CallRecord(request.name, watch.wall(), watch.cpu(), prompt_bytes, self.wire_bytes() - wire,
-                                       result.usage.input_tokens, result.usage.output_tokens))
+                                       tokens, result.usage.input_tokens, result.usage.output_tokens))
         return result
 
     def take(self) -> list[CallRecord]:
@@ -365,7 +394,9 @@ class PhaseFigures:
     """One phase of one run. Seconds: ``wall_s`` (from the run's clock), ``model_s`` (inside ``call()``), ``own_s``
     (``wall_s - model_s``); the same in process CPU seconds (``cpu_s``, ``model_cpu_s``, ``own_cpu_s``: the server
     thread runs only inside a call, so its CPU falls on the model side; CPU time is what a loaded machine does not
-    inflate). Bytes: ``prompt_bytes`` (system + user prompts), ``request_bytes`` (HTTP bodies)."""
+    inflate). Bytes: ``prompt_bytes`` (system + user prompts), ``request_bytes`` (HTTP bodies). Request tokens
+    (``sleep/engine/tokens.py``): ``largest_request`` (the phase's largest request) and ``request_tokens`` (all of
+    them)."""
 
     phase: str
     status: str
@@ -375,6 +406,8 @@ class PhaseFigures:
     output_tokens: int
     prompt_bytes: int
     request_bytes: int
+    largest_request: int
+    request_tokens: int
     wall_s: float
     model_s: float
     own_s: float
@@ -396,7 +429,9 @@ def _phase_figures(report: PhaseReport, window: Any, records: Sequence[CallRecor
     match = (counts.get("inputTokens", 0), counts.get("outputTokens", 0)) == (inp, out) and report.llm_calls == len(
         records)
     return PhaseFigures(report.phase, report.status, len(records), sum(1 for r in records if r.error), inp, out,
-                        sum(r.prompt_bytes for r in records), sum(r.request_bytes for r in records), round(wall, 6),
+                        sum(r.prompt_bytes for r in records), sum(r.request_bytes for r in records),
+                        max((r.request_tokens for r in records), default=0), sum(r.request_tokens for r in records),
+                        round(wall, 6),
                         round(model_s, 6), round(wall - model_s, 6), round(cpu, 6), round(model_cpu, 6),
                         round(cpu - model_cpu, 6), match,
                         dict(Counter(r.schema for r in records)), counts, report.detail)
@@ -411,9 +446,33 @@ def speakers_of(data: Sequence[Mapping[str, Any]], sample_id: str) -> list[str]:
     return []
 
 
+def settled_traces(source: Path, target: Path, date: str) -> Path:
+    """Copy the transcripts under ``source`` (``projects/...``) to ``target``, every file's mtime a day before the
+    run ``date`` (settled: quiet long enough for trace-consolidation to read it); return ``target``."""
+    settled = datetime.fromisoformat(f"{date}T00:00:00+00:00").timestamp() - 86400
+    for path in sorted(source.rglob("*.jsonl")):
+        copy = target / path.relative_to(source)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(path.read_bytes())
+        os.utime(copy, (settled, settled))
+    return target
+
+
+def index_traces(db: IndexDB, claude: Path, date: str) -> None:
+    """Scan the Claude Code transcripts under ``claude`` into ``db``'s trace plane, as ``git memhtml trace index``
+    does, on the morning before ``date``."""
+    roots, files = discover(claude, claude.parent / "no-codex")
+    scan(TraceTables(db), roots, files, now=f"{date}T00:00:00Z")
+
+
 def measure_conversation(data: Sequence[Mapping[str, Any]], sample_id: str, *, embed: str, dialect: Dialect,
-                         root: Path, now: str, date: str) -> dict[str, Any]:
+                         root: Path, now: str, date: str, deep: bool = False, traces: Path | None = None,
+                         max_prompt: int | None = None) -> dict[str, Any]:
     """Import ``sample_id``'s observations into a new repository at ``root``, index, sleep with the scripted model.
+
+    ``deep`` runs ``sleep run --deep`` (placement-triage asks only then); ``traces`` (a Claude Code root) is copied
+    beside ``root``, settled and indexed first, so trace-consolidation reads it; ``max_prompt`` is
+    ``memhtml.llmmaxprompt`` (``None``: the default).
 
     Returns ``{conversation, memories, run_id, sleep_wall_s, sleep_model_s, failed, unscripted, phases}``
     (``phases``: a :class:`PhaseFigures` dict per phase in run order).
@@ -426,6 +485,8 @@ def measure_conversation(data: Sequence[Mapping[str, Any]], sample_id: str, *, e
     ops = locomo.convert(data, sample_id, "observations")
     with imported_memory(root, locomo.dumps_jsonl(ops), sample_id=sample_id, embed=embed, now=now) as mem:
         repo, db, embedder, result = mem.repo, mem.db, mem.embedder, mem.result
+        if traces is not None:
+            index_traces(db, settled_traces(traces, root.parent / "claude", date), date)
         timer = importer.PhaseTimer(importer.RssSampler(), f"{date}T09:00:00Z")
         with ScriptedModelServer(script(speakers_of(data, sample_id))) as server:
             client = TimedClient(server.client(dialect), _request_bytes(server))
@@ -436,8 +497,9 @@ def measure_conversation(data: Sequence[Mapping[str, Any]], sample_id: str, *, e
                 taken.append((report, client.take()))
 
             watch = Stopwatch()
+            binding = ModelBinding(client) if max_prompt is None else ModelBinding(client, max_prompt=max_prompt)
             run = run_sleep(repo, db, date=date, embedder=embedder, clock=timer.clock, after_phase=after_phase,
-                            model=ModelBinding(client))
+                            model=binding, deep=deep)
             wall = watch.wall()
             unscripted = sorted({r.schema_name for r in server.requests} - set(script()))
     phases = [_phase_figures(report, window, records)
@@ -494,7 +556,7 @@ def kernel_overhead(root: Path, *, repeat: int) -> dict[str, Any]:
         fixed = Answer(reply.model_dump(by_alias=True, mode="json"))
         inner = ScriptedClient({TaskDetection.__name__: [fixed]})
         env = PhaseEnv(repo, db, None, "sleep/2026-12-14", "0" * 40, "2026-12-14", "2026-12-14T00:00:00Z",
-                       services=RunServices(model=inner, llm_budget=LlmBudget()))
+                       services=RunServices(model=inner, llm_budget=LlmBudget(), max_prompt=MAX_MAX_PROMPT_TOKENS))
         model = PhaseModel.for_phase(env, task_detection.PHASE)
         parts: dict[str, list[float]] = {n: [] for n in ("key", "prompt", "call", "bare", "resolve")}
         prompt_bytes = 0
@@ -565,7 +627,8 @@ def kernel_overhead(root: Path, *, repeat: int) -> dict[str, Any]:
 
 
 def measure(*, data_path: Path, conversation: str, embed: str, dialect: Dialect, workdir: Path, repeat: int,
-            now: str, date: str | None = None) -> dict[str, Any]:
+            now: str, date: str | None = None, deep: bool = False, traces: Path | None = None,
+            max_prompt: int | None = None) -> dict[str, Any]:
     """Every conversation asked for (``all`` = every item of the data), then the kernel overhead.
 
     Returns ``{config, conversations: [...], totals: {phase: {...}}, overhead: {...}}``.
@@ -584,18 +647,21 @@ def measure(*, data_path: Path, conversation: str, embed: str, dialect: Dialect,
     ids = conversation_ids(locomo, data, conversation)
     run = RunFigures()
     convs = [measure_conversation(data, sid, embed=embed, dialect=dialect, root=workdir / sid / "memory", now=now,
-                                  date=run_date) for sid in ids]
+                                  date=run_date, deep=deep, traces=traces, max_prompt=max_prompt) for sid in ids]
     overhead = kernel_overhead(workdir / "overhead" / "memory", repeat=repeat)
     totals: dict[str, dict[str, Any]] = {}
     for phase in MODEL_PHASES:
         rows = [p for c in convs for p in c["phases"] if p["phase"] == phase]
         totals[phase] = {k: round(sum(p[k] for p in rows), 6) for k in (
-            "calls", "failed_calls", "input_tokens", "output_tokens", "prompt_bytes", "request_bytes", "wall_s",
-            "model_s", "own_s", "cpu_s", "model_cpu_s", "own_cpu_s")}
+            "calls", "failed_calls", "input_tokens", "output_tokens", "prompt_bytes", "request_bytes",
+            "request_tokens", "wall_s", "model_s", "own_s", "cpu_s", "model_cpu_s", "own_cpu_s")}
+        totals[phase]["largest_request"] = max((p["largest_request"] for p in rows), default=0)
         totals[phase]["tokens_match"] = all(p["tokens_match"] for p in rows)
     return {
         "config": {"conversations": ids, "units": "observations", "embed": embed, "dialect": dialect, "now": now,
                    "date": run_date, "data": str(data_path), "repeat": repeat, "bytesPerToken": BYTES_PER_TOKEN,
+                   "deep": deep, "traces": str(traces) if traces else None, "maxPrompt": max_prompt,
+                   "tokenCounter": counter_name(),
                    "platform": platform.platform(), **run.figures()},
         "conversations": convs,
         "totals": totals,
@@ -605,8 +671,8 @@ def measure(*, data_path: Path, conversation: str, embed: str, dialect: Dialect,
 
 # --- output ------------------------------------------------------------------------------------------------
 
-PHASE_COLUMNS = ("conversation", "phase", "calls", "failed", "input tok", "output tok", "prompt bytes",
-                 "request bytes", "wall s", "model s", "own s", "own CPU s", "work")
+PHASE_COLUMNS = ("conversation", "phase", "calls", "failed", "largest request tok", "request tok", "input tok",
+                 "output tok", "prompt bytes", "request bytes", "wall s", "model s", "own s", "own CPU s", "work")
 """Columns of the per-phase table (``own s`` = wall − model; ``own CPU s`` = process CPU − CPU inside calls)."""
 
 WORK_KEYS: Mapping[str, tuple[str, ...]] = {
@@ -633,7 +699,8 @@ def _work(phase: str, counts: Mapping[str, Any]) -> str:
 
 
 def _row(label: str, p: Mapping[str, Any], work: str) -> list[object]:
-    return [label, p["phase"], p["calls"], p["failed_calls"], f"{p['input_tokens']:,}", f"{p['output_tokens']:,}",
+    return [label, p["phase"], p["calls"], p["failed_calls"], f"{p['largest_request']:,}", f"{p['request_tokens']:,}",
+            f"{p['input_tokens']:,}", f"{p['output_tokens']:,}",
             f"{p['prompt_bytes']:,}", f"{p['request_bytes']:,}", f"{p['wall_s']:.3f}", f"{p['model_s']:.3f}",
             f"{p['own_s']:.3f}", f"{p['own_cpu_s']:.3f}", work]
 
@@ -643,7 +710,9 @@ def render(result: Mapping[str, Any]) -> str:
     c = result["config"]
     load = "/".join(str(x) for x in c["loadavg_before"]) or "?"
     lines = [f"LoCoMo {', '.join(c['conversations'])} ({c['units']}), embed {c['embed']}, dialect {c['dialect']}, "
-             f"sleep --date {c['date']}; nproc {c['nproc']}, Python {c['python']}, load average at start {load}", ""]
+             f"sleep --date {c['date']}{' --deep' if c['deep'] else ''}, traces {c['traces'] or 'none'}, "
+             f"memhtml.llmmaxprompt {c['maxPrompt'] or 'default'}, tokens by {c['tokenCounter']}; "
+             f"nproc {c['nproc']}, Python {c['python']}, load average at start {load}", ""]
     rows = [_row(conv["conversation"], p, _work(p["phase"], p["counts"]))
             for conv in result["conversations"] for p in conv["phases"] if p["phase"] in MODEL_PHASES]
     rows += [_row("**all**", {"phase": phase, **t}, "") for phase, t in result["totals"].items()]
@@ -694,6 +763,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--now", default="2026-11-30T09:00:00Z", help="import instant (default 2026-11-30T09:00:00Z)")
     p.add_argument("--date", default=None, help="sleep run date YYYY-MM-DD (default: import date + 14 days)")
     p.add_argument("--workdir", type=Path, default=None, help="keep the repositories under DIR (DIR empty)")
+    p.add_argument("--deep", action="store_true", help="sleep run --deep (placement-triage asks only then)")
+    p.add_argument("--traces", type=Path, default=None, metavar="DIR",
+                   help=f"a Claude Code root to consolidate (e.g. {DEFAULT_TRACES}); default: none")
+    p.add_argument("--max-prompt", type=int, default=None, metavar="TOKENS",
+                   help="memhtml.llmmaxprompt of the run (default: the setting's default)")
     p.add_argument("--json", type=Path, default=None, dest="json_out", help="also write the figures as JSON here")
     return p
 
@@ -709,7 +783,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with scratch(args.workdir, "memhtml-bench-model-") as workdir:
             result = measure(data_path=args.data, conversation=args.conversation, embed=args.embed,
-                             dialect=args.dialect, workdir=workdir, repeat=args.repeat, now=args.now, date=args.date)
+                             dialect=args.dialect, workdir=workdir, repeat=args.repeat, now=args.now, date=args.date,
+                             deep=args.deep, traces=args.traces, max_prompt=args.max_prompt)
     except MemhtmlError as exc:
         log(failure(exc))
         return exc.exit_code

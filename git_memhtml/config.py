@@ -27,7 +27,10 @@ from git_memhtml.llm.defaults import (
     ANTHROPIC_KEY_ENV,
     ANTHROPIC_URL,
     DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_PROMPT_TOKENS,
     DEFAULT_TIMEOUT_SECONDS,
+    MAX_MAX_PROMPT_TOKENS,
+    MIN_MAX_PROMPT_TOKENS,
     OPENAI_KEY_ENV,
     OPENAI_URL,
 )
@@ -109,6 +112,7 @@ FIELDS: Mapping[str, _Field] = {
     "llm_key_env": _Field(str, nullable=True, pattern=KEY_ENV_PATTERN),
     "llm_timeout": _Field(float, gt=0.0, le=3600.0),
     "llm_attempts": _Field(int, ge=1, le=10),
+    "llm_max_prompt": _Field(int, ge=MIN_MAX_PROMPT_TOKENS, le=MAX_MAX_PROMPT_TOKENS),
     "weight_fts": _Field(float, ge=0.0, le=100.0),
     "weight_vector": _Field(float, ge=0.0, le=100.0),
     "weight_recency": _Field(float, ge=0.0, le=100.0),
@@ -218,6 +222,9 @@ class Settings:
             :func:`llm_defaults`), model id (no default: required once ``llm`` is on), the *name* of the
             environment variable holding its key (default by dialect), seconds per HTTP attempt and attempts per
             call on 429/5xx (docs/models.md §1.5).
+        llm_max_prompt: tokens one model request may send, counted by ``sleep/engine/tokens.py`` (default 4,000,
+            Ollama's usual context; ``llm/defaults.py:DEFAULT_MAX_PROMPT_TOKENS``): the phases split batches and cut
+            members to stay under it (docs/models.md §11).
         weight_fts / weight_vector / weight_recency / weight_salience: RRF arm weights (docs/retrieval.md §4;
         docs/design.md §3.13).
         hooks: ``0`` turns the index hooks off (docs/design.md §3.9).
@@ -246,6 +253,7 @@ class Settings:
     llm_key_env: str | None = None
     llm_timeout: float = DEFAULT_TIMEOUT_SECONDS
     llm_attempts: int = DEFAULT_MAX_ATTEMPTS
+    llm_max_prompt: int = DEFAULT_MAX_PROMPT_TOKENS
     weight_fts: float = 1.0
     weight_vector: float = 1.0
     weight_recency: float = 0.5

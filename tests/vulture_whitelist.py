@@ -66,6 +66,7 @@ from git_memhtml.llm.scripted import ScriptedClient, offered_keys
 from git_memhtml.llm.scripted_server import ScriptedHandler
 from git_memhtml.sleep.engine import contract
 from git_memhtml.sleep.engine.env import DetectionBudget, ModelUsage, RunServices
+from git_memhtml.sleep.engine.tokens import counter_name
 from git_memhtml.sleep.phases.compress import CompressCounts
 from git_memhtml.sleep.phases.confidence_decay import ConfidenceDecayCounts
 from git_memhtml.sleep.phases.dedup_merge import DedupMergeCounts
@@ -91,6 +92,7 @@ __all__ = [
     "SCRIPTED_MODEL",
     "STDLIB_HOOKS",
     "TEST_ORACLES",
+    "TOKEN_COUNTER_NAME",
     "detection_budget",
     "phase_counts_fields",
     "record_fields",
@@ -268,3 +270,6 @@ MODEL_LAYER_SLOTS = (RunServices.llm_budget,)
 
 CONTRACT_VIEWS = (contract.model_phases, contract.non_committing_phases, contract.sweep_phases)
 """The contract's derived phase sets: tests/sleep/test_phase_registry.py holds them to the seed's tables."""
+
+TOKEN_COUNTER_NAME = (counter_name,)
+"""What counts a request's tokens: printed by bench/model_phases.py, checked by tests/sleep/test_tokens.py."""

@@ -56,4 +56,4 @@ def bind_model(app: App, max_calls: int | None) -> ModelBinding:
         if max_calls is not None:
             warn("--max-llm-calls has nothing to limit: no model is bound (memhtml.llm = off)")
         return NO_MODEL
-    return ModelBinding(client, max_calls)
+    return ModelBinding(client, max_calls, max_prompt=app.settings().settings.llm_max_prompt)

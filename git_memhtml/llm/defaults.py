@@ -12,6 +12,17 @@ DEFAULT_TIMEOUT_SECONDS = 120.0
 DEFAULT_MAX_ATTEMPTS = 4
 """Attempts per call on 429/5xx (``memhtml.llmattempts``; 1 try + 3 retries, as the embedder)."""
 
+DEFAULT_MAX_PROMPT_TOKENS = 4000
+"""Tokens one request may send (``memhtml.llmmaxprompt``; docs/models.md §11): Ollama's usual context, 4,096 tokens
+(its default below 24 GiB of VRAM, per the "Context length" page of the Ollama documentation), rounded down. A
+server whose context is smaller than the prompt cuts the prompt without saying so, so the phases keep every request
+under it."""
+MIN_MAX_PROMPT_TOKENS = 1000
+"""Smallest ``memhtml.llmmaxprompt``: the largest fixed part of a shipped request (system prompt, instruction and
+framing, about 800 tokens for placement-triage) with room for one member."""
+MAX_MAX_PROMPT_TOKENS = 2_000_000
+"""Largest ``memhtml.llmmaxprompt``: above every context window on offer (2M tokens)."""
+
 OPENAI_URL = "https://api.openai.com/v1"
 """``memhtml.llmurl`` when unset and ``memhtml.llm = openai``."""
 OPENAI_KEY_ENV = "OPENAI_API_KEY"

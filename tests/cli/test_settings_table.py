@@ -26,6 +26,9 @@ ACCEPTED = [
     ("weight_recency", ".5", 0.5),
     ("embed_timeout", "2e1", 20.0),
     ("embed_batch", "+8", 8),
+    ("llm_max_prompt", " 8192 ", 8192),
+    ("llm_max_prompt", "1000", 1000),
+    ("llm_max_prompt", "2000000", 2_000_000),
 ]
 """``(key, raw value from MEMHTML_<KEY>, the value the settings hold)``."""
 
@@ -56,6 +59,12 @@ REFUSED = [
     ("weight_fts", "infinity"),
     ("weight_fts", "1e400"),
     ("llm_key_env", "has space"),
+    ("llm_max_prompt", "999"),  # below the largest fixed part of a shipped request
+    ("llm_max_prompt", "2000001"),
+    ("llm_max_prompt", "4k"),
+    ("llm_max_prompt", "4e3"),
+    ("llm_max_prompt", "4000.5"),
+    ("llm_max_prompt", "-4000"),
 ]
 """``(key, raw value)`` that must be refused."""
 
@@ -97,5 +106,6 @@ def test_defaults_pass_their_own_checks_and_every_key_is_listed() -> None:
     defaults = Settings()
     assert [f.name for f in dataclasses.fields(Settings)] == list(FIELDS) == list(KEYS)
     assert defaults.embed == "wordllama" and defaults.llm_url is None and defaults.llm_attempts == 4
+    assert defaults.llm_max_prompt == 4000  # Ollama's usual context (llm/defaults.py)
     with pytest.raises(ValueError, match="mmr_lambda"):
         Settings(mmr_lambda=2.0)

@@ -68,7 +68,7 @@ def test_config_shows_the_model_rows_with_dialect_defaults(memrepo: Path, capsys
     rows = out["data"]
     shown = {k: (rows[k]["value"], rows[k]["source"], rows[k]["env"]) for k in
              ("memhtml.llm", "memhtml.llmurl", "memhtml.llmmodel", "memhtml.llmkeyenv", "memhtml.llmtimeout",
-              "memhtml.llmattempts")}
+              "memhtml.llmattempts", "memhtml.llmmaxprompt")}
     assert shown == {
         "memhtml.llm": ("anthropic", "env", "MEMHTML_LLM"),
         "memhtml.llmurl": ("https://api.anthropic.com", "default (anthropic)", "MEMHTML_LLM_URL"),
@@ -76,6 +76,7 @@ def test_config_shows_the_model_rows_with_dialect_defaults(memrepo: Path, capsys
         "memhtml.llmkeyenv": ("ANTHROPIC_API_KEY", "default (anthropic)", "MEMHTML_LLM_KEY_ENV"),
         "memhtml.llmtimeout": (9.0, "env", "MEMHTML_LLM_TIMEOUT"),
         "memhtml.llmattempts": (4, "default", "MEMHTML_LLM_ATTEMPTS"),
+        "memhtml.llmmaxprompt": (4000, "default", "MEMHTML_LLM_MAX_PROMPT"),
     }
 
 
@@ -142,6 +143,9 @@ def test_the_binding_carries_the_client_and_the_budget(memrepo: Path, monkeypatc
     assert isinstance(binding.client, HttpModelClient) and binding.max_calls == 3
     assert binding.client.settings.key == KEY and binding.client.settings.max_attempts == 1
     assert binding.services().llm_budget.remaining == 3
+    assert binding.max_prompt == binding.services().max_prompt == 4000
+    monkeypatch.setenv("MEMHTML_LLM_MAX_PROMPT", "1500")
+    assert bind_model(App(repo_path=memrepo, env=dict(os.environ)), None).services().max_prompt == 1500
 
 
 def model_counts(report: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -29,7 +29,7 @@ def off_reports() -> list[PhaseReport]:
 
 MODEL_COUNTS: dict[str, Any] = {
     "pairs": 4, "merged": 1, "inputTokens": 1200, "outputTokens": 80, "failedCalls": 1, "budgetSkipped": 2,
-    "railUnknownKey": 3, "railVeto": 1,
+    "promptTokens": 15000, "largestPrompt": 3900, "overCap": 1, "membersCut": 2, "railUnknownKey": 3, "railVeto": 1,
 }
 
 

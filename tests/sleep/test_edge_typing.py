@@ -22,6 +22,7 @@ from git_memhtml.document.model import Link
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.edges import MinedEdge, replace_mined_edges
+from git_memhtml.llm.defaults import DEFAULT_MAX_PROMPT_TOKENS
 from git_memhtml.llm.scripted import (
     Answer,
     Malformed,
@@ -116,9 +117,10 @@ def good_rule(text: str) -> tuple[str, str, float] | None:
 
 
 def with_model(env: PhaseEnv, script: Mapping[str, object], *, remaining: int | None = None,
-               timeout: float = 30.0) -> tuple[PhaseEnv, ScriptedClient]:
+               timeout: float = 30.0, max_prompt: int = DEFAULT_MAX_PROMPT_TOKENS) -> tuple[PhaseEnv, ScriptedClient]:
     client = ScriptedClient(script, timeout=timeout)  # type: ignore[arg-type]
-    return replace(env, services=RunServices(model=client, llm_budget=LlmBudget(remaining=remaining))), client
+    services = RunServices(model=client, llm_budget=LlmBudget(remaining=remaining), max_prompt=max_prompt)
+    return replace(env, services=services), client
 
 
 def mined_env(tmp_path: Path, files: Mapping[str, str] = CORPUS) -> PhaseEnv:

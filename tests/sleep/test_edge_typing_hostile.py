@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from git_memhtml.index.edges import MinedEdge, replace_mined_edges
+from git_memhtml.llm.defaults import MAX_MAX_PROMPT_TOKENS
 from git_memhtml.llm.scripted import Answer, Reply, ScriptedRequest, blocks
 from git_memhtml.sleep.engine.model import rails_log_path
 from git_memhtml.sleep.phases import edge_typing
@@ -57,7 +58,7 @@ def test_a_hostile_memory_and_an_obedient_model_change_nothing_the_rails_refuse(
                         run_id=env.run_id, at=AT)
     obey = verdicts_by(lambda t: ("contradicts", "src_to_dst", 1.0), extra=[
         {"pairKey": p, "rel": "contradicts", "direction": "src_to_dst", "confidence": 1.0} for p in paths[:3]])
-    env, client = with_model(env, {SCHEMA: obey})
+    env, client = with_model(env, {SCHEMA: obey}, max_prompt=MAX_MAX_PROMPT_TOKENS)  # the carried-over 30 a call
     before = memory_files(env)
     outcome = edge_typing.run(env)
     counts = outcome.counts.wire()

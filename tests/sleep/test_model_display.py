@@ -22,6 +22,7 @@ from git_memhtml.sleep.engine.model import PhaseModel
 from git_memhtml.sleep.engine.run import ModelBinding, resume_sleep, run_sleep
 from git_memhtml.sleep.engine.runfiles import report_path
 from git_memhtml.sleep.engine.runs import phase_rows
+from git_memhtml.sleep.engine.tokens import request_tokens
 from git_memhtml.sleep.phases.edge_typing import EdgeTypingCounts
 from git_memhtml.sleep.presentation.model_usage import model_line, rail_name
 from git_memhtml.sleep.presentation.report_html import render_report
@@ -84,10 +85,12 @@ def test_the_markdown_review_without_a_model_is_unchanged(repo: GitRepo) -> None
 def test_the_report_page_shows_each_bound_phases_model_use() -> None:
     page = _page(model_reports())
     assert "<caption>model use</caption>" in page
-    assert ("<tr><td>dedup-merge</td><td>5</td><td>1200</td><td>80</td><td>1</td><td>2</td>"
-            "<td>unknown-key 3, veto 1</td></tr>") in page
-    assert "<tr><td>edge-typing</td><td>0</td><td>0</td><td>0</td><td>0</td><td>7</td><td>none</td></tr>" in page
-    assert "<td>task-detection</td><td>1</td><td>&lt;b&gt;1&lt;/b&gt;</td>" in page
+    assert ("<tr><td>dedup-merge</td><td>5</td><td>3900</td><td>15000</td><td>1200</td><td>80</td><td>1</td>"
+            "<td>2</td><td>2 cut, 1 over cap</td><td>unknown-key 3, veto 1</td></tr>") in page
+    assert ("<tr><td>edge-typing</td><td>0</td><td>?</td><td>?</td><td>0</td><td>0</td><td>0</td><td>7</td>"
+            "<td>none</td><td>none</td></tr>") in page  # a run from before request sizes were recorded
+    assert "<td>task-detection</td><td>1</td><td>?</td><td>?</td><td>&lt;b&gt;1&lt;/b&gt;</td>" in page
+    assert "<th>largest request</th><th>request tokens</th>" in page
     assert "<td>fabricated-quote 2</td>" in page
     table = page[page.index("<caption>model use</caption>"):]
     assert "<td>integrity</td>" not in table and "<td>report</td>" not in table  # no model, no row
@@ -102,16 +105,17 @@ def test_the_markdown_review_shows_each_bound_phases_model_use(repo: GitRepo) ->
     section = text[text.index("### Model use"):text.index("### Other changed files")]
     rows = [line for line in section.splitlines() if line.startswith("| ") and "phase |" not in line]
     assert rows == [
-        "| dedup-merge | 5 | 1200 | 80 | 1 | 2 | unknown-key 3, veto 1 |",
-        "| edge-typing | 0 | 0 | 0 | 0 | 7 | none |",
-        "| task-detection | 1 | &lt;b&gt;1&lt;/b&gt; | 2 | 0 | 0 | fabricated-quote 2 |",
+        "| dedup-merge | 5 | 3900 | 15000 | 1200 | 80 | 1 | 2 | 2 cut, 1 over cap | unknown-key 3, veto 1 |",
+        "| edge-typing | 0 | ? | ? | 0 | 0 | 0 | 7 | none | none |",
+        "| task-detection | 1 | ? | ? | &lt;b&gt;1&lt;/b&gt; | 2 | 0 | 0 | none | fabricated-quote 2 |",
     ]
     assert "<b>" not in text and "<img" not in text
 
 
 def test_a_review_read_from_trailers_still_shows_tokens_and_rails(repo: GitRepo) -> None:
     text = render_markdown(repo, trailer_review_of(model_reports())).text
-    assert "| dedup-merge | ? | 1200 | 80 | 1 | 2 | unknown-key 3, veto 1 |" in text  # calls are not in a trailer
+    assert ("| dedup-merge | ? | 3900 | 15000 | 1200 | 80 | 1 | 2 | 2 cut, 1 over cap | unknown-key 3, veto 1 |"
+            in text)  # calls are not in a trailer; sizes are
 
 
 @pytest.mark.parametrize(("counts", "shown"), [
@@ -153,13 +157,14 @@ def test_a_run_with_a_model_bound_shows_its_model_use_everywhere(repo: GitRepo) 
     assert "compress" in bound and "integrity" not in bound
     page = (repo.read_path_at(report.run_id, report_path(report.run_id)) or b"").decode()
     assert "<caption>model use</caption>" in page
-    assert "<tr><td>compress</td><td>0</td><td>0</td><td>0</td><td>0</td><td>0</td><td>none</td></tr>" in page
+    assert ("<tr><td>compress</td><td>0</td><td>0</td><td>0</td><td>0</td><td>0</td><td>0</td><td>0</td>"
+            "<td>none</td><td>none</td></tr>") in page
     text = _review(repo.root, report.run_id)
     header = next(line for line in text.splitlines() if line.startswith("phase") and "input tokens" in line)
     assert header.split("  ")[0] == "phase"
     assert any(line.split()[:2] == ["compress", "0"] for line in text.splitlines())
     markdown = _review(repo.root, report.run_id, "--format", "markdown")
-    assert "### Model use" in markdown and "| compress | 0 | 0 | 0 | 0 | 0 | none |" in markdown
+    assert "### Model use" in markdown and "| compress | 0 | 0 | 0 | 0 | 0 | 0 | 0 | none | none |" in markdown
 
 
 @pytest.mark.slow
@@ -258,7 +263,13 @@ def test_a_resumed_run_still_shows_a_done_phases_calls_tokens_and_rails(
     line = next(p for p in resumed.phases if p.phase == "edge-typing")
     assert line.status == "skipped" and line.llm_calls == 2 and rows["edge-typing"].llm_calls == 2
     page = (repo.read_path_at(first.run_id, report_path(first.run_id)) or b"").decode()
-    assert "<tr><td>edge-typing</td><td>2</td><td>80</td><td>8</td><td>0</td><td>0</td><td>unknown-key 1</td></tr>" \
-        in page
-    assert "| edge-typing | 2 | 80 | 8 | 0 | 0 | unknown-key 1 |" in _review(repo.root, first.run_id, "--format",
-                                                                          "markdown")
+    size = request_tokens("Type the pairs.", "pairs")
+    assert (f"<tr><td>edge-typing</td><td>2</td><td>{size}</td><td>{2 * size}</td><td>80</td><td>8</td><td>0</td>"
+            "<td>0</td><td>none</td><td>unknown-key 1</td></tr>") in page
+    assert f"| edge-typing | 2 | {size} | {2 * size} | 80 | 8 | 0 | 0 | none | unknown-key 1 |" in _review(
+        repo.root, first.run_id, "--format", "markdown")
+    text = _review(repo.root, first.run_id)  # `sleep review`'s own table: the sizes counted before sending
+    header = next(line for line in text.splitlines() if line.startswith("phase") and "input tokens" in line)
+    assert "largest request" in header and "request tokens" in header and "cut to fit" in header
+    assert any(line.split()[:6] == ["edge-typing", "2", str(size), str(2 * size), "80", "8"]
+               for line in text.splitlines())

@@ -34,6 +34,7 @@ from git_memhtml.sleep.engine.model import (
     PhaseModel,
     rails_log_path,
 )
+from git_memhtml.sleep.engine.tokens import request_tokens
 from tests.sleep.sleep_corpus_helpers import git, make_env, make_repo, memory
 
 
@@ -110,7 +111,10 @@ def test_bound_phase_calls_and_sums_usage(env: PhaseEnv) -> None:
     assert (usage.input_tokens, usage.output_tokens) == (150, 10)
     assert usage.prompt_bytes == 2 * len(b"You pick keys.") + len(b"one") + len(b"two")
     assert model.judged_all and bound.services.llm_budget.spent == 2
-    assert usage.wire() == {"inputTokens": 150, "outputTokens": 10, "failedCalls": 0, "budgetSkipped": 0}
+    one = request_tokens("You pick keys.", "one")
+    assert (usage.prompt_tokens, usage.largest_prompt) == (2 * one, one)  # "one" and "two": one token each
+    assert usage.wire() == {"inputTokens": 150, "outputTokens": 10, "failedCalls": 0, "budgetSkipped": 0,
+                            "promptTokens": 2 * one, "largestPrompt": one}
     assert [r.prompt for r in client.requests] == ["one", "two"]
 
 

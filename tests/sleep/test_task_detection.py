@@ -20,6 +20,7 @@ from git_memhtml.document.editors import get_meta, get_metas
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import render_memory
 from git_memhtml.index.db import IndexDB
+from git_memhtml.llm.defaults import DEFAULT_MAX_PROMPT_TOKENS
 from git_memhtml.llm.scripted import (
     Answer,
     Malformed,
@@ -501,8 +502,10 @@ def test_two_nights_through_the_runner_open_then_close_with_the_seed_commit_mess
                       model=ModelBinding(ScriptedClient(finds(*GOOD))))
     [report] = [p for p in first.phases if p.phase == PHASE]
     assert report.status == "ok" and report.llm_calls == 1 and report.commit_sha is not None
+    sent = report.counts["promptTokens"]  # one request: its size is the total and the largest
+    assert isinstance(sent, int) and 0 < sent <= DEFAULT_MAX_PROMPT_TOKENS
     assert report.counts == {**zero(findings=2, minted=2), "inputTokens": 100, "outputTokens": 20, "failedCalls": 0,
-                             "budgetSkipped": 0}
+                             "budgetSkipped": 0, "promptTokens": sent, "largestPrompt": sent}
     message = git(repo.root, "log", "-1", "--format=%B", report.commit_sha)
     assert message.startswith("memhtml(sleep(task-detection)): open 2 detected tasks, close 0 no longer detected\n")
     assert merge_run(repo, db, first.run_id, gate=None, embedder=None, clock=clock).merged

@@ -215,6 +215,93 @@ def pack_groups(
     return batches
 
 
+@dataclass(frozen=True)
+class Fitted:
+    """One request's batch as :func:`fit_batch` made it: the keyed batch and how many of its members were cut
+    below the per-member budget to fit the cap (``cut``: members whose cleaned text is longer than ``member_chars``
+    of the batch)."""
+
+    batch: KeyedBatch
+    cut: int
+    member_chars: int
+
+
+def fit_batch(
+    groups: Sequence[Sequence[Member]],
+    *,
+    label: str,
+    member_chars: int,
+    size: Callable[[KeyedBatch], int],
+    cap: int,
+) -> list[Fitted]:
+    """Split one batch of whole ``groups`` into batches whose request fits ``cap`` (docs/models.md §11).
+
+    ``size`` is the request a keyed batch makes, in tokens (system, preamble, member blocks, instruction and the
+    template allowance). The rule, in order:
+
+    1. **Split between groups, in order.** Each batch takes the longest run of the next groups whose request
+       fits (found by doubling, then bisection: a few renders per batch, not one per group). A group is never
+       split: a dedup component, a compress batch are judged whole or not at all.
+    2. **Cut inside a group that does not fit alone.** Every member text of it is cut to one length, the longest
+       that fits (binary search over 1..``member_chars`` characters): the longest texts lose their ends, the short
+       ones stay whole. The members cut are counted (:attr:`Fitted.cut`).
+    3. **Nothing smaller.** When even one character per member does not fit (a system prompt or a preamble over the
+       cap), the batch is returned at ``member_chars`` as it is: the caller's call refuses it, counted ``overCap``.
+
+    Order is kept and no member is dropped. ``member_chars`` is the phase's per-member budget (applied as by
+    :func:`key_members`).
+
+    Raises:
+        ValueError: (from :func:`key_members`) an empty group, ``member_chars`` < 1, a bad label.
+    """
+    out: list[Fitted] = []
+
+    def close(members: list[Member]) -> None:
+        whole = key_members(members, label=label, member_chars=member_chars)
+        if size(whole) <= cap:
+            out.append(Fitted(whole, 0, member_chars))
+            return
+        low, high, best = 1, member_chars, 0
+        while low <= high:
+            mid = (low + high) // 2
+            if size(key_members(members, label=label, member_chars=mid)) <= cap:
+                best, low = mid, mid + 1
+            else:
+                high = mid - 1
+        if best == 0:
+            out.append(Fitted(whole, 0, member_chars))
+            return
+        cut = sum(1 for text in whole.texts if len(text) > best)
+        out.append(Fitted(key_members(members, label=label, member_chars=best), cut, best))
+
+    parts = [list(group) for group in groups if group]
+
+    def fits(count: int, start: int) -> bool:
+        members = [m for part in parts[start:start + count] for m in part]
+        return size(key_members(members, label=label, member_chars=member_chars)) <= cap
+
+    start = 0
+    while start < len(parts):
+        left = len(parts) - start
+        good, bad = 1, left + 1  # the longest run of groups known to fit, the shortest known not to (exclusive)
+        if fits(left, start):
+            good = left
+        else:
+            bad, step = left, 2
+            while step < bad and fits(step, start):
+                good, step = step, step * 2
+            bad = min(bad, step)
+            while bad - good > 1:
+                mid = (good + bad) // 2
+                if fits(mid, start):
+                    good = mid
+                else:
+                    bad = mid
+        close([m for part in parts[start:start + good] for m in part])
+        start += good
+    return out
+
+
 def _runs(members: Sequence[Member]) -> list[list[Member]]:
     out: list[list[Member]] = []
     for member in members:

@@ -26,6 +26,7 @@ from git_memhtml.errors import BudgetExhausted
 from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.llm.contract import ModelClient
+from git_memhtml.llm.defaults import DEFAULT_MAX_PROMPT_TOKENS
 from git_memhtml.sleep.engine.contract import DETECTED_TASK_CAP
 from git_memhtml.sleep.engine.ledger import PendingMark
 
@@ -117,12 +118,14 @@ class RunServices:
         model: the bound model client, or ``None`` when no model is bound (``memhtml.llm = off``): the model
             phases then report ``no model bound``.
         llm_budget: model calls left this run (``--max-llm-calls``), shared by every phase.
+        max_prompt: tokens one request may send (``memhtml.llmmaxprompt``, docs/models.md §11).
     """
 
     budget: DetectionBudget = field(default_factory=DetectionBudget)
     ledger: list[PendingMark] = field(default_factory=list)
     model: ModelClient | None = None
     llm_budget: LlmBudget = field(default_factory=LlmBudget)
+    max_prompt: int = DEFAULT_MAX_PROMPT_TOKENS
 
 
 @dataclass(frozen=True)
@@ -198,6 +201,10 @@ class ModelUsage:
         budget_skipped: batches not sent because the run's budget was spent.
         input_tokens / output_tokens: summed from the answers.
         prompt_bytes: UTF-8 bytes of every system and user prompt sent.
+        prompt_tokens / largest_prompt: tokens of every request sent, summed, and of the largest, as
+            ``sleep/engine/tokens.py`` counts them before sending (docs/models.md §11).
+        over_cap: requests not sent because they stayed over ``memhtml.llmmaxprompt`` after every rule.
+        members_cut: members whose text was cut so that their request fits the cap.
         rails: proposals refused, per rail name (``unknown-key``, ``veto`` …), in first-refusal order.
         seconds: wall time spent inside calls (server time included).
     """
@@ -210,6 +217,10 @@ class ModelUsage:
     prompt_bytes: int = 0
     rails: tuple[tuple[str, int], ...] = ()
     seconds: float = 0.0
+    prompt_tokens: int = 0
+    largest_prompt: int = 0
+    over_cap: int = 0
+    members_cut: int = 0
 
     @property
     def rejected(self) -> int:
@@ -218,13 +229,20 @@ class ModelUsage:
 
     def wire(self) -> WireCounts:
         """The keys the runner adds to the phase's counts: ``inputTokens, outputTokens, failedCalls,
-        budgetSkipped`` and one ``rail<Name>`` per rail that refused something (``railUnknownKey``)."""
+        budgetSkipped, promptTokens, largestPrompt``, ``overCap`` and ``membersCut`` when not 0, and one
+        ``rail<Name>`` per rail that refused something (``railUnknownKey``)."""
         out: dict[str, CountValue] = {
             "inputTokens": self.input_tokens,
             "outputTokens": self.output_tokens,
             "failedCalls": self.failed_calls,
             "budgetSkipped": self.budget_skipped,
+            "promptTokens": self.prompt_tokens,
+            "largestPrompt": self.largest_prompt,
         }
+        if self.over_cap:
+            out["overCap"] = self.over_cap
+        if self.members_cut:
+            out["membersCut"] = self.members_cut
         for rail, n in self.rails:
             out[_camel_rail(rail)] = n
         return out

@@ -8,6 +8,11 @@ Every model phase makes its calls through one :class:`PhaseModel`:
 - **Isolation.** A call that fails (unreachable, timed out, malformed or off-schema answer, refusal) costs its own
   batch only: it is counted (``failedCalls``), logged, and :meth:`PhaseModel.call` returns ``None``.
 - **Usage.** Input and output tokens of every answer are summed per phase.
+- **Size.** Every request is counted before it is sent (``sleep/engine/tokens.py``: system + user + the template
+  allowance); the phase's total and largest are kept. A request over ``memhtml.llmmaxprompt`` is never sent: it
+  is counted ``overCap`` and logged, and the batch is lost like a failed call (the phase does not sweep). Phases
+  avoid that by building their batches with :meth:`PhaseModel.fit` (the kernel's split-then-cut rule,
+  ``batch.py:fit_batch``; docs/models.md §11).
 - **Rails.** Every proposal the code refuses is counted per rail (:meth:`PhaseModel.reject`) and logged with its
   payload to the run's rails log in the git dir (``<common-dir>/memhtml/runs/<run stem>.rails.jsonl``), so a
   model that keeps proposing what the rules forbid is visible. Rails are code; no prompt or setting reaches them.
@@ -23,7 +28,7 @@ import json
 import math
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -32,8 +37,10 @@ from pydantic import BaseModel
 
 from git_memhtml.errors import BudgetExhausted, LlmContractViolation, ModelUnavailable, ProviderRefused
 from git_memhtml.llm.contract import ModelRequest, Usage
+from git_memhtml.sleep.engine.batch import Fitted, KeyedBatch, Member, fit_batch
 from git_memhtml.sleep.engine.env import ModelUsage, PhaseEnv
 from git_memhtml.sleep.engine.runfiles import run_file_stem
+from git_memhtml.sleep.engine.tokens import request_tokens
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -42,6 +49,9 @@ UNKNOWN_KEY = "unknown-key"
 
 NO_MODEL = "no model bound"
 """Detail of a model phase with no model bound (``memhtml.llm = off``; docs/models.md §4)."""
+
+OVER_CAP = "over-cap"
+"""The rails log line of a request not sent because it is over ``memhtml.llmmaxprompt`` (docs/models.md §11)."""
 
 DRY_RUN = "dry run: no model calls"
 """Detail of a model phase on ``--dry-run``: a dry run spends nothing (our decision, docs/models.md §4)."""
@@ -74,6 +84,10 @@ class PhaseModel:
     budget_skipped: int = 0
     usage_total: Usage = field(default_factory=Usage)
     prompt_bytes: int = 0
+    prompt_tokens: int = 0
+    largest_prompt: int = 0
+    over_cap: int = 0
+    members_cut: int = 0
     seconds: float = 0.0
     rails: Counter[str] = field(default_factory=Counter)
     failures: Counter[str] = field(default_factory=Counter)
@@ -103,8 +117,36 @@ class PhaseModel:
         the offered keys then proves nothing, and counting it as a verdict would let a misbehaving model close every
         open detection by answering junk (our decision, stricter than the seeds' ``skipped === 0``; docs/models.md
         §2)."""
-        return (self.bound and self.failed_calls == 0 and self.budget_skipped == 0
+        return (self.bound and self.failed_calls == 0 and self.budget_skipped == 0 and self.over_cap == 0
                 and self.rails.get(UNKNOWN_KEY, 0) == 0)
+
+    @property
+    def max_prompt(self) -> int:
+        """Tokens one request may send (``memhtml.llmmaxprompt``)."""
+        return self.env.services.max_prompt
+
+    def fit(
+        self,
+        groups: Sequence[Sequence[Member]],
+        render: Callable[[KeyedBatch], ModelRequest[T]],
+        *,
+        label: str,
+        member_chars: int,
+    ) -> list[tuple[KeyedBatch, ModelRequest[T]]]:
+        """One phase batch of whole ``groups`` as requests under :attr:`max_prompt`: ``(keyed batch, request)``
+        pairs in order, by the kernel's rule (``batch.py:fit_batch``: split between groups, then cut the texts of
+        a group that does not fit alone). ``render`` builds the request of a keyed batch. Members cut are counted
+        (``membersCut``)."""
+        cap = self.max_prompt
+        fitted: list[Fitted] = fit_batch(groups, label=label, member_chars=member_chars, cap=cap,
+                                         size=lambda batch: self.tokens(render(batch)))
+        self.members_cut += sum(f.cut for f in fitted)
+        return [(f.batch, render(f.batch)) for f in fitted]
+
+    @staticmethod
+    def tokens(request: ModelRequest[T]) -> int:
+        """The size of ``request`` in tokens (``sleep/engine/tokens.py:request_tokens``)."""
+        return request_tokens(request.system, request.prompt)
 
     def call(self, request: ModelRequest[T]) -> T | None:
         """Make one call within the run's budget; ``None`` when unbound, over budget, or the call failed.
@@ -115,12 +157,19 @@ class PhaseModel:
         client = self.env.services.model
         if client is None or not self.bound:
             return None
+        tokens = self.tokens(request)
+        if tokens > self.max_prompt:
+            self.over_cap += 1
+            self._log(OVER_CAP, {"schema": request.name, "tokens": tokens, "cap": self.max_prompt})
+            return None
         try:
             self.env.services.llm_budget.spend()
         except BudgetExhausted:
             self.budget_skipped += 1
             return None
         self.calls += 1
+        self.prompt_tokens += tokens
+        self.largest_prompt = max(self.largest_prompt, tokens)
         self.prompt_bytes += len(request.system.encode("utf-8", "replace")) + len(
             request.prompt.encode("utf-8", "replace"))
         started = time.monotonic()
@@ -157,6 +206,10 @@ class PhaseModel:
             prompt_bytes=self.prompt_bytes,
             rails=tuple(self.rails.items()),
             seconds=self.seconds,
+            prompt_tokens=self.prompt_tokens,
+            largest_prompt=self.largest_prompt,
+            over_cap=self.over_cap,
+            members_cut=self.members_cut,
         )
 
     def _log(self, rail: str, payload: Mapping[str, object]) -> None:

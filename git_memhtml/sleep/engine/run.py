@@ -22,6 +22,7 @@ from git_memhtml.index.indexer import update
 from git_memhtml.index.runs import RunRow, unfinished_runs
 from git_memhtml.index.watermark import index_state, overlay_rows
 from git_memhtml.llm.contract import ModelClient
+from git_memhtml.llm.defaults import DEFAULT_MAX_PROMPT_TOKENS
 from git_memhtml.sleep.engine.commit import TRAILER_COUNTS, TRAILER_PHASE, commit_phase, run_is_deep
 from git_memhtml.sleep.engine.contract import SLEEP_PHASES, PhaseSpec, non_committing_phases, phase_specs
 from git_memhtml.sleep.engine.env import LlmBudget, PhaseEnv, PhaseReport, RunServices, WireCounts
@@ -233,14 +234,17 @@ class ModelBinding:
     Attributes:
         client: the bound client, or ``None`` (``memhtml.llm = off``: the model phases say ``no model bound``).
         max_calls: ``--max-llm-calls N``: calls the whole run may make, shared by every phase; ``None`` is no limit.
+        max_prompt: ``memhtml.llmmaxprompt``: tokens one request may send (docs/models.md §11).
     """
 
     client: ModelClient | None = None
     max_calls: int | None = None
+    max_prompt: int = DEFAULT_MAX_PROMPT_TOKENS
 
     def services(self) -> RunServices:
-        """Fresh run services holding this client and budget."""
-        return RunServices(model=self.client, llm_budget=LlmBudget(remaining=self.max_calls))
+        """Fresh run services holding this client, budget and prompt cap."""
+        return RunServices(model=self.client, llm_budget=LlmBudget(remaining=self.max_calls),
+                           max_prompt=self.max_prompt)
 
 
 NO_MODEL = ModelBinding()

@@ -32,12 +32,16 @@ renderer escapes it). Supersede-only: an update first archives the arc's current
 arc) and the new version links ``supersedes`` → that archive path. Each supporting memory gains ``part_of`` → the
 arc. One commit per arc written (``commit.PhaseSteps``), subject ``<action> arc <title>``.
 
+**Size** (docs/models.md §11). A triage request over ``memhtml.llmmaxprompt`` offers fewer evidence memories: the
+longest prefix of the ranked list that fits (the lowest-ranked are left out, counted ``membersCut``). An execute
+request over it shows less of the current arc: the longest cut of it that fits (counted ``membersCut``).
+
 With no model bound, or on a dry run, nothing is asked and nothing is written; the detail says why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -46,13 +50,14 @@ from git_memhtml.domain.injection import injected_instruction
 from git_memhtml.domain.reinforce import AccessState
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.index.access import access_rows
-from git_memhtml.llm.contract import AnswerSchema, ModelRequest
+from git_memhtml.llm.contract import AnswerSchema, ModelRequest, T
 from git_memhtml.sleep.engine.batch import KeyedBatch, Member, key_members
 from git_memhtml.sleep.engine.commit import PhaseSteps
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.engine.model import PhaseModel
 from git_memhtml.sleep.engine.prompts import load_prompt
+from git_memhtml.sleep.phases.memory_text import claim_once
 from git_memhtml.sleep.phases.scoring import Scored, retention_pass
 from git_memhtml.sleep.phases.synthesis import (
     free_memory_path,
@@ -162,9 +167,14 @@ def evidence_rows(scored: Sequence[Scored]) -> list[Scored]:
     return sorted(rows, key=lambda s: (-s.score, s.row.path))[:EVIDENCE_LIMIT]
 
 
+def evidence_text(s: Scored) -> str:
+    """One evidence memory as the model reads it: its claim, then the rest of its article (the claim once)."""
+    return claim_once("", s.row.gist, s.row.body_text)
+
+
 def evidence_batch(rows: Sequence[Scored]) -> KeyedBatch:
-    """``rows`` keyed ``e1..``, text ``gist body`` cut to :data:`EVIDENCE_CHARS`."""
-    members = [Member(s.row.path, f"{s.row.gist} {s.row.body_text}".strip()) for s in rows]
+    """``rows`` keyed ``e1..``, text :func:`evidence_text` cut to :data:`EVIDENCE_CHARS`."""
+    members = [Member(s.row.path, evidence_text(s)) for s in rows]
     return rekey(key_members(members, label="evidence", member_chars=EVIDENCE_CHARS), "e")
 
 
@@ -238,18 +248,53 @@ def _injected(model: PhaseModel, entry: ArcPlanEntry, evidence: Scored) -> bool:
     return found is not None
 
 
-def execute_prompt(env: PhaseEnv, item: Planned) -> str:
-    """The execute user message: the planned title and (for an update) the current arc as data, the evidence, the
-    instruction. Keys here are fresh and never read back."""
+def execute_prompt(env: PhaseEnv, item: Planned, arc_chars: int = CURRENT_ARC_CHARS) -> str:
+    """The execute user message: the planned title and (for an update) the current arc as data (cut to
+    ``arc_chars``), the evidence, the instruction. Keys here are fresh and never read back."""
     framed = [Member("title", item.title)]
     if item.arc is not None:
-        framed.append(Member(item.arc.row.path, f"{item.arc.row.title}\n{item.arc.row.body_text}"))
+        row = item.arc.row
+        framed.append(Member(row.path, claim_once(row.title, row.gist, row.body_text)[:arc_chars]))
     head = key_members(framed, label="arc", member_chars=CURRENT_ARC_CHARS)
-    evidence = key_members([Member(s.row.path, f"{s.row.gist} {s.row.body_text}".strip()) for s in item.evidence],
+    evidence = key_members([Member(s.row.path, evidence_text(s)) for s in item.evidence],
                            label="evidence", member_chars=EVIDENCE_CHARS)
     instruction = load_prompt(env.repo, "arc-synthesis-write.task", {**prompt_values(), "action": item.action})
     preamble = "Planned arc title, then the current arc if any:\n\n" + head.member_list() + "\n\nEvidence memories:"
     return rekey(evidence, "e").prompt(instruction, preamble=preamble)
+
+
+def _longest_fit(model: PhaseModel, most: int, request: Callable[[int], ModelRequest[T]]) -> int:
+    """The largest ``n`` in 1..``most`` whose ``request(n)`` fits ``memhtml.llmmaxprompt`` (bisection: the request
+    grows with ``n``); ``most`` when it fits whole, and ``most`` too when not even ``request(1)`` fits (the call then
+    refuses it, counted ``overCap``: nothing smaller can be sent)."""
+    cap = model.max_prompt
+    if most <= 1 or model.tokens(request(most)) <= cap:
+        return most
+    if model.tokens(request(1)) > cap:
+        return most
+    good, bad = 1, most
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if model.tokens(request(mid)) <= cap:
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+def _execute_request(env: PhaseEnv, model: PhaseModel, system: str, item: Planned) -> ModelRequest[ArcContent]:
+    """The execute request of ``item``; over ``memhtml.llmmaxprompt``, the current arc is cut to the longest text
+    that fits (counted ``membersCut``)."""
+
+    def request(chars: int) -> ModelRequest[ArcContent]:
+        return ModelRequest(ArcContent, system, execute_prompt(env, item, chars))
+
+    if item.arc is None:
+        return request(CURRENT_ARC_CHARS)
+    chars = _longest_fit(model, CURRENT_ARC_CHARS, request)
+    if chars < CURRENT_ARC_CHARS:
+        model.members_cut += 1
+    return request(chars)
 
 
 def render_arc(content: ArcContent, *, now: str, links: Sequence[Link] = ()) -> str:
@@ -302,10 +347,17 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     if not evidence:
         return PhaseOutcome(ArcSynthesisCounts(arcs=len(arcs)), detail="no evidence", model=model.usage())
     arc_keys = arc_batch(env, arcs)
+    triage_system = load_prompt(env.repo, "arc-synthesis", prompt_values())
+
+    def triage(count: int) -> ModelRequest[ArcPlan]:
+        return ModelRequest(ArcPlan, triage_system, triage_prompt(env, arc_keys, evidence_batch(evidence[:count])),
+                            cache_system=False)
+
+    offered = _longest_fit(model, len(evidence), triage)
+    model.members_cut += len(evidence) - offered
+    evidence = evidence[:offered]
     evidence_keys = evidence_batch(evidence)
-    plan = model.call(ModelRequest(ArcPlan, load_prompt(env.repo, "arc-synthesis", prompt_values()),
-                                   triage_prompt(env, arc_keys, evidence_keys),
-                                   cache_system=False))
+    plan = model.call(triage(offered))
     if plan is None:
         return PhaseOutcome(ArcSynthesisCounts(arcs=len(arcs)), detail=NO_PLAN, model=model.usage())
     items, planned = plan_entries(model, plan, arc_keys, {a.row.path: a for a in arcs}, evidence_keys,
@@ -315,7 +367,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     taken: set[str] = set()
     system = load_prompt(env.repo, "arc-synthesis-write", prompt_values())
     for item in items:
-        content = model.call(ModelRequest(ArcContent, system, execute_prompt(env, item)))
+        content = model.call(_execute_request(env, model, system, item))
         if content is None:
             continue
         if not content.title.strip() or not content.claim.strip():

@@ -70,7 +70,7 @@ from git_memhtml.domain.merge import MergeText, carry_gaps
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.index.indexer import update
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
-from git_memhtml.sleep.engine.batch import KeyedBatch, Member, assemble_batches, key_members
+from git_memhtml.sleep.engine.batch import KeyedBatch, Member, assemble_batches
 from git_memhtml.sleep.engine.commit import PhaseSteps
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
@@ -88,6 +88,7 @@ from git_memhtml.sleep.phases.canonical import (
     split_by_subject,
 )
 from git_memhtml.sleep.phases.deep_grouping import Grouping, entity_claimants, group_candidates, widened_communities
+from git_memhtml.sleep.phases.memory_text import claim_once
 from git_memhtml.sleep.phases.scoring import Scored, memory_edges, retention_pass
 from git_memhtml.sleep.phases.subjects import memory_subjects
 from git_memhtml.sleep.phases.synthesis import (
@@ -213,8 +214,8 @@ def candidates(env: PhaseEnv, scored: Sequence[Scored]) -> list[Scored]:
 
 
 def member_text(s: Scored) -> str:
-    """``title\\ngist\\nbody`` (carried over)."""
-    return f"{s.row.title}\n{s.row.gist}\n{s.row.body_text}"
+    """``title\\ngist\\nbody`` (carried over), each fact once (``memory_text.claim_once``)."""
+    return claim_once(s.row.title, s.row.gist, s.row.body_text)
 
 
 def canonical_folder(paths: Sequence[str]) -> str:
@@ -326,9 +327,14 @@ def _fold_batches(f: _Folding, batches: Sequence[Sequence[Member]], by_path: dic
     """Ask, judge and fold each batch in order (module docstring); return the canonicals written."""
     env, model, night = f.env, f.model, f.night
     written = 0
+
+    def render(keyed: KeyedBatch) -> ModelRequest[CompressSynthesis]:
+        return ModelRequest(CompressSynthesis, f.system, keyed.prompt(f.instruction))
+
     for batch_members in batches:
-        batch = key_members(batch_members, label="member", member_chars=MEMBER_CHARS)
-        answer = model.call(ModelRequest(CompressSynthesis, f.system, batch.prompt(f.instruction)))
+        # one group: a compress batch is judged whole, its texts cut to fit the prompt cap (docs/models.md §11)
+        ((batch, request),) = model.fit([batch_members], render, label="member", member_chars=MEMBER_CHARS)
+        answer = model.call(request)
         absorbed = _judge(model, batch, answer, by_path, f.subjects) if answer is not None else None
         if answer is None or absorbed is None:
             night.skipped += 1

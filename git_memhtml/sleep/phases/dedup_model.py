@@ -26,10 +26,11 @@ from pydantic import Field
 from git_memhtml.domain.merge import MAX_MERGE_PAIRS, NEAR_DUPLICATE_THRESHOLD, MergeProposal, connected_components
 from git_memhtml.index.corpus import CorpusRow
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
-from git_memhtml.sleep.engine.batch import KeyedBatch, Member, key_members, pack_groups
+from git_memhtml.sleep.engine.batch import KeyedBatch, Member, pack_groups
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.engine.model import PhaseModel
 from git_memhtml.sleep.engine.prompts import load_prompt, stated
+from git_memhtml.sleep.phases.memory_text import claim_once
 
 DEDUP_COMPONENT_FLOOR = 0.86
 """Mining floor when a model is bound, and the similarity of a group pair that was never mined (carried over:
@@ -115,8 +116,9 @@ def frame_edges(groups: Sequence[Sequence[str]], known: Mapping[str, int]) -> li
 
 
 def member_text(row: CorpusRow) -> str:
-    """The text a dedup member is shown as: its claim, a newline, its article text (docs/phases.md §1.2)."""
-    return f"{row.gist}\n{row.body_text}"
+    """The text a dedup member is shown as: its claim, a newline, the rest of its article text (the claim once:
+    ``memory_text.claim_once``; docs/phases.md §1.2)."""
+    return claim_once("", row.gist, row.body_text)
 
 
 def _cost(member: Member) -> int:
@@ -153,7 +155,9 @@ def partition(
         subjects: subject identities by path (a path absent names none), for the veto's subject predicate.
 
     One call per batch (:data:`DEDUP_BATCH_MEMBERS` members, :data:`DEDUP_BATCH_CHARS` characters, components
-    kept whole). A batch with no answer proposes nothing and its members count as ``skipped``.
+    kept whole), split further between components to fit ``memhtml.llmmaxprompt`` (:meth:`PhaseModel.fit`; a
+    component too large alone has its texts cut). A batch with no answer proposes nothing and its members count
+    as ``skipped``.
 
     Raises:
         ConfigError: a prompt override in the run's tree is unreadable.
@@ -168,21 +172,25 @@ def partition(
     system = load_prompt(env.repo, "dedup-merge", prompt_values())
     instruction = load_prompt(env.repo, "dedup-merge.task", prompt_values())
     proposals: list[MergeProposal] = []
-    admitted = skipped = 0
+    admitted = skipped = sent = 0
+
+    def render(batch: KeyedBatch) -> ModelRequest[MergePartition]:
+        return ModelRequest(MergePartition, system=system, prompt=batch.prompt(instruction,
+                            preamble=_preamble(batch)))
+
     for parts in batches:
-        batch = key_members([m for part in parts for m in part], label=LABEL, member_chars=DEDUP_MEMBER_CHARS)
-        request = ModelRequest(MergePartition, system=system, prompt=batch.prompt(instruction,
-                               preamble=_preamble(batch)))
-        answer = model.call(request)
-        if answer is None:
-            skipped += len(batch.members)
-            continue
-        for group in answer.groups:
-            pairs = _group_pairs(model, batch, group, rows, offset, mined, subjects or {})
-            if pairs is not None:
-                admitted += 1
-                proposals.extend(pairs)
-    return Partition(tuple(proposals), admitted, skipped, len(batches))
+        for batch, request in model.fit(parts, render, label=LABEL, member_chars=DEDUP_MEMBER_CHARS):
+            sent += 1
+            answer = model.call(request)
+            if answer is None:
+                skipped += len(batch.members)
+                continue
+            for group in answer.groups:
+                pairs = _group_pairs(model, batch, group, rows, offset, mined, subjects or {})
+                if pairs is not None:
+                    admitted += 1
+                    proposals.extend(pairs)
+    return Partition(tuple(proposals), admitted, skipped, sent)
 
 
 def _group_pairs(

@@ -25,6 +25,7 @@ from git_memhtml.domain.neighbors import rank_values, tie_key
 from git_memhtml.index.corpus import CorpusRow, first_chunk_vector_map
 from git_memhtml.index.db import IndexDB
 from git_memhtml.index.edge_candidates import authored_pairs, entity_claims, mined_pairs
+from git_memhtml.sleep.phases.memory_text import claim_once
 
 MINED_REL = "relates_to"
 """The derived rel of the mined arm (relationship-mining, docs/phases.md §1.5)."""
@@ -176,12 +177,9 @@ def batch_order(pairs: Sequence[CandidatePair]) -> list[CandidatePair]:
 
 
 def side_text(row: CorpusRow) -> str:
-    """One side of a pair: the gist, then the body (the body already opening with the gist is not repeated), cut
-    at :data:`SIDE_CHARS`."""
-    body = row.body_text.strip()
-    gist = row.gist.strip()
-    text = body if not gist or body.startswith(gist) else f"{gist}\n{body}"
-    return text[:SIDE_CHARS]
+    """One side of a pair: the gist, then the rest of the body (the claim once, wherever the body holds it:
+    ``memory_text.claim_once``), cut at :data:`SIDE_CHARS`."""
+    return claim_once("", row.gist, row.body_text)[:SIDE_CHARS]
 
 
 def member_text(src: CorpusRow, dst: CorpusRow) -> str:

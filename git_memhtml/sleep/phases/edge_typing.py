@@ -46,7 +46,7 @@ from git_memhtml.index.corpus import CorpusRow, active_corpus, corpus_digest
 from git_memhtml.index.corroboration import bump_edge
 from git_memhtml.index.watermark import vector_space
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
-from git_memhtml.sleep.engine.batch import KeyedBatch, Member, assemble_batches, clean_text, key_members
+from git_memhtml.sleep.engine.batch import KeyedBatch, Member, assemble_batches, clean_text
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.engine.ledger import EdgePromoted
@@ -360,13 +360,17 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     if members:
         system = load_prompt(env.repo, PHASE, prompt_values())
         instruction = load_prompt(env.repo, f"{PHASE}.task", prompt_values())
+
+        def render(batch: KeyedBatch) -> ModelRequest[EdgeVerdicts]:
+            return ModelRequest(EdgeVerdicts, system, batch.prompt(instruction))
+
         for part in assemble_batches(members, PAIRS_PER_CALL):
-            batch = key_members(part, label="pair", member_chars=MEMBER_CHARS)
-            answer = model.call(ModelRequest(EdgeVerdicts, system, batch.prompt(instruction)))
-            if answer is None:
-                night.skipped += len(part)
-                continue
-            apply_verdicts(night, batch, by_ref, answer)
+            for batch, request in model.fit([[m] for m in part], render, label="pair", member_chars=MEMBER_CHARS):
+                answer = model.call(request)
+                if answer is None:
+                    night.skipped += len(batch.members)
+                    continue
+                apply_verdicts(night, batch, by_ref, answer)
     if night.stamped and not env.dry_run:
         env.repo.stage(sorted(set(night.stamped)))
     sweep_detections(env, DETECTOR, night.tally, judged=model.judged_all and night.skipped == 0)

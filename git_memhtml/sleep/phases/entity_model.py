@@ -44,7 +44,7 @@ from git_memhtml.domain.entities import (
 from git_memhtml.index.corpus import active_corpus, corpus_digest, name_centroids
 from git_memhtml.index.corroboration import bump_entity
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
-from git_memhtml.sleep.engine.batch import KeyedBatch, Member, assemble_batches, key_members
+from git_memhtml.sleep.engine.batch import KeyedBatch, Member, assemble_batches
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.engine.ledger import EntityPromoted
 from git_memhtml.sleep.engine.model import PhaseModel
@@ -206,15 +206,23 @@ class EntityJudge:
         instruction = load_prompt(self.env.repo, "entity-resolution.task",
                                   {**prompt_values(), "entity_type": evidence.entity_type})
         sets = _Sets(evidence.survivors)
+        preamble = f"Entity type: {evidence.entity_type}"
+
+        def render(batch: KeyedBatch) -> ModelRequest[EntityClustering]:
+            return ModelRequest(EntityClustering, system=self.system, prompt=batch.prompt(instruction,
+                                                                                           preamble=preamble))
+
         for shard in assemble_batches(members, ENTITY_SHARD, ENTITY_SHARD_MIN):
-            batch = key_members(shard, label=LABEL, member_chars=ENTITY_MEMBER_CHARS)
-            prompt = batch.prompt(instruction, preamble=f"Entity type: {evidence.entity_type}")
-            answer = self.model.call(ModelRequest(EntityClustering, system=self.system, prompt=prompt))
-            if answer is None:
-                continue
-            used: set[str] = set()
-            for cluster in answer.clusters:
-                self._decide(evidence, batch, cluster, used, sets, verdicts, centroids)
+            fitted = self.model.fit([[m] for m in shard], render, label=LABEL, member_chars=ENTITY_MEMBER_CHARS)
+            for batch, request in fitted:
+                if len(batch.members) < ENTITY_SHARD_MIN:
+                    continue  # one name left alone by the split: nothing to merge it with in this call
+                answer = self.model.call(request)
+                if answer is None:
+                    continue
+                used: set[str] = set()
+                for cluster in answer.clusters:
+                    self._decide(evidence, batch, cluster, used, sets, verdicts, centroids)
         return verdicts
 
     def _centroids(self, evidence: TypeEvidence) -> dict[str, np.ndarray]:

@@ -20,6 +20,7 @@ from git_memhtml.sleep.engine.commit import TRAILER_PHASE
 from git_memhtml.sleep.engine.contract import sweep_phases
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.engine.refile import REFILE_BUCKETS
+from git_memhtml.sleep.phases.memory_text import claim_once
 from git_memhtml.sleep.phases.scoring import active_rows
 from git_memhtml.tree.layout import ARCS_DIR, INBOX_DIR, PEOPLE_DIR
 from git_memhtml.tree.paths import symlink_problem
@@ -129,8 +130,8 @@ def topic_folders(env: PhaseEnv) -> list[str]:
 
 
 def member_text(row: CorpusRow) -> str:
-    """``title\\ngist\\nbody`` (the other phases' member text)."""
-    return f"{row.title}\n{row.gist}\n{row.body_text}"
+    """``title\\ngist\\nbody``, each fact once (the other phases' member text: ``memory_text.claim_once``)."""
+    return claim_once(row.title, row.gist, row.body_text)
 
 
 def folder_list(folders: Sequence[str]) -> str:

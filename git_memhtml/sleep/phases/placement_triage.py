@@ -44,7 +44,7 @@ import posixpath
 from dataclasses import dataclass
 
 from git_memhtml.llm.contract import ModelRequest
-from git_memhtml.sleep.engine.batch import Member, assemble_batches, key_members
+from git_memhtml.sleep.engine.batch import KeyedBatch, Member, assemble_batches
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.engine.model import UNKNOWN_KEY, PhaseModel
@@ -86,7 +86,8 @@ BATCH_SIZE = 20
 """Members per model call (our decision: task-detection's size, docs/phases.md §1.14)."""
 
 MEMBER_CHARS = 1200
-"""Characters of each member's ``title\\ngist\\nbody`` shown (carried over: the kernel's per-member budget)."""
+"""Characters of each member's ``title\\ngist\\nbody`` (each fact once) shown (carried over: the kernel's per-member
+budget); a batch over ``memhtml.llmmaxprompt`` is split (docs/models.md §11)."""
 
 
 @dataclass(frozen=True)
@@ -149,13 +150,17 @@ def run(env: PhaseEnv) -> PhaseOutcome:
         system = load_prompt(env.repo, PHASE, prompt_values())
         instruction = load_prompt(env.repo, f"{PHASE}.task", prompt_values())
         preamble = folder_list(existing)
+
+        def render(keyed: KeyedBatch) -> ModelRequest[PlacementTriage]:
+            return ModelRequest(PlacementTriage, system, keyed.prompt(instruction, preamble=preamble))
+
         for batch in batches:
-            keyed = key_members(batch, label="memory", member_chars=MEMBER_CHARS)
-            answer = model.call(ModelRequest(PlacementTriage, system, keyed.prompt(instruction, preamble=preamble)))
-            if answer is None:
-                plan.skipped += 1
-                continue
-            decide(env, model, keyed, answer, plan, folders, by_path, pinned)
+            for keyed, request in model.fit([[m] for m in batch], render, label="memory", member_chars=MEMBER_CHARS):
+                answer = model.call(request)
+                if answer is None:
+                    plan.skipped += 1
+                    continue
+                decide(env, model, keyed, answer, plan, folders, by_path, pinned)
     done = refile(env, plan.moves)
     moved = done.moved
     made = [folder for folder in plan.new if any(posixpath.dirname(t) == folder for t in moved.values())]

@@ -5,7 +5,8 @@ evidence of another), asks the model, :data:`BATCH_SIZE` memories a call, which 
 each finding it can verify as a detected task. Four stages, and only the third is the model's:
 
 1. **Read** (SQL): ``updated_at DESC, path``, so the batches and their ``m1..mN`` keys follow from the corpus.
-2. **Batch** (the kernel): members ``title\\ngist\\nbody`` cut to :data:`MEMBER_CHARS`, label ``memory``.
+2. **Batch** (the kernel): members ``title\\ngist\\nbody`` with each fact once (:func:`member_text`) cut to
+   :data:`MEMBER_CHARS`, label ``memory``; a batch over ``memhtml.llmmaxprompt`` is split (docs/models.md §11).
 3. **Ask**: one isolated call per batch (:class:`TaskDetection`); a failed or budget-skipped batch is counted
    (``skipped``) and the phase goes on.
 4. **Decide** (code, the rails): the key must be one this batch offered (else ``unknown-key``), the first finding
@@ -40,11 +41,12 @@ from git_memhtml.domain.injection import injected_instruction
 from git_memhtml.index.corpus import CorpusRow
 from git_memhtml.index.recent import recent_active_memories
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
-from git_memhtml.sleep.engine.batch import KeyedBatch, Member, assemble_batches, key_members
+from git_memhtml.sleep.engine.batch import KeyedBatch, Member, assemble_batches
 from git_memhtml.sleep.engine.contract import DETECTED_TASK_CAP, PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
 from git_memhtml.sleep.engine.model import PhaseModel
 from git_memhtml.sleep.engine.prompts import load_prompt, stated
+from git_memhtml.sleep.phases.memory_text import claim_once
 from git_memhtml.sleep.phases.tasks import (
     OpenDetection,
     Quote,
@@ -130,8 +132,9 @@ class TaskDetectionCounts(PhaseCounts):
 
 
 def member_text(row: CorpusRow) -> str:
-    """What the model reads of one memory: ``title``, ``gist`` and ``body_text``, one per line."""
-    return f"{row.title}\n{row.gist}\n{row.body_text}"
+    """What the model reads of one memory: ``title``, ``gist`` and ``body_text``, one per line, each fact once
+    (``memory_text.claim_once``: no title that restates the claim, no claim repeated from the article)."""
+    return claim_once(row.title, row.gist, row.body_text)
 
 
 def claim_for(kind: Kind, path: str) -> str:
@@ -186,13 +189,16 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     by_path = {row.path: row for row in rows}
     tally = TaskTally()
     night = _Night()
+    def render(keyed: KeyedBatch) -> ModelRequest[TaskDetection]:
+        return ModelRequest(TaskDetection, system, keyed.prompt(instruction))
+
     for batch in batches:
-        keyed = key_members(batch, label="memory", member_chars=MEMBER_CHARS)
-        answer = model.call(ModelRequest(TaskDetection, system, keyed.prompt(instruction)))
-        if answer is None:
-            night.skipped += 1
-            continue
-        _decide(env, model, keyed, answer, by_path, tally, night)
+        for keyed, request in model.fit([[m] for m in batch], render, label="memory", member_chars=MEMBER_CHARS):
+            answer = model.call(request)
+            if answer is None:
+                night.skipped += 1
+                continue
+            _decide(env, model, keyed, answer, by_path, tally, night)
     judged = set(by_path)
     closed = sweep_detections(env, PHASE, tally, judged=model.judged_all,
                               within=lambda item: _within(env, item, judged))

@@ -35,7 +35,7 @@ answer, or the synthesis call failed); no detail (the batch was read: ``candidat
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from git_memhtml.cut import clip
@@ -47,7 +47,7 @@ from git_memhtml.index.corpus import active_corpus
 from git_memhtml.index.traces import TraceTables
 from git_memhtml.llm.contract import ModelRequest
 from git_memhtml.secrets import redact
-from git_memhtml.sleep.engine.batch import Member, key_members
+from git_memhtml.sleep.engine.batch import KeyedBatch, Member, clean_text, key_members
 from git_memhtml.sleep.engine.commit import PhaseSteps
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
@@ -93,8 +93,17 @@ CHUNK_CHARS = 24_000
 """Characters of conversation per extraction call (ours: about 6k tokens, well inside every model's window)."""
 
 MAX_CHUNKS = 4
-"""Extraction calls per session at most (ours: the largest real session, 1.1 MB, is 58k characters of conversation,
-three chunks; a longer one is read up to here and counted ``truncated``)."""
+"""Extraction calls per session at most at :data:`CHUNK_CHARS` (ours: the largest real session, 1.1 MB, is 58k
+characters of conversation, three chunks; a longer one is read up to here and counted ``truncated``)."""
+
+READ_CHARS = MAX_CHUNKS * CHUNK_CHARS
+"""Characters of conversation read per session, whatever the chunk size: a smaller ``memhtml.llmmaxprompt`` makes
+more, smaller calls, never a shorter read."""
+
+CHARS_PER_TOKEN_FLOOR = 3
+"""Characters per token a chunk is first sized by from the room the cap leaves (LoCoMo dialogue runs at 3.8 by the
+Llama 2 tokenizer; transcripts with code and paths lower). Only a first guess: every chunk is then checked with the
+real count and halved until it fits (:func:`split_to_fit`)."""
 
 SYNTHESIS_CHARS = 2000
 """Characters of one candidate shown to the synthesis call (claim + gist: 300 + 1500, and the kind)."""
@@ -198,15 +207,16 @@ class _Night:
             commitments_capped=t.capped)
 
 
-def chunks(text: SessionText) -> tuple[list[str], bool]:
-    """The conversation as ``role: text`` paragraphs packed into chunks of at most :data:`CHUNK_CHARS` (a longer
-    turn is cut into pieces), at most :data:`MAX_CHUNKS`; and whether any was left out. Unredacted."""
+def chunks(text: SessionText, chunk_chars: int = CHUNK_CHARS) -> tuple[list[str], bool]:
+    """The conversation as ``role: text`` paragraphs packed into chunks of at most ``chunk_chars`` (a longer turn is
+    cut into pieces), at most :data:`READ_CHARS` characters of them in all (the first ``READ_CHARS // chunk_chars``
+    chunks, rounded up: :data:`MAX_CHUNKS` at :data:`CHUNK_CHARS`); and whether any was left out. Unredacted."""
     out: list[str] = []
     current = ""
     for turn in text.turns:
         piece = f"{turn.role}: {turn.text.strip()}"
         while piece:
-            room = CHUNK_CHARS - len(current) - (2 if current else 0)
+            room = chunk_chars - len(current) - (2 if current else 0)
             if len(piece) <= room:
                 current = f"{current}\n\n{piece}" if current else piece
                 piece = ""
@@ -214,11 +224,29 @@ def chunks(text: SessionText) -> tuple[list[str], bool]:
                 out.append(current)
                 current = ""
             else:
-                out.append(piece[:CHUNK_CHARS])
-                piece = piece[CHUNK_CHARS:]
+                out.append(piece[:chunk_chars])
+                piece = piece[chunk_chars:]
     if current:
         out.append(current)
-    return out[:MAX_CHUNKS], len(out) > MAX_CHUNKS or text.truncated
+    most = -(-READ_CHARS // chunk_chars)
+    return out[:most], len(out) > most or text.truncated
+
+
+def split_to_fit(part: str, fits: Callable[[str], bool]) -> list[str]:
+    """``part`` as it is when ``fits`` accepts it, else halved at the paragraph break (``\\n\\n``) nearest its
+    middle (its middle character when it has none) and each half split the same way: every character is sent, in
+    order, in as many requests as the cap needs. A single character that does not fit is returned as it is (the
+    call refuses it, counted ``overCap``)."""
+    if len(part) <= 1 or fits(part):
+        return [part]
+    middle = len(part) // 2
+    before, after = part.rfind("\n\n", 0, middle), part.find("\n\n", middle)
+    breaks = [b for b in (before, after) if b > 0]
+    at = min(breaks, key=lambda b: abs(b - middle)) if breaks else middle
+    head, tail = part[:at], part[at:].lstrip("\n") if breaks else part[at:]
+    if not head or not tail:
+        head, tail = part[:middle], part[middle:]
+    return [*split_to_fit(head, fits), *split_to_fit(tail, fits)]
 
 
 def title_of(claim: str) -> str:
@@ -228,17 +256,35 @@ def title_of(claim: str) -> str:
 
 
 def _extract(env: PhaseEnv, model: PhaseModel, text: SessionText, night: _Night) -> bool:
-    """Ask about each chunk of one session and verify the answers; whether every chunk was answered."""
-    parts, cut = chunks(text)
-    night.truncated += int(cut)
+    """Ask about each chunk of one session and verify the answers; whether every chunk was answered.
+
+    Chunks are sized to ``memhtml.llmmaxprompt`` (docs/models.md §11): first by :data:`CHARS_PER_TOKEN_FLOOR`
+    characters per token of the room the request leaves, then each redacted chunk is halved until its request fits
+    (:func:`split_to_fit`); the parts are numbered after the split."""
     system = load_prompt(env.repo, "trace-consolidation", prompt_values())
     instruction = load_prompt(env.repo, "trace-consolidation.task", prompt_values())
-    for index, part in enumerate(parts, start=1):
+
+    def request(chunk: str, preamble: str) -> ModelRequest[TraceExtraction]:
+        framed = key_members([Member(text.session_id, chunk)], label="transcript", member_chars=max(1, len(chunk)))
+        return ModelRequest(TraceExtraction, system, framed.prompt(instruction, preamble=preamble))
+
+    widest = "Part 999 of 999 of one session transcript:"  # no real preamble has more tokens (a digit is one token)
+
+    def fits(chunk: str) -> bool:
+        return model.tokens(request(chunk, widest)) <= model.max_prompt
+
+    room = model.max_prompt - model.tokens(request(" ", widest))
+    parts, cut = chunks(text, min(CHUNK_CHARS, room * CHARS_PER_TOKEN_FLOOR) if room > 0 else CHUNK_CHARS)
+    night.truncated += int(cut)
+    pieces: list[str] = []
+    for part in parts:
         redaction = redact(part)
         night.redactions += redaction.count
-        framed = key_members([Member(text.session_id, redaction.text)], label="transcript", member_chars=CHUNK_CHARS)
-        preamble = f"Part {index} of {len(parts)} of one session transcript:"
-        answer = model.call(ModelRequest(TraceExtraction, system, framed.prompt(instruction, preamble=preamble)))
+        chunk = clean_text(redaction.text)
+        pieces += split_to_fit(chunk, fits) if room > 0 else [chunk]  # no room: sent whole, refused overCap
+    for index, piece in enumerate(pieces, start=1):
+        preamble = f"Part {index} of {len(pieces)} of one session transcript:"
+        answer = model.call(request(piece, preamble))
         if answer is None:
             return False
         night.answers += 1
@@ -282,20 +328,35 @@ def _commitment(model: PhaseModel, text: SessionText, item: TraceCommitment, nig
 
 
 def _synthesize(env: PhaseEnv, model: PhaseModel, night: _Night) -> list[Candidate] | None:
-    """One synthesis call over the verified candidates (none with fewer than two); ``None`` when it failed."""
+    """The synthesis over the verified candidates (none with fewer than two): one call, or as many as
+    ``memhtml.llmmaxprompt`` needs (candidates split in order, docs/models.md §11; a part of one candidate is kept
+    as it is, with no call); ``None`` when a call failed (nothing is written then)."""
     if len(night.verified) < 2:
         return list(night.verified)
+    system = load_prompt(env.repo, "trace-consolidation-synthesis", prompt_values())
+    instruction = load_prompt(env.repo, "trace-consolidation-synthesis.task", prompt_values())
+
+    def render(batch: KeyedBatch) -> ModelRequest[TraceSynthesis]:
+        return ModelRequest(TraceSynthesis, system, rekey(batch, "c").prompt(instruction,
+                                                                            preamble="Candidate memories:"))
+
     members = [Member(str(i), f"[{c.kind}] {c.claim}\n{c.gist}") for i, c in enumerate(night.verified)]
-    keyed = rekey(key_members(members, label="candidate", member_chars=SYNTHESIS_CHARS), "c")
-    skipped = model.budget_skipped
-    answer = model.call(ModelRequest(TraceSynthesis, load_prompt(env.repo, "trace-consolidation-synthesis",
-                                                                 prompt_values()),
-                                     keyed.prompt(load_prompt(env.repo, "trace-consolidation-synthesis.task",
-                                                              prompt_values()),
-                                                  preamble="Candidate memories:")))
-    if answer is None:
-        night.synthesis_budget = model.budget_skipped > skipped
-        return None
+    out: list[Candidate] = []
+    for batch, request in model.fit([[m] for m in members], render, label="candidate", member_chars=SYNTHESIS_CHARS):
+        if len(batch.members) < 2:
+            out += [night.verified[int(m.ref)] for m in batch.members]
+            continue
+        skipped = model.budget_skipped
+        answer = model.call(request)
+        if answer is None:
+            night.synthesis_budget = model.budget_skipped > skipped
+            return None
+        out += _synthesized(model, night, rekey(batch, "c"), answer)
+    return out
+
+
+def _synthesized(model: PhaseModel, night: _Night, keyed: KeyedBatch, answer: TraceSynthesis) -> list[Candidate]:
+    """The memories of one synthesis answer that pass the rails (each counted and logged)."""
     out: list[Candidate] = []
     cited: set[str] = set()
     for memory in answer.memories:

@@ -8,6 +8,10 @@ no table at all. The counts are those of the trailer or the state row, so a resu
 from its commits, still show them. The number of calls is not a count (``PhaseReport.llm_calls``, the state row's
 ``llmCalls``); read from a trailer alone it is unknown (``None``).
 
+Request sizes (docs/models.md §11): ``largestPrompt`` and ``promptTokens`` are the phase's largest request and all
+its requests, in tokens as ``sleep/engine/tokens.py`` counted them before sending (``?`` for a run made before they were
+recorded); ``membersCut`` and ``overCap`` (present only when not 0) say what the prompt cap cost.
+
 Counts may come from a hand-typed trailer: values are kept as they are (not coerced), and each renderer escapes
 everything it shows.
 """
@@ -37,6 +41,8 @@ class ModelLine:
         phase: the phase name.
         calls: calls made, or ``None`` when only the trailer is known.
         input_tokens / output_tokens / failed_calls / budget_skipped: the count values, as recorded.
+        largest_prompt / prompt_tokens: the request sizes as recorded, ``None`` when the counts have none.
+        members_cut / over_cap: the prompt cap's cost as recorded (``0`` when absent).
         rails: ``(rail name, count value)`` per rail that refused something, in the counts' order; the name is the
             kebab-case rail (``unknown-key``), the value as recorded.
     """
@@ -48,10 +54,20 @@ class ModelLine:
     failed_calls: object
     budget_skipped: object
     rails: tuple[tuple[str, object], ...]
+    largest_prompt: object = None
+    prompt_tokens: object = None
+    members_cut: object = 0
+    over_cap: object = 0
 
     def rails_text(self) -> str:
         """``unknown-key 3, veto 1``, or ``none``."""
         return ", ".join(f"{name} {value_text(value)}" for name, value in self.rails) or "none"
+
+    def fit_text(self) -> str:
+        """``3 cut, 1 over cap``, one part of it, or ``none``."""
+        parts = [f"{value_text(value)} {label}" for value, label in ((self.members_cut, "cut"),
+                                                                       (self.over_cap, "over cap")) if value != 0]
+        return ", ".join(parts) or "none"
 
 
 def rail_name(key: str) -> str:
@@ -66,7 +82,8 @@ def model_line(phase: str, counts: Mapping[str, object], calls: int | None) -> M
         return None
     rails = tuple((rail_name(key), value) for key, value in counts.items() if _RAIL_KEY.match(key))
     return ModelLine(phase, calls, counts["inputTokens"], counts["outputTokens"], counts["failedCalls"],
-                     counts["budgetSkipped"], rails)
+                     counts["budgetSkipped"], rails, counts.get("largestPrompt"), counts.get("promptTokens"),
+                     counts.get("membersCut", 0), counts.get("overCap", 0))
 
 
 def model_lines(rows: Iterable[tuple[str, Mapping[str, object], int | None]]) -> list[ModelLine]:
@@ -97,8 +114,10 @@ def _calls(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-HEADERS = ("phase", "calls", "input tokens", "output tokens", "failed calls", "budget skipped", "rejections by rail")
-"""Column headings of every model-use table."""
+HEADERS = ("phase", "calls", "largest request", "request tokens", "input tokens", "output tokens", "failed calls",
+           "budget skipped", "cut to fit", "rejections by rail")
+"""Column headings of every model-use table (``largest request``, ``request tokens``: counted before sending;
+``input tokens``: as the provider reported)."""
 
 
 def value_text(value: object) -> str:
@@ -112,6 +131,11 @@ def value_text(value: object) -> str:
 
 def cells(line: ModelLine) -> tuple[str, ...]:
     """The row of ``line`` as plain text, one cell per :data:`HEADERS` entry (unknown calls are ``?``)."""
-    return (line.phase, "?" if line.calls is None else str(line.calls), value_text(line.input_tokens),
-            value_text(line.output_tokens), value_text(line.failed_calls), value_text(line.budget_skipped),
-            line.rails_text())
+    return (line.phase, "?" if line.calls is None else str(line.calls), _known(line.largest_prompt),
+            _known(line.prompt_tokens), value_text(line.input_tokens), value_text(line.output_tokens),
+            value_text(line.failed_calls), value_text(line.budget_skipped), line.fit_text(), line.rails_text())
+
+
+def _known(value: object) -> str:
+    """A count that older runs do not record: ``?`` when absent."""
+    return "?" if value is None else value_text(value)
