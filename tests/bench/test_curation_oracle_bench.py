@@ -25,7 +25,7 @@ import pytest
 from git_memhtml.document.editors import set_meta
 from git_memhtml.llm.scripted import Answer, ScriptedRequest
 from git_memhtml.sleep.engine.batch import Member, key_members
-from git_memhtml.sleep.phases.compress import carried
+from git_memhtml.sleep.phases.canonical import carried
 from git_memhtml.sleep.phases.synthesis import rekey
 from git_memhtml.traces.settled import TRACE_MIN_BYTES
 from tests.bench.bench_support import PROJECT_ROOT
