@@ -47,14 +47,12 @@ or not its merge landed: a refusal is a figure), 2 on a usage error.
 from __future__ import annotations
 
 import argparse
-import html
 import re
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from functools import partial
 from pathlib import Path
 from types import ModuleType
@@ -95,8 +93,6 @@ EMBED_CHOICES: tuple[str, ...] = ("wordllama", "fake")
 EXAMPLES = 5
 """Worst examples kept per run (generated files in top 10s, cross-subject folds, lost probes shown)."""
 _SESSION_KEY = re.compile(r"^session_(\d+)(?:_date_time|_observation|_summary)?$")
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December")
 
 
 # --- the two import shapes -----------------------------------------------------------------------------------
@@ -122,41 +118,6 @@ def limit_sessions(locomo: ModuleType, item: Mapping[str, Any], count: int | Non
     return out
 
 
-def day_text(iso: str) -> str:
-    """``"2023-05-08T13:56:00Z"`` → ``"8 May 2023"`` (the words an agent writes for an event's day)."""
-    moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    return f"{moment.day} {_MONTHS[moment.month - 1]} {moment.year}"
-
-
-def turn_reference(sample_id: str, dia_ids: Sequence[str]) -> str:
-    """The agent shape's ``turn_uuid``: ``"<sample_id>:<id>[,<id>…]"`` (``"conv-26:D1:3,D1:5"``)."""
-    return f"{sample_id}:{','.join(dia_ids)}"
-
-
-def agent_ops(locomo: ModuleType, item: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One ``write`` op per observation, as an agent writes a memory: title = the claim, the claim as the
-    ``<mark>``, the session date as the event time, one ``person:`` entity, the dialogue ids in ``turn_uuid``
-    only. Observations whose text is blank or whose ids all fail normalisation are skipped (as the converter
-    does)."""
-    sample_id = str(item["sample_id"])
-    known = locomo.turn_ids(item)
-    numbers = sorted(int(m.group(1)) for key in item["observation"]
-                     if (m := re.match(r"^session_(\d+)_observation$", key)))
-    ops: list[dict[str, Any]] = []
-    for number in numbers:
-        iso = locomo.parse_session_date(str(item["conversation"][f"session_{number}_date_time"]))
-        for speaker, facts in item["observation"][f"session_{number}_observation"].items():
-            for fact in facts:
-                claim, dia_ids = str(fact[0]).strip(), locomo.normalise_dia_ids(fact[1], known)
-                if not claim or not dia_ids:
-                    continue
-                article = (f"<p><mark>{html.escape(claim, quote=False)}</mark> "
-                           f'<time datetime="{iso}">{day_text(iso)}</time></p>')
-                ops.append({"op": "write", "title": claim, "type": "episodic", "article_html": article,
-                            "entities": [f"person:{speaker}"], "turn_uuid": turn_reference(sample_id, dia_ids)})
-    return ops
-
-
 def shape_ops(locomo: ModuleType, item: Mapping[str, Any], shape: str) -> list[dict[str, Any]]:
     """The ops of ``item`` in ``shape`` (``agent`` or ``converter``).
 
@@ -164,7 +125,7 @@ def shape_ops(locomo: ModuleType, item: Mapping[str, Any], shape: str) -> list[d
         UsageError: an unknown shape.
     """
     if shape == "agent":
-        return agent_ops(locomo, item)
+        return list(locomo.agent_observation_ops(item))
     if shape == "converter":
         return list(locomo.observation_ops(item))
     raise UsageError(f"unknown shape {shape!r}", hint="use --shape agent, converter or both")

@@ -30,9 +30,7 @@ Exit 2 on a bad argument or absent data.
 from __future__ import annotations
 
 import argparse
-import html
 import random
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -56,39 +54,14 @@ SIZES: tuple[tuple[int, int], ...] = ((1, 1), (1, 3), (2, 2), (3, 3), (3, 10), (
 """Claimants of the two names per draw: a short name used once or a few times, up to two well-used names."""
 EMBED_CHOICES = ("wordllama", "fake")
 KINDS = ("one person", "same conversation", "other conversation")
-_OBSERVATION_KEY = re.compile(r"^session_(\d+)_observation$")
 
 Vectors = list[np.ndarray]
-
-
-def agent_ops(locomo: Any, item: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One ``write`` op per observation, as an agent writes a memory: title = the claim, one person subject, the
-    event time in the article, no boilerplate."""
-    sid = str(item["sample_id"])
-    conversation = item["conversation"]
-    known = locomo.turn_ids(item)
-    numbers = sorted(int(m.group(1)) for key in item["observation"] if (m := _OBSERVATION_KEY.match(key)))
-    ops: list[dict[str, Any]] = []
-    for number in numbers:
-        when = str(conversation[f"session_{number}_date_time"])
-        iso = locomo.parse_session_date(when)
-        for speaker, facts in item["observation"][f"session_{number}_observation"].items():
-            for fact in facts:
-                text = str(fact[0]).strip()
-                ids = locomo.normalise_dia_ids(fact[1], known)
-                if not text or not ids:
-                    continue
-                ops.append({"op": "write", "title": text, "type": "episodic",
-                            "article_html": f'<p><mark>{html.escape(text)}</mark> <time datetime="{iso}">'
-                                            f"{html.escape(when)}</time></p>",
-                            "entities": [f"person:{speaker}"], "turn_uuid": f"{sid}:{ids[0]}"})
-    return ops
 
 
 def speaker_vectors(locomo: Any, item: Mapping[str, Any], *, embed: str, root: Path, now: str) -> dict[str, Vectors]:
     """``{speaker: first-chunk vectors of their memories, in path order}`` of one imported conversation."""
     sid = str(item["sample_id"])
-    stream = locomo.dumps_jsonl(agent_ops(locomo, item))
+    stream = locomo.dumps_jsonl(locomo.agent_observation_ops(item))
     with timing.imported_memory(root, stream, sample_id=sid, embed=embed, now=now) as imported:
         rows = imported.db.query("SELECT entity_name, path FROM file_entities WHERE entity_type = 'person' "
                                  "ORDER BY path")

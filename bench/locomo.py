@@ -83,6 +83,7 @@ _MONTHS = {
         start=1,
     )
 }
+_MONTH_NAMES = tuple(name.capitalize() for name in _MONTHS)
 
 
 def parse_session_date(value: str) -> str:
@@ -249,30 +250,37 @@ def observation_ops(item: Mapping[str, Any]) -> list[dict[str, Any]]:
     return ops
 
 
+def day_text(iso: str) -> str:
+    """``"2023-05-08T13:56:00Z"`` → ``"8 May 2023"`` (the words an agent writes for an event's day)."""
+    moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    return f"{moment.day} {_MONTH_NAMES[moment.month - 1]} {moment.year}"
+
+
 def agent_observation_ops(item: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One op per observation of one conversation item in the shape an agent writes a memory (issue 27): title = the
-    observation itself, ``type`` ``semantic``, one ``person:<speaker>`` entity, the session date as the event time
-    (``<time datetime>`` after the claim in its one paragraph), nothing else: no boilerplate paragraph, no facet, no
-    tags, no workspace. :func:`observation_ops` is the converter's own shape, whose per-observation second paragraph
-    ("Observed of <speaker> in session <n>") makes two speakers' memories read apart. An observation repeated by the
-    same speaker is written once (an agent does not write a fact twice); blank ones are skipped.
+    """One ``write`` op per observation of one conversation item in the shape an agent writes a memory (issue 27):
+    title = the observation, the observation as the ``<mark>``, the session date as the event time
+    (``<time datetime>`` after the claim in its one paragraph, :func:`day_text`), type ``episodic``, one
+    ``person:<speaker>`` entity, and the evidence dialogue ids in ``turn_uuid`` (``"<sample_id>:<id>[,<id>…]"``,
+    ``"conv-26:D1:3,D1:5"``: provenance the recall harnesses read back, not text). No boilerplate paragraph, no
+    facet, no tags, no workspace: :func:`observation_ops` is the converter's own shape, whose per-observation second
+    paragraph ("Observed of <speaker> in session <n>") makes two speakers' memories read apart. Observations whose
+    text is blank or whose ids all fail normalisation are skipped (as the converter does).
     """
-    conversation = item["conversation"]
+    sample_id = str(item["sample_id"])
+    known = turn_ids(item)
     numbers = sorted(int(m.group(1)) for key in item["observation"] if (m := _OBSERVATION_KEY.match(key)))
-    seen: set[tuple[str, str]] = set()
     ops: list[dict[str, Any]] = []
     for number in numbers:
-        when = str(conversation[f"session_{number}_date_time"])
-        iso = parse_session_date(when)
+        iso = parse_session_date(str(item["conversation"][f"session_{number}_date_time"]))
         for speaker, facts in item["observation"][f"session_{number}_observation"].items():
             for fact in facts:
-                text = str(fact[0]).strip()
-                if not text or (speaker, text) in seen:
+                claim, dia_ids = str(fact[0]).strip(), normalise_dia_ids(fact[1], known)
+                if not claim or not dia_ids:
                     continue
-                seen.add((speaker, text))
-                article = f'<p><mark>{html.escape(text)}</mark> <time datetime="{iso}">{html.escape(when)}</time></p>'
-                ops.append({"op": "write", "title": text, "type": "semantic", "article_html": article,
-                            "entities": [f"person:{speaker}"]})
+                article = (f"<p><mark>{html.escape(claim, quote=False)}</mark> "
+                           f'<time datetime="{iso}">{day_text(iso)}</time></p>')
+                ops.append({"op": "write", "title": claim, "type": "episodic", "article_html": article,
+                            "entities": [f"person:{speaker}"], "turn_uuid": f"{sample_id}:{','.join(dia_ids)}"})
     return ops
 
 

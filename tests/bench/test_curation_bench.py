@@ -153,7 +153,7 @@ def test_agent_shape_keeps_dialogue_ids_out_of_what_is_searched(
 
 def test_agent_ops_are_claim_subject_and_day_only() -> None:
     item = locomo.find_conversation(_data(), CONVERSATION)
-    ops = bench.agent_ops(locomo, bench.limit_sessions(locomo, item, 1))
+    ops = locomo.agent_observation_ops(bench.limit_sessions(locomo, item, 1))
     first = item["observation"]["session_1_observation"]
     expected = [(speaker, fact) for speaker, facts in first.items() for fact in facts]
     assert len(ops) == len(expected)
