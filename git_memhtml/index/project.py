@@ -283,6 +283,7 @@ def project(doc: MemoryDocument, *, path: str, blob_sha: str, now: str) -> Proje
         edges.setdefault((link.rel, dst), EdgeRow(link.rel, dst, edge_class))
     texts = chunk_text(doc.body_text)
     entities = _dedupe([entity_row(v) for v in entity_values])
+    stub = stub_flag(doc.title, doc.body_text, [f"{t}:{n}" for t, n in entities])
     file_row = FileRow(
         path=path,
         blob_sha=blob_sha,
@@ -292,7 +293,7 @@ def project(doc: MemoryDocument, *, path: str, blob_sha: str, now: str) -> Proje
         title=doc.title,
         body_text=doc.body_text,
         gist=doc.gist,
-        fts_text="\n".join((doc.title, doc.gist, doc.body_text)),
+        fts_text="" if stub else "\n".join((doc.title, doc.gist, doc.body_text)),  # a stub is no lexical document
         disclosure_text=disclosure_text,
         para=facts.para,
         workspace=facts.workspace,
@@ -319,7 +320,7 @@ def project(doc: MemoryDocument, *, path: str, blob_sha: str, now: str) -> Proje
         frame_key=_frame_key(doc.gist),
         article_digest=doc.article_digest,
         article_facts=article_facts_json(doc.article) if doc.article_digest is not None else None,
-        stub=stub_flag(doc.title, doc.body_text, [f"{t}:{n}" for t, n in entities]),
+        stub=stub,
     )
     return Projection(
         file=file_row,

@@ -43,9 +43,24 @@ def _stubs(db: IndexDB) -> set[str]:
     return {str(p) for (p,) in db.query("SELECT path FROM files WHERE stub = 1")}
 
 
+def _lexical(db: IndexDB, word: str) -> set[str]:
+    """The paths whose FTS5 row holds ``word``."""
+    rows = db.query("SELECT f.path FROM files_fts JOIN files f ON f.id = files_fts.rowid WHERE files_fts MATCH ?",
+                    (word,))
+    return {str(p) for (p,) in rows}
+
+
 def test_the_projection_marks_stubs_only(indexed: tuple[Repo, IndexDB]) -> None:
     _, db = indexed
     assert _stubs(db) == STUBS
+
+
+def test_a_stub_is_no_lexical_document(indexed: tuple[Repo, IndexDB]) -> None:
+    """A stub's text counts in no bm25 statistic and takes no place in the lexical arm's first cut: on LoCoMo
+    conv-43 two indexed stubs pushed one question's evidence out of the top 10 (bench/curation.py)."""
+    _, db = indexed
+    assert _lexical(db, "appears") == {"areas/inbox/services.html"}
+    assert _lexical(db, "caroline") == {"resources/people/caroline-went-to-a-support-group.html"}
 
 
 def test_migration_backfills_an_older_index_and_verify_sees_no_drift(indexed: tuple[Repo, IndexDB]) -> None:
@@ -56,11 +71,14 @@ def test_migration_backfills_an_older_index_and_verify_sees_no_drift(indexed: tu
     db.execute("DROP INDEX files_scope")
     db.execute("CREATE INDEX files_scope ON files(archived, path, memory_type, workspace, updated_at)")
     db.execute("ALTER TABLE files DROP COLUMN stub")
+    db.execute("UPDATE files SET fts_text = title || char(10) || gist || char(10) || body_text")  # as it was indexed
+    assert _lexical(db, "appears") >= STUBS
     db.execute("DELETE FROM schema_migrations WHERE version = '0015_person_stubs.sql'")
     db.close()
     again = open_index(index_path, state_path)
     try:
         assert _stubs(again) == STUBS
+        assert not _lexical(again, "appears") & STUBS
         drift = verify(repo.git, again, now=NOW)
         assert drift.clean, drift
         hits = {h.path for h in search(again, "Caroline Melanie appears memory", now=NOW,
