@@ -42,7 +42,8 @@ def test_an_agent_shaped_conversation_night_folds_no_speaker_into_another_and_la
     monkeypatch.setenv("MEMHTML_EMBED", "wordllama")
     item = locomo.find_conversation(locomo.load_data(LOCOMO_JSON), "conv-26")
     ops = locomo.agent_observation_ops(item)
-    assert ops and all(len(op["entities"]) == 1 and escape(op["title"], quote=False) in op["article_html"] for op in ops)
+    assert ops and all(len(op["entities"]) == 1 and escape(op["title"], quote=False) in op["article_html"]
+                       for op in ops)
     root = init_and_apply(tmp_path, [(write_ops(tmp_path, ops), "2026-11-30T09:00:00Z")])
     run_id, base, tip = sleep_run(root, "2026-12-14")
     repo = GitRepo.discover(root)

@@ -155,12 +155,13 @@ def _dedup_unknown(req: ScriptedRequest) -> Reply:
 
 DEDUP = PhaseCase(
     phase="dedup-merge", schema="MergePartition", phases=("preflight", "dedup-merge"),
-    build=_dedup(1), build_multi=_dedup(21), batches=1, batches_multi=2,
+    build=_dedup(1), build_multi=_dedup(21), batches=1, batches_multi=3,
     good=group_all, unknown_key=_dedup_unknown, budget_calls=1,
     good_counts={"merged": 2, "llmGroups": 2, "components": 2, "skipped": 0, "tasksClosed": 1},
     failed={"merged": 1, "llmGroups": 0, "skipped": 4, "tasksClosed": 0},
     unknown={"merged": 1, "llmGroups": 0, "railUnknownKey": 3, "railSingletonGroup": 2, "tasksClosed": 0},
-    budget={"merged": 20, "llmGroups": 20, "skipped": 4, "tasksClosed": 0},
+    # the one request the budget sends holds the components that fit memhtml.llmmaxprompt (docs/models.md §11)
+    budget={"merged": 12, "llmGroups": 12, "skipped": 20, "tasksClosed": 0},
     empty={"groups": []},
     writes=("archive/2026/areas/inbox/p00b.html", "areas/inbox/p00b.html", "archive/2026/areas/inbox/f2.html"),
 )
@@ -223,12 +224,13 @@ def _edge_unknown(req: ScriptedRequest) -> Reply:
 
 EDGES = PhaseCase(
     phase="edge-typing", schema="EdgeVerdicts", phases=("preflight", "relationship-mining", "edge-typing"),
-    build=_edges, build_multi=_edges_multi, batches=1, batches_multi=2,
+    build=_edges, build_multi=_edges_multi, batches=1, batches_multi=3,
     good=verdicts_by(good_rule), unknown_key=_edge_unknown, budget_calls=1,
     good_counts={"typed": 1, "contradictions": 1, "promoted": 0, "tasksMinted": 1, "skipped": 0, "tasksClosed": 1},
     failed={"judged": 0, "typed": 0, "skipped": 2, "tasksClosed": 0},
     unknown={"judged": 0, "typed": 0, "railUnknownKey": 2, "tasksClosed": 0},
-    budget={"judged": 30, "typed": 30, "skipped": 24, "tasksClosed": 0},
+    # the one request the budget sends holds the pairs that fit memhtml.llmmaxprompt (docs/models.md §11)
+    budget={"judged": 29, "typed": 29, "skipped": 25, "tasksClosed": 0},
     empty={"verdicts": []}, good_multi=verdicts_by(_supports_all),
     writes=("areas/ops/cache-warm.html",
             "areas/inbox/tasks/det-928fd051e0fb-decide-between-deploy-friday-and-deploy-monday.html"),
@@ -406,6 +408,8 @@ def _divergent(left: str, right: str) -> dict[str, str]:
 
 
 def _absorb(keys: Callable[[ScriptedRequest], list[str]]) -> Responder:
+    """A canonical that repeats every member block word for word (an injected instruction in a member's claim
+    included, so the ``instruction`` rail refuses it: docs/veto.md §5) and absorbs ``keys(req)``."""
     def respond(req: ScriptedRequest) -> Reply:
         return Answer({"title": "Folded checkout", "claim": "Checkout deploys at night.",
                        "paragraphs": ["x", *blocks(req.prompt).values()], "absorbedKeys": keys(req)})
@@ -538,8 +542,8 @@ HOSTILE: tuple[HostileCase, ...] = (
                 {"typed": 0, "promoted": 0, "railUnknownKey": 2}, tasks_allowed=True, reaches=INJECTED),
     HostileCase("compress-injection", "compress", ("preflight", "compress"), _files(INJECTED_OPS),
                 {"CompressSynthesis": _absorb(lambda req: [*blocks(req.prompt), "m999", "areas/ops/deploy-d.html"])},
-                {"CompressSynthesis": _absorb(lambda req: list(blocks(req.prompt)))},
-                {"canonicals": 1, "archived": 3, "railUnknownKey": 2}, reaches=INJECTED),
+                {"CompressSynthesis": _absorb(lambda req: [])},
+                {"canonicals": 0, "archived": 0, "railUnknownKey": 2, "railInstruction": 1}, reaches=INJECTED),
     HostileCase("arc-synthesis-injection", "arc-synthesis", ("preflight", "arc-synthesis"), _files(INJECTED_ARCS),
                 {"ArcPlan": _arc_obey(lawful=False), "ArcContent": echo_title},
                 {"ArcPlan": _arc_obey(lawful=True), "ArcContent": echo_title},

@@ -75,7 +75,8 @@ def test_a_hostile_memory_and_an_obedient_model_change_nothing_the_rails_refuse(
 
 def test_a_key_of_another_batch_is_unknown_in_this_one(tmp_path: Path) -> None:
     env, _ = with_model(all_pairs_env(tmp_path, 9), {SCHEMA: verdicts_by(lambda t: None, extra=[
-        {"pairKey": "m31", "rel": "supports", "direction": "src_to_dst", "confidence": 0.9}])})
+        {"pairKey": "m31", "rel": "supports", "direction": "src_to_dst", "confidence": 0.9}])},
+        max_prompt=MAX_MAX_PROMPT_TOKENS)  # the carried-over 30 a call
     outcome = edge_typing.run(env)  # batches of 30 (m1..m30) and 6 (m1..m6): m31 is in neither
     assert outcome.model is not None and dict(outcome.model.rails) == {"unknown-key": 2}
     assert outcome.counts.wire()["typed"] == 0

@@ -153,7 +153,8 @@ def test_a_corroborated_merge_of_one_name_in_two_forms_lands_through_both_gates(
                    "person:Caroline M.")
         second = night(root, NIGHTS[1])
         counts = entity_counts(second)
-        assert counts["llmMerges"] == 1 and counts["pendingCorroboration"] == 0 and counts["filesRewritten"] == 3
+        # the three memories of Caroline M. and the person file night one minted for that name
+        assert counts["llmMerges"] == 1 and counts["pendingCorroboration"] == 0 and counts["filesRewritten"] == 4
         assert counts.get("railNameEvidence", 0) == 0 and counts.get("railIdentityVeto", 0) == 0
         code, merged = merge(root, second["runId"], NIGHTS[1])
         # the run gate accepts the rename: one name in two forms whose memories agree on the base
@@ -189,20 +190,24 @@ def test_a_gullible_model_s_merges_of_different_names_are_refused_by_the_rail_on
         for i, date in enumerate(NIGHTS):
             data = night(root, date)
             counts = entity_counts(data)
-            # persons: Caroline, Caroline M., Dana Okafor and Melanie into Priya Raman (the most claimed: the
-            # code's canonical, as the model wanted); services: payments-api into checkout-api (a tie: the smaller)
-            assert counts["llmMerges"] == 0 and counts["pendingCorroboration"] == 0, (date, counts)
-            assert counts["filesRewritten"] == 0 and counts["railNameEvidence"] == 5, (date, counts)
+            # persons: one cluster of Caroline, Caroline M., Dana Okafor, Melanie and Priya Raman; services: one of
+            # checkout-api and payments-api. The code picks the canonical (the most claimed name; a tie, the
+            # smaller), and the rail refuses every alias that is another name: three people and a service. The one
+            # pair the rail's rule admits is one person's name in two forms (Caroline / Caroline M., the merge the
+            # test above lands), which waits for corroboration like any model merge and is no wrong proposal.
+            assert counts["llmMerges"] + counts["pendingCorroboration"] <= 1, (date, counts)
             logged = [r for r in rails(root, data["runId"]) if r["rail"] == "name-evidence"]
-            assert len(logged) == 5 and {r["phase"] for r in logged} == {"entity-resolution"}
-            refused = {(r["payload"]["alias"], r["payload"]["canonical"]) for r in logged}
-            assert ("checkout-api", "payments-api") in refused or ("payments-api", "checkout-api") in refused
-            assert any("priya raman" in pair for pair in refused)
+            assert {r["phase"] for r in logged} == {"entity-resolution"} and counts["railNameEvidence"] == len(logged)
+            refused = {frozenset((r["payload"]["alias"], r["payload"]["canonical"])) for r in logged}
+            assert frozenset(("checkout-api", "payments-api")) in refused
+            people = {name for pair in refused for name in pair} - {"checkout-api", "payments-api"}
+            assert {"dana okafor", "melanie", "priya raman"} <= people, refused
+            assert all(not ({"caroline", "caroline m."} >= pair) for pair in refused), refused
             code, merged = merge(root, data["runId"], date)
             assert code == 0 and merged["data"]["merged"], merged  # nothing false reached the gate
             if i == 0:
                 add_memory(root, tmp_path, "melanie-bike", "Melanie bikes to the pottery fair.", "person:Melanie")
         assert any(r.schema_name == "EntityClustering" for r in server.requests)
-    assert {slug: entities_on_main(root, slug) for slug, *_ in OTHERS} == before
-    assert entities_on_main(root, "caroline-m-pottery") == ["person:Caroline M."]
+    assert {slug: entities_on_main(root, slug) for slug, *_ in OTHERS} == before  # no other name was merged
+    assert entities_on_main(root, "caroline-m-pottery") in (["person:Caroline M."], ["person:Caroline"])
 

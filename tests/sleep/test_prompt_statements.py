@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from git_memhtml.domain.entities import CENTROID_AGREEMENT
 from git_memhtml.domain.merge import MAX_MERGE_PAIRS, NEAR_DUPLICATE_THRESHOLD
 from git_memhtml.llm.scripted import Answer
 from git_memhtml.sleep.engine.contract import DETECTED_TASK_CAP
@@ -42,7 +43,7 @@ PROMPTS: list[tuple[str, Callable[[], dict[str, str]], dict[str, float]]] = [
      {"near_duplicate_threshold": NEAR_DUPLICATE_THRESHOLD, "max_merge_pairs": MAX_MERGE_PAIRS}),
     ("entity-resolution", entity_model.prompt_values,
      {"confidence_floor": entity_model.ENTITY_CONFIDENCE_FLOOR,
-      "promote_detections": entity_model.ENTITY_PROMOTE_DETECTIONS}),
+      "promote_detections": entity_model.ENTITY_PROMOTE_DETECTIONS, "centroid_agreement": CENTROID_AGREEMENT}),
     ("edge-typing", edge_typing.prompt_values,
      {"confidence_floor": edge_typing.CONFIDENCE_FLOOR, "promote_after": edge_typing.PROMOTE_AFTER,
       "promotion_cap": edge_typing.PROMOTION_CAP}),

@@ -60,7 +60,8 @@ ENTITY_PROMOTE_DETECTIONS = 2
 def prompt_values() -> dict[str, str]:
     """What the entity prompt states the code decides regardless of the answer (docs/models.md §10)."""
     return {"confidence_floor": stated(ENTITY_CONFIDENCE_FLOOR),
-            "promote_detections": stated(ENTITY_PROMOTE_DETECTIONS)}
+            "promote_detections": stated(ENTITY_PROMOTE_DETECTIONS),
+            "centroid_agreement": stated(CENTROID_AGREEMENT)}
 
 
 ENTITY_SHARD = 500
@@ -192,7 +193,7 @@ class EntityJudge:
         self.env = env
         self.model = model
         self.system = load_prompt(env.repo, "entity-resolution",  # what code decides, stated in the prompt
-                                  {**prompt_values(), "centroid_agreement": f"{CENTROID_AGREEMENT:.2f}"})
+                                  prompt_values())
         self.corpus = corpus_digest(env.db)
         self.titles = {row.path: row.title for row in active_corpus(env.db)}
 
