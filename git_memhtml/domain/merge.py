@@ -1,16 +1,18 @@
 """Merge veto and in-batch role guard for near-duplicate folds (docs/veto.md §3; docs/phases.md §0.4 and docs/veto.md
 §3).
 
-Cosine similarity cannot see polarity, quantities, variants or whom a memory is about, so every proposed fold of
-``drop`` into ``keep`` passes four symmetric divergence predicates first; any one of them vetoes the fold. The
-numeric predicate reads the one-line claim (gist) alone, while negation and variant read the claim joined with the
-article text (docs/veto.md §3: over whole articles the numeric predicate vetoed every candidate, because bodies cite
-dates and ids); the subject predicate reads the two memories' subject identities (docs/veto.md §3 "Subjects").
+Cosine similarity cannot see polarity, quantities, variants, times, promises or whom a memory is about, so every
+proposed fold of ``drop`` into ``keep`` passes six symmetric divergence predicates first; any one of them vetoes the
+fold. The numeric, time and commitment predicates read the one-line claim (gist) alone, while negation and variant
+read the claim joined with the article text (docs/veto.md §3: over whole articles the numeric predicate vetoed every
+candidate, because bodies cite dates and ids); the subject predicate reads the two memories' subject identities
+(docs/veto.md §3 "Subjects"). A weekday, a month or a part of the day is one value of a slot, as a number is
+(docs/veto.md §3 "When"); a promise and the statement that it is done are two facts (docs/veto.md §3 "Done").
 
 :func:`carry_gaps` is the same reading turned one way, for a text written to stand for others (a compress
-canonical, a replacement the run gate follows): which of a member's numbers, qualifiers, polarity and subjects the
-carrier drops. Members of a compress batch differ from each other by design; what must hold is that the canonical
-carries each one (docs/veto.md §4).
+canonical, a replacement the run gate follows): which of a member's numbers, qualifiers, times, polarity, promises
+and subjects the carrier drops or turns. Members of a compress batch differ from each other by design; what must
+hold is that the canonical carries each one (docs/veto.md §4).
 
 :func:`merge_candidates` is the post-filter every proposal goes through, deterministic or model-made: the
 similarity threshold, the veto, the self-pair check, the role guard (v0.6 semantics, docs/veto.md §3) and the per-run
@@ -44,6 +46,35 @@ VARIANT_QUALIFIERS: frozenset[str] = frozenset(
 )
 """Tokens that qualify a product variant (docs/veto.md §3 "The three predicates")."""
 
+TIME_WORDS: dict[str, str] = {
+    **{day: day for day in ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")},
+    "mon": "monday", "tue": "tuesday", "tues": "tuesday", "thu": "thursday", "thur": "thursday",
+    "thurs": "thursday", "fri": "friday",
+    "weekend": "weekend", "weekday": "weekday",
+    **{month: month for month in ("january", "february", "march", "april", "june", "july", "august", "september",
+                                  "october", "november", "december")},
+    "feb": "february", "apr": "april", "aug": "august", "sept": "september", "oct": "october", "nov": "november",
+    "dec": "december",
+    **{part: part for part in ("morning", "afternoon", "evening", "night", "noon", "midday", "midnight")},
+    **{season: season for season in ("spring", "summer", "autumn", "winter")},
+    **{often: often for often in ("hourly", "daily", "nightly", "weekly", "biweekly", "fortnightly", "monthly",
+                                  "quarterly", "yearly")},
+    "annually": "yearly", "annual": "yearly",
+}
+"""Words that name a value of a *when* slot, each mapped to its one spelling (docs/veto.md §3 "When"): weekdays and
+their unambiguous abbreviations, months and theirs (not ``may``, read by :data:`MAY_CUES`; not ``jan``, ``mar``,
+``jun``, ``jul``, ``sep``, which are names or words), parts of the day, seasons (not ``fall``) and frequencies. A final
+``s`` is dropped first (``Thursdays`` = ``Thursday``, ``weekends``, ``mornings``). Deictic words (``today``,
+``yesterday``, ``tomorrow``, ``tonight``) are left out: they name a day only against the day the memory was written,
+so "today" in one memory and "yesterday" in the next day's can be one day, and "X today" restates "X"."""
+
+MAY_CUES: frozenset[str] = frozenset({
+    "in", "of", "since", "until", "till", "by", "during", "early", "late", "mid", "last", "next", "every",
+    "through", "from", "before", "after",
+})
+"""``may`` is the month only after one of these words or beside a digit-bearing token (``in May``, ``8 May 2023``);
+otherwise it is the modal verb (``Ana may update the runbook``)."""
+
 _CONTRACTIONS: tuple[tuple[str, str], ...] = (
     ("isn't", "is not"),
     ("aren't", "are not"),
@@ -76,6 +107,8 @@ VETO_NEGATION = "negation"
 VETO_NUMERIC = "numeric"
 VETO_VARIANT = "variant"
 VETO_SUBJECT = "subject"
+VETO_TIME = "time"
+VETO_COMMITMENT = "commitment"
 
 
 def tokenize(text: str) -> list[str]:
@@ -125,6 +158,140 @@ def variant_qualifier_divergent(a: str, b: str) -> bool:
     return _qualifiers(a) != _qualifiers(b)
 
 
+def _time_token(tokens: list[str], at: int) -> str | None:
+    token = tokens[at]
+    if token == "may":
+        before = tokens[at - 1] if at > 0 else ""
+        after = tokens[at + 1] if at + 1 < len(tokens) else ""
+        return "may" if before in MAY_CUES or _DIGIT.search(before) or _DIGIT.search(after) else None
+    if token not in TIME_WORDS and token.endswith("s"):
+        token = token[:-1]
+    return TIME_WORDS.get(token)
+
+
+def time_words(text: str) -> frozenset[str]:
+    """The *when* values ``text`` names (:data:`TIME_WORDS`, ``may`` by :data:`MAY_CUES`), each in its one spelling:
+    ``"every Thursday morning"`` → ``{"thursday", "morning"}``."""
+    tokens = tokenize(text)
+    return frozenset(word for at in range(len(tokens)) if (word := _time_token(tokens, at)) is not None)
+
+
+def time_divergent(a: str, b: str) -> bool:
+    """True when the sets of *when* values (:func:`time_words`) differ; two empty sets are equal. Symmetric.
+
+    Read like the numeric predicate (a weekday, a month, a part of the day is one value of a slot, as a number is):
+    ``on Monday`` / ``on Tuesday`` and ``Thursday morning`` / ``Tuesday afternoon`` diverge, ``on Thursdays`` /
+    ``every Thursday`` do not, and a side that names a value the other does not diverges too (``on Monday`` / ``on
+    Monday morning``), because a fold keeps one text and would lose the value (docs/veto.md §3 "When").
+    """
+    return time_words(a) != time_words(b)
+
+
+PROMISE_MARKERS: tuple[tuple[str, ...], ...] = (
+    ("will",), ("shall",), ("ll",), ("gonna",), ("going", "to"), ("plans", "to"), ("plan", "to"),
+    ("planning", "to"), ("planned", "to"), ("intends", "to"), ("intend", "to"), ("intended", "to"),
+    ("promised", "to"), ("promises", "to"), ("agreed", "to"), ("offered", "to"), ("decided", "to"),
+    ("wants", "to"), ("want", "to"), ("wanted", "to"), ("hopes", "to"), ("hope", "to"), ("hoping", "to"),
+    ("aims", "to"), ("would", "like", "to"), ("has", "to"), ("have", "to"), ("needs", "to"), ("need", "to"),
+)
+"""Token sequences that put the verb after them in the future or in intent: a promise, a plan, an obligation
+(``I'll`` tokenises to ``i ll``, ``won't`` to ``will not``). Docs/veto.md §3 "Done"."""
+
+_PROMISE_SKIP: frozenset[str] = frozenset({
+    "soon", "also", "still", "then", "finally", "probably", "definitely", "personally", "likely", "first", "really",
+    "actually", "just", "now", "eventually", "not", "never", "be", "get", "have", "been", "try", "to",
+})
+"""Words passed over between a promise marker and its verb (``will soon update``, ``will be updated``)."""
+
+IRREGULAR_PAST: dict[str, frozenset[str]] = {
+    verb: frozenset(forms.split()) for verb, forms in {
+        "send": "sent", "make": "made", "buy": "bought", "write": "wrote written", "take": "took taken",
+        "go": "went gone", "do": "did done", "give": "gave given", "get": "got gotten", "run": "ran",
+        "begin": "began begun", "bring": "brought", "build": "built", "find": "found", "keep": "kept",
+        "leave": "left", "lead": "led", "meet": "met", "pay": "paid", "sell": "sold", "tell": "told",
+        "teach": "taught", "think": "thought", "see": "saw seen", "speak": "spoke spoken", "spend": "spent",
+        "win": "won", "choose": "chose chosen", "drive": "drove driven", "eat": "ate eaten", "fly": "flew flown",
+        "grow": "grew grown", "know": "knew known", "ride": "rode ridden", "sing": "sang sung", "swim": "swam swum",
+        "throw": "threw thrown", "wear": "wore worn", "draw": "drew drawn", "become": "became", "come": "came",
+        "sit": "sat", "stand": "stood", "hold": "held", "feel": "felt", "hear": "heard", "lose": "lost",
+        "say": "said", "sleep": "slept", "catch": "caught", "fight": "fought", "break": "broke broken",
+        "forget": "forgot forgotten", "show": "showed shown", "wake": "woke woken", "lend": "lent", "bend": "bent",
+        "dig": "dug", "feed": "fed", "hang": "hung", "lay": "laid", "light": "lit", "rebuild": "rebuilt",
+        "rewrite": "rewrote rewritten", "undo": "undid undone", "redo": "redid redone", "seek": "sought",
+        "shoot": "shot", "sweep": "swept", "stick": "stuck", "strike": "struck", "swing": "swung", "tear": "tore torn",
+        "understand": "understood", "withdraw": "withdrew withdrawn", "freeze": "froze frozen", "steal": "stole stolen",
+        "hide": "hid hidden", "bite": "bit bitten", "blow": "blew blown", "drink": "drank drunk",
+    }.items()
+}
+"""Past forms of verbs that do not take ``-ed``. Verbs whose past is their base (``put``, ``set``, ``read``, ``cut``)
+are left out: ``will read`` / ``read`` cannot tell a promise from its completion."""
+
+_VOWELS = frozenset("aeiou")
+
+
+def past_forms(verb: str) -> frozenset[str]:
+    """The simple past and past participle spellings of ``verb`` (``update`` → ``updated``, ``fix`` → ``fixed``,
+    ``plan`` → ``planned planed``, ``carry`` → ``carried``, ``send`` → ``sent``). A token that already ends in ``ed``
+    is its own past form (a passive promise, ``will be updated``)."""
+    if verb in IRREGULAR_PAST:
+        return IRREGULAR_PAST[verb]
+    if len(verb) < 2 or _DIGIT.search(verb):
+        return frozenset()
+    if verb.endswith("ed"):
+        return frozenset({verb})
+    if verb.endswith("e"):
+        return frozenset({verb + "d"})
+    if verb.endswith("y") and verb[-2] not in _VOWELS:
+        return frozenset({verb[:-1] + "ied"})
+    forms = {verb + "ed"}
+    if len(verb) >= 3 and verb[-1] not in _VOWELS | set("wxy") and verb[-2] in _VOWELS and verb[-3] not in _VOWELS:
+        forms.add(verb + verb[-1] + "ed")
+    return frozenset(forms)
+
+
+def _promises(tokens: list[str]) -> tuple[list[frozenset[str]], set[int]]:
+    """The past forms of every promised verb in ``tokens``, and the positions the promises take (marker to verb)."""
+    promised: list[frozenset[str]] = []
+    taken: set[int] = set()
+    at = 0
+    while at < len(tokens):
+        marker = next((m for m in PROMISE_MARKERS if tuple(tokens[at:at + len(m)]) == m), None)
+        if marker is None:
+            at += 1
+            continue
+        verb_at = at + len(marker)
+        while verb_at < len(tokens) and tokens[verb_at] in _PROMISE_SKIP:
+            verb_at += 1
+        if verb_at < len(tokens) and (forms := past_forms(tokens[verb_at])):
+            promised.append(forms)
+            taken.update(range(at, verb_at + 1))
+        at = verb_at if verb_at > at else at + 1
+    return promised, taken
+
+
+def _promise_kept_apart(promise: str, done: str) -> bool:
+    """True when ``promise`` promises a verb that ``done`` states in the past and does not promise itself."""
+    promised, _ = _promises(tokenize(promise))
+    if not promised:
+        return False
+    tokens = tokenize(done)
+    theirs, taken = _promises(tokens)
+    stated = {token for at, token in enumerate(tokens) if at not in taken}
+    return any(forms & stated and not any(forms & other for other in theirs) for forms in promised)
+
+
+def commitment_divergent(a: str, b: str) -> bool:
+    """True when one side promises what the other states as done (docs/veto.md §3 "Done"). Symmetric.
+
+    A promise is a :data:`PROMISE_MARKERS` sequence and the verb after it (``will update``, ``is going to book``,
+    ``plans to fix``, ``will be updated``); it is *done* on the other side when that side holds a past form of the
+    same verb (:func:`past_forms`) outside a promise of its own, and promises nothing of that verb: "Ana will update
+    the runbook" / "Ana updated the runbook" diverge; two promises, two completions, "will update" / "updates" (a
+    habit, not a completion) and "will update" / "will have updated" do not.
+    """
+    return _promise_kept_apart(a, b) or _promise_kept_apart(b, a)
+
+
 def _subject_kinds(subjects: Iterable[str]) -> dict[str, set[str]]:
     kinds: dict[str, set[str]] = {}
     for identity in subjects:
@@ -172,10 +339,13 @@ def _as_text(value: MergeText | str) -> MergeText:
 
 
 def veto_reasons(a: MergeText | str, b: MergeText | str) -> tuple[str, ...]:
-    """Names of the divergence predicates that fire for a pair, in the order negation, numeric, variant, subject.
+    """Names of the divergence predicates that fire for a pair, in the order negation, numeric, variant, time,
+    commitment, subject.
 
-    A bare ``str`` is taken as a claim with no article and no subjects; the subject predicate runs only when both
-    sides carry subjects. Empty tuple = not vetoed (docs/veto.md §3).
+    Negation and variant read claim and article; numeric, time and commitment read the claims alone (articles cite
+    dates: an agent-shaped memory's article names its event day, "8 May 2023"). A bare ``str`` is taken as a claim
+    with no article and no subjects; the subject predicate runs only when both sides carry subjects. Empty tuple =
+    not vetoed (docs/veto.md §3).
     """
     left, right = _as_text(a), _as_text(b)
     reasons: list[str] = []
@@ -185,8 +355,28 @@ def veto_reasons(a: MergeText | str, b: MergeText | str) -> tuple[str, ...]:
         reasons.append(VETO_NUMERIC)
     if variant_qualifier_divergent(left.whole, right.whole):
         reasons.append(VETO_VARIANT)
+    if time_divergent(left.claim, right.claim):
+        reasons.append(VETO_TIME)
+    if commitment_divergent(left.claim, right.claim):
+        reasons.append(VETO_COMMITMENT)
     if left.subjects is not None and right.subjects is not None and subject_divergent(left.subjects, right.subjects):
         reasons.append(VETO_SUBJECT)
+    return tuple(reasons)
+
+
+def edge_veto_reasons(a: MergeText | str, b: MergeText | str) -> tuple[str, ...]:
+    """The predicates that refuse a typed edge (``supports``, ``leads_to`` …) between two memories (docs/veto.md §6).
+
+    :func:`veto_reasons` read for an edge rather than a fold: an edge keeps both texts, so nothing is lost by a value
+    only one side names. Negation, numeric, variant and subject as for a fold; ``time`` only when the two claims'
+    *when* values clash (neither holds the other's: "on Monday" / "on Tuesday", not "joined a running club in
+    January" / "finished a half marathon"); ``commitment`` never: a promise ``leads_to`` its completion, and both
+    hold. Symmetric.
+    """
+    left, right = _as_text(a), _as_text(b)
+    reasons = [r for r in veto_reasons(left, right) if r not in (VETO_TIME, VETO_COMMITMENT)]
+    if _times_clash(left.claim, right.claim):
+        reasons.insert(len([r for r in reasons if r != VETO_SUBJECT]), VETO_TIME)
     return tuple(reasons)
 
 
@@ -212,10 +402,12 @@ def stem(token: str) -> str:
 
 def content_words(text: str) -> frozenset[str]:
     """The stemmed words of ``text`` that state something: three letters or more, no digit, not a function word, not
-    a negation marker and not a variant qualifier (polarity and variants are read apart)."""
-    return frozenset(stem(t) for t in tokenize(text)
+    a negation marker, not a variant qualifier and not a *when* word (:func:`time_words`): polarity, variants and
+    times are read apart."""
+    tokens = tokenize(text)
+    return frozenset(stem(t) for at, t in enumerate(tokens)
                      if len(t) >= 3 and not _DIGIT.search(t) and t not in FUNCTION_WORDS
-                     and t not in NEGATION_MARKERS and t not in VARIANT_QUALIFIERS)
+                     and t not in NEGATION_MARKERS and t not in VARIANT_QUALIFIERS and _time_token(tokens, at) is None)
 
 
 def clauses(text: str) -> list[str]:
@@ -264,15 +456,17 @@ checkout timeout is 10 seconds" / "checkout retries wait 30 seconds after a time
 
 
 def contradiction_reasons(a: str, b: str) -> tuple[str, ...]:
-    """The predicates (negation, numeric, variant) that fire between two claims stating *one* fact otherwise, or
+    """The predicates (negation, numeric, variant, time) that fire between two claims stating *one* fact otherwise, or
     ``()`` (docs/veto.md §4 "Contradictions").
 
     Two claims state one fact when their content words (:func:`content_words`) overlap by at least
     :data:`SAME_FACT_OVERLAP`: "the edge cache is enabled for checkout" / "the edge cache is not enabled for
-    checkout", "the checkout timeout is 10 seconds" / "... 30 seconds". Such a pair contradicts itself wherever it is
-    folded: no canonical can carry both as one memory. Two claims about different things ("checkout p95 latency
-    stays under 300 ms" / "checkout latency is tracked on the dashboard") are different facts, whatever their numbers
-    or polarity: ``()``. Read over the claims alone. Symmetric.
+    checkout", "the checkout timeout is 10 seconds" / "... 30 seconds", "the handoff is on Monday" / "... on
+    Tuesday" (times clash only when neither side's *when* values hold the other's). Such a pair contradicts itself
+    wherever it is folded: no canonical can carry both as one memory. A promise and its completion are two true
+    facts, not a contradiction: ``commitment`` is not read here. Two claims about different things ("checkout p95
+    latency stays under 300 ms" / "checkout latency is tracked on the dashboard") are different facts, whatever their
+    numbers or polarity: ``()``. Read over the claims alone. Symmetric.
     """
     left, right = content_words(a), content_words(b)
     if not left or not right or len(left & right) < SAME_FACT_OVERLAP * len(left | right):
@@ -284,18 +478,31 @@ def contradiction_reasons(a: str, b: str) -> tuple[str, ...]:
         reasons.append(VETO_NUMERIC)
     if variant_qualifier_divergent(a, b):
         reasons.append(VETO_VARIANT)
+    if _times_clash(a, b):
+        reasons.append(VETO_TIME)
     return tuple(reasons)
 
 
+def _times_clash(a: str, b: str) -> bool:
+    """Two claims name *when* values neither of which holds the other's (``Monday`` / ``Tuesday``); a claim that
+    only adds a value (``Monday`` / ``Monday morning``) or names none refines the other, it does not contradict it."""
+    left, right = time_words(a), time_words(b)
+    return not left <= right and not right <= left
+
+
 def carry_gaps(member: MergeText | str, carrier: MergeText | str) -> tuple[str, ...]:
-    """Which of ``member``'s markers ``carrier`` drops, in the order negation, numeric, variant, subject (docs/veto.md
-    §4). Directional: the carrier is a text written to stand for the member (a compress canonical, a fold's keeper
-    as the run gate follows it), so it may say more than the member, never less or the opposite.
+    """Which of ``member``'s markers ``carrier`` drops, in the order negation, numeric, variant, time, commitment,
+    subject (docs/veto.md §4). Directional: the carrier is a text written to stand for the member (a compress
+    canonical, a fold's keeper as the run gate follows it), so it may say more than the member, never less or the
+    opposite.
 
     - ``negation``: the clauses of the carrier that carry the member's claim (:data:`CARRYING_SHARE`) all have the
       other polarity (a claim stated "not", or a negated claim stated plainly);
     - ``numeric``: a digit-bearing token of the member's claim is nowhere in the carrier;
     - ``variant``: a variant qualifier of the member's claim is nowhere in the carrier;
+    - ``time``: a *when* value of the member's claim (:func:`time_words`) is nowhere in the carrier;
+    - ``commitment``: the carrier states done what the member's claim only promises, or promises what the member's
+      claim states done, and does not also state it the member's way (:func:`commitment_divergent` turned one way);
     - ``subject``: :func:`subject_divergent` of the two subject sets (run only when both carry them).
 
     The member is read by its claim (the fact it states); the carrier by its claim and article. Empty = carried.
@@ -309,9 +516,30 @@ def carry_gaps(member: MergeText | str, carrier: MergeText | str) -> tuple[str, 
         gaps.append(VETO_NUMERIC)
     if not _qualifiers(left.claim) <= have:
         gaps.append(VETO_VARIANT)
+    if not time_words(left.claim) <= time_words(right.whole):
+        gaps.append(VETO_TIME)
+    if _commitment_flipped(left.claim, right.whole):
+        gaps.append(VETO_COMMITMENT)
     if left.subjects is not None and right.subjects is not None and subject_divergent(left.subjects, right.subjects):
         gaps.append(VETO_SUBJECT)
     return tuple(gaps)
+
+
+def _commitment_flipped(member: str, carrier: str) -> bool:
+    """Whether ``carrier`` turns a promise of ``member`` into a completion, or a completion into a promise.
+
+    A member promise is kept when the carrier promises the verb too (it may also say it is done); a member completion
+    (a past form of a verb the carrier promises, outside a promise of the member's own) is kept when the carrier also
+    states that past form outside its promises.
+    """
+    if _promise_kept_apart(member, carrier):
+        return True
+    theirs, taken = _promises(tokens := tokenize(carrier))
+    stated = {token for at, token in enumerate(tokens) if at not in taken}
+    mine, my_taken = _promises(member_tokens := tokenize(member))
+    my_stated = {token for at, token in enumerate(member_tokens) if at not in my_taken}
+    return any(forms & my_stated and not forms & stated and not any(forms & other for other in mine)
+               for forms in theirs)
 
 
 def identity_veto_reasons(a: str, b: str) -> tuple[str, ...]:

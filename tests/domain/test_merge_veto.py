@@ -271,3 +271,111 @@ def test_contradiction_reasons_name_one_fact_stated_two_ways(a: str, b: str, rea
     from git_memhtml.domain.merge import contradiction_reasons
 
     assert contradiction_reasons(a, b) == reasons and contradiction_reasons(b, a) == reasons
+
+
+# --- when and done: a weekday, a month or a part of the day is one value of a slot; a promise is not its completion
+# (docs/veto.md §3 "When", "Done"; issue 27 round 2: the floor folded "on Monday" into "on Tuesday" and a promise into
+# its completion, and a gullible model folded "Thursday morning" into "Tuesday afternoon") ---------------------------
+
+
+@pytest.mark.parametrize(("a", "b", "reasons"), [
+    ("The sync runs on Monday.", "The sync runs on Tuesday.", ("time",)),
+    ("The on-call handoff of the platform team is on Monday.",
+     "The on-call handoff of the platform team is on Tuesday.", ("time",)),
+    ("The deploy window of checkout-api is Tuesday afternoon.",
+     "The deploy window of checkout-api is Thursday morning.", ("time",)),
+    ("The deploy window is Tuesday afternoon.", "The deploy window is Tuesday morning.", ("time",)),
+    ("Jonah was on call for orders-db in January.", "Jonah was on call for orders-db in February.", ("time",)),
+    ("Ana moved to Porto in May.", "Ana moved to Porto in June.", ("time",)),
+    ("The sync runs on Monday.", "The sync runs on Monday morning.", ("time",)),  # a value one side lacks is lost
+    ("The report is sent weekly.", "The report is sent monthly.", ("time",)),
+    ("Audrey learned dog grooming in August.", "Audrey learned dog grooming.", ("time",)),
+    ("The deploy window of checkout-api is Tuesday afternoon.",  # abbreviations and plurals are one spelling
+     "The deploy window of checkout-api is Tue afternoons.", ()),
+    ("Priya Raman runs the weekly incident review on Thursdays.",
+     "Priya Raman chairs the weekly incident review every Thursday.", ()),
+    ("The deploy window of checkout-api is Tuesday afternoon.",
+     "The deploy window of checkout-api is Tuesday afternoon, after the release train.", ()),
+    ("Ana may update the runbook.", "Ana can update the runbook.", ()),  # the modal verb is no month
+    ("Caroline went to the support group today.", "Caroline went to the support group.", ()),  # deictic
+    ("Caroline went to the support group yesterday.", "Caroline went to the support group today.", ()),
+])
+def test_time_divergence_reads_when_values_of_the_claims(a: str, b: str, reasons: tuple[str, ...]) -> None:
+    assert veto_reasons(a, b) == reasons and veto_reasons(b, a) == reasons
+
+
+@pytest.mark.parametrize(("a", "b", "reasons"), [
+    ("Jonah Berg will update the orders-db failover runbook.", "Jonah Berg updated the orders-db failover runbook.",
+     ("commitment",)),
+    ("Melanie will book the camping site for the summer trip.",
+     "Melanie booked the camping site for the summer trip.", ("commitment",)),
+    ("Tomás will fix the flaky contract test.", "Tomás fixed the flaky contract test.", ("commitment",)),
+    ("Ana is going to send the launch checklist.", "Ana sent the launch checklist.", ("commitment",)),
+    ("Ana plans to rewrite the runbook.", "Ana rewrote the runbook.", ("commitment",)),
+    ("I'll rotate the staging certificate.", "I rotated the staging certificate.", ("commitment",)),
+    ("The runbook will be updated by Ana.", "The runbook was updated by Ana.", ("commitment",)),
+    ("Caroline wants to adopt a child.", "Caroline adopted a child.", ("commitment",)),
+    # restatements still fold: two promises, two completions, a habit, a future perfect, a modal
+    ("Ana will update the runbook.", "Ana is going to update the runbook.", ()),
+    ("Ana updated the runbook.", "The runbook was updated by Ana.", ()),
+    ("Ana will update the runbook.", "Ana updates the runbook.", ()),
+    ("Ana will update the runbook.", "Ana will have updated the runbook.", ()),
+    ("Ana may update the runbook.", "Ana updated the runbook.", ()),
+    ("Ana will read the runbook.", "Ana read the runbook.", ()),  # a past that is its base tells nothing
+])
+def test_commitment_divergence_keeps_a_promise_apart_from_its_completion(a: str, b: str,
+                                                                         reasons: tuple[str, ...]) -> None:
+    assert veto_reasons(a, b) == reasons and veto_reasons(b, a) == reasons
+
+
+def test_time_and_commitment_read_the_claims_alone_and_fold_nothing_on_the_floor() -> None:
+    # the article names the event day (an agent-shaped memory: "8 May 2023"): no say
+    left = MergeText("Caroline went to the support group.", "Caroline went to the support group. 8 May 2023")
+    right = MergeText("Caroline went to the support group.", "Caroline went to the support group. 3 June 2023")
+    assert veto_reasons(left, right) == ()
+    out = merge_candidates([
+        _p("a", "b", keep_claim="The sync runs on Monday.", drop_claim="The sync runs on Tuesday.", keep_text=""),
+        _p("c", "d", keep_claim="Ana will update the runbook.", drop_claim="Ana updated the runbook.", drop_text=""),
+    ])
+    assert out.decisions == ()
+    assert [v.reasons for v in out.vetoed] == [("time",), ("commitment",)]
+
+
+@pytest.mark.parametrize(("member", "carrier", "gaps"), [
+    ("The sync runs on Monday.", "The sync runs every week.", ("time",)),
+    ("The sync runs on Monday.", "The sync runs on Tuesday.", ("time",)),
+    ("The sync runs on Monday.", "The sync runs on Monday and Thursday.", ()),  # says more
+    ("Ana will update the runbook.", "Ana updated the runbook.", ("commitment",)),
+    ("Ana updated the runbook.", "Ana will update the runbook.", ("commitment",)),
+    ("Ana updated the runbook.", "Ana promised to update the runbook and updated it.", ()),
+    ("Ana will update the runbook.", "Ana promised to update the runbook and updated it.", ()),
+])
+def test_carry_gaps_read_times_and_promises(member: str, carrier: str, gaps: tuple[str, ...]) -> None:
+    assert carry_gaps(member, carrier) == gaps
+
+
+@pytest.mark.parametrize(("a", "b", "reasons"), [
+    ("The on-call handoff is on Monday.", "The on-call handoff is on Tuesday.", ("time",)),
+    ("The deploy window is Tuesday afternoon.", "The deploy window is Thursday morning.", ("time",)),
+    ("The on-call handoff is on Monday.", "The on-call handoff is on Monday morning.", ()),  # refines, no clash
+    ("Ana will update the runbook.", "Ana updated the runbook.", ()),  # two true facts, not a contradiction
+])
+def test_contradiction_reasons_read_clashing_times(a: str, b: str, reasons: tuple[str, ...]) -> None:
+    from git_memhtml.domain.merge import contradiction_reasons
+
+    assert contradiction_reasons(a, b) == reasons and contradiction_reasons(b, a) == reasons
+
+
+@pytest.mark.parametrize(("a", "b", "reasons"), [
+    ("The on-call handoff is on Monday.", "The on-call handoff is on Tuesday.", ("time",)),
+    ("The deploy window is Tuesday afternoon.", "The deploy window is Thursday morning.", ("time",)),
+    ("Caroline joined a running club in January.", "Caroline finished her first half marathon.", ()),
+    ("The sync runs on Monday.", "The sync runs on Monday morning.", ()),
+    ("Ana will update the runbook.", "Ana updated the runbook.", ()),  # the promise leads to its completion
+    ("The cache is enabled.", "The cache is not enabled.", ("negation",)),
+])
+def test_an_edge_is_refused_by_clashing_times_and_never_by_a_promise(a: str, b: str,
+                                                                     reasons: tuple[str, ...]) -> None:
+    from git_memhtml.domain.merge import edge_veto_reasons
+
+    assert edge_veto_reasons(a, b) == reasons and edge_veto_reasons(b, a) == reasons

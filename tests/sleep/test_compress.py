@@ -203,7 +203,26 @@ SEARCH = {
 }
 
 
-@pytest.mark.parametrize("files", [P95, RETRIES, SEARCH], ids=["p95", "numbers", "negation"])
+HANDOFF = {
+    "areas/oncall/a.html": mem("The platform handoff is on Monday.", links=["areas/oncall/b.html"]),
+    "areas/oncall/b.html": mem("The platform handoff is on Tuesday.", links=["areas/oncall/c.html"]),
+    "areas/oncall/c.html": mem("The platform handoff note lives in the channel topic.", links=["areas/oncall/a.html"]),
+}
+
+PROMISE = {
+    "areas/runbooks/a.html": mem("Jonah will update the failover runbook.", links=["areas/runbooks/b.html"]),
+    "areas/runbooks/b.html": mem("Jonah updated the failover runbook.", links=["areas/runbooks/c.html"]),
+    "areas/runbooks/c.html": mem("The failover runbook lives in the ops wiki.", links=["areas/runbooks/a.html"]),
+}
+
+SYNC = {
+    "areas/sync/a.html": mem("The platform sync runs on Monday mornings.", links=["areas/sync/b.html"]),
+    "areas/sync/b.html": mem("The platform sync notes live in the team wiki.", links=["areas/sync/c.html"]),
+    "areas/sync/c.html": mem("The platform sync is chaired by the team lead.", links=["areas/sync/a.html"]),
+}
+
+
+@pytest.mark.parametrize("files", [P95, RETRIES, SEARCH, PROMISE], ids=["p95", "numbers", "negation", "promise-done"])
 def test_members_that_differ_fold_when_the_canonical_carries_each(tmp_path: Path, files: dict[str, str]) -> None:
     """Compress decides on the canonical, not on the members' differences (issue 27): members of a batch state
     different facts by design; one number in one member ("p95"), two numbers of two facts, one negated fact among
@@ -215,8 +234,9 @@ def test_members_that_differ_fold_when_the_canonical_carries_each(tmp_path: Path
     assert outcome.model is not None and outcome.model.rails == ()
 
 
-@pytest.mark.parametrize(("files", "keys"), [(VETO, ["m1", "m2", "m3"]), (NUMBERS, ["m1", "m2"])],
-                         ids=["claim-and-negation", "two-values-of-one-number"])
+@pytest.mark.parametrize(("files", "keys"), [(VETO, ["m1", "m2", "m3"]), (NUMBERS, ["m1", "m2"]),
+                                            (HANDOFF, ["m1", "m2", "m3"])],
+                         ids=["claim-and-negation", "two-values-of-one-number", "two-times-of-one-slot"])
 def test_one_fact_stated_two_ways_is_never_one_canonical(tmp_path: Path, files: dict[str, str],
                                                          keys: list[str]) -> None:
     """A contradiction is not two facts: even a canonical that repeats both sides may not retire them (docs/veto.md
@@ -449,6 +469,24 @@ def test_a_canonical_that_carries_no_member_forward_archives_nothing(
     assert outcome.counts.wire()["archived"] == 0 and outcome.counts.wire()["canonicals"] == 0
     assert outcome.model is not None and dict(outcome.model.rails) == {"not-carried": 3}
     assert all((ops_repo.root / p).is_file() for p in MEMBERS)
+
+
+@pytest.mark.parametrize(("files", "keys", "claim"), [
+    (SYNC, ["m1", "m2", "m3"],
+     "The platform sync runs weekly; its notes live in the team wiki and the lead chairs it."),
+    (PROMISE, ["m1", "m3"], "Jonah updated the failover runbook, which lives in the ops wiki."),
+], ids=["drops-a-time", "states-a-promise-as-done"])
+def test_a_canonical_that_drops_a_time_or_turns_a_promise_refuses_the_batch(
+        tmp_path: Path, files: dict[str, str], keys: list[str], claim: str) -> None:
+    """The canonical speaks of the member's fact but without its day ("on Monday mornings" → "weekly"), or says done
+    what the member only promised: it misstates the member, so the whole batch is refused (docs/veto.md §4)."""
+    repo = make_repo(tmp_path, files)
+    env, _ = model_env(repo, {"CompressSynthesis": [Answer(synthesis(keys, claim=claim, paragraphs=()))]})
+    before = tree_files(repo)
+    outcome = compress.run(env)
+    assert outcome.counts.wire()["archived"] == 0 and outcome.counts.wire()["skipped"] == 1
+    assert outcome.model is not None and outcome.model.rails == (("veto", 1),)
+    assert tree_files(repo) == before
 
 
 def test_a_canonical_that_drops_a_member_s_number_refuses_the_batch(tmp_path: Path) -> None:

@@ -219,3 +219,44 @@ def test_the_keeper_takes_the_union_of_both_heads(tmp_path: Path) -> None:
     hrefs = {(link.rel, link.href) for link in get_links(keeper_html)}
     assert hrefs == {("relates_to", "/areas/inbox/other.html"), ("supersedes", "/archive/2025/areas/inbox/older.html"),
                      ("supersedes", "/archive/2026/areas/inbox/new.html")}
+
+
+# --- a fold never folds two different facts about when or about done-ness (issue 27 round 2, docs/veto.md §3) -------
+
+HANDOFF = "the on-call handoff of the platform team is written in the channel topic and read by the incoming engineer"
+RUNBOOK = " the orders-db failover runbook with the new promote script and the pooler drain steps before the rehearsal"
+CAMPING = " the camping site by the lake for the summer trip with her kids and her husband and the dog in the van"
+
+
+@pytest.mark.parametrize(("older", "newer", "reason"), [
+    (HANDOFF + " on Monday", HANDOFF + " on Tuesday", "time"),
+    (HANDOFF + " on Thursday morning", HANDOFF + " on Tuesday afternoon", "time"),
+    ("Jonah Berg will update" + RUNBOOK, "Jonah Berg updated" + RUNBOOK, "commitment"),
+    ("Melanie is going to book" + CAMPING, "Melanie booked" + CAMPING, "commitment"),
+], ids=["monday-tuesday", "thursday-morning-tuesday-afternoon", "will-update-updated", "going-to-book-booked"])
+def test_the_floor_never_folds_two_times_or_a_promise_into_its_completion(tmp_path: Path, older: str, newer: str,
+                                                                         reason: str) -> None:
+    files = {"areas/inbox/a.html": memory(older + ".", created="2026-01-01T00:00:00Z", entities=["person:Jonah Berg"]),
+             "areas/inbox/b.html": memory(newer + ".", created="2026-01-02T00:00:00Z", entities=["person:Jonah Berg"])}
+    env = make_env(make_repo(tmp_path, files))
+    counts = dedup_merge.run(env).counts.wire()
+    assert counts["candidates"] == 1 and counts["merged"] == 0 and counts["vetoed"] == 1
+    assert (env.repo.root / "areas/inbox/a.html").is_file() and (env.repo.root / "areas/inbox/b.html").is_file()
+    tasks = open_detections(env.repo, "dedup-merge")
+    if reason == "commitment":  # both facts hold: nothing for a person to decide, no review task
+        assert tasks == [] and counts["tasksMinted"] == 0
+        return
+    assert len(tasks) == 1
+    assert f"divergence veto fired: {reason}" in parse_memory((env.repo.root / tasks[0].path).read_bytes()).body_text
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    (HANDOFF + " on Mondays", HANDOFF + " every Monday"),
+    ("Jonah Berg will update" + RUNBOOK, "Jonah Berg is going to update" + RUNBOOK),
+    ("Jonah Berg updated" + RUNBOOK, "Jonah Berg updated" + RUNBOOK + " today"),
+], ids=["one-weekday", "two-promises", "two-completions"])
+def test_the_same_time_or_the_same_promise_on_both_sides_still_folds(tmp_path: Path, older: str, newer: str) -> None:
+    files = {"areas/inbox/a.html": memory(older + ".", created="2026-01-01T00:00:00Z"),
+             "areas/inbox/b.html": memory(newer + ".", created="2026-01-02T00:00:00Z")}
+    env = make_env(make_repo(tmp_path, files))
+    assert dedup_merge.run(env).counts.wire()["merged"] == 1

@@ -302,6 +302,9 @@ HOSTILE_PAIRS: list[tuple[str, str, str, str]] = [
      "the {x} cluster keeps 5 replicas of every shard", "numeric"),
     ("a product variant", "the {x} plan includes the analytics dashboard",
      "the {x} pro plan includes the analytics dashboard", "variant"),
+    ("two weekdays", "the {x} on-call handoff happens on monday", "the {x} on-call handoff happens on tuesday", "time"),
+    ("two days and two parts of the day", "the {x} deploy window of the checkout api opens on thursday morning after "
+     "the train", "the {x} deploy window of the checkout api opens on tuesday afternoon after the train", "time"),
 ]
 
 
@@ -324,6 +327,25 @@ def test_a_model_grouping_divergent_claims_is_refused_by_the_veto(
     assert exists(env, "h1") and exists(env, "h2")
     tasks = open_detections(env.repo, "dedup-merge")
     assert len(tasks) == 1 and reason in (env.repo.root / tasks[0].path).read_text()
+
+
+def test_a_model_grouping_a_promise_with_its_completion_is_refused_without_a_review_task(tmp_path: Path) -> None:
+    """A promise and its completion are two facts (docs/veto.md §3 "Done"): the veto refuses the model's group, and
+    no review task is filed, since both hold and there is nothing to decide."""
+    a, b = band_pair(7)
+    fill_a, fill_b = " ".join(a.rstrip(".").split()[:6]), " ".join(b.rstrip(".").split()[:6])
+    tail = " failover runbook and the pooler steps before the next rehearsal."
+    files = {
+        "areas/inbox/h1.html": memory(f"jonah will update the {fill_a}" + tail, created="2026-01-01T00:00:00Z"),
+        "areas/inbox/h2.html": memory(f"jonah updated the {fill_b}" + tail, created="2026-01-02T00:00:00Z"),
+    }
+    env = make_env(make_repo(tmp_path, files))
+    outcome, client = run_scripted(env, group_all)
+    counts = wire(outcome)
+    assert len(client.requests) == 1  # the pair reached the model
+    assert counts["merged"] == 0 and counts["vetoed"] == 1 and counts["railVeto"] == 1
+    assert exists(env, "h1") and exists(env, "h2")
+    assert open_detections(env.repo, "dedup-merge") == []
 
 
 def test_a_model_grouping_two_subjects_is_refused_by_the_veto(tmp_path: Path) -> None:

@@ -77,3 +77,34 @@ def test_a_divergent_pair_can_still_be_called_contradicts(tmp_path: Path) -> Non
     counts = night.line("edge-typing").counts
     assert counts["contradictions"] == 4 and counts.get("railVeto", 0) == 0
     assert counts["tasksMinted"] == 4  # first look: a review task per pair, as for any contradiction
+
+
+MON = "areas/ops/handoff-mon.html"
+TUE = "areas/ops/handoff-tue.html"
+WILL = "areas/ops/runbook-will.html"
+DID = "areas/ops/runbook-did.html"
+WHEN_CORPUS = {
+    MON: memory("The on-call handoff of the platform team happens in the channel on Monday."),
+    TUE: memory("The on-call handoff of the platform team happens in the channel on Tuesday."),
+    WILL: memory("Jonah Berg will update the orders-db failover runbook with the new steps."),
+    DID: memory("Jonah Berg updated the orders-db failover runbook with the new steps."),
+}
+"""Two times of one slot, and a promise and its completion (issue 27 round 2, docs/veto.md §3 "When", "Done")."""
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+def test_two_clashing_times_take_no_directional_edge_and_a_promise_leads_to_its_completion(
+        tmp_path: Path, dialect: Dialect) -> None:
+    """An edge keeps both texts: only a clash refuses it (docs/veto.md §6). "on Monday" / "on Tuesday" is one slot
+    stated twice, so it can only be ``contradicts``; a promise and its completion both hold, and the one leads to the
+    other."""
+    night = wire_night(make_repo(tmp_path, WHEN_CORPUS), PHASES, gullible("leads_to"), dialect=dialect)
+    counts = night.line("edge-typing").counts
+    assert counts["judged"] == 2 and counts["typed"] == 1 and counts["railVeto"] == 1, counts
+    refused = [(p["subject"], p["object"], p["reasons"]) for p in night.refused("veto")]
+    assert refused == [(MON, TUE, ["time"])]
+    for path in (MON, TUE):
+        html = night.file(path)
+        assert html is not None and memory_links(html) == [], path
+    linked = [memory_links(html) for path in (WILL, DID) if (html := night.file(path)) is not None]
+    assert sorted(linked) == [[], [("leads_to", "/" + WILL)]] or sorted(linked) == [[], [("leads_to", "/" + DID)]]

@@ -41,7 +41,8 @@ from git_memhtml.tree.paths import read_tree_file
 def refused_pairs(members: Sequence[Scored], subjects: Mapping[str, frozenset[str]]) -> list[dict[str, object]]:
     """Every pair of ``members`` no canonical may hold together, with why: two subjects
     (``domain.merge.subject_divergent``, docs/veto.md §3), or one fact stated two ways
-    (``domain.merge.contradiction_reasons``: a claim and its negation, two values of one number, docs/veto.md §4).
+    (``domain.merge.contradiction_reasons``: a claim and its negation, two values of one number, two clashing times,
+    docs/veto.md §4).
     Members that merely state different facts are never refused here."""
     out: list[dict[str, object]] = []
     for a, b in combinations(members, 2):

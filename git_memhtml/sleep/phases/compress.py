@@ -21,10 +21,10 @@ decides (docs/models.md §3); the rails, counted and logged through :meth:`Phase
 - a batch with fewer than 2 absorbed members that resolve is skipped (the model's ``[]`` declines; no rail);
 - ``blank``: a blank title or claim: the batch is skipped;
 - ``veto`` (pairs): two absorbed members about different subjects (the merge veto's subject predicate,
-  docs/veto.md §3), or stating one fact two ways (a claim and its negation, two values of one number:
-  ``domain.merge.contradiction_reasons``, docs/veto.md §4) skip the whole batch: a fold never crosses subjects, and
-  no canonical can carry a contradiction as one memory. Members that merely state different facts are never
-  refused. Batches are cut by subject so that the first cannot happen to an honest answer
+  docs/veto.md §3), or stating one fact two ways (a claim and its negation, two values of one number, two times
+  that clash: ``domain.merge.contradiction_reasons``, docs/veto.md §4) skip the whole batch: a fold never crosses
+  subjects, and no canonical can carry a contradiction as one memory. Members that merely state different facts are
+  never refused. Batches are cut by subject so that the first cannot happen to an honest answer
   (:func:`split_by_subject`);
 - ``no-free-path``: no free canonical path; ``render-refused``: text the render gate refuses;
   ``instruction``: a canonical whose text gives an instruction to the model reading it
@@ -33,8 +33,9 @@ decides (docs/models.md §3); the rails, counted and logged through :meth:`Phase
   stays as it is;
 - ``veto`` (carry): the canonical decides, not the members' differences (docs/veto.md §4). Members of a batch state
   different facts by design, so their differences refuse nothing; each absorbed member is compared with the
-  canonical (``domain.merge.carry_gaps``): a number or a variant qualifier of its claim that the canonical drops, or
-  a claim the canonical states with the other polarity, skips the **whole batch**, since the canonical misstates a
+  canonical (``domain.merge.carry_gaps``): a number, a variant qualifier or a time of its claim that the canonical
+  drops, a claim the canonical states with the other polarity, or a promise it states as done (or a completion as a
+  promise), skips the **whole batch**, since the canonical misstates a
   fact it was written to carry.
 
 It absorbs only the members it names; every other member stays as it is.
@@ -272,8 +273,9 @@ def _carried(model: PhaseModel, answer: CompressSynthesis, absorbed: Sequence[Sc
     """The absorbed members the canonical carries, or ``None`` when the canonical misstates one (docs/veto.md §4).
 
     A member whose claim words the canonical does not hold is refused on the ``not-carried`` rail and stays where it
-    is. A member whose words it holds but whose number, qualifier or polarity it drops (``carry_gaps``) refuses the
-    whole batch on the ``veto`` rail: the canonical states that member's fact otherwise than the member does.
+    is. A member whose words it holds but whose number, qualifier, time, polarity or promise it drops or turns
+    (``carry_gaps``) refuses the whole batch on the ``veto`` rail: the canonical states that member's fact otherwise
+    than the member does.
     """
     text = canonical_text(answer)
     kept = [s for s in absorbed if carried(s.row.gist, text)]

@@ -5,7 +5,8 @@ First-chunk vectors of the active non-task, non-arc corpus are scanned for neigh
 is oriented so the older file (lower corpus offset) keeps; the pairs go through ``merge_candidates`` (threshold, veto,
 self pair, role guard, cap). Each decision archives the dropped file (``superseded-by`` → keeper) and links the keeper
 ``supersedes`` → the archive path. A pair the veto refused becomes a detected review task naming the predicates
-that fired. With no model the night never judged a component, so vanished veto tasks are not swept.
+that fired, unless only ``commitment`` fired (a promise and its completion both hold). With no model the night
+never judged a component, so vanished veto tasks are not swept.
 
 With a model bound (:func:`run_with_model`, docs/phases.md §1.2 "Model path") the floor's pairs are proposed
 first, unchanged, and the model's group pairs (``dedup_model``) after them, through the same filter; a night whose
@@ -26,6 +27,7 @@ from git_memhtml.document.parse import parse_memory
 from git_memhtml.domain.merge import (
     MAX_MERGE_PAIRS,
     NEAR_DUPLICATE_THRESHOLD,
+    VETO_COMMITMENT,
     VETO_SUBJECT,
     MergeDecision,
     MergeOutcome,
@@ -190,9 +192,14 @@ def veto_measurement(pair: VetoedPair, floor: float, subjects: Mapping[str, froz
 
 def _mint_veto_tasks(env: PhaseEnv, vetoed: Sequence[VetoedPair], floor: float,
                      subjects: Mapping[str, frozenset[str]]) -> TaskTally:
+    """One review task per vetoed pair, except a pair only the ``commitment`` predicate refused: a promise and the
+    statement that it is done both hold, so there is nothing for a person to decide (task-detection reads the
+    completion as what closes the promise; docs/veto.md §3 "Done"). Every vetoed pair is journaled all the same."""
     tally = TaskTally()
     by_finding: dict[str, VetoedPair] = {}
     for pair in vetoed:
+        if pair.reasons == (VETO_COMMITMENT,):
+            continue  # a promise and its completion: both hold, nothing to decide (docs/veto.md §3 "Done")
         by_finding.setdefault(veto_finding(pair), pair)
     for finding in sorted(by_finding):
         pair = by_finding[finding]

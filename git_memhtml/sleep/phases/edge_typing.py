@@ -12,7 +12,7 @@ docs/models.md §7).
    - ``none`` or a confidence under :data:`CONFIDENCE_FLOOR` writes nothing;
    - a directional rel (``caused_by``, ``leads_to``, ``example_of``, ``supports``, ``part_of``) is written as
      ``link <rel> → /<object>`` into the **subject only** (``src`` for ``src_to_dst``, else ``dst``), unless the
-     merge veto (``domain.merge.veto_reasons``: negation, number, variant and whatever predicate joins them) calls
+     merge veto (``domain.merge.edge_veto_reasons``: negation, number, variant, clashing times) calls
      the two memories divergent: such a pair states two different things about one matter, so the only edge it can
      carry is ``contradicts`` (rail ``veto``, docs/veto.md §6);
    - ``contradicts`` is a detection (``state.edge_corroboration``, counted only over a corpus its last detection
@@ -41,7 +41,7 @@ from typing import Literal, get_args
 from pydantic import Field
 
 from git_memhtml.document.model import REL_CLASSES
-from git_memhtml.domain.merge import MergeText, veto_reasons
+from git_memhtml.domain.merge import MergeText, edge_veto_reasons
 from git_memhtml.index.corpus import CorpusRow, active_corpus, corpus_digest
 from git_memhtml.index.corroboration import bump_edge
 from git_memhtml.index.watermark import vector_space
@@ -191,13 +191,14 @@ def veto_text(row: CorpusRow) -> MergeText:
 def edge_veto(night: Night, subject: str, target: str) -> tuple[str, ...]:
     """The veto predicates that call ``subject`` and ``target`` divergent (empty: the pair may carry any rel).
 
-    The same :func:`~git_memhtml.domain.merge.veto_reasons` every fold passes, so a predicate added there applies to
+    The predicates every fold passes, read for an edge (:func:`~git_memhtml.domain.merge.edge_veto_reasons`: a time
+    only when the two clash, never a promise against its completion), so a predicate added to the veto applies to
     typed edges too. A side the run's index does not hold is refused as divergent (``unknown``): an edge the veto
     could not read is not written (the ``gone`` rail catches a vanished file first)."""
     left, right = night.text(subject), night.text(target)
     if left is None or right is None:
         return ("unknown",)
-    return veto_reasons(left, right)
+    return edge_veto_reasons(left, right)
 
 
 def present(env: PhaseEnv, path: str) -> bool:

@@ -118,8 +118,9 @@ class RunPointers:
     refiled: dict[str, str] = field(default_factory=dict)
     """live base path → the topic path placement-triage moved it to (the same memory)."""
     vetoed_replacements: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
-    """``(base path, replacement)`` → what of the base memory the replacement drops (negation, numeric, variant,
-    subject): a replacement that does not carry a memory is no replacement for it (:func:`veto_replacements`)."""
+    """``(base path, replacement)`` → what of the base memory the replacement drops (negation, numeric, variant, time,
+    commitment, subject): a replacement that does not carry a memory is no replacement for it
+    (:func:`veto_replacements`)."""
 
     def replacements(self, path: str) -> list[Target]:
         """The targets of ``path`` that stand in for it (a keeper, a successor), before any veto."""
@@ -294,10 +295,11 @@ def veto_replacements(pointers: RunPointers, base_texts: Mapping[str, tuple[str,
                       tip_subjects: Mapping[str, frozenset[str]] | None = None,
                       ) -> dict[tuple[str, str], tuple[str, ...]]:
     """``(base path, replacement) → dropped markers`` for every replacement of a base memory that does not carry it
-    (``domain.merge.carry_gaps``, docs/veto.md §4): a replacement that drops a number or a qualifier of the base
-    memory's claim, states the claim with the other polarity ("should not run" folded into "should run"), or is about
-    other subjects, explains nothing. The rule compress folds by, read one way: a replacement may say more than the
-    memory (a canonical carries many members; a keeper its own facts), never less or the opposite.
+    (``domain.merge.carry_gaps``, docs/veto.md §4): a replacement that drops a number, a qualifier or a time of the
+    base memory's claim, turns its promise into a completion (or back), states the claim with the other polarity
+    ("should not run" folded into "should run"), or is about other subjects, explains nothing. The rule compress folds
+    by, read one way: a replacement may say more than the memory (a canonical carries many members; a keeper its own
+    facts), never less or the opposite.
 
     Texts are ``{path: (claim, article)}`` of each side; subjects ``{path: subject identities}`` of each side (the
     subject check runs only when both maps are given; a path absent names no subject).
