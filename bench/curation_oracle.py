@@ -420,7 +420,7 @@ TASK_COUNTS: Mapping[str, tuple[str, str]] = {
     "task-detection": ("minted", "capped"),
 }
 """Where each phase counts the detected tasks it minted and the ones the nightly cap refused (task-detection's
-``capped`` is the run's overflow so far, every detector's)."""
+``capped`` is the run's open-work overflow so far, its own and trace-commitment's: docs/tasks.md §7 "Two budgets")."""
 
 
 def detected_tasks(counts: Mapping[str, Mapping[str, Any]]) -> str:
@@ -471,7 +471,8 @@ def render(result: Mapping[str, Any]) -> str:
                 lines.append(f"  - rails: {rails}")
             tasks = detected_tasks(night["counts"])
             if tasks:
-                lines.append(f"  - detected tasks minted/capped ({DETECTED_TASK_CAP} a night, all detectors): {tasks}")
+                lines.append(f"  - detected tasks minted/capped ({DETECTED_TASK_CAP} a night per class, open work and "
+                             f"review): {tasks}")
             sizes = "; ".join(f"{p} {r['calls']} calls, largest {r['largest']:,} tokens"
                               for p, r in night["requests"].items())
             if sizes:

@@ -16,8 +16,9 @@ the corpus's own file counts (higher count wins, ties to the lexicographically s
 (docs/entities.md §6).
 
 What a *model* may make one is decided by :func:`name_merge_refusal`, the one rule the model stage's rail and the run
-gate both read: no identity veto, and either the same letters or, for a person, one name in a shorter and a fuller
-form (:func:`same_name_forms`) whose centroids (:func:`centroid`) agree (:data:`CENTROID_AGREEMENT`). Pure.
+gate both read: no identity veto, and either the same letters or one name in a shorter and a fuller form (a person's
+leading words, a service's role word: :func:`same_name_forms`) whose centroids (:func:`centroid`) agree
+(:data:`CENTROID_AGREEMENT`). Pure.
 """
 
 from __future__ import annotations
@@ -377,8 +378,8 @@ identity: two people of one conversation reach it too (median 0.45 at 3 + 3), so
 own (docs/entities.md §6 "Model stage")."""
 
 REASON_NOT_ONE_NAME = "not-one-name"
-"""Refusal of :func:`name_merge_refusal`: neither the same letters nor, for a person, one name in a shorter and a
-fuller form."""
+"""Refusal of :func:`name_merge_refusal`: neither the same letters nor one name in a shorter and a fuller form (a
+person's leading words, a service's role word: :func:`same_name_forms`)."""
 
 REASON_NO_CENTROID = "no-centroid"
 """Refusal of :func:`name_merge_refusal`: a name has no centroid (no claimant with a vector), so nothing shows that
@@ -396,7 +397,46 @@ NAME_FORM_TYPES: frozenset[str] = frozenset({PERSON})
 names, and an initial abbreviates a word, so its leading words are the same name written short. The names of things
 are compounds whose extra word often names another thing (``kafka``/``kafka-connect``,
 ``postgres``/``postgres-exporter``, ``api``/``api-gateway``): a leading part is no evidence there, and the prompt
-says so ("a shared word is not identity")."""
+says so ("a shared word is not identity"). One exception, for services only: a trailing role word
+(:func:`role_word_form`)."""
+
+
+SERVICE = "service"
+"""The entity type of a running service (``service:checkout-api``): the one type whose names take a role word."""
+
+ROLE_SUFFIXES: tuple[str, ...] = ("service", "svc", "srv", "server", "daemon", "worker")
+"""Role words (our decision, issue 27; docs/entities.md §6 "A service and its role word"): a *service* name followed
+by one of these is the same service's name in a fuller form (``notifications`` / ``notifications-worker``,
+``billing`` / ``billing-service``). Each says only what the named thing already is or how it runs: a service, a
+server, a daemon, a worker process. Words that name *another* thing beside the first are not role words and never
+will be: ``connect`` (``kafka-connect`` is Kafka's connector framework), ``exporter``, ``client``, ``proxy``,
+``gateway``, ``db``, ``api``, ``web``, ``ui``, ``indexer``, ``sync``, ``cli``."""
+
+ROLE_SUFFIX_TYPES: frozenset[str] = frozenset({SERVICE})
+"""Entity types whose names take a role word (:func:`role_word_form`): only services. A project, a tool or an org
+followed by ``service`` or ``server`` is another thing of its own (``atlas`` the project, ``atlas-server`` its
+server)."""
+
+
+def role_word_form(a: str, b: str, entity_type: str) -> bool:
+    """``a`` and ``b`` (name keys of ``entity_type``) are one service's name without and with a role word: for a type
+    of :data:`ROLE_SUFFIX_TYPES`, the tokens (:func:`name_tokens`) of one are exactly the tokens of the other plus
+    one trailing word of :data:`ROLE_SUFFIXES`, and the shorter holds a word that is neither a role word nor a
+    number (its name proper).
+
+    ``notifications`` / ``notifications-worker``, ``billing`` / ``billing-service``, ``checkout-api`` /
+    ``checkout-api-svc``: one name. ``kafka`` / ``kafka-connect``, ``postgres`` / ``postgres-exporter``,
+    ``checkout`` / ``checkout-api`` (not role words), ``notifications-worker`` / ``notifications-server`` (two
+    role words: a worker and a server of one system are two processes), ``notifications`` /
+    ``notifications-worker-2`` (a number), ``service`` / ``service-worker`` (no name proper), ``notifications`` /
+    ``worker-notifications`` (a leading word): not. Symmetric, pure."""
+    if entity_type not in ROLE_SUFFIX_TYPES:
+        return False
+    ta, tb = name_tokens(a), name_tokens(b)
+    short, full = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
+    if len(full) != len(short) + 1 or full[:-1] != short or full[-1] not in ROLE_SUFFIXES:
+        return False
+    return any(t not in ROLE_SUFFIXES and not t.isdigit() for t in short)
 
 
 def same_letters(a: str, b: str) -> bool:
@@ -425,8 +465,11 @@ def same_name_forms(a: str, b: str, entity_type: str) -> bool:
     ``C. Miller`` / ``Caroline Miller``: one name. ``Dana Okafor`` / ``Priya Raman``, ``Caroline M.`` /
     ``Caroline N.``, ``Caroline Miller`` / ``Caroline Ng``, ``Okafor`` / ``Dana Okafor`` (a family name alone is not a
     leading part), ``Bob`` / ``Robert`` (a nickname), ``M.`` / ``Miller`` (an initial alone): not; a person file's
-    ``memhtml-alias`` joins those (docs/entities.md §6 step 4). Any other type: never. Symmetric, pure.
+    ``memhtml-alias`` joins those (docs/entities.md §6 step 4). A service: only its name and that name with one role
+    word (:func:`role_word_form`). Any other type: never. Symmetric, pure.
     """
+    if role_word_form(a, b, entity_type):
+        return True
     if entity_type not in NAME_FORM_TYPES:
         return False
     ta, tb = name_tokens(a), name_tokens(b)
@@ -470,8 +513,10 @@ def name_merge_refusal(a: str, b: str, entity_type: str, cosine: float | None) -
        ``api``/``app``: issue 8, "a one-letter difference between short names is not evidence"); returns the veto
        name or :data:`REASON_SHORT_NAME`;
     2. the same letters and digits (:func:`same_letters`) are one name: ``None``;
-    3. otherwise the names must be one name in a shorter and a fuller form (:func:`same_name_forms`), else
-       :data:`REASON_NOT_ONE_NAME` (``Dana Okafor``/``Priya Raman``, ``checkout-api``/``payments-api``);
+    3. otherwise the names must be one name in a shorter and a fuller form (:func:`same_name_forms`: a person's
+       leading words or initials, a service's name and that name with one role word), else
+       :data:`REASON_NOT_ONE_NAME` (``Dana Okafor``/``Priya Raman``, ``checkout-api``/``payments-api``,
+       ``kafka``/``kafka-connect``);
     4. and their memories must agree: :data:`REASON_NO_CENTROID` without a cosine,
        :data:`REASON_CENTROIDS_DISAGREE` below :data:`CENTROID_AGREEMENT`.
 

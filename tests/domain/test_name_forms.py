@@ -15,6 +15,7 @@ from git_memhtml.domain.entities import (
     REASON_SHORT_NAME,
     name_key,
     name_merge_refusal,
+    role_word_form,
     same_name_forms,
 )
 
@@ -51,6 +52,39 @@ def test_the_leading_word_of_a_thing_is_no_shorter_form(a: str, b: str) -> None:
         assert not same_name_forms(name_key(a), name_key(b), etype)
 
 
+ROLE_FORMS = [
+    ("a worker", "notifications", "notifications-worker", True),
+    ("a service", "billing", "billing-service", True),
+    ("svc after a two-word name", "checkout-api", "checkout-api-svc", True),
+    ("a server", "search", "search_server", True),
+    ("a daemon", "Sync Agent", "sync-agent-daemon", True),
+    ("kafka-connect is another thing", "kafka", "kafka-connect", False),
+    ("an exporter is another thing", "postgres", "postgres-exporter", False),
+    ("an api is no role word", "checkout", "checkout-api", False),
+    ("an indexer is no role word", "search", "search-indexer", False),
+    ("two role words are two processes", "notifications-worker", "notifications-server", False),
+    ("a role word and a number", "notifications", "notifications-worker-2", False),
+    ("two trailing words", "notifications", "notifications-email-worker", False),
+    ("a leading role word", "notifications", "worker-notifications", False),
+    ("no name proper", "service", "service-worker", False),
+    ("two services the prompt calls distinct", "checkout-api", "payments-api", False),
+]
+
+
+@pytest.mark.parametrize(("label", "a", "b", "expected"), ROLE_FORMS, ids=[f[0] for f in ROLE_FORMS])
+def test_a_service_and_its_role_word_are_one_name(label: str, a: str, b: str, expected: bool) -> None:
+    ka, kb = name_key(a), name_key(b)
+    assert same_name_forms(ka, kb, "service") is expected, label
+    assert same_name_forms(kb, ka, "service") is expected, label
+    assert role_word_form(ka, kb, "service") is role_word_form(kb, ka, "service") is expected, label
+
+
+@pytest.mark.parametrize("etype", ["project", "tool", "org", "team"])
+def test_a_role_word_makes_one_name_of_a_service_only(etype: str) -> None:
+    assert not same_name_forms(name_key("atlas"), name_key("atlas-server"), etype)
+    assert name_merge_refusal(name_key("atlas"), name_key("atlas-server"), etype, 0.99) == REASON_NOT_ONE_NAME
+
+
 AGREE = CENTROID_AGREEMENT + 0.05
 DISAGREE = CENTROID_AGREEMENT - 0.05
 
@@ -66,6 +100,14 @@ REFUSALS = [
     ("two services the prompt calls distinct", "service", "checkout-api", "payments-api", 0.99, REASON_NOT_ONE_NAME),
     ("a band pair of two service words", "service", "order-router", "order-routing", 0.99, REASON_NOT_ONE_NAME),
     ("separators only are one name", "service", "checkout_api", "checkout-api", None, None),
+    ("a service and its worker whose memories agree", "service", "notifications", "notifications-worker", AGREE,
+     None),
+    ("a service and its worker whose memories disagree", "service", "notifications", "notifications-worker",
+     DISAGREE, REASON_CENTROIDS_DISAGREE),
+    ("a service and its worker, no centroid", "service", "notifications", "notifications-worker", None,
+     REASON_NO_CENTROID),
+    ("kafka and kafka-connect, however alike", "service", "kafka", "kafka-connect", 0.99, REASON_NOT_ONE_NAME),
+    ("a numbered worker", "service", "notifications", "notifications-worker-2", 0.99, "numeric"),
     ("one digit apart", "service", "svc-amber-1", "svc-amber-2", 0.99, "numeric"),
     ("a variant", "service", "checkout-api", "checkout-api-beta", 0.99, "variant"),
     ("one letter apart in a short name", "person", "Anna", "Hanna", 0.99, REASON_SHORT_NAME),

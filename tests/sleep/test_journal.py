@@ -152,7 +152,7 @@ def test_entity_resolution_records_the_renames_it_made_and_not_the_names_it_kept
 
 def test_dedup_merge_records_the_fold_it_made_and_every_vetoed_pair_even_uncapped(tmp_path: Path) -> None:
     env = make_env(make_repo(tmp_path, DEDUP_FILES))
-    env.services.budget.remaining = 0  # no task can be minted: the vetoed pair is still recorded
+    env.services.budget.remaining["review"] = 0  # no review task can be minted: the vetoed pair is still recorded
     counts = dedup_merge.run(env).counts.wire()
     assert counts["merged"] == 1 and counts["vetoed"] == 1 and counts["tasksCapped"] == 1
     assert counts["tasksMinted"] == 0

@@ -208,7 +208,8 @@ def test_the_input_is_frozen_and_the_services_start_fresh(tmp_path: Path) -> Non
     with pytest.raises(FrozenInstanceError):
         env.at = "2026-03-11T00:00:00Z"  # type: ignore[misc]
     services = env.services
-    assert services.budget == DetectionBudget(DETECTED_TASK_CAP, 0) and services.ledger == []
+    assert services.budget == DetectionBudget({"open-work": DETECTED_TASK_CAP, "review": DETECTED_TASK_CAP},
+                                              {"open-work": 0, "review": 0}) and services.ledger == []
     assert services.model is None and services.llm_budget.remaining is None and services.llm_budget.spent == 0
 
 

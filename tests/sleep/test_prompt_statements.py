@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from git_memhtml.domain.entities import CENTROID_AGREEMENT
+from git_memhtml.domain.entities import CENTROID_AGREEMENT, ROLE_SUFFIXES
 from git_memhtml.domain.merge import MAX_MERGE_PAIRS, NEAR_DUPLICATE_THRESHOLD
 from git_memhtml.llm.scripted import Answer
 from git_memhtml.sleep.engine.contract import DETECTED_TASK_CAP
@@ -94,3 +94,18 @@ def test_the_dedup_model_is_told_the_floor_folds_whatever_it_answers_and_the_old
     assert f"more similar than {NEAR_DUPLICATE_THRESHOLD:g} (cosine) are folded even when you leave them out" in said
     assert "the oldest memory is kept" in said and f"At most {MAX_MERGE_PAIRS} folds" in said
     assert "{" not in said
+
+
+def test_the_task_model_is_told_open_work_has_its_own_ten_beside_the_review_tasks() -> None:
+    """The cap the prompt states is the one code enforces per class (docs/tasks.md §7 "Two budgets")."""
+    said = " ".join(fill(shipped_prompt("task-detection"), task_detection.prompt_values()).split())
+    assert f"opens at most {DETECTED_TASK_CAP} tasks of open work a night for the whole store" in said
+    assert f"Review tasks the night files for its own refused decisions (folds, entity merges, contradictions) have " \
+           f"a separate limit of {DETECTED_TASK_CAP} and never take a place from open work" in said
+
+
+def test_the_entity_model_is_told_which_role_words_make_one_service_name() -> None:
+    """The role words the prompt names are the ones ``role_word_form`` reads (docs/entities.md §6)."""
+    said = " ".join(fill(shipped_prompt("entity-resolution"), entity_model.prompt_values()).split())
+    assert f"followed by one role word ({', '.join(ROLE_SUFFIXES)})" in said
+    assert "notifications and notifications-worker" in said and "kafka and kafka-connect stay two" in said

@@ -33,6 +33,7 @@ from git_memhtml.llm.scripted import (
     Status,
     blocks,
 )
+from git_memhtml.sleep.engine.contract import DETECTED_TASK_CAP
 from git_memhtml.sleep.engine.env import LlmBudget, PhaseEnv, PhaseOutcome, RunServices
 from git_memhtml.sleep.engine.model import DRY_RUN, rails_log_path
 from git_memhtml.sleep.engine.run import ModelBinding, run_sleep
@@ -412,7 +413,7 @@ def test_a_memory_that_orders_a_task_for_everything_gets_only_verified_ones_and_
 
     env, outcome, _ = night(tmp_path, {"TaskDetection": obey}, files=files)
     assert counts(outcome) == zero(candidates=25, batches=2, findings=25, minted=10, capped=14)
-    assert env.services.budget.overflow == 14 and env.services.budget.remaining == 0
+    assert env.services.budget.overflow["open-work"] == 14 and env.services.budget.remaining["open-work"] == 0
     assert wire(outcome)["railInstruction"] == 1 and "railQuote" not in wire(outcome)  # refused before any look-up
     tasks = open_detections(env.repo, PHASE)
     assert len(tasks) == 10
@@ -455,16 +456,34 @@ def test_the_quote_is_matched_against_the_article_text_only(
 # ----------------------------------------------------------------------------------- shared budget, no model, dry
 
 
-def test_the_ten_a_night_budget_is_shared_with_the_detectors_before(tmp_path: Path) -> None:
+def test_review_tasks_of_the_detectors_before_never_take_open_work_s_ten(tmp_path: Path) -> None:
+    """dedup-merge's and entity-resolution's review tasks spend the review ten (and overflow it); the commitments
+    are still filed."""
     env = make_env(make_repo(tmp_path, FILES), embed=False)
     env, _ = bind(env, finds(*GOOD))
-    for i in range(9):
-        assert mint_detected_task(env, "dedup-merge", f"pair {i}", title=f"Review pair {i}",
-                                  claim=f"review: pair {i} differs.", evidence=Measurement("cosine 0.88")
+    for detector in ("dedup-merge", "entity-resolution"):
+        results = [mint_detected_task(env, detector, f"pair {i}", title=f"Review pair {i}",
+                                      claim=f"review: pair {i} differs.", evidence=Measurement("cosine 0.88")).result
+                   for i in range(6)]
+        assert results.count("minted") == 5 and results.count("capped") == 1
+    outcome = task_detection.run(env)
+    assert counts(outcome) == zero(findings=2, minted=2)
+    assert env.services.budget.remaining == {"open-work": DETECTED_TASK_CAP - 2, "review": 0}
+    assert env.services.budget.overflow == {"open-work": 0, "review": 2}
+
+
+def test_open_work_has_ten_a_night_of_its_own(tmp_path: Path) -> None:
+    """trace-commitment's tasks and task-detection's share the open-work ten."""
+    env = make_env(make_repo(tmp_path, FILES), embed=False)
+    env, _ = bind(env, finds(*GOOD))
+    for i in range(DETECTED_TASK_CAP - 1):
+        assert mint_detected_task(env, "trace-commitment", f"promise {i}", title=f"Promise {i}",
+                                  claim=f"I will ship part {i}.", evidence=Measurement("a transcript line")
                                   ).result == "minted"
     outcome = task_detection.run(env)
     assert counts(outcome) == zero(findings=2, minted=1, capped=1)
-    assert env.services.budget.remaining == 0 and env.services.budget.overflow == 1
+    assert env.services.budget.remaining == {"open-work": 0, "review": DETECTED_TASK_CAP}
+    assert env.services.budget.overflow == {"open-work": 1, "review": 0}
 
 
 def test_without_a_model_the_phase_reports_what_it_always_did(tmp_path: Path) -> None:

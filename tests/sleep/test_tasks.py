@@ -13,7 +13,9 @@ import pytest
 
 from git_memhtml.document.editors import get_meta, get_metas
 from git_memhtml.document.parse import parse_memory
-from git_memhtml.sleep.engine.env import PhaseEnv
+from git_memhtml.sleep.engine.contract import REVIEW_SHARE, task_class
+from git_memhtml.sleep.engine.env import DetectionBudget, PhaseEnv
+from git_memhtml.sleep.phases import task_detection, trace_commitments
 from git_memhtml.sleep.phases.tasks import (
     MACHINE_CLOSED_TAG,
     Measurement,
@@ -58,14 +60,14 @@ def test_key_is_normalised_digest_and_path_is_capped() -> None:
 def test_mint_then_refresh_without_budget(tmp_path: Path) -> None:
     env = _env(tmp_path)
     assert _mint(env, "alpha") == "minted"
-    assert env.services.budget.remaining == 9
+    assert env.services.budget.remaining["review"] == 9
     [task] = open_detections(env.repo, "test-detector")
     html = (env.repo.root / task.path).read_text()
     assert get_metas(html, "tag") == ["detected", "test-detector"] and get_meta(html, "author") == "agent:sleep"
     commit_and_reindex(env)
     env = replace(env, at="2026-03-11T00:00:00Z")
     assert _mint(env, "alpha") == "refreshed"
-    assert env.services.budget.remaining == 9
+    assert env.services.budget.remaining["review"] == 9
     assert get_meta((env.repo.root / task.path).read_text(), "updated") == "2026-03-11T00:00:00Z"
     assert len(open_detections(env.repo, "test-detector")) == 1
 
@@ -112,10 +114,19 @@ def test_same_frame_as_an_open_detection_is_refused(tmp_path: Path) -> None:
 
 
 def test_budget_caps_and_counts_overflow(tmp_path: Path) -> None:
+    """A review detector opens at most its share of the review ten; open work, at most the open-work ten."""
     env = _env(tmp_path)
     results = [_mint(env, f"finding number {i}", claim=f"check finding {i}") for i in range(12)]
-    assert results.count("minted") == 10 and results.count("capped") == 2
-    assert env.services.budget.remaining == 0 and env.services.budget.overflow == 2
+    assert results.count("minted") == REVIEW_SHARE == 5 and results.count("capped") == 7
+    assert env.services.budget.remaining["review"] == 5 and env.services.budget.overflow["review"] == 7
+    opened = [mint_detected_task(env, "task-detection", f"{SOURCE} Ana will send the report by friday.",
+                                 title="Send the report", claim="Ana will send the report by friday.",
+                                 evidence=Quote("Ana will send the report by friday.", SOURCE)).result]
+    opened += [mint_detected_task(env, "trace-commitment", f"promise {i}", title=f"Promise {i}",
+                                  claim=f"I will ship part {i}.", evidence=Measurement("said in a session")).result
+               for i in range(11)]
+    assert opened.count("minted") == 10 and opened.count("capped") == 2
+    assert env.services.budget.overflow == {"open-work": 2, "review": 7}
 
 
 def test_dry_run_mints_nothing_on_disk(tmp_path: Path) -> None:
@@ -168,15 +179,51 @@ def test_every_detector_refuses_evidence_that_does_not_verify(tmp_path: Path, de
     assert open_detections(env.repo, detector) == [] and git(env.repo.root, "status", "--porcelain") == ""
 
 
-def test_the_ten_a_night_budget_spans_every_detector(tmp_path: Path) -> None:
+def test_review_tasks_share_one_ten_and_open_work_has_its_own(tmp_path: Path) -> None:
+    """The three review detectors spend one ten between them, in order, each at most its share; the commitment
+    filed after them is minted (docs/tasks.md §7 "Two budgets"), and open work is refused past its own ten."""
     env = _env(tmp_path)
     results = [_file(env, detector, f"{finding} {i}", evidence)
                for i in range(3) for detector, finding, evidence in DETECTORS if detector != "task-detection"]
-    results.append(_file(env, "task-detection", DETECTORS[3][1], DETECTORS[3][2]))
     results += [_file(env, "dedup-merge", f"late pair {i}", Measurement("cosine 0.9")) for i in range(2)]
-    assert results.count("minted") == 10 and results.count("capped") == 2
-    assert env.services.budget.overflow == 2
-    assert sum(len(open_detections(env.repo, d)) for d in DETECTOR_IDS) == 10
+    assert results.count("minted") == 10 and results.count("capped") == 1
+    assert _file(env, "task-detection", DETECTORS[3][1], DETECTORS[3][2]) == "minted"
+    assert env.services.budget.overflow == {"open-work": 0, "review": 1}
+    assert sum(len(open_detections(env.repo, d)) for d in DETECTOR_IDS) == 11
+    opened = [_file(env, "trace-commitment", f"promise {i}", Measurement("said in a session")) for i in range(10)]
+    assert opened.count("minted") == 9 and opened.count("capped") == 1
+    assert env.services.budget.remaining == {"open-work": 0, "review": 0}
+    assert env.services.budget.overflow == {"open-work": 1, "review": 1}
+
+
+def test_one_kind_of_review_never_takes_the_whole_ten(tmp_path: Path) -> None:
+    """Seven vetoed folds open five review tasks; the contradictions and name pairs after them still get theirs."""
+    env = _env(tmp_path)
+    folds = [_file(env, "dedup-merge", f"pair {i}", Measurement("cosine 0.9")) for i in range(7)]
+    names = [_file(env, "entity-resolution", f"names {i}", Measurement("similarity 0.9")) for i in range(2)]
+    edges = [_file(env, "edge-typing", f"contradicts {i}", Measurement("detection 1 of 2")) for i in range(3)]
+    assert (folds.count("minted"), names.count("minted"), edges.count("minted")) == (REVIEW_SHARE, 2, 3)
+    assert env.services.budget.remaining["review"] == 0 and env.services.budget.overflow["review"] == 2
+
+
+def test_a_resume_counts_what_each_detector_opened_before_the_kill() -> None:
+    """``DetectionBudget.spend`` (fed by ``run.tasks_added``) lowers the class and the detector's share alike."""
+    budget = DetectionBudget()
+    budget.spend({"dedup-merge": 5, "edge-typing": 4, "task-detection": 9})
+    assert budget.remaining == {"open-work": 1, "review": 1}
+    assert not budget.admits("dedup-merge")  # its share is spent
+    assert budget.admits("edge-typing")
+    budget.take("edge-typing")
+    assert not budget.admits("edge-typing") and not budget.admits("entity-resolution")  # the review ten is spent
+    assert budget.admits("trace-commitment")
+    assert budget.overflow == {"open-work": 0, "review": 3}
+
+
+def test_every_detector_has_a_class() -> None:
+    """The phases' own detector names are the ones the budget classes as open work."""
+    assert task_class(task_detection.PHASE) == task_class(trace_commitments.DETECTOR) == "open-work"
+    for detector in ("dedup-merge", "entity-resolution", "edge-typing", "test-detector"):
+        assert task_class(detector) == "review"
 
 
 @pytest.mark.parametrize(("detector", "finding", "evidence"), DETECTORS, ids=DETECTOR_IDS)

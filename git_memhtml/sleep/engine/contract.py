@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
 
 if TYPE_CHECKING:  # annotations only: env imports this module's constants
     from git_memhtml.sleep.engine.env import PhaseBody, PhaseCounts
@@ -142,7 +142,34 @@ def sweep_phases() -> frozenset[str]:
 
 
 DETECTED_TASK_CAP = 10
-"""Detected tasks minted per night across all detectors (docs/tasks.md §7)."""
+"""Detected tasks minted per night in each class of task (:data:`TASK_CLASSES`), a resumed run included: at most
+ten tasks of open work and ten review tasks, so a night opens at most twenty (carried over as ten across all
+detectors; counted per class since issue 27, our decision, docs/tasks.md §7 "Two budgets")."""
+
+TaskClass = Literal["open-work", "review"]
+"""What a detected task is for: ``open-work``, work a person committed to or left open (the thing a task exists
+for); ``review``, a decision the night declined to take alone and hands to a person (a vetoed fold, an entity
+merge, a contradiction)."""
+
+TASK_CLASSES: tuple[TaskClass, ...] = get_args(TaskClass)
+"""Every class: each has its own :data:`DETECTED_TASK_CAP` a night."""
+
+OPEN_WORK_DETECTORS: frozenset[str] = frozenset({"task-detection", "trace-commitment"})
+"""The detectors whose tasks are open work (task-detection's commitments and follow-ups, trace-consolidation's
+commitments, detector ``trace-commitment``); every other detector files review tasks."""
+
+
+REVIEW_SHARE = DETECTED_TASK_CAP // 2
+"""Review tasks one review detector may open a night: half the review class's ten (5), so one kind of review (a
+backlog of vetoed folds) never takes the whole ten and hides another (a contradiction). What it leaves is filed on
+a later night: an open task is refreshed at no cost, so each night files the next ones (our decision, issue 27,
+docs/tasks.md §7 "Two budgets")."""
+
+
+def task_class(detector: str) -> TaskClass:
+    """Return the class of the tasks ``detector`` files: ``open-work`` for :data:`OPEN_WORK_DETECTORS`, else
+    ``review`` (a detector not named there is bookkeeping until it is)."""
+    return "open-work" if detector in OPEN_WORK_DETECTORS else "review"
 
 MAX_SAME_DAY_RUNS = 100
 """Run ids per date: ``sleep/<date>``, then ``-2`` … ``-100`` (docs/sleep.md §2.1 "Run abort")."""

@@ -17,7 +17,7 @@ reports the phase — the trailer, the state row, ``sleep run --json`` and the r
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Literal, get_args
 
@@ -27,7 +27,13 @@ from git_memhtml.gitrepo import GitRepo
 from git_memhtml.index.db import IndexDB
 from git_memhtml.llm.contract import ModelClient
 from git_memhtml.llm.defaults import DEFAULT_MAX_PROMPT_TOKENS
-from git_memhtml.sleep.engine.contract import DETECTED_TASK_CAP
+from git_memhtml.sleep.engine.contract import (
+    DETECTED_TASK_CAP,
+    REVIEW_SHARE,
+    TASK_CLASSES,
+    TaskClass,
+    task_class,
+)
 from git_memhtml.sleep.engine.ledger import PendingMark
 
 PhaseStatus = Literal["ok", "failed", "skipped"]
@@ -74,15 +80,49 @@ class PhaseCounts:
         return out
 
 
+def _per_class(value: int) -> dict[TaskClass, int]:
+    return dict.fromkeys(TASK_CLASSES, value)
+
+
 @dataclass
 class DetectionBudget:
-    """Detected tasks left this run (shared by every detector) and the overflow count.
+    """Detected tasks left this run in each class of task, each class's overflow, and the tasks each detector opened
+    (docs/tasks.md §7 "Two budgets").
 
-    ``remaining`` starts at :data:`~git_memhtml.sleep.engine.contract.DETECTED_TASK_CAP` (10, docs/tasks.md §7).
+    ``remaining[c]`` starts at :data:`~git_memhtml.sleep.engine.contract.DETECTED_TASK_CAP` (10) for each class
+    ``c`` of :data:`~git_memhtml.sleep.engine.contract.TASK_CLASSES`; the detectors of one class share it, in phase
+    order, and a review detector takes at most :data:`~git_memhtml.sleep.engine.contract.REVIEW_SHARE` (5) of it.
+    ``overflow[c]`` counts the tasks of class ``c`` refused for want of budget; ``opened[d]`` the tasks detector
+    ``d`` opened this run.
     """
 
-    remaining: int = DETECTED_TASK_CAP
-    overflow: int = 0
+    remaining: dict[TaskClass, int] = field(default_factory=lambda: _per_class(DETECTED_TASK_CAP))
+    overflow: dict[TaskClass, int] = field(default_factory=lambda: _per_class(0))
+    opened: dict[str, int] = field(default_factory=dict)
+
+    def admits(self, detector: str) -> bool:
+        """Whether ``detector`` may open one more task: its class has one left and, for a review detector, it has
+        opened fewer than its share. When not, count one overflow of its class."""
+        kind = task_class(detector)
+        share = self.opened.get(detector, 0) < REVIEW_SHARE if kind == "review" else True
+        if self.remaining[kind] > 0 and share:
+            return True
+        self.overflow[kind] += 1
+        return False
+
+    def take(self, detector: str) -> None:
+        """Spend one task of ``detector``'s class (the caller checked :meth:`admits`)."""
+        kind = task_class(detector)
+        self.remaining[kind] = max(0, self.remaining[kind] - 1)
+        self.opened[detector] = self.opened.get(detector, 0) + 1
+
+    def spend(self, opened: Mapping[str, int]) -> None:
+        """Count the tasks each detector already ``opened`` this run (a resume, docs/tasks.md §7): its class is
+        lowered by as many, never below 0."""
+        for detector, count in opened.items():
+            kind = task_class(detector)
+            self.remaining[kind] = max(0, self.remaining[kind] - count)
+            self.opened[detector] = self.opened.get(detector, 0) + count
 
 
 @dataclass
@@ -113,7 +153,7 @@ class RunServices:
     """The run-scoped, mutable part of a phase's input, shared by every phase of one run.
 
     Attributes:
-        budget: detected-task budget shared by the detectors of this run.
+        budget: detected-task budget of this run, one per class of task, shared by that class's detectors.
         ledger: pending state-plane marks earned this run (docs/ledger.md §1); written by the report phase.
         model: the bound model client, or ``None`` when no model is bound (``memhtml.llm = off``): the model
             phases then report ``no model bound``.

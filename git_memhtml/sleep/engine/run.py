@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from git_memhtml.cut import clip
+from git_memhtml.document.editors import get_metas
 from git_memhtml.embed.base import Embedder
 from git_memhtml.errors import GitError, MemhtmlError
 from git_memhtml.gitrepo import GitRepo
@@ -406,15 +407,23 @@ TASKS_DIR = placement_for("task")
 """Where a sleep run adds task files: every one it adds is a detected task (docs/tasks.md §7)."""
 
 
-def tasks_added(repo: GitRepo, base: str, tip: str) -> int:
-    """Task files ``base..tip`` adds under :data:`TASKS_DIR`: the detected tasks the run minted before it was
-    interrupted. A resume starts its detected-task budget that much lower, so the night's cap
-    (:data:`~git_memhtml.sleep.engine.contract.DETECTED_TASK_CAP`, stated in the task-detection prompt) holds for
-    the run, not for each pass of it (our decision, docs/tasks.md §7)."""
+def tasks_added(repo: GitRepo, base: str, tip: str) -> dict[str, int]:
+    """Task files ``base..tip`` adds under :data:`TASKS_DIR`, per detector (a file's tags are ``detected`` and its
+    detector; ``""`` for a file without the second tag): the detected tasks the run minted before it was interrupted. A
+    resume counts them into its budget (:meth:`~git_memhtml.sleep.engine.env.DetectionBudget.spend`), so the night's
+    caps (:data:`~git_memhtml.sleep.engine.contract.DETECTED_TASK_CAP` a class, stated in the task-detection prompt, and
+    a review detector's :data:`~git_memhtml.sleep.engine.contract.REVIEW_SHARE`) hold for the run, not for each pass of
+    it (our decision, docs/tasks.md §7)."""
+    added: dict[str, int] = {}
     if base == tip:
-        return 0
-    return sum(1 for c in repo.tree_changes(base, tip) if c.old_sha is None and c.new_sha is not None
-               and c.path.startswith(TASKS_DIR + "/") and is_valid_memory_path(c.path))  # not the folder's listing
+        return added
+    for change in repo.tree_changes(base, tip):
+        if change.old_sha is None and change.new_sha is not None and change.path.startswith(TASKS_DIR + "/") \
+                and is_valid_memory_path(change.path):  # not the folder's listing
+            tags = get_metas(repo.read_blob(change.new_sha).decode("utf-8", "replace"), "tag")
+            detector = tags[1] if len(tags) > 1 else ""
+            added[detector] = added.get(detector, 0) + 1
+    return added
 
 
 def resume_sleep(
@@ -480,7 +489,7 @@ def _resume_locked(
     deep = deep or run_is_deep(main, base, tip)  # a --deep run resumes as one without the flag repeated
     env, reindex = _open_env(main, tree, run_id=run_id, base_sha=base, date=date, dry_run=False, deep=deep,
                              embedder=embedder, model=model)
-    env.services.budget.remaining = max(0, env.services.budget.remaining - tasks_added(main, base, tip))
+    env.services.budget.spend(tasks_added(main, base, tip))
     try:
         try:
             results = _execute(env, reindex, SLEEP_PHASES, done, clock, after_phase)

@@ -12,11 +12,11 @@ The model answers ``EntityClustering``. Code then decides each cluster:
 - a cluster counts only if its ``canonicalKey`` resolves and is one of its own members (``canonical-not-member``);
 - the canonical is the member most memories claim, ties to the smaller name: never the model's ``canonicalKey``;
 - every other member is an ``alias → canonical`` merge, judged over every cross pair of the two sets it would join
-  (complete linkage) by :func:`git_memhtml.domain.entities.name_merge_refusal`, the rule the run gate reads too:
-  refused whatever the model says when two names differ by a number or a variant, or by one letter inside a short
-  token (``identity-veto``), or when they are neither the same letters nor one person's name in a shorter and a
-  fuller form whose centroids agree (``name-evidence``: ``Dana Okafor`` = ``Priya Raman``, ``checkout-api`` =
-  ``payments-api``, every night);
+  (complete linkage) by :func:`git_memhtml.domain.entities.name_merge_refusal`, the rule the run gate reads too: refused
+  whatever the model says when two names differ by a number or a variant, or by one letter inside a short token
+  (``identity-veto``), or when they are neither the same letters nor one name in a shorter and a fuller form (a person's
+  leading words, a service's role word) whose centroids agree (``name-evidence``: ``Dana Okafor`` = ``Priya Raman``,
+  ``checkout-api`` = ``payments-api``, every night);
 - a merge below the 0.7 confidence floor is deferred to a review task (``below-floor``);
 - otherwise it is corroborated: one detection per corpus (``index/corroboration.py:bump_entity``); it is accepted
   only at its second detection over a changed corpus, and then an ``EntityPromoted`` mark goes to the ledger.
@@ -38,6 +38,7 @@ from git_memhtml.domain.entities import (
     CENTROID_AGREEMENT,
     IDENTITY_REASONS,
     PERSON,
+    ROLE_SUFFIXES,
     centroid_cosine,
     name_merge_refusal,
 )
@@ -61,7 +62,7 @@ def prompt_values() -> dict[str, str]:
     """What the entity prompt states the code decides regardless of the answer (docs/models.md §10)."""
     return {"confidence_floor": stated(ENTITY_CONFIDENCE_FLOOR),
             "promote_detections": stated(ENTITY_PROMOTE_DETECTIONS),
-            "centroid_agreement": stated(CENTROID_AGREEMENT)}
+            "centroid_agreement": stated(CENTROID_AGREEMENT), "role_suffixes": ", ".join(ROLE_SUFFIXES)}
 
 
 ENTITY_SHARD = 500

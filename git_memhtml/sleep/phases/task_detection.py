@@ -114,8 +114,9 @@ class TaskDetectionCounts(PhaseCounts):
 
     The first four are what the phase has always reported; the rest are measured only when a model judged the
     night and are ``None`` (left off the wire) otherwise, so a night without a model keeps its four counts.
-    ``capped`` is the run's shared detected-task overflow so far (every detector's); ``skipped`` the batches that
-    got no answer (failed or over the call budget).
+    ``capped`` is the run's open-work overflow so far (this phase's and trace-commitment's tasks refused for want of
+    the open-work budget; review tasks have their own, docs/tasks.md §7); ``skipped`` the batches that got no answer
+    (failed or over the call budget).
     """
 
     candidates: int = 0
@@ -205,7 +206,7 @@ def run(env: PhaseEnv) -> PhaseOutcome:
     counts = TaskDetectionCounts(
         candidates=len(rows), batches=len(batches), findings=night.findings, minted=tally.minted,
         refreshed=tally.refreshed, unverified=tally.unverified, framed=tally.framed, dismissed=tally.dismissed,
-        closed=len(closed), capped=env.services.budget.overflow, skipped=night.skipped,
+        closed=len(closed), capped=env.services.budget.overflow["open-work"], skipped=night.skipped,
     )
     return PhaseOutcome(
         counts,

@@ -10,7 +10,8 @@
 - **A human dismissal sticks**: a detected task a person closed (done in place, or archived by anyone but the
   sweep: not tagged ``machine-closed``) refuses the same key, in place or under ``archive/<Y>/areas/inbox/tasks/``
   ten years back from the run date.
-- **Ten a night** across detectors (``env.services.budget``); overflow is counted.
+- **Ten a night in each class** (``env.services.budget``): ten tasks of open work (task-detection,
+  trace-commitment) and ten review tasks (every other detector); overflow is counted per class.
 - **The sweep** (:func:`sweep_detections`): a detector that judged its whole candidate set this night (a model was
   bound and every batch was answered) closes its open detections whose finding it no longer saw: marked done,
   tagged ``machine-closed``, archived. A task tagged ``machine-closed`` is no human dismissal. The sweep never
@@ -365,11 +366,12 @@ def mint_detected_task(
 ) -> MintOutcome:
     """Mint (or refresh, or refuse) the detected task of one finding (docs/tasks.md §7 "Mint order").
 
-    In order: an open detection with this key is stamped ``updated = env.at`` → ``refreshed`` (no budget); a
-    human dismissal → ``dismissed``; unverifiable evidence → ``unverified``; ``frame_key_of(claim)`` equal to the
-    frame key of an open detection's gist of this detector → ``framed``; no budget left → ``capped`` (overflow
-    counted); else the file is written and staged and one budget unit spent → ``minted``. On a dry run the same
-    outcome is returned and nothing is written.
+    In order: an open detection with this key is stamped ``updated = env.at`` → ``refreshed`` (no budget); a human
+    dismissal → ``dismissed``; unverifiable evidence → ``unverified``; ``frame_key_of(claim)`` equal to the frame key of
+    an open detection's gist of this detector → ``framed``; no budget left in the detector's class
+    (:func:`~git_memhtml.sleep.engine.contract.task_class`) → ``capped`` (that class's overflow counted); else the file
+    is written and staged and one budget unit spent → ``minted``. On a dry run the same outcome is returned and nothing
+    is written.
 
     Args:
         finding: the canonical finding string (the detector sorts its parts), e.g. the two paths of a pair.
@@ -394,13 +396,12 @@ def mint_detected_task(
     if frame is not None and any(frame_key_of(flatten(item.gist)) == frame for item in opened):
         return MintOutcome("framed", key, path)
     budget = env.services.budget
-    if budget.remaining <= 0:
-        budget.overflow += 1
+    if not budget.admits(detector):
         return MintOutcome("capped", key, path)
     text = render_detected_task(
         detector=detector, run_id=env.run_id, title=title, claim=claim, evidence=evidence, now=env.at, detail=detail
     )
-    budget.remaining -= 1
+    budget.take(detector)
     if not env.dry_run:
         target = env.repo.root / path
         target.parent.mkdir(parents=True, exist_ok=True)

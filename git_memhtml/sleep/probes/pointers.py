@@ -12,13 +12,13 @@ Read from git and the tip's index only, so forge CI reads the same thing:
   than those files, and a line is a claim, the files are what search sees (docs/ledger.md §2);
 - **entity renames**: the journal's ``entity-renamed`` lines, each a claim checked against evidence the run did not
   write, whoever wrote it. A rename explains a loss only when the identity veto does not call the two names
-  distinct (``numeric``, ``variant``: ``svc-amber-20`` → ``svc-amber-2``) and the two names are one by evidence:
-  for persons, one alias group of a person file on the *base* (``Priya`` → ``Priya Raman``); else the rule the model
-  stage's rail reads (:func:`git_memhtml.domain.entities.name_merge_refusal`): the same letters and digits, only
-  case, spacing and separators differing (``checkout_api`` → ``checkout-api``), or one person's name in a shorter
-  and a fuller form (``Caroline M.`` → ``Caroline``) whose centroids on the *base* agree (``cosine``, read from the
-  base index). A spelling merge the entity rule makes (``reporting-gateway`` → ``recording-gateway``: one word for
-  another) is no explanation: nothing shows the two words name one thing.
+  distinct (``numeric``, ``variant``: ``svc-amber-20`` → ``svc-amber-2``) and the two names are one by evidence: for
+  persons, one alias group of a person file on the *base* (``Priya`` → ``Priya Raman``); else the rule the model stage's
+  rail reads (:func:`git_memhtml.domain.entities.name_merge_refusal`): the same letters and digits, only case, spacing
+  and separators differing (``checkout_api`` → ``checkout-api``), or one name in a shorter and a fuller form (``Caroline
+  M.`` → ``Caroline``; ``notifications-worker`` → ``notifications``) whose centroids on the *base* agree (``cosine``,
+  read from the base index). A spelling merge the entity rule makes (``reporting-gateway`` → ``recording-gateway``: one
+  word for another) is no explanation: nothing shows the two words name one thing.
 
 :meth:`RunPointers.targets` turns a base path into the places a probe looks on the tip, each with how it got there.
 """
@@ -83,7 +83,7 @@ class RefusedRename:
     def why(self) -> str:
         """Why the rename explains nothing, for a lost probe's message."""
         if self.reasons == (UNBACKED,):
-            return ("no evidence joins (not the same letters, not one person's name in a shorter and a fuller form, "
+            return ("no evidence joins (not the same letters, not one name in a shorter and a fuller form, "
                     "and no person file on the base declares them one)")
         if self.reasons == (REASON_NO_CENTROID,):
             return "one person's name in two forms, but no vector on the base shows their memories agree"
