@@ -104,3 +104,17 @@ def test_keeper_ranks_gives_each_file_its_best_rank(folded: IndexDB) -> None:
     assert keeper_ranks(folded, ranking, Scope(), arm_limit=2) == [OTHER, KEEP]
     # a keeper outside the scope: its member's row is dropped, not handed to it
     assert keeper_ranks(folded, [DROP, ELSE], Scope(workspace="kitchen")) == [ELSE]
+
+
+def test_a_supersedes_edge_into_an_active_file_lifts_nothing(repo: Repo, db: IndexDB, embedder: FakeEmbedder) -> None:
+    live = "areas/inbox/walks.html"
+    pointer = "areas/inbox/bread.html"
+    files = {
+        live: memory_html("Walks", "Audrey walks the dogs at dawn."),
+        pointer: memory_html("Bread", "Andrew bakes sourdough bread.", links=(("supersedes", "/" + live),)),
+    }
+    for path, html in files.items():
+        repo.write(path, html)
+    repo.commit("an edge into a live file", *files)
+    assert indexer.rebuild(repo.git, db, embedder, now=NOW).errors == ()
+    assert _paths(db, embedder, FTS_ONLY, query="walks dawn") == [live]
