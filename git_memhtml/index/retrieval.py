@@ -8,7 +8,7 @@ query match (:mod:`git_memhtml.index.archived`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from git_memhtml.index.retrieval_sql import (
     ArmWeights,
     Ranking,
     Scope,
+    absorbed_by_sql,
     arm_ranks_sql,
     entities_sql,
     file_vectors_sql,
@@ -146,6 +147,49 @@ def _file_vectors(db: IndexDB, paths: list[str], qvec: bytes | None, space: str 
     return sums
 
 
+ABSORBED_READ = 2
+"""The lexical and vector arms read ``2 × ARM_LIMIT`` rows when absorbed memories may rank (:func:`_absorbing`), so
+the arm still holds ``ARM_LIMIT`` files after each absorbed row has given its rank to its keeper (our decision,
+docs/retrieval.md §4.15)."""
+
+
+def _absorbing(db: IndexDB, scope: Scope) -> bool:
+    """Whether absorbed memories rank for their keepers under ``scope``: the scope hides archived files (neither
+    ``include_archived`` nor ``as_of``) and the index holds an authored ``supersedes`` edge."""
+    if scope.include_archived or scope.as_of is not None:
+        return False
+    return db.query_one("SELECT 1 FROM edges WHERE rel = 'supersedes' AND derived = 0 LIMIT 1") is not None
+
+
+def keeper_ranks(db: IndexDB, ranking: Ranking, scope: Scope, *, arm_limit: int = ARM_LIMIT) -> list[str]:
+    """An arm's ``ranking`` read under ``replace(scope, absorbed=True)``, with every absorbed memory replaced by its
+    keeper (``absorbed_by_sql``): a file takes the best rank of itself and of what it absorbed, then each file once,
+    best first, cut at ``arm_limit`` (docs/retrieval.md §4.15). A row of an archived file with no keeper in
+    ``scope`` is dropped.
+
+    Raises:
+        StorageError: SQLite failed.
+    """
+    paths = [p if isinstance(p, str) else p[0] for p in ranking]
+    archived = [p for p in paths if p.startswith("archive/")]
+    keeper: dict[str, str] = {}
+    if archived:
+        sql, params = absorbed_by_sql(archived, scope)
+        for dst, src in db.query(sql, params):
+            keeper.setdefault(str(dst), str(src))
+    out: list[str] = []
+    seen: set[str] = set()
+    for path in paths:
+        stands = keeper.get(path) if path.startswith("archive/") else path
+        if stands is None or stands in seen:
+            continue
+        seen.add(stands)
+        out.append(stands)
+        if len(out) == arm_limit:
+            break
+    return out
+
+
 def search(
     db: IndexDB,
     query: str,
@@ -200,15 +244,18 @@ def search(
     space = embedder.space if embedder is not None else None
     if arms:
         given: dict[Arm, Ranking] = {}
+        if _absorbing(db, scope):
+            given = _absorbed_arms(db, arms, scope, match=match, qvec=qvec, space=space, resident=resident,
+                                   use_matrix=use_matrix)
         if resident is not None:
             resident.check(db, space if "vector" in arms else None)
-            if qvec is not None and "vector" in arms:
+            if qvec is not None and "vector" in arms and "vector" not in given:
                 given["vector"] = resident.ranked(qvec, eligible_paths(db, scope), ARM_LIMIT)
-        elif use_matrix and qvec is not None and space is not None and "vector" in arms:
+        elif use_matrix and qvec is not None and space is not None and "vector" in arms and "vector" not in given:
             ranks = vector_ranks(db, qvec, space, scope, limit=ARM_LIMIT)
             if ranks is not None:
                 given["vector"] = ranks
-        if (resident is not None or use_matrix) and match is not None and "fts" in arms:
+        if (resident is not None or use_matrix) and match is not None and "fts" in arms and "fts" not in given:
             given["fts"] = fts_ranks(db, match, scope, arm_limit=ARM_LIMIT)
         if resident is not None or use_matrix:
             for arm in FIXED_ARMS:
@@ -230,6 +277,30 @@ def search(
         fused = [(p, scores[p]) for p in picked]
     paths = [p for p, _ in fused]
     return SearchResult(tuple(hydrate(db, paths, dict(fused), qvec=qvec, space=space)), degraded, tuple(arms))
+
+
+def _absorbed_arms(db: IndexDB, arms: dict[Arm, float], scope: Scope, *, match: str | None, qvec: bytes | None,
+                   space: str | None, resident: ResidentVectors | None, use_matrix: bool) -> dict[Arm, Ranking]:
+    """The lexical and vector arms (those of ``arms`` that run) ranked with absorbed memories standing for their
+    keepers (:func:`keeper_ranks`), each read under ``replace(scope, absorbed=True)`` the way :func:`search` reads
+    it otherwise (resident vectors, the matrix, else the arm's SQL)."""
+    wide = replace(scope, absorbed=True)
+    read = ARM_LIMIT * ABSORBED_READ
+    given: dict[Arm, Ranking] = {}
+    if match is not None and "fts" in arms:
+        given["fts"] = keeper_ranks(db, fts_ranks(db, match, wide, arm_limit=read), scope)
+    if qvec is not None and space is not None and "vector" in arms:
+        ranking: Ranking | None = None
+        if resident is not None:
+            resident.check(db, space)
+            ranking = resident.ranked(qvec, eligible_paths(db, wide), read)
+        elif use_matrix:
+            ranking = vector_ranks(db, qvec, space, wide, limit=read)
+        if ranking is None:
+            sql, params = arm_ranks_sql("vector", wide, qvec=qvec, space=space, arm_limit=read)
+            ranking = [(str(p), int(r)) for p, r in db.query(sql, params)]
+        given["vector"] = keeper_ranks(db, ranking, scope)
+    return given
 
 
 def hydrate(db: IndexDB, paths: list[str], scores: dict[str, float], *, qvec: bytes | None = None,

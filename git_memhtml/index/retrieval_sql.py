@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from git_memhtml.domain.entities import entity_key
@@ -57,6 +57,9 @@ class Scope:
         include_archived: also archived files (default hides them).
         as_of: ISO instant; replaces the archived filter with the validity window
             ``coalesce(valid_from, event_at, created_at) <= as_of AND (valid_until IS NULL OR valid_until > as_of)``.
+        absorbed: also an archived file that a file this scope admits ``supersedes`` (an authored edge): the memory a
+            fold absorbed into its keeper. Only the lexical and vector arms of ``search`` set it, and they rank the
+            keeper in its place (docs/retrieval.md §4.15); no effect with ``include_archived`` or ``as_of``.
     """
 
     memory_types: tuple[str, ...] | None = None
@@ -65,6 +68,7 @@ class Scope:
     entity: str | None = None
     include_archived: bool = False
     as_of: str | None = None
+    absorbed: bool = False
 
     @property
     def narrowed(self) -> bool:
@@ -123,7 +127,11 @@ def scope_sql(scope: Scope, alias: str = "f") -> tuple[str, Params]:
         )
         params["s_as_of"] = scope.as_of
     elif not scope.include_archived:
-        clauses.append(not_archived(alias))
+        clauses.append(not_archived(alias) if not scope.absorbed else
+                       f"{not_archived(alias)} OR EXISTS (SELECT 1 FROM edges {alias}_ae JOIN files {alias}_k "
+                       f"ON {alias}_k.path = {alias}_ae.src_path WHERE {alias}_ae.dst_path = {alias}.path "
+                       f"AND {alias}_ae.rel = 'supersedes' AND {alias}_ae.derived = 0 "
+                       f"AND {scope_sql(replace(scope, absorbed=False), f'{alias}_k')[0]})")
     if scope.memory_types:
         names = [f":s_type{i}" for i in range(len(scope.memory_types))]
         clauses.append(f"{alias}.memory_type IN ({', '.join(names)})")
@@ -389,6 +397,22 @@ def superseded_by_sql(paths: list[str]) -> tuple[str, Params]:
         f"WHERE e.rel = 'supersedes' AND e.derived = 0 AND e.dst_path IN ({holders}) "
         "ORDER BY coalesce(s.updated_at, e.created_at) DESC, e.created_at DESC, e.src_path ASC",
         names,
+    )
+
+
+def absorbed_by_sql(paths: list[str], scope: Scope) -> tuple[str, Params]:
+    """``(dst_path, src_path)`` of the authored ``supersedes`` edges from a file ``scope`` admits (``absorbed``
+    off) into the archived files among ``paths``: each absorbed memory and its keeper, ``dst_path``, ``src_path``
+    ASC (the first row of a path is its keeper when two files supersede it)."""
+    names: Params = {f"p{i}": p for i, p in enumerate(paths)}
+    holders = ", ".join(f":{n}" for n in names)
+    keeper, params = scope_sql(replace(scope, absorbed=False), "k")
+    return (
+        "SELECT e.dst_path, e.src_path FROM edges e JOIN files k ON k.path = e.src_path "
+        f"JOIN files a ON a.path = e.dst_path AND a.archived = 1 "
+        f"WHERE e.rel = 'supersedes' AND e.derived = 0 AND e.dst_path IN ({holders}) AND {keeper} "
+        "ORDER BY e.dst_path, e.src_path",
+        {**params, **names},
     )
 
 
