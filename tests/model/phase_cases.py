@@ -276,12 +276,14 @@ def _compress(files: Mapping[str, str]) -> Builder:
 
 
 def _titled(req: ScriptedRequest) -> Reply:
-    """Absorb every offered member under a title taken from the first member's words (the same on a retry)."""
+    """Absorb every offered member under a title taken from the first member's words (the same on a retry), in a
+    canonical that carries each member's claim (its block's first line), as the ``not-carried`` rail asks."""
     members = blocks(req.prompt)
     keys = list(members)
     title = "Folded " + " ".join(next(iter(members.values()), "").split()[:3])
+    carried = [text.split("\n", 1)[0] for text in members.values()]
     return Answer({"title": title, "claim": "Checkout deploys at night.",
-                   "paragraphs": ["An approver signs each one."], "absorbedKeys": keys})
+                   "paragraphs": ["An approver signs each one.", *carried], "absorbedKeys": keys})
 
 
 def _compress_unknown(req: ScriptedRequest) -> Reply:
