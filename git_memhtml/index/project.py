@@ -24,7 +24,6 @@ from git_memhtml.document.model import (
 )
 from git_memhtml.domain.entities import entity_key, split_entity
 from git_memhtml.tree.layout import ARCHIVE_MIRROR, GENERATED_NAMES, has_memory_suffix
-from git_memhtml.tree.people import is_stub, person_names
 
 CHUNK_CHARS = 1800
 """Longest chunk in characters (docs/index.md §3.8)."""
@@ -225,6 +224,10 @@ def entity_row(value: str) -> tuple[str, str]:
 def stub_flag(title: str, body_text: str, entity_values: Sequence[str]) -> int:
     """``files.stub``: 1 when the memory says nothing but that a person exists (:func:`git_memhtml.tree.people.is_stub`
     over the ``person:`` values of ``entity_values``), else 0. Migration 0015 backfills through the same function."""
+    # loaded on first use: tree.people reads HTML (document.editors, html5lib), and a search on an index already
+    # caught up projects nothing (tests/cli/test_search_start_up.py)
+    from git_memhtml.tree.people import is_stub, person_names  # noqa: PLC0415
+
     return int(is_stub(title, body_text, person_names(entity_values)))
 
 

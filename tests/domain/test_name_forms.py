@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from git_memhtml.domain.entities import (
@@ -127,6 +127,7 @@ _WORDS = st.sampled_from(["dana", "okafor", "priya", "raman", "caroline", "mille
                           "mei", "lin", "jonah", "berg"])
 
 
+@settings(deadline=None)  # no wall-clock bound in a test (tests/test_no_wall_clock_asserts.py)
 @given(st.lists(_WORDS, min_size=1, max_size=3), st.lists(_WORDS, min_size=1, max_size=3))
 def test_property_names_whose_first_words_differ_are_never_one_name(a: list[str], b: list[str]) -> None:
     """No cosine makes two names one when neither starts like the other (the gullible model's merges)."""

@@ -1,9 +1,11 @@
 """With ``memhtml.llm = off`` the walking skeleton's results are unchanged (issue 11 acceptance).
 
 A golden record of what a sleep run did on conv-26's observations and on the shipped demo corpus, taken with the
-code before the model layer existed (commit ``ecc07e6``, regenerate with ``python tests/e2e/test_nomodel_unchanged.py
---write``): every run commit's subject and ``Memhtml-Phase``/``Memhtml-Counts`` trailers, and the run's file changes
-(``git diff --name-status -M``: the same folds, archives, links and tasks). The run must reproduce it byte for byte:
+code before the model layer existed (commit ``ecc07e6``; the demo record retaken for issue 27, whose union keeps a
+folded member's entity spelling, so entity-resolution normalizes and merges one name more; regenerate with
+``python tests/e2e/test_nomodel_unchanged.py --write``): every run commit's subject and
+``Memhtml-Phase``/``Memhtml-Counts`` trailers, and the run's file changes (``git diff --name-status -M``: the same
+folds, archives, links and tasks). The run must reproduce it byte for byte:
 the same folds and the same counts.
 """
 
