@@ -63,7 +63,8 @@ def test_a_hostile_memory_and_an_obedient_model_change_nothing_the_rails_refuse(
     outcome = edge_typing.run(env)
     counts = outcome.counts.wire()
     assert (counts["candidates"], counts["contradictions"], counts["promoted"]) == (66, 66, 0)
-    assert (counts["tasksMinted"], counts["tasksCapped"]) == (10, 56)  # the night's ten review tasks, no more
+    # one review detector's share of the night's ten review tasks (REVIEW_SHARE, docs/tasks.md §7), no more
+    assert (counts["tasksMinted"], counts["tasksCapped"]) == (5, 61)
     assert memory_files(env) == before  # no memory gained a link: one night is one look
     assert outcome.model is not None and dict(outcome.model.rails)["unknown-key"] == 9  # three paths per batch
     hostile = [text for r in client.requests for text in blocks(r.prompt).values() if "Ignore previous" in text]
