@@ -23,6 +23,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 KEY_PREFIX = "m"
 """Member keys are ``m1``, ``m2`` … in the caller's order (carried over)."""
@@ -226,6 +227,27 @@ class Fitted:
     member_chars: int
 
 
+def largest_fitting(most: int, fits: Callable[[int], bool]) -> int:
+    """The largest ``n`` in 1..``most`` for which ``fits(n)`` holds, for a ``fits`` that holds up to some ``n`` and
+    never after (a request grows with what it carries); 0 when not even ``fits(1)`` holds. Whole first, then doubling
+    from 1, then bisection: a few calls of ``fits`` (each a render and a token count), not one per ``n``."""
+    if most < 1 or not fits(1):
+        return 0
+    if fits(most):
+        return most
+    good, step = 1, 2
+    while step < most and fits(step):
+        good, step = step, step * 2
+    bad = min(step, most)
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if fits(mid):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
 def fit_batch(
     groups: Sequence[Sequence[Member]],
     *,
@@ -258,17 +280,9 @@ def fit_batch(
 
     def close(members: list[Member]) -> None:
         whole = key_members(members, label=label, member_chars=member_chars)
-        if size(whole) <= cap:
-            out.append(Fitted(whole, 0, member_chars))
-            return
-        low, high, best = 1, member_chars, 0
-        while low <= high:
-            mid = (low + high) // 2
-            if size(key_members(members, label=label, member_chars=mid)) <= cap:
-                best, low = mid, mid + 1
-            else:
-                high = mid - 1
-        if best == 0:
+        best = largest_fitting(member_chars, lambda chars: size(key_members(members, label=label,
+                                                                             member_chars=chars)) <= cap)
+        if best in (0, member_chars):  # fits whole, or nothing smaller fits: sent as it is
             out.append(Fitted(whole, 0, member_chars))
             return
         cut = sum(1 for text in whole.texts if len(text) > best)
@@ -282,21 +296,8 @@ def fit_batch(
 
     start = 0
     while start < len(parts):
-        left = len(parts) - start
-        good, bad = 1, left + 1  # the longest run of groups known to fit, the shortest known not to (exclusive)
-        if fits(left, start):
-            good = left
-        else:
-            bad, step = left, 2
-            while step < bad and fits(step, start):
-                good, step = step, step * 2
-            bad = min(bad, step)
-            while bad - good > 1:
-                mid = (good + bad) // 2
-                if fits(mid, start):
-                    good = mid
-                else:
-                    bad = mid
+        # a group that does not fit alone is still a batch of its own: close() cuts its texts
+        good = max(1, largest_fitting(len(parts) - start, partial(fits, start=start)))
         close([m for part in parts[start:start + good] for m in part])
         start += good
     return out

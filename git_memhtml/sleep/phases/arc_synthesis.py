@@ -51,7 +51,7 @@ from git_memhtml.domain.reinforce import AccessState
 from git_memhtml.errors import InvalidMemory
 from git_memhtml.index.access import access_rows
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest, T
-from git_memhtml.sleep.engine.batch import KeyedBatch, Member, key_members
+from git_memhtml.sleep.engine.batch import KeyedBatch, Member, key_members, largest_fitting
 from git_memhtml.sleep.engine.commit import PhaseSteps
 from git_memhtml.sleep.engine.contract import PhaseSpec, register
 from git_memhtml.sleep.engine.env import PhaseCounts, PhaseEnv, PhaseOutcome
@@ -264,22 +264,10 @@ def execute_prompt(env: PhaseEnv, item: Planned, arc_chars: int = CURRENT_ARC_CH
 
 
 def _longest_fit(model: PhaseModel, most: int, request: Callable[[int], ModelRequest[T]]) -> int:
-    """The largest ``n`` in 1..``most`` whose ``request(n)`` fits ``memhtml.llmmaxprompt`` (bisection: the request
-    grows with ``n``); ``most`` when it fits whole, and ``most`` too when not even ``request(1)`` fits (the call then
-    refuses it, counted ``overCap``: nothing smaller can be sent)."""
-    cap = model.max_prompt
-    if most <= 1 or model.tokens(request(most)) <= cap:
-        return most
-    if model.tokens(request(1)) > cap:
-        return most
-    good, bad = 1, most
-    while bad - good > 1:
-        mid = (good + bad) // 2
-        if model.tokens(request(mid)) <= cap:
-            good = mid
-        else:
-            bad = mid
-    return good
+    """The largest ``n`` in 1..``most`` whose ``request(n)`` fits ``memhtml.llmmaxprompt`` (``batch.largest_fitting``:
+    the request grows with ``n``); ``most`` when it fits whole, and ``most`` too when not even ``request(1)`` fits (the
+    call then refuses it, counted ``overCap``: nothing smaller can be sent)."""
+    return largest_fitting(most, lambda n: model.tokens(request(n)) <= model.max_prompt) or most
 
 
 def _execute_request(env: PhaseEnv, model: PhaseModel, system: str, item: Planned) -> ModelRequest[ArcContent]:
