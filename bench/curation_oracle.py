@@ -15,7 +15,9 @@ git (``bench/curation_truth.py``):
 - the oracle's correct proposals: how many reached the run branch (after the rails) and how many landed on ``main``
   (after both gates), and the share landed. A two-look decision seen for the first time (an entity merge before
   its corroboration) is *deferred* by design and left out of the share; a contradiction's first look lands as its
-  review task;
+  review task. Beside the per-night share: the share over both nights (each distinct correct proposal counts once,
+  landed if some night landed it, so a merge still deferred after night 2 counts as not landed), and the per-night
+  share counting deferred proposals as not landed;
 - the wrong proposals (the gullible model's, or any the labels refuse): how many reached the branch and how many
   landed;
 - the merge verdict (merged, or the refusal and the run gate's lost memories), the rails that refused something,
@@ -394,9 +396,25 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.0f}%"
 
 
+def over_nights(nights: Sequence[Mapping[str, Any]]) -> float | None:
+    """The share of the oracle's distinct correct proposals (phase, kind, members, relation) that landed on some night
+    of the run, ``None`` when there is none: a merge deferred for corroboration on night 1 counts as landed when
+    night 2 lands it, and one still deferred after the last night counts as not landed."""
+    landed: dict[tuple[str, str, tuple[str, ...], str], bool] = {}
+    for night in nights:
+        for unit in night["units"]:
+            if unit["correct"]:
+                key = (unit["phase"], unit["kind"], tuple(sorted(unit["members"])), unit["rel"])
+                landed[key] = landed.get(key, False) or bool(unit["landed"])
+    return sum(landed.values()) / len(landed) if landed else None
+
+
 def verdicts(result: Mapping[str, Any]) -> dict[str, Any]:
-    """Overall figures against the targets: the oracle's share per dialect and night (all phases pooled) and the
-    gullible model's wrong proposals landed."""
+    """Overall figures against the targets: the oracle's share per dialect and night (all phases pooled, deferred
+    proposals left out), the same counting a deferred proposal as not landed (``oracleCountingDeferred``, a figure,
+    not a target: the first look of a model entity merge is deferred by design, docs/models.md §5), the share over
+    both nights (:func:`over_nights`, a target beside the per-night one) and the gullible model's wrong proposals
+    landed."""
     out: dict[str, Any] = {"oracle": {}, "gullible": {}}
     for run in result["runs"]:
         for night in run["nights"]:
@@ -407,7 +425,20 @@ def verdicts(result: Mapping[str, Any]) -> dict[str, Any]:
                 out["oracle"][label] = share(pooled)
             else:
                 out["gullible"][label] = pooled["wrongLanded"]
-    met_oracle = all(v is not None and v >= ORACLE_TARGET for v in out["oracle"].values())
+    out["oracleCountingDeferred"] = {}
+    out["oracleOverNights"] = {}
+    for run in result["runs"]:
+        if run["model"] != "oracle":
+            continue
+        for night in run["nights"]:
+            rows = night["phases"].values()
+            correct = sum(r["correct"] for r in rows)
+            landed = sum(r["correctLanded"] for r in rows)
+            out["oracleCountingDeferred"][f"{run['dialect']} night {night['night']}"] = (
+                landed / correct if correct else None)
+        out["oracleOverNights"][run["dialect"]] = over_nights(run["nights"])
+    met_oracle = all(v is not None and v >= ORACLE_TARGET
+                     for v in [*out["oracle"].values(), *out["oracleOverNights"].values()])
     met_gullible = all(v == 0 for v in out["gullible"].values())
     out["targetsMet"] = {"oracle": met_oracle if out["oracle"] else None,
                          "gullible": met_gullible if out["gullible"] else None}
@@ -485,7 +516,10 @@ def render(result: Mapping[str, Any]) -> str:
     v = verdicts(result)
     lines += ["", f"Targets: oracle ≥ {ORACLE_TARGET:.0%} of correct proposals landed: "
               + ", ".join(f"{k} {_pct(x)}" for k, x in v["oracle"].items())
-              + f" → {v['targetsMet']['oracle']}; gullible wrong proposals landed = 0: "
+              + ", over both nights: " + ", ".join(f"{k} {_pct(x)}" for k, x in v["oracleOverNights"].items())
+              + f" → {v['targetsMet']['oracle']} (counting deferred proposals as not landed: "
+              + ", ".join(f"{k} {_pct(x)}" for k, x in v["oracleCountingDeferred"].items())
+              + "); gullible wrong proposals landed = 0: "
               + ", ".join(f"{k} {x}" for k, x in v["gullible"].items()) + f" → {v['targetsMet']['gullible']}"]
     return "\n".join(lines)
 

@@ -331,6 +331,26 @@ def test_the_report_and_the_json_carry_every_night(smoke: dict[str, Any], tmp_pa
     verdicts = bench.verdicts(smoke)
     assert set(verdicts["oracle"]) == {"openai night 1"}
     assert set(verdicts["gullible"]) == {"anthropic night 1", "anthropic night 2"}
+    assert set(verdicts["oracleOverNights"]) == {"openai"} and set(verdicts["oracleCountingDeferred"]) == {
+        "openai night 1"}
     out = tmp_path / "out.json"
     out.write_text(json.dumps(smoke))
     assert json.loads(out.read_text())["runs"][1]["nights"][1]["night"] == 2
+
+
+def _unit(night: int, members: list[str], *, landed: bool, correct: bool = True, deferred: bool = False,
+          phase: str = "entity-resolution") -> dict[str, Any]:
+    return {"night": night, "phase": phase, "kind": "alias", "members": members, "rel": "", "correct": correct,
+            "landed": landed, "deferred": deferred}
+
+
+def test_over_both_nights_a_deferred_merge_counts_once_and_lands_when_a_later_night_lands_it() -> None:
+    nights = [
+        {"units": [_unit(1, ["person:Caroline", "person:Caroline M."], landed=False, deferred=True),
+                   _unit(1, ["a", "b"], landed=True, phase="dedup-merge"),
+                   _unit(1, ["x", "y"], landed=True, correct=False, phase="dedup-merge")]},
+        {"units": [_unit(2, ["person:Caroline M.", "person:Caroline"], landed=True),
+                   _unit(2, ["service:n", "service:n-worker"], landed=False, deferred=True)]},
+    ]
+    assert bench.over_nights(nights) == 2 / 3  # Caroline landed on night 2; n/n-worker still deferred; x/y is wrong
+    assert bench.over_nights([{"units": []}]) is None

@@ -41,11 +41,12 @@ from git_memhtml.domain.entities import (
     ROLE_SUFFIXES,
     centroid_cosine,
     name_merge_refusal,
+    name_tokens,
 )
 from git_memhtml.index.corpus import active_corpus, corpus_digest, name_centroids
 from git_memhtml.index.corroboration import bump_entity
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
-from git_memhtml.sleep.engine.batch import KeyedBatch, Member, assemble_batches
+from git_memhtml.sleep.engine.batch import KeyedBatch, Member, pack_groups
 from git_memhtml.sleep.engine.env import PhaseEnv
 from git_memhtml.sleep.engine.ledger import EntityPromoted
 from git_memhtml.sleep.engine.model import PhaseModel
@@ -187,6 +188,48 @@ def cross_refusals(left: Iterable[str], right: Iterable[str], entity_type: str, 
     return out
 
 
+_UNBOUNDED = 1 << 62
+"""No character bound on a shard: :meth:`PhaseModel.fit` cuts each shard to the prompt cap."""
+
+
+def name_groups(keys: Iterable[str], entity_type: str) -> list[list[str]]:
+    """The names of one type as groups that one request keeps together: connected components of the pairs the rail
+    could let through on their names alone (:func:`~git_memhtml.domain.entities.name_merge_refusal` with agreeing
+    centroids: the same letters, or one name in a shorter and a fuller form), each sorted, in the order of their
+    first key.
+
+    Without it the names went to the model in key order and a request boundary could fall between two forms of one
+    name (``notifications`` | ``notifications-worker``), so that merge was never proposed that night. Shape:
+    ``[[key, ...], ...]``, every key once. Cost: pairs are only tried within one block of names whose letters begin
+    with the same character (every pair the rule can pass shares it: a shorter form's first word, or its initial,
+    leads the fuller one), so about n²/26 calls of the rule.
+    """
+    ordered = sorted(set(keys))
+    parent = {key: key for key in ordered}
+
+    def root(key: str) -> str:
+        while parent[key] != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    blocks: dict[str, list[str]] = {}
+    for key in ordered:
+        letters = "".join(name_tokens(key))
+        blocks.setdefault(letters[:1].casefold(), []).append(key)
+    for block in blocks.values():
+        for i, a in enumerate(block):
+            for b in block[i + 1:]:
+                if name_merge_refusal(a, b, entity_type, 1.0) is None:
+                    ra, rb = root(a), root(b)
+                    if ra != rb:
+                        parent[max(ra, rb)] = min(ra, rb)
+    components: dict[str, list[str]] = {}
+    for key in ordered:
+        components.setdefault(root(key), []).append(key)
+    return sorted(components.values(), key=lambda group: group[0])
+
+
 class EntityJudge:
     """The model stage of one run: prompts, titles and the corpus digest read once, then :meth:`judge` per type."""
 
@@ -214,8 +257,12 @@ class EntityJudge:
             return ModelRequest(EntityClustering, system=self.system, prompt=batch.prompt(instruction,
                                                                                            preamble=preamble))
 
-        for shard in assemble_batches(members, ENTITY_SHARD, ENTITY_SHARD_MIN):
-            fitted = self.model.fit([[m] for m in shard], render, label=LABEL, member_chars=ENTITY_MEMBER_CHARS)
+        by_key = {m.ref: m for m in members}
+        groups = [[by_key[key] for key in group] for group in name_groups(by_key, evidence.entity_type)]
+        for shard in pack_groups(groups, ENTITY_SHARD, _UNBOUNDED, lambda _m: 0):
+            if sum(len(group) for group in shard) < ENTITY_SHARD_MIN:
+                continue
+            fitted = self.model.fit(shard, render, label=LABEL, member_chars=ENTITY_MEMBER_CHARS)
             for batch, request in fitted:
                 if len(batch.members) < ENTITY_SHARD_MIN:
                     continue  # one name left alone by the split: nothing to merge it with in this call
