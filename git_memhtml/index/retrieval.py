@@ -161,32 +161,38 @@ def _absorbing(db: IndexDB, scope: Scope) -> bool:
     return db.query_one("SELECT 1 FROM edges WHERE rel = 'supersedes' AND derived = 0 LIMIT 1") is not None
 
 
-def keeper_ranks(db: IndexDB, ranking: Ranking, scope: Scope, *, arm_limit: int = ARM_LIMIT) -> list[str]:
+def keeper_ranks(db: IndexDB, ranking: Ranking, scope: Scope, *, arm_limit: int = ARM_LIMIT) -> list[tuple[str, int]]:
     """An arm's ``ranking`` read under ``replace(scope, absorbed=True)``, with every absorbed memory replaced by its
-    keeper (``absorbed_by_sql``): a file takes the best rank of itself and of what it absorbed, then each file once,
-    best first, cut at ``arm_limit`` (docs/retrieval.md §4.15). A row of an archived file with no keeper in
-    ``scope`` is dropped.
+    keeper (``absorbed_by_sql``): ``(path, rank)`` pairs, best first, each file once at the best rank of itself and
+    of what it absorbed, ranks up to ``arm_limit`` (docs/retrieval.md §4.15).
+
+    Every row keeps its slot: a rank is the row's position in the widened ranking (or the rank a ``(path, rank)``
+    row carries), and a row that adds nothing (a keeper's second row, an archived file with no keeper in ``scope``)
+    leaves its slot empty instead of moving the rows below it up. So a fold changes no other file's rank in the arm:
+    its member still holds the slot it held while active. Before, the rows below closed up by one, and the file one
+    past the limit entered the arm (LoCoMo conv-50, converter shape: a vector arm's 41st file entered at 40 and
+    took the 10th place of a question's answer after a night that folded one unrelated pair).
 
     Raises:
         StorageError: SQLite failed.
     """
-    paths = [p if isinstance(p, str) else p[0] for p in ranking]
-    archived = [p for p in paths if p.startswith("archive/")]
+    rows = [(p, i) if isinstance(p, str) else (p[0], int(p[1])) for i, p in enumerate(ranking, start=1)]
+    archived = [p for p, _ in rows if p.startswith("archive/")]
     keeper: dict[str, str] = {}
     if archived:
         sql, params = absorbed_by_sql(archived, scope)
         for dst, src in db.query(sql, params):
             keeper.setdefault(str(dst), str(src))
-    out: list[str] = []
+    out: list[tuple[str, int]] = []
     seen: set[str] = set()
-    for path in paths:
+    for path, rank in rows:
+        if rank > arm_limit:
+            break
         stands = keeper.get(path) if path.startswith("archive/") else path
         if stands is None or stands in seen:
             continue
         seen.add(stands)
-        out.append(stands)
-        if len(out) == arm_limit:
-            break
+        out.append((stands, rank))
     return out
 
 

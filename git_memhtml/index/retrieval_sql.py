@@ -180,12 +180,15 @@ def _ranked_ties(inner: str, value: str) -> str:
 
 
 def fts_arm_sql(scope_filter: str) -> str:
-    """Lexical arm: ``files_fts MATCH :match`` + scope, by ``bm25`` ascending then path (docs/retrieval.md §4)."""
+    """Lexical arm: ``files_fts MATCH :match`` + scope, by ``bm25`` ascending, then the path the file had before it
+    was archived (``origin_path``, the path itself for every active file), then path (docs/retrieval.md §4, §4.15:
+    an absorbed row takes the slot it held while active)."""
     inner = (
-        "SELECT f.path AS path, bm25(files_fts) AS score FROM files_fts JOIN files f ON f.id = files_fts.rowid "
-        f"WHERE files_fts MATCH :match AND {scope_filter} ORDER BY score, f.path LIMIT :arm_limit"
+        "SELECT f.path AS path, f.origin_path AS origin, bm25(files_fts) AS score FROM files_fts "
+        f"JOIN files f ON f.id = files_fts.rowid WHERE files_fts MATCH :match AND {scope_filter} "
+        "ORDER BY score, f.origin_path, f.path LIMIT :arm_limit"
     )
-    return _ranked(inner, "score, path")
+    return _ranked(inner, "score, origin, path")
 
 
 def fts_candidates_sql(scope_filter: str) -> str:
@@ -196,7 +199,7 @@ def fts_candidates_sql(scope_filter: str) -> str:
     return (
         f"WITH c AS ({_FTS_FIRST}), edge AS ({_FTS_EDGE}) "
         "SELECT f.path, c.score, (SELECT last FROM edge) FROM c CROSS JOIN files f ON f.id = c.id "
-        f"WHERE {scope_filter} ORDER BY c.score, f.path LIMIT :arm_limit"
+        f"WHERE {scope_filter} ORDER BY c.score, f.origin_path, f.path LIMIT :arm_limit"
     )
 
 

@@ -98,12 +98,15 @@ def test_with_archived_rows_in_scope_the_archived_file_is_itself_the_hit(folded:
     assert KEEP not in found  # the keeper has none of the question's words: nothing stands in for anything
 
 
-def test_keeper_ranks_gives_each_file_its_best_rank(folded: IndexDB) -> None:
+def test_keeper_ranks_gives_each_file_its_best_rank_and_every_row_keeps_its_slot(folded: IndexDB) -> None:
     ranking = [OTHER, DROP, KEEP, "archive/2026/areas/inbox/orphan.html", ELSE]
-    assert keeper_ranks(folded, ranking, Scope()) == [OTHER, KEEP, ELSE]
-    assert keeper_ranks(folded, ranking, Scope(), arm_limit=2) == [OTHER, KEEP]
-    # a keeper outside the scope: its member's row is dropped, not handed to it
-    assert keeper_ranks(folded, [DROP, ELSE], Scope(workspace="kitchen")) == [ELSE]
+    assert keeper_ranks(folded, ranking, Scope()) == [(OTHER, 1), (KEEP, 2), (ELSE, 5)]
+    assert keeper_ranks(folded, ranking, Scope(), arm_limit=2) == [(OTHER, 1), (KEEP, 2)]
+    assert keeper_ranks(folded, ranking, Scope(), arm_limit=4) == [(OTHER, 1), (KEEP, 2)]  # ELSE is 5th, not 3rd
+    # a keeper outside the scope: its member's row is dropped, not handed to it, and its slot stays empty
+    assert keeper_ranks(folded, [DROP, ELSE], Scope(workspace="kitchen")) == [(ELSE, 2)]
+    # ranks a (path, rank) row carries are kept
+    assert keeper_ranks(folded, [(DROP, 1), (KEEP, 1), (ELSE, 3)], Scope()) == [(KEEP, 1), (ELSE, 3)]
 
 
 def test_a_supersedes_edge_into_an_active_file_lifts_nothing(repo: Repo, db: IndexDB, embedder: FakeEmbedder) -> None:
@@ -118,3 +121,74 @@ def test_a_supersedes_edge_into_an_active_file_lifts_nothing(repo: Repo, db: Ind
     repo.commit("an edge into a live file", *files)
     assert indexer.rebuild(repo.git, db, embedder, now=NOW).errors == ()
     assert _paths(db, embedder, FTS_ONLY, query="walks dawn") == [live]
+
+
+def _lantern_claims(count: int) -> dict[str, str]:
+    """``count`` claims that hold "lantern" fewer times down the list (one length): the lexical arm ranks them in
+    path order, ``n00`` first."""
+    return {f"areas/inbox/n{i:02d}.html": " ".join(["lantern"] * (count - i) + ["harbour"] * (i + 1)) + "."
+            for i in range(count)}
+
+
+def test_a_fold_moves_no_other_file_in_an_arm_and_lets_none_in_past_the_limit(repo: Repo, db: IndexDB,
+                                                                              embedder: FakeEmbedder) -> None:
+    """LoCoMo conv-50 (converter shape, bench/curation.py): one fold of two unrelated memories made a question worse.
+    The member left the vector arm, the 41st file of that arm moved up to the 40th and entered the fusion (+0.1/100),
+    which put it above the question's answer in the 10th place. With every row keeping its slot, a fold changes only
+    its keeper's rank."""
+    claims = _lantern_claims(45)
+    for path, claim in claims.items():
+        repo.write(path, memory_html(f"Note {path[-7:-5]}", claim))
+    repo.commit("an import", *claims)
+    assert indexer.rebuild(repo.git, db, embedder, now=NOW).errors == ()
+
+    def scores() -> dict[str, float]:
+        found = search(db, "lantern", embedder=embedder, weights=FTS_ONLY, now=NOW, limit=45)
+        return {h.path: h.score for h in found.hits}
+
+    before = scores()
+    assert len(before) == 40 and "areas/inbox/n40.html" not in before
+    member, keeper = "areas/inbox/n02.html", "areas/inbox/n30.html"
+    archived = "archive/2026/" + member
+    (repo.root / member).unlink()
+    repo.write(archived, memory_html("Note 02", claims[member], extra_metas=(
+        ("archived", "2026-01-02T00:00:00Z"), ("superseded-by", "/" + keeper))))
+    repo.write(keeper, memory_html("Note 30", claims[keeper], links=(("supersedes", "/" + archived),)))
+    repo.git.stage([member, archived, keeper])
+    assert repo.git.commit("a night's fold") is not None
+    assert indexer.rebuild(repo.git, db, embedder, now=NOW).errors == ()
+    after = scores()
+    assert "areas/inbox/n40.html" not in after  # the 41st did not move up
+    assert after[keeper] == before[member]  # the keeper ranks where its member ranked
+    assert {p: s for p, s in after.items() if p != keeper} == {
+        p: s for p, s in before.items() if p not in (member, keeper)}
+
+
+def test_an_absorbed_row_tied_on_bm25_keeps_the_slot_its_active_path_held(repo: Repo, db: IndexDB,
+                                                                          embedder: FakeEmbedder) -> None:
+    """LoCoMo conv-49 (agent shape): five memories tied on bm25 for a question are ordered by path; the folded member's
+    ``archive/…`` path sorted before every ``areas/…`` one, so its keeper jumped to the head of the tie and pushed
+    the others down. Ties now go by the path the file had while active (``origin_path``)."""
+    words = ["amber", "birch", "cedar", "dahlia", "elm"]
+    claims = {f"areas/inbox/t{i}.html": f"lantern {w}." for i, w in enumerate(words, start=1)}
+    for path, claim in claims.items():
+        repo.write(path, memory_html(f"Note {path[-6]}", claim))
+    repo.commit("an import", *claims)
+    assert indexer.rebuild(repo.git, db, embedder, now=NOW).errors == ()
+
+    def order() -> list[tuple[str, float]]:
+        found = search(db, "lantern", embedder=embedder, weights=FTS_ONLY, now=NOW, limit=10)
+        return [(h.path, h.score) for h in found.hits]
+
+    before = order()
+    assert [p for p, _ in before] == list(claims)  # one tie, in path order
+    member, keeper = "areas/inbox/t4.html", "areas/inbox/t5.html"
+    archived = "archive/2026/" + member
+    (repo.root / member).unlink()
+    repo.write(archived, memory_html("Note 4", claims[member], extra_metas=(
+        ("archived", "2026-01-02T00:00:00Z"), ("superseded-by", "/" + keeper))))
+    repo.write(keeper, memory_html("Note 5", claims[keeper], links=(("supersedes", "/" + archived),)))
+    repo.git.stage([member, archived, keeper])
+    assert repo.git.commit("a night's fold") is not None
+    assert indexer.rebuild(repo.git, db, embedder, now=NOW).errors == ()
+    assert order() == [(p, s) for p, s in before[:3]] + [(keeper, before[3][1])]
