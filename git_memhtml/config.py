@@ -177,6 +177,13 @@ def check_value(key: str, raw: object) -> object:
         return value
     if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
         raise InvalidValue(key, "must be an integer" if spec.kind is int else "must be a finite decimal number")
+    if (spec.kind is int and isinstance(raw, str) and re.fullmatch(r"[+-]?[0-9]+", raw.strip())
+            and re.fullmatch(_INT_TEXT, raw.strip()) is None):
+        # an integer, too long to read: say which bound it breaks ("must be an integer" was false)
+        bound = spec.ge if raw.strip().startswith("-") else spec.le
+        side = "≥" if raw.strip().startswith("-") else "≤"
+        raise InvalidValue(key, f"must be {side} {_bound(bound)}" if bound is not None else
+                           "must be an integer of at most 18 digits")
     if isinstance(raw, str) and re.fullmatch(_INT_TEXT if spec.kind is int else _FLOAT_TEXT, raw.strip()) is None:
         # Python's int()/float() also take "1_000", "٣" (any Unicode digit) and "infinity": git config values
         # are read as plain ASCII decimals only
@@ -341,8 +348,9 @@ def resolve_settings(
             "git-config": f"git config --unset {_git_key(key)} (or git config {_git_key(key)} <valid value>)",
             "flag": "pass a valid value",
         }
+        named = {"env": f"MEMHTML_{key.upper()}", "git-config": _git_key(key)}.get(source, key)
         raise ConfigError(
-            f"invalid setting {key}={shown} (from {source}): {exc.reason}",
+            f"invalid setting {named}={shown} (from {source}): {exc.reason}",
             hint=fixes.get(source, f"git config {_git_key(key)} <value>"),
         ) from exc
     return ResolvedSettings(settings, sources)

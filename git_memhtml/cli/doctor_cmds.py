@@ -14,7 +14,7 @@ import click
 from git_memhtml.cli.app import App, utc_now
 from git_memhtml.cli.common import app_of, json_option, respond
 from git_memhtml.cli.model_binding import model_client
-from git_memhtml.errors import ModelUnavailable, UsageError
+from git_memhtml.errors import ConfigError, ModelUnavailable, UsageError
 from git_memhtml.tree.leftovers import LEFTOVER_MODES
 
 if TYPE_CHECKING:
@@ -88,6 +88,17 @@ def _human(report: DoctorReport, extra: int = 0) -> str:
     return "\n".join(lines)
 
 
+def _setting_problem(app: App) -> ConfigError | None:
+    """The settings' first invalid value, as the error every other command would stop on (issue 27: with
+    ``memhtml.llmmaxprompt 0`` every command exited 2 and ``doctor`` said "no problems"); ``None`` when all hold."""
+    try:
+        app.settings()
+    except ConfigError as exc:
+        return exc
+    return None
+
+
+
 @click.command("doctor")
 @click.option("--fix", "do_fix", is_flag=True,
               help="Repair what is safe: the index, stale run rows, leftover worktrees (never memory files).")
@@ -126,10 +137,14 @@ def doctor_cmd(ctx: click.Context, do_fix: bool, leftover_mode: str | None, chec
     data["interruptedRuns"] = interrupted
     locks = lock_findings(app.repo())
     data["staleLocks"] = locks
-    data["problems"] = report.problems + len(failing) + sum(1 for lock in locks if lock["kind"] != "sleep-lock")
+    bad_setting = _setting_problem(app)
+    data["settings"] = None if bad_setting is None else {"error": bad_setting.message, "hint": bad_setting.hint}
+    data["problems"] = (report.problems + len(failing) + sum(1 for lock in locks if lock["kind"] != "sleep-lock")
+                        + (bad_setting is not None))
 
     def human() -> str:
-        lines = [f"interrupted run: {r} (finish it: git memhtml sleep resume {r})" for r in interrupted]
+        lines = [] if bad_setting is None else [f"settings: {bad_setting.message} — fix: {bad_setting.hint}"]
+        lines += [f"interrupted run: {r} (finish it: git memhtml sleep resume {r})" for r in interrupted]
         lines += [f"stale {lock['kind']}: {lock['path']} — fix: {lock['hint']}" for lock in locks]
         lines += [f"{c.name}: {c.message}" + (f" — fix: {c.hint}" if c.hint and not c.ok else "") for c in checks]
         return "\n".join(lines + [_human(report, extra=data["problems"] - report.problems)])

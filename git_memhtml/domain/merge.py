@@ -109,6 +109,7 @@ VETO_VARIANT = "variant"
 VETO_SUBJECT = "subject"
 VETO_TIME = "time"
 VETO_COMMITMENT = "commitment"
+VETO_LEADING_NAME = "leading-name"
 
 
 def tokenize(text: str) -> list[str]:
@@ -313,6 +314,81 @@ def subject_divergent(a: Iterable[str], b: Iterable[str]) -> bool:
     return any(kind in right and not names & right[kind] for kind, names in left.items())
 
 
+_WORD = re.compile(r"[^\W_](?:[\w-]*[^\W_])?")
+"""A word of a claim for :func:`named_things`: letters, digits, inner hyphens and underscores."""
+
+_IDENTIFIER = re.compile(r"[^\W\d_]+(?:[-_][^\W_]+)+")
+"""A system name: words joined by a hyphen or underscore, the first of letters (``checkout-api``, ``cache-node-3``,
+``svc_amber``)."""
+
+SENTENCE_STARTERS = frozenset((
+    "a", "an", "the", "this", "that", "these", "those", "it", "its", "we", "they", "he", "she", "i", "you", "our",
+    "their", "his", "her", "my", "your", "there", "here", "on", "in", "at", "after", "before", "when", "if", "every",
+    "each", "all", "some", "no", "not", "yesterday", "today", "tomorrow", "last", "next", "since", "during", "as",
+    "for", "from", "to", "with", "by", "both", "one", "two", "once", "now", "then", "also", "and", "but", "so",
+))
+"""Capitalised only because they open the claim: never a name (:func:`named_things`)."""
+
+
+CALENDAR_NAMES = frozenset((
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+    "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+))
+"""Capitalised in English, but a *when*, not a thing a claim is about (the time predicate reads them)."""
+
+
+def named_things(claim: str, other: str = "") -> list[str]:
+    """The things ``claim`` names, in order, case-folded, each once (docs/veto.md §3 "Leading names"):
+
+    - a system name anywhere (:data:`_IDENTIFIER`: ``checkout-api``, ``cache-node-3``);
+    - a capitalised word after the first (``Caroline``, ``Melanie``), except a month or weekday
+      (:data:`CALENDAR_NAMES`) and an all-capital acronym (``TLS``, ``API``: what a thing is made of, rarely whom
+      the claim is about);
+    - the first word when it is capitalised, not a sentence starter (:data:`SENTENCE_STARTERS`), not a month, weekday
+      or acronym, and not written in lower case in ``other`` (the claim it is compared with: "Staging TLS cert" against
+      "the staging TLS certificate" shows a common word).
+
+    A possessive ``'s`` is no part of a name (``Caroline's`` → ``caroline``)."""
+    lower = {m.group(0) for m in _WORD.finditer(other) if m.group(0).islower()}
+    out: list[str] = []
+    for at, match in enumerate(_WORD.finditer(claim)):
+        word = match.group(0)
+        folded = word.casefold()
+        if _IDENTIFIER.fullmatch(word):
+            named = True
+        elif (not word[0].isupper() or folded in CALENDAR_NAMES or folded.removesuffix("s") in CALENDAR_NAMES
+              or (word.isupper() and len(word) > 1)):
+            named = False
+        else:
+            named = at > 0 or (folded not in SENTENCE_STARTERS and folded not in lower)
+        if named and folded not in out:
+            out.append(folded)
+    return out
+
+
+def leading_name_divergent(a: str, b: str) -> bool:
+    """True when both claims name something (:func:`named_things`) and they lead with different names: "Melanie values
+    friendship with Caroline" / "Caroline values friendship with Melanie", "checkout-api calls payments-api" / "the
+    payments-api calls checkout-api", "Melanie loves hiking" / "Caroline loves hiking". Read from the claims
+    themselves, so it holds for a memory written without a subject entity, and for two memories of one entity that
+    say who does what to whom the other way round (issue 27, a new user's night). A claim that names nothing has no
+    say. Symmetric (docs/veto.md §3 "Leading names")."""
+    left, right = named_things(a, b), named_things(b, a)
+    if not left or not right or left[0] == right[0]:
+        return False
+    return not (_by_agent(b, left[0]) or _by_agent(a, right[0]))
+
+
+_BY = re.compile(r"\bby\s+(?:the\s+|a\s+|an\s+)?([^\W_](?:[\w-]*[^\W_])?)", re.IGNORECASE)
+"""A passive's agent: ``by`` and the word after it (an article skipped)."""
+
+
+def _by_agent(claim: str, name: str) -> bool:
+    """``claim`` names ``name`` (a named thing, case-folded) as a passive's agent: "… is run by Priya Raman" leads
+    with the thing done, and states what "Priya Raman runs …" does (docs/veto.md §3 "Leading names")."""
+    return any(m.group(1).casefold() == name for m in _BY.finditer(claim))
+
+
 @dataclass(frozen=True)
 class MergeText:
     """What the veto reads for one side of a pair (docs/veto.md §3 "MergeText").
@@ -340,7 +416,7 @@ def _as_text(value: MergeText | str) -> MergeText:
 
 def veto_reasons(a: MergeText | str, b: MergeText | str) -> tuple[str, ...]:
     """Names of the divergence predicates that fire for a pair, in the order negation, numeric, variant, time,
-    commitment, subject.
+    commitment, subject, leading-name.
 
     Negation and variant read claim and article; numeric, time and commitment read the claims alone (articles cite
     dates: an agent-shaped memory's article names its event day, "8 May 2023"). A bare ``str`` is taken as a claim
@@ -361,6 +437,8 @@ def veto_reasons(a: MergeText | str, b: MergeText | str) -> tuple[str, ...]:
         reasons.append(VETO_COMMITMENT)
     if left.subjects is not None and right.subjects is not None and subject_divergent(left.subjects, right.subjects):
         reasons.append(VETO_SUBJECT)
+    if leading_name_divergent(left.claim, right.claim):
+        reasons.append(VETO_LEADING_NAME)
     return tuple(reasons)
 
 
@@ -374,7 +452,7 @@ def edge_veto_reasons(a: MergeText | str, b: MergeText | str) -> tuple[str, ...]
     hold. Symmetric.
     """
     left, right = _as_text(a), _as_text(b)
-    reasons = [r for r in veto_reasons(left, right) if r not in (VETO_TIME, VETO_COMMITMENT)]
+    reasons = [r for r in veto_reasons(left, right) if r not in (VETO_TIME, VETO_COMMITMENT, VETO_LEADING_NAME)]
     if _times_clash(left.claim, right.claim):
         reasons.insert(len([r for r in reasons if r != VETO_SUBJECT]), VETO_TIME)
     return tuple(reasons)

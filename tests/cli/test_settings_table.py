@@ -65,6 +65,7 @@ REFUSED = [
     ("llm_max_prompt", "4e3"),
     ("llm_max_prompt", "4000.5"),
     ("llm_max_prompt", "-4000"),
+    ("llm_max_prompt", "99999999999999999999"),  # an integer too long to read: "must be ≤ 2000000", not "an integer"
 ]
 """``(key, raw value)`` that must be refused."""
 
@@ -89,10 +90,20 @@ def test_an_invalid_value_is_refused_naming_key_source_and_hint(key: str, raw: s
     with pytest.raises(ConfigError) as err:
         resolve_settings(git_config=git.get, env=env)
     message = err.value.message
-    assert f"invalid setting {key}=" in message and f"(from {source})" in message
+    named = "memhtml." + key.replace("_", "") if source == "git-config" else "MEMHTML_" + key.upper()
+    assert f"invalid setting {named}=" in message and f"(from {source})" in message  # the name the user set
     assert err.value.hint and err.value.exit_code == 2
     if key.endswith("key_env"):
         assert raw not in message + err.value.hint  # a key pasted in the wrong place is never echoed
+
+
+def test_an_integer_too_long_to_read_names_the_bound_it_breaks() -> None:
+    """A new user (issue 27): ``git config memhtml.llmmaxprompt 99999999999999999999`` was told "must be an
+    integer"."""
+    for raw, reason in (("99999999999999999999", "must be ≤"), ("-99999999999999999999", "must be ≥")):
+        with pytest.raises(ConfigError) as err:
+            resolve_settings(git_config={"memhtml.llmmaxprompt": raw}.get, env={})
+        assert reason in err.value.message and "integer" not in err.value.message
 
 
 def test_a_flag_gives_typed_values_and_a_bool_is_no_number() -> None:

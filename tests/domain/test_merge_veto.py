@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from git_memhtml.domain import merge
 from git_memhtml.domain.merge import (
     MAX_MERGE_PAIRS,
     NEAR_DUPLICATE_THRESHOLD,
@@ -379,3 +380,41 @@ def test_an_edge_is_refused_by_clashing_times_and_never_by_a_promise(a: str, b: 
     from git_memhtml.domain.merge import edge_veto_reasons
 
     assert edge_veto_reasons(a, b) == reasons and edge_veto_reasons(b, a) == reasons
+
+
+# --- leading names (issue 27: a new user's night folded two facts written without a subject entity) ---------------
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Melanie values friendship with Caroline.", "Caroline values friendship with Melanie."),
+    ("The checkout-api calls the payments-api.", "The payments-api calls the checkout-api."),
+    ("Melanie loves hiking in the hills.", "Caroline loves hiking in the hills."),
+    ("cache-node-3 holds the session keys.", "cache-node-8 holds the session keys."),
+])
+def test_two_claims_that_lead_with_different_names_never_fold(a: str, b: str) -> None:
+    assert merge.leading_name_divergent(a, b) and merge.leading_name_divergent(b, a)
+    assert merge.VETO_LEADING_NAME in merge.veto_reasons(a, b)
+    assert merge.VETO_LEADING_NAME not in merge.edge_veto_reasons(a, b)  # an edge keeps both texts
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Caroline expresses appreciation for her friendship with Melanie.", "Caroline is grateful to Melanie."),
+    ("Yesterday Caroline went to a support group.", "Caroline went to a support group yesterday."),
+    ("The staging TLS certificate expires in May.", "Staging TLS cert expires in May."),
+    ("Deploys of checkout-api happen on Tuesdays.", "checkout-api deploys on Tuesdays."),
+    ("Priya Raman rotated the staging TLS certificate.", "The staging TLS certificate was rotated by Priya Raman."),
+    ("The cache is warmed at startup.", "The cache gets warmed when the service starts."),
+    ("Mei Lin maintains the web-storefront design system.",
+     "The web-storefront design system is maintained by Mei Lin."),
+    ("Priya Raman runs the weekly incident review on Thursdays.",
+     "The weekly incident review on Thursdays is run by Priya Raman."),
+    ("The payments-api is called by the checkout-api.", "The checkout-api calls the payments-api."),
+])
+def test_claims_that_lead_with_one_name_or_name_nothing_are_not_kept_apart_by_it(a: str, b: str) -> None:
+    assert not merge.leading_name_divergent(a, b)
+
+
+def test_named_things_are_names_and_system_names_not_sentence_starters_months_or_acronyms() -> None:
+    assert merge.named_things("On Monday Dana Okafor moved checkout-api's TLS to AWS in May.") == [
+        "dana", "okafor", "checkout-api"]
+    assert merge.named_things("Staging is slow.", "staging is slow") == []
+    assert merge.named_things("Staging is slow.") == ["staging"]  # alone, a capitalised first word may be a name

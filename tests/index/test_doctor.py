@@ -56,6 +56,19 @@ def test_a_fresh_repository_is_clean(mem: Path, capsys: pytest.CaptureFixture[st
     assert (code, data["clean"]) == (0, True)
 
 
+def test_an_invalid_setting_is_a_problem_doctor_names_with_its_fix(mem: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A new user (issue 27): with ``memhtml.llmmaxprompt 0`` every other command exited 2, and doctor said "no
+    problems"."""
+    GitRepo.discover(mem).config_set("memhtml.llmmaxprompt", "0")
+    code, data = cli(capsys, mem, "doctor")
+    assert code == 1 and data["problems"] == 1
+    assert "memhtml.llmmaxprompt='0'" in data["settings"]["error"] and "must be ≥" in data["settings"]["error"]
+    assert "git config --unset memhtml.llmmaxprompt" in data["settings"]["hint"]
+    assert main(["-C", str(mem), "doctor"]) == 1
+    assert "settings: invalid setting memhtml.llmmaxprompt='0'" in capsys.readouterr().out
+
+
 def test_verify_reports_drift_and_fix_repairs_it_without_touching_memories(
         mem: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = GitRepo.discover(mem)

@@ -72,3 +72,11 @@ def test_the_framing_phases_are_added_only_where_missing() -> None:
     assert framing_added("compress") == ("preflight", "report")
     assert framing_added("preflight,compress,report") == ()
     assert select_phases(None) == SLEEP_PHASES and framing_added(None) == () and framing_added(" ") == ()
+
+
+@pytest.mark.parametrize("value", ["", " ", ",", " , ,"])
+def test_a_phases_value_that_names_no_phase_is_refused_not_read_as_all_or_none(value: str) -> None:
+    """A new user's night (issue 27): ``--phases ""`` ran all seventeen phases and ``--phases ","`` preflight and
+    report alone, both without a word."""
+    with pytest.raises(ValueError, match="names no phase"):
+        select_phases(value)

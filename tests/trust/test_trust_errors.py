@@ -62,6 +62,8 @@ ROWS: list[tuple[str, list[str], int, str]] = [
     ("sleep abort unknown run", ["sleep", "abort", "sleep/1999-01-01"], 1, "sleep/1999-01-01"),
     ("sleep review unknown run", ["sleep", "review", "sleep/1999-01-01"], 1, "sleep/1999-01-01"),
     ("sleep run bad date", ["sleep", "run", "--date", "2026-13-45"], 2, "--date"),
+    ("sleep run phases naming none", ["sleep", "run", "--phases", ""], 2, "--phases"),
+    ("sleep run phases a lone comma", ["sleep", "run", "--phases", ","], 2, "--phases"),
     ("sleep run negative max llm calls", ["sleep", "run", "--max-llm-calls", "-1"], 2, "--max-llm-calls"),
     ("sleep resume negative max llm calls", ["sleep", "resume", "sleep/1999-01-01", "--max-llm-calls", "-1"], 2,
      "--max-llm-calls"),

@@ -195,15 +195,19 @@ def _wanted(names: str) -> set[str]:
 
 
 def select_phases(names: str | None) -> tuple[str, ...]:
-    """Parse a ``--phases a,b`` value into canonical order, :data:`FRAMING_PHASES` included; ``None`` or blank
-    selects all.
+    """Parse a ``--phases a,b`` value into canonical order, :data:`FRAMING_PHASES` included; ``None`` (no
+    ``--phases``) selects all.
 
     Raises:
-        ValueError: naming the unknown phase (the CLI turns it into a usage error).
+        ValueError: naming the unknown phase, or a value that names no phase (``""``, ``","``: before, a blank value
+            ran all seventeen and a lone comma ran preflight and report alone, both silently; the CLI turns it into a
+            usage error).
     """
-    if names is None or not names.strip():
+    if names is None:
         return SLEEP_PHASES
     wanted = _wanted(names)
+    if not wanted:
+        raise ValueError(f"--phases {names!r} names no phase; phases: {', '.join(SLEEP_PHASES)}")
     unknown = sorted(wanted - set(SLEEP_PHASES))
     if unknown:
         raise ValueError(f"unknown phase(s): {', '.join(unknown)}; phases: {', '.join(SLEEP_PHASES)}")
@@ -212,8 +216,8 @@ def select_phases(names: str | None) -> tuple[str, ...]:
 
 def framing_added(names: str | None) -> tuple[str, ...]:
     """The :data:`FRAMING_PHASES` a ``--phases`` value did not name, which :func:`select_phases` adds (empty for
-    ``None`` or blank: every phase runs anyway)."""
-    if names is None or not names.strip():
+    ``None``, every phase runs, and for a value that names no phase, which :func:`select_phases` refuses)."""
+    if names is None or not _wanted(names):
         return ()
     wanted = _wanted(names)
     return tuple(p for p in FRAMING_PHASES if p not in wanted)

@@ -23,6 +23,7 @@ from itertools import pairwise
 
 from pydantic import Field
 
+from git_memhtml.domain.injection import injected_instruction
 from git_memhtml.domain.merge import MAX_MERGE_PAIRS, NEAR_DUPLICATE_THRESHOLD, MergeProposal, connected_components
 from git_memhtml.index.corpus import CorpusRow
 from git_memhtml.llm.contract import AnswerSchema, ModelRequest
@@ -60,6 +61,12 @@ LABEL = "member"
 RAIL_UNKNOWN_KEY = "unknown-key"
 RAIL_SINGLETON = "singleton-group"
 RAIL_CROSS_COMPONENT = "cross-component"
+
+
+def keeper_key(row: CorpusRow, offset: int) -> tuple[bool, int]:
+    """Sort key of a fold's keeper, smallest first: a clean memory before one that carries an instruction addressed
+    to the model, then the lower corpus offset (the older file, docs/veto.md §3)."""
+    return injected_instruction(f"{row.gist}\n{row.body_text}") is not None, offset
 
 
 def prompt_values() -> dict[str, str]:
@@ -212,7 +219,7 @@ def _group_pairs(
     if len({m.group for m in members}) > 1:
         model.reject(RAIL_CROSS_COMPONENT, {"group": [batch.key_of(m.ref) for m in members]})
         return None
-    paths = sorted((m.ref for m in members), key=lambda p: (offset[p], p))
+    paths = sorted((m.ref for m in members), key=lambda p: (keeper_key(rows[p], offset[p]), p))
     keeper, rest = paths[0], paths[1:]
     keep = rows[keeper]
     out: list[MergeProposal] = []
