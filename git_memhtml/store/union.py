@@ -22,8 +22,9 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from git_memhtml.document.model import Link, MemoryDocument, indexed_entity_values
+from git_memhtml.domain.decay import format_confidence
 from git_memhtml.domain.entities import entity_key
-from git_memhtml.store.edits import Edit, add_meta, link
+from git_memhtml.store.edits import Edit, add_meta, link, set_meta
 
 
 def link_target(href: str) -> str:
@@ -62,7 +63,10 @@ def head_union(docs: Sequence[MemoryDocument], *, inside: Collection[str] = ()) 
 def keeper_edits(keeper: MemoryDocument, members: Sequence[MemoryDocument], *, inside: Collection[str]) -> list[Edit]:
     """Head edits that give ``keeper`` what ``members`` carry and it lacks: ``add`` an entity meta per entity key it
     is not yet indexed by (a ``concept:`` the keeper's own ``<dfn>`` gives is not written twice), a tag per tag it
-    lacks (case-folded), a ``link`` per ``(rel, target)`` it lacks; links into ``inside`` are never added."""
+    lacks (case-folded), a ``link`` per ``(rel, target)`` it lacks; links into ``inside`` are never added. And the
+    lowest confidence of all (a keeper without one reads 1.0): a fold states one fact, as sure as its least sure
+    member said it, never surer (issue 27: a gullible night folded a 0.60 memory into one with none, so the fact read
+    1.0; a compress canonical already takes the lowest, docs/phases.md §0.7)."""
     union = head_union(members, inside=inside)
     have_entities = {entity_key(v) for v in indexed_entity_values(keeper)}
     have_tags = {t.strip().casefold() for t in keeper.tags}
@@ -72,4 +76,7 @@ def keeper_edits(keeper: MemoryDocument, members: Sequence[MemoryDocument], *, i
     out += [add_meta("tag", t) for t in union.tags if t.casefold() not in have_tags]
     out += [link(found.rel, found.href) for found in union.links
             if (found.rel, link_target(found.href)) not in have_links]
+    lowest = min((m.confidence for m in members if m.confidence is not None), default=None)
+    if lowest is not None and lowest < (1.0 if keeper.confidence is None else keeper.confidence):
+        out.append(set_meta("confidence", format_confidence(lowest)))
     return out

@@ -543,7 +543,8 @@ def test_the_canonical_carries_every_member_s_entities_tags_links_and_type(tmp_p
 
 def test_members_of_mixed_types_make_a_semantic_canonical(tmp_path: Path) -> None:
     files = {**CARRIED, "areas/ops/roll-b.html": mem("Checkout rollouts pause when the canary errors.",
-                                                     links=["areas/ops/roll-c.html"], memory_type="agent_insight")}
+                                                     links=["areas/ops/roll-c.html"], memory_type="agent_insight",
+                                                     entities=["service:checkout-api"])}
     repo = make_repo(tmp_path, files)
     env, _ = model_env(repo, {"CompressSynthesis": [Answer(synthesis(["m2", "m3", "m4"]))]})
     assert compress.run(env).counts.wire()["archived"] == 3
@@ -587,9 +588,22 @@ def test_split_by_subject_keeps_each_batch_to_one_subject() -> None:
 
     subjects = {"m1": frozenset({"person:melanie"}), "c1": frozenset({"person:caroline"}),
                 "both": frozenset({"person:melanie", "person:caroline"}), "svc": frozenset({"service:checkout"})}
-    members = [Member(ref, ref, 0) for ref in ("m1", "c1", "none", "both", "svc")] + [Member("x", "x", 1)]
+    members = [Member(ref, ref, 0) for ref in ("m1", "c1", "none", "both", "svc")] + [
+        Member("named", "Melanie went hiking with the club.", 0), Member("x", "x", 1)]
     out = split_by_subject(members, subjects)
-    assert [(m.ref, m.group) for m in out] == [("m1", 0), ("none", 0), ("both", 0), ("svc", 0), ("c1", 1), ("x", 2)]
+    # a memory with no subject joins only a part whose subject its text names, or a part with none (issue 27: "The
+    # user reads times in UTC" batched with Priya's preference became a memory about Priya)
+    assert [(m.ref, m.group) for m in out] == [("m1", 0), ("both", 0), ("svc", 0), ("named", 0), ("c1", 1),
+                                               ("none", 2), ("x", 3)]
+
+
+def test_names_a_subject_reads_whole_names_in_the_text() -> None:
+    from git_memhtml.sleep.phases.canonical import names_a_subject
+
+    assert names_a_subject("Priya Raman wants incident timelines in UTC.", {"person:priyaraman"})
+    assert names_a_subject("The checkout-api retries three times.", {"service:checkoutapi"})
+    assert not names_a_subject("Priya wants incident timelines in UTC.", {"person:priyaraman"})
+    assert not names_a_subject("The user reads times in UTC.", {"person:priyaraman"})
 
 
 @pytest.mark.slow

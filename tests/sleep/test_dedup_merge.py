@@ -221,6 +221,21 @@ def test_the_keeper_takes_the_union_of_both_heads(tmp_path: Path) -> None:
                      ("supersedes", "/archive/2026/areas/inbox/new.html")}
 
 
+@pytest.mark.parametrize(("old", "new", "want"), [(None, 0.6, "0.600"), (0.9, 0.6, "0.600"), (0.5, 0.9, "0.50"),
+                                                   (None, None, None)])
+def test_the_keeper_is_as_sure_as_its_least_sure_member(tmp_path: Path, old: float | None, new: float | None,
+                                                        want: str | None) -> None:
+    """A gullible night (issue 27): a 0.60 memory folded into one with no confidence read 1.0 after the fold."""
+    files = {
+        "areas/inbox/old.html": _rendered(BASE + ".", "2026-01-01T00:00:00Z", confidence=old),
+        "areas/inbox/new.html": _rendered(BASE + " today.", "2026-02-01T00:00:00Z", confidence=new),
+    }
+    env = make_env(make_repo(tmp_path, files))
+    assert dedup_merge.run(env).counts.wire()["merged"] == 1
+    got = get_metas((env.repo.root / "areas/inbox/old.html").read_text(), "confidence")
+    assert got == ([] if want is None else [want])
+
+
 # --- a fold never folds two different facts about when or about done-ness (issue 27 round 2, docs/veto.md §3) -------
 
 HANDOFF = "the on-call handoff of the platform team is written in the channel topic and read by the incoming engineer"

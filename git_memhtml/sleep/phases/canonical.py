@@ -20,6 +20,7 @@ from git_memhtml.document.draft import MemoryDraft
 from git_memhtml.document.model import Link, MemoryDocument
 from git_memhtml.document.parse import parse_memory
 from git_memhtml.document.template import render_memory
+from git_memhtml.domain.entities import name_tokens
 from git_memhtml.domain.merge import (
     VETO_SUBJECT,
     content_words,
@@ -54,13 +55,32 @@ def refused_pairs(members: Sequence[Scored], subjects: Mapping[str, frozenset[st
     return out
 
 
+def names_a_subject(text: str, identities: Collection[str]) -> bool:
+    """``text`` names one of ``identities`` (``<type>:<letters>``, ``sleep/phases/subjects.py``): a run of at most four
+    of its words (:func:`~git_memhtml.domain.entities.name_tokens`, case-folded) joins to the identity's letters
+    (``checkout-api`` → ``checkoutapi``; ``Priya Raman`` → ``priyaraman``; "Priya" alone does not name it)."""
+    letters = {identity.partition(":")[2] for identity in identities}
+    tokens = name_tokens(text.casefold())
+    for i in range(len(tokens)):
+        joined = ""
+        for token in tokens[i:i + 4]:
+            joined += token
+            if joined in letters:
+                return True
+    return False
+
+
 def split_by_subject(members: Sequence[Member], subjects: Mapping[str, frozenset[str]]) -> list[Member]:
     """``members`` (consecutive runs of one group) with each group cut into subject-compatible groups, so that no
     batch offers two memories about different subjects (docs/phases.md §1.10).
 
     In member order, each member joins the first sub-group none of whose members it diverges from
-    (``subject_divergent``), else opens a new one; a memory with no subject joins the first. Sub-groups are numbered
-    anew in order and listed one after the other, members in their original order. Pure.
+    (``subject_divergent``), else opens a new one. A memory with no subject joins the first sub-group that has no
+    subject either or one of whose subjects its text names (:func:`names_a_subject`: "checkout-api retries three
+    times" joins the checkout-api facts), else opens its own: the canonical carries every member's entities, so an
+    untagged "The user reads times in UTC" batched with "Priya wants incident timelines in UTC" became a memory about
+    Priya (issue 27, a gullible night). Sub-groups are numbered anew in order and listed one after the other, members
+    in their original order. Pure.
     """
     out: list[Member] = []
     number = 0
@@ -72,8 +92,15 @@ def split_by_subject(members: Sequence[Member], subjects: Mapping[str, frozenset
         parts: list[list[Member]] = []
         for member in members[start:end]:
             mine = subjects.get(member.ref, NO_SUBJECT)
-            home = next((part for part in parts if not any(
-                subject_divergent(mine, subjects.get(other.ref, NO_SUBJECT)) for other in part)), None)
+
+            def fits(part: list[Member], mine: frozenset[str] = mine, member: Member = member) -> bool:
+                theirs = [subjects.get(other.ref, NO_SUBJECT) for other in part]
+                if any(subject_divergent(mine, other) for other in theirs):
+                    return False
+                named = frozenset().union(*theirs)
+                return bool(mine) or not named or names_a_subject(member.text, named)
+
+            home = next((part for part in parts if fits(part)), None)
             if home is None:
                 parts.append([member])
             else:
