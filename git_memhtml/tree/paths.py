@@ -166,7 +166,7 @@ def memory_path_problem(path: str) -> str | None:
         return "names a dotfile or dot-folder (.git, .memhtml…); only memory files are accepted"
     if parts[0] not in PARA_BUCKETS or len(parts) < 2:
         return f"is not under {', '.join(b + '/' for b in PARA_BUCKETS)}; only memory files are accepted"
-    if parts[-1] in GENERATED_NAMES:
+    if parts[-1].casefold() in GENERATED_NAMES:  # INDEX.HTML is index.html on a case-insensitive file system
         return "is a generated listing, not a memory"
     if not has_memory_suffix(parts[-1]) or parts[-1].lower() == MEMORY_SUFFIX:
         return "is not a memory file: memory files end in .html (any case)"

@@ -86,6 +86,7 @@ HOSTILE: list[str] = [
     # committed artifacts, generated listings, the root page
     ".memhtml/state/access.jsonl", ".memhtml/sleep/sleep-2026-01-01.html", "areas/index.html", "index.html",
     "sitemap.xml", "README.html", "{root}/areas/index.html",
+    "areas/inbox/INDEX.HTML", "areas/Index.html", "projects/x/Sitemap.XML",  # a listing on a case-insensitive disk
     # dotfiles and dot-folders anywhere
     "areas/.x.html", ".hidden/x.html", "areas/.hidden/x.html", "areas/inbox/.good.html",
     # outside the work tree, absolute or by ..
