@@ -128,8 +128,15 @@ def write_cmd(ctx: click.Context, /, path: str | None, workspace: str | None, as
     if path is not None:
         path = app.memory_path(path, "write", name="--path")
     op = _op(ctx, flags, path=path, workspace=workspace)
-    with app.index() as db:
-        written = write_one(app, db, op, now=utc_now(), hints=OP_HINTS)
+    article = flags.get("article_html")
+    try:
+        with app.index() as db:
+            written = write_one(app, db, op, now=utc_now(), hints=OP_HINTS)
+    except InvalidMemory as exc:
+        if isinstance(article, str):  # the article came from a file: the error names it (trust rule: every error)
+            exc.message = f"--article-html {article}: {exc.message}"
+            exc.hint = f"fix the article in {article} and write again"
+        raise
     respond(as_json, "memory.written", written.json(),
             lambda: f"{'deduplicated: already stored at' if written.deduped else 'wrote'} {written.path}")
     return 0

@@ -61,6 +61,8 @@ ROWS: list[tuple[str, list[str], int, str]] = [
     ("sleep resume unknown run", ["sleep", "resume", "sleep/1999-01-01"], 1, "sleep/1999-01-01"),
     ("sleep abort unknown run", ["sleep", "abort", "sleep/1999-01-01"], 1, "sleep/1999-01-01"),
     ("sleep review unknown run", ["sleep", "review", "sleep/1999-01-01"], 1, "sleep/1999-01-01"),
+    ("write article-html with two claims", ["write", "--type", "semantic", "--title", "t", "--article-html",
+                                            "{tmp}/two-marks.html"], 1, "two-marks.html"),
     ("sleep run bad date", ["sleep", "run", "--date", "2026-13-45"], 2, "--date"),
     ("sleep run phases naming none", ["sleep", "run", "--phases", ""], 2, "--phases"),
     ("sleep run phases a lone comma", ["sleep", "run", "--phases", ","], 2, "--phases"),
@@ -131,6 +133,7 @@ def world(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
     assert main(["init", str(repo)]) == 0
     assert main(["-C", str(repo), "write", "--type", "semantic", "--title", "Seed", "--claim", "A seed memory.",
                  "--path", "areas/inbox/seed.html"]) == 0
+    (tmp_path / "two-marks.html").write_text("<p><mark>One claim.</mark> <mark>Another claim.</mark></p>")
     (tmp_path / "malformed.jsonl").write_text(
         json.dumps({"op": "write", "title": "ok", "type": "semantic", "body": "Fine."}) + "\n{not json\n")
     (tmp_path / "escape.jsonl").write_text(
