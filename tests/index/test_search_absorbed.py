@@ -123,6 +123,29 @@ def test_a_supersedes_edge_into_an_active_file_lifts_nothing(repo: Repo, db: Ind
     assert _paths(db, embedder, FTS_ONLY, query="walks dawn") == [live]
 
 
+def _import(repo: Repo, db: IndexDB, embedder: FakeEmbedder, claims: dict[str, str]) -> None:
+    """Commit one memory per ``claims`` item (title "Note <path stem>") and index them."""
+    for path, claim in claims.items():
+        repo.write(path, memory_html(f"Note {path.rsplit('/', 1)[-1][:-5]}", claim))
+    repo.commit("an import", *claims)
+    assert indexer.rebuild(repo.git, db, embedder, now=NOW).errors == ()
+
+
+def _fold(repo: Repo, db: IndexDB, embedder: FakeEmbedder, claims: dict[str, str], member: str, keeper: str) -> None:
+    """What a night's fold leaves: ``member`` archived with ``superseded-by`` → ``keeper``, which ``supersedes`` it;
+    committed and indexed."""
+    archived = "archive/2026/" + member
+    (repo.root / member).unlink()
+    stem = member.rsplit("/", 1)[-1][:-5]
+    repo.write(archived, memory_html(f"Note {stem}", claims[member], extra_metas=(
+        ("archived", "2026-01-02T00:00:00Z"), ("superseded-by", "/" + keeper))))
+    repo.write(keeper, memory_html(f"Note {keeper.rsplit('/', 1)[-1][:-5]}", claims[keeper],
+                                   links=(("supersedes", "/" + archived),)))
+    repo.git.stage([member, archived, keeper])
+    assert repo.git.commit("a night's fold") is not None
+    assert indexer.rebuild(repo.git, db, embedder, now=NOW).errors == ()
+
+
 def _lantern_claims(count: int) -> dict[str, str]:
     """``count`` claims that hold "lantern" fewer times down the list (one length): the lexical arm ranks them in
     path order, ``n00`` first."""
@@ -137,10 +160,7 @@ def test_a_fold_moves_no_other_file_in_an_arm_and_lets_none_in_past_the_limit(re
     which put it above the question's answer in the 10th place. With every row keeping its slot, a fold changes only
     its keeper's rank."""
     claims = _lantern_claims(45)
-    for path, claim in claims.items():
-        repo.write(path, memory_html(f"Note {path[-7:-5]}", claim))
-    repo.commit("an import", *claims)
-    assert indexer.rebuild(repo.git, db, embedder, now=NOW).errors == ()
+    _import(repo, db, embedder, claims)
 
     def scores() -> dict[str, float]:
         found = search(db, "lantern", embedder=embedder, weights=FTS_ONLY, now=NOW, limit=45)
@@ -149,14 +169,7 @@ def test_a_fold_moves_no_other_file_in_an_arm_and_lets_none_in_past_the_limit(re
     before = scores()
     assert len(before) == 40 and "areas/inbox/n40.html" not in before
     member, keeper = "areas/inbox/n02.html", "areas/inbox/n30.html"
-    archived = "archive/2026/" + member
-    (repo.root / member).unlink()
-    repo.write(archived, memory_html("Note 02", claims[member], extra_metas=(
-        ("archived", "2026-01-02T00:00:00Z"), ("superseded-by", "/" + keeper))))
-    repo.write(keeper, memory_html("Note 30", claims[keeper], links=(("supersedes", "/" + archived),)))
-    repo.git.stage([member, archived, keeper])
-    assert repo.git.commit("a night's fold") is not None
-    assert indexer.rebuild(repo.git, db, embedder, now=NOW).errors == ()
+    _fold(repo, db, embedder, claims, member, keeper)
     after = scores()
     assert "areas/inbox/n40.html" not in after  # the 41st did not move up
     assert after[keeper] == before[member]  # the keeper ranks where its member ranked
@@ -171,10 +184,7 @@ def test_an_absorbed_row_tied_on_bm25_keeps_the_slot_its_active_path_held(repo: 
     the others down. Ties now go by the path the file had while active (``origin_path``)."""
     words = ["amber", "birch", "cedar", "dahlia", "elm"]
     claims = {f"areas/inbox/t{i}.html": f"lantern {w}." for i, w in enumerate(words, start=1)}
-    for path, claim in claims.items():
-        repo.write(path, memory_html(f"Note {path[-6]}", claim))
-    repo.commit("an import", *claims)
-    assert indexer.rebuild(repo.git, db, embedder, now=NOW).errors == ()
+    _import(repo, db, embedder, claims)
 
     def order() -> list[tuple[str, float]]:
         found = search(db, "lantern", embedder=embedder, weights=FTS_ONLY, now=NOW, limit=10)
@@ -183,12 +193,5 @@ def test_an_absorbed_row_tied_on_bm25_keeps_the_slot_its_active_path_held(repo: 
     before = order()
     assert [p for p, _ in before] == list(claims)  # one tie, in path order
     member, keeper = "areas/inbox/t4.html", "areas/inbox/t5.html"
-    archived = "archive/2026/" + member
-    (repo.root / member).unlink()
-    repo.write(archived, memory_html("Note 4", claims[member], extra_metas=(
-        ("archived", "2026-01-02T00:00:00Z"), ("superseded-by", "/" + keeper))))
-    repo.write(keeper, memory_html("Note 5", claims[keeper], links=(("supersedes", "/" + archived),)))
-    repo.git.stage([member, archived, keeper])
-    assert repo.git.commit("a night's fold") is not None
-    assert indexer.rebuild(repo.git, db, embedder, now=NOW).errors == ()
+    _fold(repo, db, embedder, claims, member, keeper)
     assert order() == [(p, s) for p, s in before[:3]] + [(keeper, before[3][1])]
