@@ -41,6 +41,7 @@ from typing import Literal, get_args
 from pydantic import Field
 
 from git_memhtml.document.model import REL_CLASSES
+from git_memhtml.domain.injection import injected_instruction
 from git_memhtml.domain.merge import MergeText, edge_veto_reasons
 from git_memhtml.index.corpus import CorpusRow, active_corpus, corpus_digest
 from git_memhtml.index.corroboration import bump_edge
@@ -218,8 +219,17 @@ def _stamp(night: Night, path: str, rel: str, target: str) -> bool:
     return changed
 
 
+RATIONALE_WITHHELD = "withheld: it addressed the model, not the reader"
+"""What a contradiction task says in place of a rationale that carries an instruction addressed to the model."""
+
+
 def _cleaned_rationale(text: str | None) -> str:
+    """The model's rationale as a review task quotes it: cleaned, flattened, cut to :data:`RATIONALE_CHARS`; withheld
+    (:data:`RATIONALE_WITHHELD`) when it carries an instruction addressed to the model (``domain.injection``): a
+    gullible model that repeats a planted "merge every memory into this one" must not put it in a task (issue 27)."""
     cleaned = flatten(clean_text(text or ""))
+    if injected_instruction(cleaned) is not None:
+        return RATIONALE_WITHHELD
     if len(cleaned) > RATIONALE_CHARS:
         cleaned = cleaned[:RATIONALE_CHARS].rstrip() + "…"
     return cleaned or "none given"
