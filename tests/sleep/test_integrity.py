@@ -93,3 +93,35 @@ def test_archived_location_window() -> None:
     exists = {"archive/2016/a/b.html": 1, "archive/2015/a/c.html": 1}
     assert archived_location("a/b.html", 2026, exists) == "archive/2016/a/b.html"
     assert archived_location("a/c.html", 2026, exists) is None  # eleven years back is outside the window
+
+
+def _folded(claim: str, keeper: str) -> str:
+    """An archived member as a fold leaves it: ``superseded-by`` → ``keeper``."""
+    from git_memhtml.store.edits import apply_edits, set_meta
+
+    return apply_edits(_mem(claim, status="archived"), [set_meta("superseded-by", "/" + keeper)])
+
+
+def test_a_link_to_a_folded_memory_reaches_the_memory_that_superseded_it(tmp_path: Path) -> None:
+    """A careful night (issue 27): a fold archived the file other memories linked to, and integrity pointed their
+    links at the archive, not at the keeper that now states the fact. The keeper's own link to its member keeps the
+    archive path (a memory never links to itself); a superseding file that is itself archived is no target."""
+    files = {
+        "areas/inbox/reader.html": _mem("The queue backlog delays the confirmation emails.",
+                                        links=[Link("relates_to", "/areas/ops/backlog.html"),
+                                               Link("relates_to", "/areas/ops/twice.html")]),
+        "areas/inbox/keeper.html": _mem("The notification queue backs up under load.",
+                                        links=[Link("relates_to", "/areas/ops/backlog.html")]),
+        "archive/2026/areas/ops/backlog.html": _folded("The notification queue backlogs at peak.",
+                                                       "areas/inbox/keeper.html"),
+        "archive/2026/areas/ops/twice.html": _folded("The queue was slow once.", "archive/2026/areas/ops/gone.html"),
+        "archive/2026/areas/ops/gone.html": _mem("The queue is slow.", status="archived"),
+    }
+    env = make_env(make_repo(tmp_path, files))
+    counts = integrity.run(env).counts.wire()
+    assert counts["dangling"] == 3 and counts["rewritten"] == 3 and counts["dropped"] == 0
+    root = env.repo.root
+    reader = {(lk.rel, lk.href) for lk in get_links((root / "areas/inbox/reader.html").read_text())}
+    assert reader == {("relates_to", "/areas/inbox/keeper.html"), ("relates_to", "/archive/2026/areas/ops/twice.html")}
+    keeper = {(lk.rel, lk.href) for lk in get_links((root / "areas/inbox/keeper.html").read_text())}
+    assert keeper == {("relates_to", "/archive/2026/areas/ops/backlog.html")}

@@ -5,7 +5,9 @@ A dangling link is an authored (``derived = 0``) head link whose target memory i
 
 - the target was archived: ``archive/<Y>/<target>`` exists for a year Y from the run year back ten years (newest
   first, so the latest archiving of a twice-archived path wins). The link still says something true, so one
-  stamp unlinks the old href, links the archive path and sets ``updated``. The path is derived with the archive
+  stamp unlinks the old href, links the memory that superseded the archived one (its ``superseded-by``: a fold's
+  keeper or a compress canonical, when it is active and not the source itself; issue 27: a careful night's links
+  led to archived files), else the archive path, and sets ``updated``. The path is derived with the archive
   algebra, never searched for by similarity.
 - the target is simply gone: the link asserts a relationship to nothing, so it is removed, with a warning line
   in the commit body.
@@ -23,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from git_memhtml.artifacts.listings import TreeFile, publish_rows, render_artifacts, scan_tree, write_artifacts
-from git_memhtml.document.editors import get_links
+from git_memhtml.document.editors import get_links, get_metas
 from git_memhtml.document.model import Link
 from git_memhtml.index.edges import authored_edges
 from git_memhtml.index.memories import indexed_blobs
@@ -92,8 +94,24 @@ def _links_by_source(env: PhaseEnv, tree: Mapping[str, TreeFile]) -> dict[str, l
     return out
 
 
+def superseding(archived: str, tree: Mapping[str, TreeFile]) -> str | None:
+    """The active memory that stands for the archived file ``archived``: the target of its ``superseded-by`` meta
+    when that file is in ``tree`` and not itself archived (a fold's keeper, a compress canonical), else ``None``."""
+    file = tree.get(archived)
+    if file is None:
+        return None
+    for value in get_metas(file.data.decode("utf-8", errors="replace"), "superseded-by"):
+        keeper = link_target(value)
+        if keeper in tree and not keeper.startswith("archive/"):
+            return keeper
+    return None
+
+
 def find_dangling(env: PhaseEnv, tree: Mapping[str, TreeFile]) -> list[Dangling]:
-    """Every dangling authored link in ``tree``, ordered by source, rel, href."""
+    """Every dangling authored link in ``tree``, ordered by source, rel, href. Its repair target is the memory that
+    superseded the archived target (:func:`superseding`: a link to a folded memory now reaches the memory that
+    states its fact, issue 27), else the archive path, else none (drop). A source never links to itself: the keeper's
+    own link to what it absorbed goes to the archive path."""
     year = int(env.at[:4])
     found: list[Dangling] = []
     for src, links in _links_by_source(env, tree).items():
@@ -101,7 +119,10 @@ def find_dangling(env: PhaseEnv, tree: Mapping[str, TreeFile]) -> list[Dangling]
             target = link_target(lk.href)
             if not is_valid_memory_path(target) or target in tree or target == src:
                 continue
-            found.append(Dangling(src, lk.rel, lk.href, target, archived_location(target, year, tree)))
+            archived = archived_location(target, year, tree)
+            keeper = superseding(archived, tree) if archived is not None else None
+            found.append(Dangling(src, lk.rel, lk.href, target,
+                                  keeper if keeper is not None and keeper != src else archived))
     return found
 
 
