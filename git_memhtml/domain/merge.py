@@ -110,6 +110,7 @@ VETO_SUBJECT = "subject"
 VETO_TIME = "time"
 VETO_COMMITMENT = "commitment"
 VETO_LEADING_NAME = "leading-name"
+VETO_WORD_ORDER = "word-order"
 
 
 def tokenize(text: str) -> list[str]:
@@ -367,26 +368,68 @@ def named_things(claim: str, other: str = "") -> list[str]:
 
 
 def leading_name_divergent(a: str, b: str) -> bool:
-    """True when both claims name something (:func:`named_things`) and they lead with different names: "Melanie values
-    friendship with Caroline" / "Caroline values friendship with Melanie", "checkout-api calls payments-api" / "the
-    payments-api calls checkout-api", "Melanie loves hiking" / "Caroline loves hiking". Read from the claims
-    themselves, so it holds for a memory written without a subject entity, and for two memories of one entity that
-    say who does what to whom the other way round (issue 27, a new user's night). A claim that names nothing has no
-    say. Symmetric (docs/veto.md §3 "Leading names")."""
+    """True when both claims name something (:func:`named_things`) and their *agents* differ: the name a claim leads
+    with, or in a passive the name after ``by`` (:func:`agent`). "Melanie values friendship with Caroline" /
+    "Caroline values friendship with Melanie", "checkout-api calls payments-api" / "checkout-api is called by
+    payments-api", "Mei Lin is mentored by Omar Haddad" / "Omar Haddad is mentored by Mei Lin", "Melanie loves hiking" /
+    "Caroline loves hiking" diverge; "Mei Lin maintains the design system" / "The design system is maintained by Mei
+    Lin" does not. Read from the claims themselves, so it holds for a memory written without a subject entity, and
+    for two memories of one entity that say who does what to whom the other way round (issue 27, two new users'
+    nights). A claim that names nothing has no say. Symmetric (docs/veto.md §3 "Leading names")."""
     left, right = named_things(a, b), named_things(b, a)
-    if not left or not right or left[0] == right[0]:
+    if not left or not right:
         return False
-    return not (_by_agent(b, left[0]) or _by_agent(a, right[0]))
+    return agent(a, left) != agent(b, right)
 
 
-_BY = re.compile(r"\bby\s+(?:the\s+|a\s+|an\s+)?([^\W_](?:[\w-]*[^\W_])?)", re.IGNORECASE)
-"""A passive's agent: ``by`` and the word after it (an article skipped)."""
+def _ordered_words(text: str) -> list[str]:
+    """The stemmed content words of ``text`` (:func:`content_words`' rule), each once, in order of first use."""
+    tokens = tokenize(text)
+    out: list[str] = []
+    for at, token in enumerate(tokens):
+        if (len(token) >= 3 and not _DIGIT.search(token) and token not in FUNCTION_WORDS
+                and token not in NEGATION_MARKERS and token not in VARIANT_QUALIFIERS
+                and _time_token(tokens, at) is None):
+            word = stem(token)
+            if word not in out:
+                out.append(word)
+    return out
 
 
-def _by_agent(claim: str, name: str) -> bool:
-    """``claim`` names ``name`` (a named thing, case-folded) as a passive's agent: "… is run by Priya Raman" leads
-    with the thing done, and states what "Priya Raman runs …" does (docs/veto.md §3 "Leading names")."""
-    return any(m.group(1).casefold() == name for m in _BY.finditer(claim))
+WORD_ORDER_MIN = 3
+"""Content words two claims must share, all of them, before their order is read (our decision: with fewer, a
+reordering is as often a paraphrase as a reversal)."""
+
+
+def word_order_divergent(a: str, b: str) -> bool:
+    """True when the two claims use the same content words (at least :data:`WORD_ORDER_MIN`, :func:`content_words`'
+    rule) in another order: "The cache calls the database on every miss" / "The database calls the cache on every
+    miss", "the billing worker sends invoices to the ledger service" / "the ledger service sends invoices to the
+    billing worker" (issue 27, a new user's night: no name in either, so :func:`leading_name_divergent` has no say).
+    A claim that only moves a phrase ("On every miss the cache calls the database") is kept apart too: a fold it
+    refuses costs a fold, never a fact. An active claim and a passive one (:data:`_PASSIVE`) are not compared: the
+    passive states the same fact in the other order ("Ana updated the runbook" / "The runbook was updated by Ana").
+    Symmetric (docs/veto.md §3 "Leading names")."""
+    if (_PASSIVE.search(a) is None) != (_PASSIVE.search(b) is None):
+        return False  # one passive, one active: "Ana updated the runbook" / "The runbook was updated by Ana"
+    left, right = _ordered_words(a), _ordered_words(b)
+    return len(left) >= WORD_ORDER_MIN and set(left) == set(right) and left != right
+
+
+_PASSIVE = re.compile(
+    r"\b(?:is|are|was|were|be|been|being|gets|get|got|gotten)\s+(?:[^\W\d_]+\s+){0,2}?[^\W\d_]+\s+by\s+"
+    r"(?:the\s+|a\s+|an\s+)?([^\W_](?:[\w-]*[^\W_])?)", re.IGNORECASE)
+"""A passive's agent: an auxiliary, up to three words (the participle among them), ``by`` and the agent (an article
+skipped): "is run by Priya", "was quietly handed over by the checkout-api"."""
+
+
+def agent(claim: str, names: list[str]) -> str:
+    """Who does what ``claim`` states: the first named thing (``names``, :func:`named_things`) that a passive names
+    as its agent (:data:`_PASSIVE`), else the first named thing."""
+    for match in _PASSIVE.finditer(claim):
+        if match.group(1).casefold() in names:
+            return match.group(1).casefold()
+    return names[0]
 
 
 @dataclass(frozen=True)
@@ -416,7 +459,7 @@ def _as_text(value: MergeText | str) -> MergeText:
 
 def veto_reasons(a: MergeText | str, b: MergeText | str) -> tuple[str, ...]:
     """Names of the divergence predicates that fire for a pair, in the order negation, numeric, variant, time,
-    commitment, subject, leading-name.
+    commitment, subject, leading-name, word-order.
 
     Negation and variant read claim and article; numeric, time and commitment read the claims alone (articles cite
     dates: an agent-shaped memory's article names its event day, "8 May 2023"). A bare ``str`` is taken as a claim
@@ -439,6 +482,8 @@ def veto_reasons(a: MergeText | str, b: MergeText | str) -> tuple[str, ...]:
         reasons.append(VETO_SUBJECT)
     if leading_name_divergent(left.claim, right.claim):
         reasons.append(VETO_LEADING_NAME)
+    if word_order_divergent(left.claim, right.claim):
+        reasons.append(VETO_WORD_ORDER)
     return tuple(reasons)
 
 
@@ -452,7 +497,8 @@ def edge_veto_reasons(a: MergeText | str, b: MergeText | str) -> tuple[str, ...]
     hold. Symmetric.
     """
     left, right = _as_text(a), _as_text(b)
-    reasons = [r for r in veto_reasons(left, right) if r not in (VETO_TIME, VETO_COMMITMENT, VETO_LEADING_NAME)]
+    reasons = [r for r in veto_reasons(left, right)
+               if r not in (VETO_TIME, VETO_COMMITMENT, VETO_LEADING_NAME, VETO_WORD_ORDER)]
     if _times_clash(left.claim, right.claim):
         reasons.insert(len([r for r in reasons if r != VETO_SUBJECT]), VETO_TIME)
     return tuple(reasons)

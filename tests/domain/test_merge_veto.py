@@ -385,6 +385,9 @@ def test_an_edge_is_refused_by_clashing_times_and_never_by_a_promise(a: str, b: 
 # --- leading names (issue 27: a new user's night folded two facts written without a subject entity) ---------------
 
 @pytest.mark.parametrize(("a", "b"), [
+    ("The checkout-api calls the payments-api.", "The checkout-api is called by the payments-api."),
+    ("Mei Lin is mentored by Omar Haddad.", "Omar Haddad is mentored by Mei Lin."),
+    ("The inventory-api is queried by the pricing-api.", "The pricing-api is queried by the inventory-api."),
     ("Melanie values friendship with Caroline.", "Caroline values friendship with Melanie."),
     ("The checkout-api calls the payments-api.", "The payments-api calls the checkout-api."),
     ("Melanie loves hiking in the hills.", "Caroline loves hiking in the hills."),
@@ -418,3 +421,19 @@ def test_named_things_are_names_and_system_names_not_sentence_starters_months_or
         "dana", "okafor", "checkout-api"]
     assert merge.named_things("Staging is slow.", "staging is slow") == []
     assert merge.named_things("Staging is slow.") == ["staging"]  # alone, a capitalised first word may be a name
+
+
+@pytest.mark.parametrize(("a", "b", "apart"), [
+    ("The cache calls the database on every miss.", "The database calls the cache on every miss.", True),
+    ("the billing worker sends invoices to the ledger service.",
+     "the ledger service sends invoices to the billing worker.", True),
+    ("The cache calls the database on every miss.", "The cache calls the database on every single miss.", False),
+    ("The cache calls the database.", "The cache calls the database.", False),
+    ("Cache calls database.", "Database calls cache.", True),
+    ("Cache database.", "Database cache.", False),  # fewer than three content words: no say
+])
+def test_the_same_words_in_another_order_never_fold(a: str, b: str, apart: bool) -> None:
+    """A new user's night (issue 27): with no name in either claim, a relation and its reverse folded."""
+    assert merge.word_order_divergent(a, b) is apart
+    assert (merge.VETO_WORD_ORDER in merge.veto_reasons(a, b)) is apart
+    assert merge.VETO_WORD_ORDER not in merge.edge_veto_reasons(a, b)

@@ -138,8 +138,9 @@ def test_two_speakers_saying_alike_things_never_fold(tmp_path: Path) -> None:
     tasks = open_detections(env.repo, "dedup-merge")
     assert len(tasks) == 1
     body = parse_memory((root / tasks[0].path).read_bytes()).body_text
-    assert "divergence veto fired: subject, leading-name (subjects person:melanie / person:caroline)" in body
-    assert "subject and leading-name predicates" in body
+    assert ("divergence veto fired: subject, leading-name, word-order (subjects person:melanie / person:caroline)"
+            in body)
+    assert "subject and leading-name and word-order predicates" in body
 
 
 def test_the_model_path_never_folds_across_subjects(tmp_path: Path) -> None:
@@ -333,3 +334,25 @@ def test_a_memory_carrying_an_instruction_to_the_model_never_keeps_over_its_clea
     assert counts["merged"] == 1
     assert (env.repo.root / "areas/inbox/b-clean.html").is_file()
     assert (env.repo.root / "archive/2026/areas/inbox/a-planted.html").is_file()
+
+
+def test_a_relation_and_its_reverse_never_fold_in_either_voice_or_without_names(tmp_path: Path) -> None:
+    """A new user's night (issue 27, the second try): "X calls Y" folded "X is called by Y", "A is mentored by B"
+    folded "B is mentored by A" (with entities on both or none), and with no name at all "the cache calls the
+    database" folded "the database calls the cache"."""
+    pairs = [
+        ("The checkout-api calls the payments-api on every order of the web storefront across the three regions "
+         "and the two staging clusters.",
+         "The checkout-api is called by the payments-api on every order of the web storefront across the three "
+         "regions and the two staging clusters."),
+        ("Mei Lin is mentored by Omar Haddad every week.", "Omar Haddad is mentored by Mei Lin every week."),
+        ("The cache calls the database on every miss of the session store.",
+         "The database calls the cache on every miss of the session store."),
+    ]
+    files = {}
+    for i, (a, b) in enumerate(pairs):
+        files[f"areas/inbox/p{i}a.html"] = memory(a, created="2026-01-01T00:00:00Z")
+        files[f"areas/inbox/p{i}b.html"] = memory(b, created="2026-01-02T00:00:00Z")
+    env = make_env(make_repo(tmp_path, files))
+    counts = dedup_merge.run(env).counts.wire()
+    assert counts["candidates"] == 3 and counts["merged"] == 0 and counts["vetoed"] == 3

@@ -34,6 +34,7 @@ from git_memhtml.domain.merge import (
     VETO_SUBJECT,
     VETO_TIME,
     VETO_VARIANT,
+    VETO_WORD_ORDER,
     MergeDecision,
     MergeOutcome,
     MergeProposal,
@@ -200,7 +201,7 @@ def veto_measurement(pair: VetoedPair, floor: float, subjects: Mapping[str, froz
 
 
 VETO_TASK_ORDER: tuple[str, ...] = (VETO_NEGATION, VETO_NUMERIC, VETO_TIME, VETO_VARIANT, VETO_COMMITMENT,
-                                     VETO_SUBJECT, VETO_LEADING_NAME)
+                                     VETO_WORD_ORDER, VETO_SUBJECT, VETO_LEADING_NAME)
 """The order in which vetoed pairs take the night's review places (docs/tasks.md §7): a pair a predicate of one fact
 stated two ways refused (a claim and its negation, two values of one number or time) before a pair of two subjects,
 which is most often two true facts about two people; the detector's share (``REVIEW_SHARE``) cuts the tail."""
