@@ -223,7 +223,7 @@ def test_a_key_in_the_key_env_setting_is_refused_without_echo() -> None:
 
     with pytest.raises(ConfigError) as err:
         resolve_settings(git_config=lambda k: None, env={"MEMHTML_EMBED_KEY_ENV": "sk-secret-123"})
-    assert "sk-secret-123" not in err.value.message and "embed_key_env" in err.value.message
+    assert "sk-secret-123" not in err.value.message and "MEMHTML_EMBED_KEY_ENV" in err.value.message
 
 
 # -- through the CLI: configuration, degradation ----------------------------------------------------------

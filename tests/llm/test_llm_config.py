@@ -48,11 +48,11 @@ def test_sources_stack_git_config_then_env_then_flag() -> None:
 
 
 BAD_VALUES: list[tuple[str, Mapping[str, str], str]] = [
-    ("unknown dialect", {"MEMHTML_LLM": "gemini"}, "llm="),
-    ("zero timeout", {"MEMHTML_LLM_TIMEOUT": "0"}, "llm_timeout"),
-    ("text timeout", {"MEMHTML_LLM_TIMEOUT": "soon"}, "llm_timeout"),
-    ("no attempts", {"MEMHTML_LLM_ATTEMPTS": "0"}, "llm_attempts"),
-    ("a key in llmkeyenv", {"MEMHTML_LLM_KEY_ENV": "sk-live-abc123-not-a-name"}, "llm_key_env"),
+    ("unknown dialect", {"MEMHTML_LLM": "gemini"}, "MEMHTML_LLM="),  # named as the user set it (issue 27)
+    ("zero timeout", {"MEMHTML_LLM_TIMEOUT": "0"}, "MEMHTML_LLM_TIMEOUT"),
+    ("text timeout", {"MEMHTML_LLM_TIMEOUT": "soon"}, "MEMHTML_LLM_TIMEOUT"),
+    ("no attempts", {"MEMHTML_LLM_ATTEMPTS": "0"}, "MEMHTML_LLM_ATTEMPTS"),
+    ("a key in llmkeyenv", {"MEMHTML_LLM_KEY_ENV": "sk-live-abc123-not-a-name"}, "MEMHTML_LLM_KEY_ENV"),
 ]
 
 

@@ -56,7 +56,7 @@ def test_an_empty_root_setting_is_refused_naming_it(tmp_path: Path, capsys: pyte
     capsys.readouterr()
     assert main(["-C", str(repo), "trace", "index"]) == 2
     err = capsys.readouterr().err
-    assert "codex_root" in err and "hint: git config --unset memhtml.codexroot" in err
+    assert "memhtml.codexroot" in err and "hint: git config --unset memhtml.codexroot" in err
 
 
 ABSENT: list[tuple[str, str]] = [
