@@ -327,6 +327,9 @@ SENTENCE_STARTERS = frozenset((
     "their", "his", "her", "my", "your", "there", "here", "on", "in", "at", "after", "before", "when", "if", "every",
     "each", "all", "some", "no", "not", "yesterday", "today", "tomorrow", "last", "next", "since", "during", "as",
     "for", "from", "to", "with", "by", "both", "one", "two", "once", "now", "then", "also", "and", "but", "so",
+    "while", "whenever", "wherever", "although", "though", "because", "until", "unless", "whether", "where", "how",
+    "what", "why", "who", "which", "whose", "always", "never", "usually", "often", "sometimes", "please", "do",
+    "does", "did", "is", "are", "was", "were", "be", "any", "most", "many", "few", "several", "only", "even",
 ))
 """Capitalised only because they open the claim: never a name (:func:`named_things`)."""
 
@@ -382,38 +385,49 @@ def leading_name_divergent(a: str, b: str) -> bool:
     return agent(a, left) != agent(b, right)
 
 
-def _ordered_words(text: str) -> list[str]:
-    """The stemmed content words of ``text`` (:func:`content_words`' rule), each once, in order of first use."""
+def _content_sequence(text: str) -> list[str]:
+    """The stemmed content words of ``text`` (:func:`content_words`' rule), in order, repeats kept."""
     tokens = tokenize(text)
-    out: list[str] = []
-    for at, token in enumerate(tokens):
-        if (len(token) >= 3 and not _DIGIT.search(token) and token not in FUNCTION_WORDS
-                and token not in NEGATION_MARKERS and token not in VARIANT_QUALIFIERS
-                and _time_token(tokens, at) is None):
-            word = stem(token)
-            if word not in out:
-                out.append(word)
-    return out
+    return [stem(token) for at, token in enumerate(tokens)
+            if len(token) >= 3 and not _DIGIT.search(token) and token not in FUNCTION_WORDS
+            and token not in NEGATION_MARKERS and token not in VARIANT_QUALIFIERS and _time_token(tokens, at) is None]
 
 
-WORD_ORDER_MIN = 3
-"""Content words two claims must share, all of them, before their order is read (our decision: with fewer, a
-reordering is as often a paraphrase as a reversal)."""
+def _swapped_around(a: list[str], b: list[str]) -> bool:
+    """``b`` is ``a`` with two runs of words exchanged across a non-empty middle (``X M Y`` → ``Y M X``), all else
+    equal: the two sides of a relation swapped around its verb."""
+    if len(a) != len(b) or a == b:
+        return False
+    p = 0
+    while a[p] == b[p]:
+        p += 1
+    q = 0
+    while a[-1 - q] == b[-1 - q]:
+        q += 1
+    core_a, core_b = a[p:len(a) - q], b[p:len(b) - q]
+    n = len(core_a)
+    for i in range(1, n - 1):
+        for j in range(1, n - i):
+            x, m, y = core_a[:i], core_a[i:n - j], core_a[n - j:]
+            if core_b == y + m + x:
+                return True
+    return False
 
 
 def word_order_divergent(a: str, b: str) -> bool:
-    """True when the two claims use the same content words (at least :data:`WORD_ORDER_MIN`, :func:`content_words`'
-    rule) in another order: "The cache calls the database on every miss" / "The database calls the cache on every
-    miss", "the billing worker sends invoices to the ledger service" / "the ledger service sends invoices to the
-    billing worker" (issue 27, a new user's night: no name in either, so :func:`leading_name_divergent` has no say).
-    A claim that only moves a phrase ("On every miss the cache calls the database") is kept apart too: a fold it
-    refuses costs a fold, never a fact. An active claim and a passive one (:data:`_PASSIVE`) are not compared: the
+    """True when one claim is the other with the two sides of its relation exchanged around a middle that stays
+    (:func:`_swapped_around` over the claims' content words): "The cache calls the database on every miss" / "The
+    database calls the cache on every miss", "the billing worker sends invoices to the ledger service" / "the ledger
+    service sends invoices to the billing worker" (issue 27, a new user's night: no name in either, so
+    :func:`leading_name_divergent` has no say). Two parts that merely trade places with nothing between them are a
+    paraphrase and are not read ("prefers status updates as a short written summary" / "prefers a short written
+    summary for status updates"; "pauses indexing while an import runs" / "while an import runs, pauses indexing":
+    the labelled corpus's duplicates). An active claim and a passive one (:data:`_PASSIVE`) are not compared: the
     passive states the same fact in the other order ("Ana updated the runbook" / "The runbook was updated by Ana").
     Symmetric (docs/veto.md §3 "Leading names")."""
     if (_PASSIVE.search(a) is None) != (_PASSIVE.search(b) is None):
-        return False  # one passive, one active: "Ana updated the runbook" / "The runbook was updated by Ana"
-    left, right = _ordered_words(a), _ordered_words(b)
-    return len(left) >= WORD_ORDER_MIN and set(left) == set(right) and left != right
+        return False
+    return _swapped_around(_content_sequence(a), _content_sequence(b))
 
 
 _PASSIVE = re.compile(
