@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from git_memhtml.domain import merge
+from git_memhtml.domain import claim_names, merge
 from git_memhtml.domain.merge import (
     MAX_MERGE_PAIRS,
     NEAR_DUPLICATE_THRESHOLD,
@@ -394,7 +394,7 @@ def test_an_edge_is_refused_by_clashing_times_and_never_by_a_promise(a: str, b: 
     ("cache-node-3 holds the session keys.", "cache-node-8 holds the session keys."),
 ])
 def test_two_claims_that_lead_with_different_names_never_fold(a: str, b: str) -> None:
-    assert merge.leading_name_divergent(a, b) and merge.leading_name_divergent(b, a)
+    assert claim_names.leading_name_divergent(a, b) and claim_names.leading_name_divergent(b, a)
     assert merge.VETO_LEADING_NAME in merge.veto_reasons(a, b)
     assert merge.VETO_LEADING_NAME not in merge.edge_veto_reasons(a, b)  # an edge keeps both texts
 
@@ -413,14 +413,14 @@ def test_two_claims_that_lead_with_different_names_never_fold(a: str, b: str) ->
     ("The payments-api is called by the checkout-api.", "The checkout-api calls the payments-api."),
 ])
 def test_claims_that_lead_with_one_name_or_name_nothing_are_not_kept_apart_by_it(a: str, b: str) -> None:
-    assert not merge.leading_name_divergent(a, b)
+    assert not claim_names.leading_name_divergent(a, b)
 
 
 def test_named_things_are_names_and_system_names_not_sentence_starters_months_or_acronyms() -> None:
-    assert merge.named_things("On Monday Dana Okafor moved checkout-api's TLS to AWS in May.") == [
+    assert claim_names.named_things("On Monday Dana Okafor moved checkout-api's TLS to AWS in May.") == [
         "dana", "okafor", "checkout-api"]
-    assert merge.named_things("Staging is slow.", "staging is slow") == []
-    assert merge.named_things("Staging is slow.") == ["staging"]  # alone, a capitalised first word may be a name
+    assert claim_names.named_things("Staging is slow.", "staging is slow") == []
+    assert claim_names.named_things("Staging is slow.") == ["staging"]  # alone, a capitalised first word may be a name
 
 
 @pytest.mark.parametrize(("a", "b", "apart"), [
