@@ -120,11 +120,17 @@ def orient(pairs: Sequence[tuple[str, str, float]], rows: Sequence[CorpusRow],
     by_path = {row.path: row for row in rows}
     seen: set[tuple[str, str]] = set()
     out: list[MergeProposal] = []
+    ranks: dict[str, tuple[bool, int]] = {}  # a path is in many pairs: read its text for an instruction once
+
+    def rank(path: str) -> tuple[bool, int]:
+        if path not in ranks:
+            ranks[path] = dedup_model.keeper_key(by_path[path], offset[path])
+        return ranks[path]
+
     for a, b, sim in pairs:
         if a not in offset or b not in offset:
             continue
-        rank_a, rank_b = (dedup_model.keeper_key(by_path[p], offset[p]) for p in (a, b))
-        keep, drop = (a, b) if rank_a <= rank_b else (b, a)
+        keep, drop = (a, b) if rank(a) <= rank(b) else (b, a)
         if (keep, drop) in seen:
             continue
         seen.add((keep, drop))
